@@ -1,0 +1,166 @@
+/**
+ * The gateway configuration schema. The config file, the HTTP API's machine
+ * and group bodies, and the stored fleet are all parsed by these schemas.
+ */
+import { z } from 'zod';
+
+export const MACHINE_TASK_CLASSES = ['CNCStatus', 'Count', 'Cycle', 'TimeData', 'ToolLife', 'OEE'] as const;
+export type MachineTaskClass = (typeof MACHINE_TASK_CLASSES)[number];
+
+export const MACHINE_TYPES = ['lathe', 'mill', 'machiningCenter', 'turnMill', 'grinder', 'other'] as const;
+
+/** Default sampling interval per task class, milliseconds. */
+export const DEFAULT_TASK_INTERVAL_MS: Record<MachineTaskClass, number> = {
+  CNCStatus: 1000,
+  Count: 5000,
+  Cycle: 5000,
+  TimeData: 10_000,
+  ToolLife: 30_000,
+  OEE: 60_000,
+};
+
+const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const idSchema = (field: string) =>
+  z
+    .string()
+    .regex(ID_PATTERN, `${field} must be 1-64 characters of letters, digits, '_', '.' or '-', starting with a letter or digit`);
+
+const taskSchema = (cls: MachineTaskClass) =>
+  z
+    .object({
+      enabled: z.boolean().default(true),
+      intervalMs: z.number().int().min(100).max(86_400_000).default(DEFAULT_TASK_INTERVAL_MS[cls]),
+    })
+    .strict();
+
+const tasksShape = Object.fromEntries(
+  MACHINE_TASK_CLASSES.map((cls) => [cls, taskSchema(cls).default({ enabled: true, intervalMs: DEFAULT_TASK_INTERVAL_MS[cls] })]),
+) as { [K in MachineTaskClass]: z.ZodDefault<ReturnType<typeof taskSchema>> };
+
+export const machineTasksSchema = z.object(tasksShape).strict();
+export type MachineTasks = z.output<typeof machineTasksSchema>;
+
+export const connectionPolicySchema = z
+  .object({
+    /** First reconnect delay. */
+    backoffBaseMs: z.number().int().min(10).default(1000),
+    /** Upper bound of the reconnect delay. */
+    backoffMaxMs: z.number().int().min(10).default(30_000),
+    /** Failed attempts after which the connection is reported offline rather than backing off. */
+    offlineAfterAttempts: z.number().int().min(1).default(3),
+    /** Watchdog over a driver's connect(); drivers keep their own, usually shorter, timeouts. */
+    connectTimeoutMs: z.number().int().min(10).default(5000),
+    /** Watchdog over one task sample. */
+    requestTimeoutMs: z.number().int().min(10).default(5000),
+    /** Consecutive failed samples after which the connection is treated as lost. */
+    failuresBeforeLost: z.number().int().min(1).default(3),
+  })
+  .strict();
+
+export const machineConfigSchema = z
+  .object({
+    machineID: idSchema('machineID'),
+    name: z.string().min(1).max(128),
+    system: z.string().max(64).default(''),
+    model: z.string().max(64).default(''),
+    machineType: z.enum(MACHINE_TYPES).default('other'),
+    ip: z.string().max(255).default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535).default(0),
+    isActive: z.boolean().default(true),
+    /** Driver scheme, e.g. simulator, opcua, modbus, mqtt, focas. */
+    driver: z.string().min(1).default('simulator'),
+    /** Options of the driver, checked against the driver's own schema. */
+    driverOptions: z.record(z.string(), z.unknown()).default({}),
+    /** Controller credential; write-only. */
+    password: z.string().max(256).optional(),
+    /** File-server credential; write-only. */
+    fileServerPassword: z.string().max(256).optional(),
+    /** Ideal cycle time in seconds, used by OEE performance. */
+    idealCycleTimeSec: z.number().positive().optional(),
+    tasks: machineTasksSchema.default(machineTasksSchema.parse({})),
+    connection: connectionPolicySchema.default(connectionPolicySchema.parse({})),
+  })
+  .strict();
+export type MachineConfig = z.output<typeof machineConfigSchema>;
+export type MachineConfigInput = z.input<typeof machineConfigSchema>;
+
+/** Fields that are accepted on write and never returned. */
+export const WRITE_ONLY_MACHINE_FIELDS = ['password', 'fileServerPassword'] as const;
+
+export const groupConfigSchema = z
+  .object({
+    groupID: idSchema('groupID'),
+    name: z.string().min(1).max(128),
+    isActive: z.boolean().default(true),
+    machineIDs: z.array(idSchema('machineID')).default([]),
+  })
+  .strict();
+export type GroupConfig = z.output<typeof groupConfigSchema>;
+
+function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const gatewayConfigSchema = z
+  .object({
+    gateway: z
+      .object({
+        name: z.string().min(1).default('gateway'),
+        alias: z.string().default(''),
+        /** Directory for the database, keys and certificates. */
+        dataDir: z.string().min(1).default('./data'),
+        /** IANA time zone; empty means the system's. */
+        timeZone: z
+          .string()
+          .default('')
+          .refine((tz) => tz === '' || isTimeZone(tz), 'timeZone must be an IANA time zone such as Europe/Berlin or UTC'),
+      })
+      .strict()
+      .default({ name: 'gateway', alias: '', dataDir: './data', timeZone: '' }),
+    communication: z
+      .object({
+        host: z.string().default('0.0.0.0'),
+        port: z.number().int().min(0).max(65535).default(8080),
+        enableIpWhiteList: z.boolean().default(false),
+        ipWhiteList: z.array(z.string()).default([]),
+      })
+      .strict()
+      .default({ host: '0.0.0.0', port: 8080, enableIpWhiteList: false, ipWhiteList: [] }),
+    security: z
+      .object({ securityControl: z.boolean().default(true) })
+      .strict()
+      .default({ securityControl: true }),
+    history: z
+      .object({
+        flushRows: z.number().int().min(1).max(5000).default(500),
+        flushIntervalMs: z.number().int().min(10).max(1000).default(750),
+        heartbeatSec: z.number().int().min(1).default(60),
+      })
+      .strict()
+      .default({ flushRows: 500, flushIntervalMs: 750, heartbeatSec: 60 }),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    machines: z.array(machineConfigSchema).default([]),
+    groups: z.array(groupConfigSchema).default([]),
+  })
+  .strict()
+  .superRefine((config, ctx) => {
+    const seen = new Set<string>();
+    config.machines.forEach((m, i) => {
+      if (seen.has(m.machineID)) ctx.addIssue({ code: 'custom', path: ['machines', i, 'machineID'], message: `duplicate machineID '${m.machineID}'` });
+      seen.add(m.machineID);
+    });
+    const groups = new Set<string>();
+    config.groups.forEach((g, i) => {
+      if (groups.has(g.groupID)) ctx.addIssue({ code: 'custom', path: ['groups', i, 'groupID'], message: `duplicate groupID '${g.groupID}'` });
+      groups.add(g.groupID);
+      g.machineIDs.forEach((id, j) => {
+        if (!seen.has(id)) ctx.addIssue({ code: 'custom', path: ['groups', i, 'machineIDs', j], message: `unknown machineID '${id}'; accepted: machineIDs listed under machines` });
+      });
+    });
+  });
+export type GatewayConfig = z.output<typeof gatewayConfigSchema>;

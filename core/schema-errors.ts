@@ -1,0 +1,53 @@
+/**
+ * Turns schema issues into messages a person can act on: the path, what was
+ * found there, and what is accepted.
+ */
+import type { z } from 'zod';
+
+type PathKey = PropertyKey;
+
+/** `machines[3].port` from ['machines', 3, 'port']. */
+export function formatPath(path: readonly PathKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out ? `.${String(key)}` : String(key);
+  }
+  return out || '(root)';
+}
+
+function valueAt(root: unknown, path: readonly PathKey[]): unknown {
+  let value: unknown = root;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+function describeFound(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const text = JSON.stringify(value);
+  if (text === undefined) return typeof value;
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** Keys that must never be echoed back, even in an error message. */
+const SECRET_KEYS = /password|secret|token|key/i;
+
+/** One line per issue: `path: found X; <what is accepted>`. */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unknown): string[] {
+  return issues.map((issue) => {
+    const path = formatPath(issue.path);
+    const last = issue.path[issue.path.length - 1];
+    const secret = typeof last === 'string' && SECRET_KEYS.test(last);
+    let accepted = issue.message;
+    if (issue.code === 'unrecognized_keys') {
+      accepted = `unknown field(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}; remove them`;
+      return `${path}: ${accepted}`;
+    }
+    const found = secret ? '(hidden)' : describeFound(valueAt(input, issue.path));
+    accepted = accepted.replace(/^Invalid input: /, '');
+    return `${path}: found ${found}; ${accepted}`;
+  });
+}

@@ -1,0 +1,89 @@
+/**
+ * Time in the gateway's time zone. Every wall-clock computation goes through
+ * here so that DST days (23 or 25 hours) come out right.
+ */
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(timeZone: string): Intl.DateTimeFormat {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+    formatters.set(timeZone, f);
+  }
+  return f;
+}
+
+/** The system time zone, used when the config leaves it empty. */
+export function systemTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
+interface WallTime {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+/** The wall-clock fields of instant `ms` in `timeZone`. */
+export function wallTime(ms: number, timeZone: string): WallTime {
+  const parts: Record<string, number> = {};
+  for (const p of formatter(timeZone).formatToParts(new Date(ms))) {
+    if (p.type !== 'literal') parts[p.type] = Number(p.value);
+  }
+  return {
+    year: parts.year ?? 1970,
+    month: parts.month ?? 1,
+    day: parts.day ?? 1,
+    hour: parts.hour ?? 0,
+    minute: parts.minute ?? 0,
+    second: parts.second ?? 0,
+  };
+}
+
+/** Offset of `timeZone` from UTC at instant `ms`, in milliseconds (east positive). */
+export function offsetMs(ms: number, timeZone: string): number {
+  const w = wallTime(ms, timeZone);
+  const asUtc = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
+  return asUtc - Math.floor(ms / 1000) * 1000;
+}
+
+/**
+ * The instant at which the wall clock in `timeZone` shows the given local time.
+ * A time skipped by a DST gap resolves to the instant after the gap.
+ */
+export function zonedToInstant(w: WallTime, timeZone: string): number {
+  const naive = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
+  let guess = naive - offsetMs(naive, timeZone);
+  const second = naive - offsetMs(guess, timeZone);
+  if (second !== guess) guess = Math.max(guess, second);
+  return guess;
+}
+
+/** Local midnight (start of the day) containing instant `ms`. */
+export function startOfLocalDay(ms: number, timeZone: string): number {
+  const w = wallTime(ms, timeZone);
+  return zonedToInstant({ year: w.year, month: w.month, day: w.day, hour: 0, minute: 0, second: 0 }, timeZone);
+}
+
+/** ISO-8601 text of `ms` in `timeZone`, with its offset, e.g. 2026-03-29T02:30:00+02:00. */
+export function formatInZone(ms: number, timeZone: string): string {
+  const w = wallTime(ms, timeZone);
+  const off = offsetMs(ms, timeZone) / 60_000;
+  const sign = off >= 0 ? '+' : '-';
+  const abs = Math.abs(off);
+  const pad = (n: number, l = 2) => String(n).padStart(l, '0');
+  return `${pad(w.year, 4)}-${pad(w.month)}-${pad(w.day)}T${pad(w.hour)}:${pad(w.minute)}:${pad(w.second)}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+}

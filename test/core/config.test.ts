@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, configFileFromArgs, DEFAULT_CONFIG_FILE, loadConfig, parseConfig } from '../../core/config.js';
+
+function problems(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration', () => {
+  it('the default config file is valid, with security control on and about 12 machines of mixed types', () => {
+    const { config } = loadConfig([], {});
+    expect(config.security.securityControl).toBe(true);
+    expect(config.machines.length).toBeGreaterThanOrEqual(10);
+    expect(new Set(config.machines.map((m) => m.machineType)).size).toBeGreaterThanOrEqual(3);
+    expect(new Set(config.machines.map((m) => m.system)).size).toBeGreaterThanOrEqual(3);
+    expect(config.gateway.dataDir).toBe('./data');
+    expect(config.groups.length).toBeGreaterThan(0);
+  });
+
+  it('GW-70 security control is enabled by default when the file does not mention it', () => {
+    expect(parseConfig({}).security.securityControl).toBe(true);
+  });
+
+  it('names the path, what was found and what is accepted', () => {
+    const raw = JSON.parse(readFileSync(DEFAULT_CONFIG_FILE, 'utf8')) as { machines: Record<string, unknown>[] };
+    (raw.machines[3] as Record<string, unknown>).port = 'abc';
+    (raw.machines[1] as Record<string, unknown>).machineType = 'spaceship';
+    const lines = problems(() => parseConfig(raw, 'plant.json'));
+    expect(lines.some((l) => l.startsWith('machines[3].port: found "abc"') && /number/.test(l))).toBe(true);
+    expect(lines.some((l) => l.startsWith('machines[1].machineType: found "spaceship"') && /lathe/.test(l) && /machiningCenter/.test(l))).toBe(true);
+  });
+
+  it('reports unknown fields, duplicate IDs and group members that are not machines', () => {
+    const lines = problems(() =>
+      parseConfig({
+        colour: 'red',
+        machines: [
+          { machineID: 'A', name: 'a' },
+          { machineID: 'A', name: 'b' },
+        ],
+        groups: [{ groupID: 'g', name: 'g', machineIDs: ['A', 'Z'] }],
+      }),
+    );
+    expect(lines).toContain("(root): unknown field(s) 'colour'; remove them");
+    expect(lines.some((l) => l.startsWith('machines[1].machineID') && l.includes("duplicate machineID 'A'"))).toBe(true);
+    expect(lines.some((l) => l.startsWith('groups[0].machineIDs[1]') && l.includes("unknown machineID 'Z'"))).toBe(true);
+  });
+
+  it('never echoes a password found in a bad config', () => {
+    const lines = problems(() => parseConfig({ machines: [{ machineID: 'A', name: 'a', password: 42 }] }));
+    expect(lines.join('\n')).toContain('machines[0].password: found (hidden)');
+    expect(lines.join('\n')).not.toContain('42');
+  });
+
+  it('rejects an unknown time zone with the accepted form', () => {
+    const lines = problems(() => parseConfig({ gateway: { timeZone: 'Mars/Olympus' } }));
+    expect(lines.join('\n')).toMatch(/gateway.timeZone: found "Mars\/Olympus"; timeZone must be an IANA time zone/);
+  });
+
+  it('GATEWAY_PORT and GATEWAY_DATA_DIR override the file so two gateways can run side by side', () => {
+    const a = parseConfig({}, 'x', { GATEWAY_PORT: '9001', GATEWAY_DATA_DIR: '/tmp/a' });
+    const b = parseConfig({}, 'x', { GATEWAY_PORT: '9002', GATEWAY_DATA_DIR: '/tmp/b' });
+    expect([a.communication.port, a.gateway.dataDir]).toEqual([9001, '/tmp/a']);
+    expect([b.communication.port, b.gateway.dataDir]).toEqual([9002, '/tmp/b']);
+    expect(problems(() => parseConfig({}, 'x', { GATEWAY_PORT: 'eighty' }))[0]).toMatch(/GATEWAY_PORT \(environment\): found "eighty"; expected an integer 0-65535/);
+  });
+
+  it('--config FILE selects the file, and a missing or broken file is reported with its path', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-config-'));
+    const file = join(dir, 'plant.json');
+    writeFileSync(file, JSON.stringify({ gateway: { name: 'plant-7' } }));
+    expect(configFileFromArgs(['--config', file])).toBe(file);
+    expect(configFileFromArgs([`--config=${file}`])).toBe(file);
+    expect(loadConfig(['--config', file], {}).config.gateway.name).toBe('plant-7');
+    writeFileSync(file, '{ not json');
+    expect(() => loadConfig(['--config', file], {})).toThrow(new RegExp(`invalid configuration in ${file}[\\s\\S]*not valid JSON`));
+    expect(() => loadConfig(['--config', join(dir, 'missing.json')], {})).toThrow(/missing.json[\s\S]*cannot read it \(ENOENT\)/);
+    expect(() => configFileFromArgs(['--config'])).toThrow(/expected a file path after --config/);
+  });
+});
