@@ -1,0 +1,129 @@
+/**
+ * A promise wrapper over one sqlite3 database file: a write connection whose
+ * work is serialised (so transactions never interleave) and a separate
+ * read-only connection, which WAL lets run beside the writer.
+ */
+import sqlite3 from 'sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export type SqlValue = string | number | bigint | null | Buffer;
+export type Row = Record<string, unknown>;
+
+/** Statements a write job can run. */
+export interface WriteTx {
+  run(sql: string, params?: SqlValue[]): Promise<{ changes: number; lastID: number }>;
+  all<T extends Row = Row>(sql: string, params?: SqlValue[]): Promise<T[]>;
+  get<T extends Row = Row>(sql: string, params?: SqlValue[]): Promise<T | undefined>;
+}
+
+function openConnection(file: string, mode: number): Promise<sqlite3.Database> {
+  return new Promise((resolve, reject) => {
+    const db = new sqlite3.Database(file, mode, (err) => (err ? reject(err) : resolve(db)));
+  });
+}
+
+function runOn(db: sqlite3.Database, sql: string, params: SqlValue[] = []): Promise<{ changes: number; lastID: number }> {
+  return new Promise((resolve, reject) => {
+    db.run(sql, params, function (this: sqlite3.RunResult, err: Error | null) {
+      if (err) reject(err);
+      else resolve({ changes: this.changes, lastID: this.lastID });
+    });
+  });
+}
+
+function allOn<T>(db: sqlite3.Database, sql: string, params: SqlValue[] = []): Promise<T[]> {
+  return new Promise((resolve, reject) => {
+    db.all(sql, params, (err: Error | null, rows: T[]) => (err ? reject(err) : resolve(rows)));
+  });
+}
+
+function execOn(db: sqlite3.Database, sql: string): Promise<void> {
+  return new Promise((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
+}
+
+function closeConnection(db: sqlite3.Database): Promise<void> {
+  return new Promise((resolve, reject) => db.close((err) => (err ? reject(err) : resolve())));
+}
+
+export class Database {
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(
+    readonly file: string,
+    private readonly writer: sqlite3.Database,
+    private readonly reader: sqlite3.Database,
+  ) {}
+
+  /** Opens (creating if needed) the database in WAL mode with synchronous=NORMAL. */
+  static async open(file: string): Promise<Database> {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    const writer = await openConnection(file, sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE);
+    await execOn(
+      writer,
+      'PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000; PRAGMA cache_size=-32768;',
+    );
+    const reader = file === ':memory:' ? writer : await openConnection(file, sqlite3.OPEN_READONLY);
+    if (reader !== writer) await execOn(reader, 'PRAGMA busy_timeout=5000; PRAGMA query_only=ON;');
+    return new Database(file, writer, reader);
+  }
+
+  /** Runs `job` alone on the write connection; with `transaction`, inside BEGIN IMMEDIATE … COMMIT. */
+  write<T>(job: (tx: WriteTx) => Promise<T>, options: { transaction?: boolean } = {}): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('database is closed'));
+    const tx: WriteTx = {
+      run: (sql, params) => runOn(this.writer, sql, params),
+      all: <R extends Row>(sql: string, params?: SqlValue[]) => allOn<R>(this.writer, sql, params),
+      get: async <R extends Row>(sql: string, params?: SqlValue[]) => (await allOn<R>(this.writer, sql, params))[0],
+    };
+    const task = async (): Promise<T> => {
+      if (!options.transaction) return job(tx);
+      await execOn(this.writer, 'BEGIN IMMEDIATE');
+      try {
+        const result = await job(tx);
+        await execOn(this.writer, 'COMMIT');
+        return result;
+      } catch (err) {
+        await execOn(this.writer, 'ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    };
+    const result = this.queue.then(task, task);
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** A read on the read-only connection. */
+  all<T extends Row = Row>(sql: string, params?: SqlValue[]): Promise<T[]> {
+    return allOn<T>(this.reader, sql, params);
+  }
+
+  async get<T extends Row = Row>(sql: string, params?: SqlValue[]): Promise<T | undefined> {
+    return (await this.all<T>(sql, params))[0];
+  }
+
+  /** Streams rows one at a time without loading the result set into memory. */
+  each<T extends Row = Row>(sql: string, params: SqlValue[], onRow: (row: T) => void): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.reader.each(
+        sql,
+        params,
+        (err: Error | null, row: T) => {
+          if (!err) onRow(row);
+        },
+        (err: Error | null, count: number) => (err ? reject(err) : resolve(count)),
+      );
+    });
+  }
+
+  /** Waits for queued writes, checkpoints the WAL and closes both connections. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.queue;
+    this.closed = true;
+    await execOn(this.writer, 'PRAGMA wal_checkpoint(TRUNCATE)').catch(() => undefined);
+    if (this.reader !== this.writer) await closeConnection(this.reader);
+    await closeConnection(this.writer);
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Versioned schema migrations. Each entry runs once, in order, inside a
+ * transaction that also records it in `schema_migrations`. Never edit a
+ * released migration: append a new one.
+ */
+import type { Database } from './database.js';
+
+interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'fleet and history',
+    sql: `
+      CREATE TABLE machines (
+        machine_id TEXT PRIMARY KEY,
+        config     TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE TABLE groups (
+        group_id   TEXT PRIMARY KEY,
+        config     TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE TABLE history (
+        seq        INTEGER PRIMARY KEY,
+        machine_id TEXT NOT NULL,
+        class      TEXT NOT NULL,
+        ts         INTEGER NOT NULL,
+        data       TEXT NOT NULL
+      );
+      CREATE INDEX history_machine_class_ts ON history (machine_id, class, ts);
+      CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+    `,
+  },
+];
+
+/** Applies every migration newer than the database's version; returns the versions applied. */
+export async function migrate(db: Database): Promise<number[]> {
+  await db.write((tx) =>
+    tx.run(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+    ),
+  );
+  const row = await db.write((tx) => tx.get<{ version: number | null }>('SELECT MAX(version) AS version FROM schema_migrations'));
+  const current = row?.version ?? 0;
+  const applied: number[] = [];
+  for (const migration of MIGRATIONS) {
+    if (migration.version <= current) continue;
+    await db.write(
+      async (tx) => {
+        for (const statement of migration.sql.split(';').map((s) => s.trim()).filter(Boolean)) {
+          await tx.run(statement);
+        }
+        await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+          migration.version,
+          migration.name,
+          Date.now(),
+        ]);
+      },
+      { transaction: true },
+    );
+    applied.push(migration.version);
+  }
+  return applied;
+}
