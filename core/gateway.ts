@@ -1,0 +1,148 @@
+/**
+ * The gateway runtime: opens the store, builds the fleet and the interface
+ * registry, boots the plugins and serves HTTP. `stop()` reverses it: stop
+ * accepting requests, stop plugins in reverse order (actors, then drivers),
+ * flush the history writer, close the database.
+ */
+import { resolve, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { pino, type Logger } from 'pino';
+import type { FastifyInstance } from 'fastify';
+import type { GatewayConfig, MachineTaskClass } from '../config/schema.js';
+import type { DriverFactory } from './driver.js';
+import { EventBus } from './event-bus.js';
+import { DriverRegistry } from './fleet/driver-registry.js';
+import { Fleet } from './fleet/fleet.js';
+import { createHttpApp, serveInterfaces } from './http-server.js';
+import { InterfaceRegistry } from './interfaces.js';
+import { PluginHost, type Plugin } from './plugin-host.js';
+import type { GatewayContext } from './context.js';
+import { Database } from './store/database.js';
+import { FleetStore } from './store/fleet-store.js';
+import { HistoryWriter } from './store/history-writer.js';
+import { migrate } from './store/migrations.js';
+import { systemTimeZone } from './time.js';
+
+export interface GatewayOptions {
+  config: GatewayConfig;
+  drivers: readonly DriverFactory<never>[];
+  plugins: readonly Plugin<GatewayContext>[];
+  logger?: Logger;
+  now?: () => number;
+  onSampleLag?: (task: MachineTaskClass, lagMs: number) => void;
+}
+
+function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+export class Gateway {
+  private stopped = false;
+  private listening = false;
+
+  private constructor(
+    readonly context: GatewayContext,
+    private readonly host: PluginHost<GatewayContext>,
+    readonly logger: Logger,
+  ) {}
+
+  get http(): FastifyInstance {
+    return this.context.http;
+  }
+
+  get fleet(): Fleet {
+    return this.context.fleet;
+  }
+
+  /** Opens the store, boots the plugins and registers the HTTP routes; does not listen yet. */
+  static async create(options: GatewayOptions): Promise<Gateway> {
+    const { config } = options;
+    const logger = options.logger ?? pino({ level: config.logLevel });
+    const now = options.now ?? Date.now;
+    const dataDir = resolve(config.gateway.dataDir);
+    const timeZone = config.gateway.timeZone || systemTimeZone();
+    const drivers = new DriverRegistry(options.drivers);
+    const problems = config.machines.flatMap((m, i) => drivers.validate(m).map((p) => `machines[${i}].${p}`));
+    if (problems.length) throw new Error(`invalid machine driver settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+
+    const db = await Database.open(join(dataDir, 'gateway.db'));
+    let history: HistoryWriter | undefined;
+    try {
+      await migrate(db);
+      history = await HistoryWriter.open(db, {
+        maxRows: config.history.flushRows,
+        flushIntervalMs: config.history.flushIntervalMs,
+        logger: logger.child({ component: 'history' }),
+      });
+      const store = await FleetStore.open(db, { machines: config.machines, groups: config.groups });
+      const bus = new EventBus(logger.child({ component: 'bus' }));
+      const interfaces = new InterfaceRegistry(logger.child({ component: 'interfaces' }));
+      const fleet = new Fleet({
+        drivers,
+        sink: history,
+        logger: logger.child({ component: 'fleet' }),
+        timeZone,
+        heartbeatMs: config.history.heartbeatSec * 1000,
+        dataDir,
+        now,
+        ...(options.onSampleLag ? { onSampleLag: options.onSampleLag } : {}),
+      });
+      const http = createHttpApp(logger.child({ component: 'http' }));
+      const context: GatewayContext = {
+        config,
+        timeZone,
+        dataDir,
+        db,
+        store,
+        history,
+        interfaces,
+        drivers,
+        fleet,
+        bus,
+        http,
+        now,
+        version: packageVersion(),
+        startedAt: now(),
+      };
+      const host = new PluginHost(options.plugins, logger);
+      await host.start(context);
+      serveInterfaces(http, interfaces);
+      await http.ready();
+      return new Gateway(context, host, logger);
+    } catch (err) {
+      await history?.close().catch(() => undefined);
+      await db.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Listens on the configured host and port (port 0 picks a free one); returns the base URL. */
+  async listen(overrides: { host?: string; port?: number } = {}): Promise<string> {
+    const host = overrides.host ?? this.context.config.communication.host;
+    const port = overrides.port ?? this.context.config.communication.port;
+    await this.context.http.listen({ host, port });
+    this.listening = true;
+    const address = this.context.http.server.address();
+    const actualPort = typeof address === 'object' && address ? address.port : port;
+    const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+    return `http://${shownHost}:${actualPort}`;
+  }
+
+  /** Stops everything in order; safe to call twice. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    const { http, history, db } = this.context;
+    // Stop taking requests first (in-flight ones finish), so none meets a half-stopped fleet.
+    await http.close().catch((err: unknown) => this.logger.error({ err }, 'http close failed'));
+    this.listening = false;
+    await this.host.stop();
+    await history.close();
+    await db.close();
+  }
+}

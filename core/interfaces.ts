@@ -1,0 +1,149 @@
+/**
+ * The interface registry. An interface is a named operation defined once:
+ * path, method, input and output schema, handler and permission key. HTTP
+ * routes are generated from it, and composite callers (the MCP tools) use
+ * `call()` — the same pipeline: authorise → validate → run → map errors.
+ */
+import { z } from 'zod';
+import type { Logger } from 'pino';
+import { GatewayError, toGatewayError } from './errors.js';
+import { describeIssues } from './schema-errors.js';
+
+/** Who is calling. */
+export interface Principal {
+  username: string | null;
+  isAdmin: boolean;
+  /** How the caller authenticated. `none` when security control is off or not yet enforced. */
+  method: 'none' | 'jwt' | 'secretKey' | 'internal';
+}
+
+export const ANONYMOUS: Principal = Object.freeze({ username: null, isAdmin: false, method: 'none' as const });
+
+export interface CallContext {
+  principal: Principal;
+  sourceIp?: string;
+  logger: Logger;
+}
+
+export interface InterfaceDefinition<S extends z.ZodType = z.ZodType, O = unknown> {
+  /** Unique path under /api, also the default permission key. */
+  path: `/api/${string}`;
+  method: 'GET' | 'POST';
+  summary: string;
+  tags?: readonly string[];
+  input: S;
+  output?: z.ZodType<O>;
+  /** Permission key; defaults to the path. `null` marks a public interface that needs no credentials. */
+  permission?: string | null;
+  handler(input: z.output<S>, ctx: CallContext): Promise<O> | O;
+}
+
+/** Request facts an authenticator may use. */
+export interface RequestInfo {
+  headers: Record<string, string | string[] | undefined>;
+  sourceIp: string;
+  path: string;
+}
+
+/**
+ * The access seam. The default lets everyone in as an anonymous caller; the
+ * auth plugin replaces it with JWT/secret-key authentication, security
+ * control, authorised-API lists and the IP white list.
+ */
+export interface AccessPolicy {
+  /** Resolves the caller of an HTTP request, or throws a GatewayError (401, errorCode 3 or 7). */
+  authenticate(request: RequestInfo, def: InterfaceDefinition | undefined): Promise<Principal> | Principal;
+  /** Throws GatewayError('FORBIDDEN') when `principal` may not call `def`. */
+  authorize(principal: Principal, def: InterfaceDefinition): void;
+}
+
+export const OPEN_POLICY: AccessPolicy = {
+  authenticate: () => ANONYMOUS,
+  authorize: () => undefined,
+};
+
+export type CallResult<O = unknown> = { ok: true; data: O } | { ok: false; error: GatewayError };
+
+/** Listener told about every failed call, e.g. the error log. */
+export type CallErrorListener = (event: { path: string; error: GatewayError; ctx: CallContext; at: number }) => void;
+
+export class InterfaceRegistry {
+  private readonly defs = new Map<string, InterfaceDefinition>();
+  private policy: AccessPolicy = OPEN_POLICY;
+  private readonly errorListeners: CallErrorListener[] = [];
+
+  constructor(private readonly logger: Logger) {}
+
+  define<S extends z.ZodType, O>(def: InterfaceDefinition<S, O>): void {
+    if (!def.path.startsWith('/api/')) throw new Error(`interface path must start with /api/: ${def.path}`);
+    if (this.defs.has(def.path)) throw new Error(`interface ${def.path} is defined twice`);
+    this.defs.set(def.path, def as unknown as InterfaceDefinition);
+  }
+
+  get(path: string): InterfaceDefinition | undefined {
+    return this.defs.get(path);
+  }
+
+  list(): InterfaceDefinition[] {
+    return [...this.defs.values()];
+  }
+
+  setAccessPolicy(policy: AccessPolicy): void {
+    this.policy = policy;
+  }
+
+  get accessPolicy(): AccessPolicy {
+    return this.policy;
+  }
+
+  onError(listener: CallErrorListener): void {
+    this.errorListeners.push(listener);
+  }
+
+  /** Runs an interface for an already-authenticated principal. Never throws. */
+  async call<O = unknown>(path: string, input: unknown, ctx: Omit<CallContext, 'logger'> & { logger?: Logger }): Promise<CallResult<O>> {
+    const full: CallContext = { ...ctx, logger: ctx.logger ?? this.logger };
+    const def = this.defs.get(path);
+    try {
+      if (!def) throw new GatewayError('NOT_FOUND', `no interface at ${path}`);
+      if (def.permission !== null) this.policy.authorize(full.principal, def);
+      const parsed = def.input.safeParse(input ?? {});
+      if (!parsed.success) throw new GatewayError('INVALID_PARAMETER', describeIssues(parsed.error.issues, input).join('; '));
+      const data = (await def.handler(parsed.data, full)) as O;
+      return { ok: true, data };
+    } catch (err) {
+      const error = toGatewayError(err);
+      if (error.errorName === 'UNKNOWN_ERROR') full.logger.error({ err, path }, 'interface failed unexpectedly');
+      this.reportError(path, error, full);
+      return { ok: false, error };
+    }
+  }
+
+  /** Tells the error listeners about a failure that happened before `call` (e.g. authentication). */
+  reportError(path: string, error: GatewayError, ctx: CallContext): void {
+    const event = { path, error, ctx, at: Date.now() };
+    for (const listener of this.errorListeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.logger.error({ err }, 'error listener failed');
+      }
+    }
+  }
+}
+
+// Helpers for GET interfaces, whose inputs arrive as query strings.
+
+/** An integer from a query string or JSON number. */
+export const queryInt = () => z.coerce.number().int();
+
+/** A boolean from `true`/`false`/`1`/`0` or a JSON boolean. */
+export const queryBool = () =>
+  z.preprocess((v) => (v === 'true' || v === '1' ? true : v === 'false' || v === '0' ? false : v), z.boolean());
+
+/** A list from a comma-separated query value, a repeated query key, or a JSON array. */
+export const queryList = <T extends z.ZodType>(item: T) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v),
+    z.array(item),
+  );

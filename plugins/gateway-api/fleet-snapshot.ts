@@ -1,0 +1,90 @@
+/**
+ * The fleet snapshot: batchReadTaskData and batchReadErrors, served from the
+ * machine actors' caches. Nothing here contacts a machine.
+ */
+import { z } from 'zod';
+import { MACHINE_TASK_CLASSES, type MachineTaskClass } from '../../config/schema.js';
+import type { GatewayContext } from '../../core/context.js';
+import { ERRORS, GatewayError } from '../../core/errors.js';
+import type { MachineView } from '../../core/fleet/fleet.js';
+import { queryList } from '../../core/interfaces.js';
+
+const machineIDsInput = queryList(z.string().min(1)).optional().describe('machineIDs, comma-separated; omit for every machine');
+
+/** Resolves the requested machines, failing with 10003 naming every unknown one. */
+function viewsFor(ctx: GatewayContext, machineIDs: string[] | undefined): MachineView[] {
+  const ids = machineIDs ?? ctx.store.listMachines().map((m) => m.machineID);
+  const unknown = ids.filter((id) => !ctx.fleet.has(id));
+  if (unknown.length) {
+    throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineIDs: unknown ${unknown.map((id) => `'${id}'`).join(', ')}`);
+  }
+  return ids.map((id) => ctx.fleet.view(id));
+}
+
+function entryError(name: 'TASK_NOT_ENABLED' | 'TASK_NOT_READY', type: string) {
+  const e = ERRORS[name];
+  return { errorCode: e.code, errorMsg: `${e.description} (${type})` };
+}
+
+/** One machine's cached sample of one class, with the derived state for CNCStatus. */
+export function taskDataEntry(view: MachineView, type: MachineTaskClass) {
+  const task = view.config.tasks[type];
+  const cached = view.cache[type] ?? {};
+  const base = {
+    machineID: view.config.machineID,
+    type,
+    time: cached.sampledAt ?? null,
+    data: cached.value ?? null,
+    error: !view.config.isActive
+      ? { errorCode: ERRORS.MACHINE_INACTIVE.code, errorMsg: ERRORS.MACHINE_INACTIVE.description }
+      : !task.enabled
+        ? entryError('TASK_NOT_ENABLED', type)
+        : cached.error
+          ? { errorCode: cached.error.errorCode, errorMsg: cached.error.message }
+          : cached.sampledAt === undefined
+            ? entryError('TASK_NOT_READY', type)
+            : null,
+  };
+  if (type !== 'CNCStatus') return base;
+  return { ...base, state: view.derived.state, reason: view.derived.reason, statusStale: view.derived.statusStale };
+}
+
+export function defineFleetSnapshotInterfaces(ctx: GatewayContext): void {
+  ctx.interfaces.define({
+    path: '/api/task/batchReadTaskData',
+    method: 'GET',
+    summary:
+      'The cached latest sample of one data class for many machines, from the actor caches. For CNCStatus each entry also carries the derived state, its reason and statusStale.',
+    tags: ['task data'],
+    input: z.object({ type: z.enum(MACHINE_TASK_CLASSES), machineIDs: machineIDsInput }).strict(),
+    handler: ({ type, machineIDs }) => viewsFor(ctx, machineIDs).map((view) => taskDataEntry(view, type)),
+  });
+
+  ctx.interfaces.define({
+    path: '/api/task/batchReadErrors',
+    method: 'GET',
+    summary: 'Connection health and the latest error of each task for many machines, from the actor caches.',
+    tags: ['task data'],
+    input: z.object({ machineIDs: machineIDsInput }).strict(),
+    handler: ({ machineIDs }) =>
+      viewsFor(ctx, machineIDs).map((view) => {
+        const c = view.connection;
+        const tasks: Record<string, { errorCode: number; errorMsg: string; at: number }> = {};
+        for (const cls of MACHINE_TASK_CLASSES) {
+          const error = view.cache[cls]?.error;
+          if (error) tasks[cls] = { errorCode: error.errorCode, errorMsg: error.message, at: error.at };
+        }
+        return {
+          machineID: view.config.machineID,
+          connection: {
+            state: c.state,
+            since: c.since || null,
+            attempts: c.attempts,
+            errorCode: c.state === 'online' ? 0 : (c.error?.errorCode ?? ERRORS.MACHINE_NOT_CONNECTED.code),
+            error: c.state === 'online' ? null : (c.error?.message ?? `connection ${c.state}`),
+          },
+          tasks,
+        };
+      }),
+  });
+}

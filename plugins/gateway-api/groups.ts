@@ -1,0 +1,76 @@
+/** Configuration interfaces for groups: list, get, add, update, delete. */
+import { z } from 'zod';
+import { groupConfigSchema, type GroupConfig } from '../../config/schema.js';
+import type { GatewayContext } from '../../core/context.js';
+import { GatewayError } from '../../core/errors.js';
+import { describeIssues } from '../../core/schema-errors.js';
+
+function parseGroup(raw: unknown): GroupConfig {
+  const parsed = groupConfigSchema.safeParse(raw);
+  if (!parsed.success) throw new GatewayError('INVALID_PARAMETER', describeIssues(parsed.error.issues, raw).join('; '));
+  return parsed.data;
+}
+
+const groupIDInput = z.object({ groupID: z.string().min(1) }).strict();
+
+export function defineGroupInterfaces(ctx: GatewayContext): void {
+  const { interfaces, store, bus } = ctx;
+
+  interfaces.define({
+    path: '/api/config/groups',
+    method: 'GET',
+    summary: 'Every group with its member machineIDs.',
+    tags: ['configuration'],
+    input: z.object({}).strict(),
+    handler: () => store.listGroups(),
+  });
+
+  interfaces.define({
+    path: '/api/config/group',
+    method: 'GET',
+    summary: 'One group with its member machineIDs.',
+    tags: ['configuration'],
+    input: groupIDInput,
+    handler: ({ groupID }) => store.getGroup(groupID),
+  });
+
+  interfaces.define({
+    path: '/api/config/group/add',
+    method: 'POST',
+    summary: 'Adds a group.',
+    tags: ['configuration'],
+    input: z.record(z.string(), z.unknown()),
+    handler: async (body) => {
+      const config = await store.createGroup(parseGroup(body));
+      bus.emit('group.saved', { config, created: true });
+      return config;
+    },
+  });
+
+  interfaces.define({
+    path: '/api/config/group/update',
+    method: 'POST',
+    summary: 'Changes fields of a group; `machineIDs` replaces the member list.',
+    tags: ['configuration'],
+    input: z.looseObject({ groupID: z.string().min(1) }),
+    handler: async (patch) => {
+      const existing = store.getGroup(patch.groupID);
+      const config = await store.updateGroup(parseGroup({ ...existing, ...patch }));
+      bus.emit('group.saved', { config, created: false });
+      return config;
+    },
+  });
+
+  interfaces.define({
+    path: '/api/config/group/delete',
+    method: 'POST',
+    summary: 'Deletes a group; its machines stay.',
+    tags: ['configuration'],
+    input: groupIDInput,
+    handler: async ({ groupID }) => {
+      await store.deleteGroup(groupID);
+      bus.emit('group.deleted', { groupID });
+      return { groupID, deleted: true };
+    },
+  });
+}

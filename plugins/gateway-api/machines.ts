@@ -1,0 +1,113 @@
+/** Configuration interfaces for machines: list, get, add, update, delete. */
+import { z } from 'zod';
+import { machineConfigSchema, WRITE_ONLY_MACHINE_FIELDS, type MachineConfig } from '../../config/schema.js';
+import type { GatewayContext } from '../../core/context.js';
+import { GatewayError } from '../../core/errors.js';
+import { describeIssues } from '../../core/schema-errors.js';
+
+/** A machine as the API shows it: write-only credentials removed, and whether each is set. */
+export function publicMachine(config: MachineConfig) {
+  const shown: Record<string, unknown> = { ...config };
+  for (const field of WRITE_ONLY_MACHINE_FIELDS) delete shown[field];
+  return { ...shown, passwordSet: Boolean(config.password), fileServerPasswordSet: Boolean(config.fileServerPassword) };
+}
+
+const machineIDInput = z.object({ machineID: z.string().min(1) }).strict();
+
+/** Parses a full machine config, reporting every problem with its field path. */
+function parseMachine(raw: unknown, ctx: GatewayContext): MachineConfig {
+  const parsed = machineConfigSchema.safeParse(raw);
+  if (!parsed.success) throw new GatewayError('INVALID_PARAMETER', describeIssues(parsed.error.issues, raw).join('; '));
+  const problems = ctx.drivers.validate(parsed.data);
+  if (problems.length) throw new GatewayError('INVALID_PARAMETER', problems.join('; '));
+  return parsed.data;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Applies a partial update: nested `tasks.<class>` and `connection` merge; an empty credential clears it. */
+function mergeMachine(existing: MachineConfig, patch: Record<string, unknown>): Record<string, unknown> {
+  const merged: Record<string, unknown> = { ...existing, ...patch };
+  if (isRecord(patch.tasks)) {
+    const tasks: Record<string, unknown> = { ...existing.tasks };
+    for (const [cls, value] of Object.entries(patch.tasks)) {
+      const current = (existing.tasks as Record<string, unknown>)[cls];
+      tasks[cls] = isRecord(value) && isRecord(current) ? { ...current, ...value } : value;
+    }
+    merged.tasks = tasks;
+  }
+  if (isRecord(patch.connection)) merged.connection = { ...existing.connection, ...patch.connection };
+  for (const field of WRITE_ONLY_MACHINE_FIELDS) if (merged[field] === '') delete merged[field];
+  return merged;
+}
+
+export function defineMachineInterfaces(ctx: GatewayContext): void {
+  const { interfaces, store, bus } = ctx;
+
+  interfaces.define({
+    path: '/api/config/machines',
+    method: 'GET',
+    summary: 'Every machine with its configuration, credentials excluded.',
+    tags: ['configuration'],
+    input: z.object({}).strict(),
+    handler: () => store.listMachines().map(publicMachine),
+  });
+
+  interfaces.define({
+    path: '/api/config/machine',
+    method: 'GET',
+    summary: 'One machine’s full configuration, credentials excluded, with the item families its driver supports.',
+    tags: ['configuration'],
+    input: machineIDInput,
+    handler: ({ machineID }) => {
+      const config = store.getMachine(machineID);
+      const families = ctx.fleet.has(machineID) && config.isActive ? [...ctx.fleet.client(machineID).families] : [];
+      return { ...publicMachine(config), families };
+    },
+  });
+
+  interfaces.define({
+    path: '/api/config/machine/add',
+    method: 'POST',
+    summary: 'Adds a machine; its actor starts at once when it is active.',
+    tags: ['configuration'],
+    input: z.record(z.string(), z.unknown()),
+    handler: async (body) => {
+      const config = parseMachine(body, ctx);
+      await store.createMachine(config);
+      bus.emit('machine.saved', { config, created: true });
+      return publicMachine(config);
+    },
+  });
+
+  interfaces.define({
+    path: '/api/config/machine/update',
+    method: 'POST',
+    summary: 'Changes fields of a machine; its actor restarts (or stops, when deactivated) at once.',
+    tags: ['configuration'],
+    input: z.looseObject({ machineID: z.string().min(1) }),
+    handler: async (patch) => {
+      const existing = store.getMachine(patch.machineID);
+      const config = parseMachine(mergeMachine(existing, patch), ctx);
+      await store.updateMachine(config);
+      bus.emit('machine.saved', { config, created: false });
+      return publicMachine(config);
+    },
+  });
+
+  interfaces.define({
+    path: '/api/config/machine/delete',
+    method: 'POST',
+    summary: 'Deletes a machine, stops its actor and removes it from its groups. Its history stays.',
+    tags: ['configuration'],
+    input: machineIDInput,
+    handler: async ({ machineID }) => {
+      const groups = await store.deleteMachine(machineID);
+      bus.emit('machine.deleted', { machineID });
+      for (const config of groups) bus.emit('group.saved', { config, created: false });
+      return { machineID, deleted: true };
+    },
+  });
+}

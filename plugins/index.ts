@@ -1,0 +1,7 @@
+/** The gateway's plugins. Order here does not matter: they boot in dependency order. */
+import type { Plugin } from '../core/plugin-host.js';
+import type { GatewayContext } from '../core/context.js';
+import { fleetPlugin } from './fleet/index.js';
+import { gatewayApiPlugin } from './gateway-api/index.js';
+
+export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [fleetPlugin, gatewayApiPlugin];

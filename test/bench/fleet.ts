@@ -1,0 +1,167 @@
+/**
+ * Fleet benchmark: 1,000 simulated machines with 1 s status sampling (the
+ * other tasks at their default intervals) in one gateway process.
+ * Reports CPU (% of one core), peak RSS, sample lag p50/p99 (due → cached),
+ * history rows/s, and the history writer's throughput against a raw sqlite3
+ * multi-row insert loop run in this same process, as a ratio.
+ *
+ *   npm run bench -- fleet [--machines 1000] [--seconds 60] [--warmup 5] [--rows 200000]
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { parseConfig } from '../../core/config.js';
+import { Gateway } from '../../core/gateway.js';
+import { Database, type SqlValue } from '../../core/store/database.js';
+import { HistoryWriter } from '../../core/store/history-writer.js';
+import { migrate } from '../../core/store/migrations.js';
+import { DRIVERS } from '../../drivers/registry.js';
+import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { option, percentile, printTable } from './stats.js';
+
+const MACHINE_TYPES = ['lathe', 'mill', 'machiningCenter', 'turnMill', 'grinder'] as const;
+const SYSTEMS = ['FANUC', 'SIEMENS', 'HEIDENHAIN', 'MAZAK', 'OKUMA'] as const;
+
+async function runFleet(machines: number, seconds: number, warmup: number) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-fleet-'));
+  const config = parseConfig({
+    gateway: { dataDir, timeZone: 'UTC' },
+    logLevel: 'warn',
+    machines: Array.from({ length: machines }, (_, i) => ({
+      machineID: `B${String(i).padStart(4, '0')}`,
+      name: `Bench ${i}`,
+      machineType: MACHINE_TYPES[i % MACHINE_TYPES.length],
+      system: SYSTEMS[i % SYSTEMS.length],
+      driver: 'simulator',
+      driverOptions: { seed: i, machineType: MACHINE_TYPES[i % MACHINE_TYPES.length], system: SYSTEMS[i % SYSTEMS.length], timeScale: 10 },
+      tasks: { CNCStatus: { enabled: true, intervalMs: 1000 } },
+    })),
+  });
+  let measuring = false;
+  const lags: number[] = [];
+  const gateway = await Gateway.create({
+    config,
+    drivers: DRIVERS,
+    plugins: GATEWAY_PLUGINS,
+    logger: pino({ level: 'warn' }),
+    onSampleLag: (task, lag) => {
+      if (measuring && task === 'CNCStatus') lags.push(lag);
+    },
+  });
+  process.stdout.write(`fleet: ${machines} machines started; warming up ${warmup}s, measuring ${seconds}s\n`);
+  await new Promise((r) => setTimeout(r, warmup * 1000));
+
+  const stats = gateway.context.history.stats;
+  const rows0 = stats.rowsWritten + stats.pending;
+  let peakRss = process.memoryUsage().rss;
+  const rssTimer = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  }, 250);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  measuring = true;
+  const progress = setInterval(() => {
+    const elapsed = (performance.now() - t0) / 1000;
+    process.stdout.write(`  ${elapsed.toFixed(0)}s / ${seconds}s, ${lags.length} status samples\n`);
+  }, 10_000);
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  measuring = false;
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  clearInterval(rssTimer);
+  clearInterval(progress);
+  const rows = stats.rowsWritten + stats.pending - rows0;
+  const states = gateway.fleet.ids().reduce<Record<string, number>>((acc, id) => {
+    const s = gateway.fleet.view(id).derived.state;
+    acc[s] = (acc[s] ?? 0) + 1;
+    return acc;
+  }, {});
+  await gateway.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+  return {
+    machines,
+    seconds: wallMs / 1000,
+    cpuPercentOfOneCore: ((cpu.user + cpu.system) / 1000 / wallMs) * 100,
+    peakRssMB: Math.max(peakRss, process.resourceUsage().maxRSS * 1024) / 1024 / 1024,
+    lagP50Ms: percentile(lags, 50),
+    lagP99Ms: percentile(lags, 99),
+    statusSamples: lags.length,
+    historyRowsPerSec: rows / (wallMs / 1000),
+    statesAtEnd: states,
+  };
+}
+
+function syntheticRow(i: number): [string, string, number, string] {
+  return [`B${i % 1000}`, i % 5 === 0 ? 'Heartbeat' : 'CNCStatus', 1_800_000_000_000 + i, JSON.stringify({ i, state: 'running', reason: 'bench' })];
+}
+
+async function freshDb(): Promise<{ db: Database; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'gw-bench-writer-'));
+  const db = await Database.open(join(dir, 'gateway.db'));
+  await migrate(db);
+  return { db, dir };
+}
+
+/** Rows/s through HistoryWriter: push everything, then wait for the last commit. */
+async function writerRate(rows: number): Promise<number> {
+  const { db, dir } = await freshDb();
+  const writer = await HistoryWriter.open(db);
+  const t0 = performance.now();
+  for (let i = 0; i < rows; i++) {
+    const [machineID, cls, ts, data] = syntheticRow(i);
+    writer.push({ machineID, cls, ts, data: JSON.parse(data) as unknown });
+  }
+  await writer.close();
+  const rate = rows / ((performance.now() - t0) / 1000);
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+  return rate;
+}
+
+/** Rows/s of a plain loop: 500-row INSERT … VALUES statements, each batch in its own transaction. */
+async function rawRate(rows: number): Promise<number> {
+  const { db, dir } = await freshDb();
+  const batch = 500;
+  const sql = `INSERT INTO history (seq, machine_id, class, ts, data) VALUES ${new Array(batch).fill('(?,?,?,?,?)').join(',')}`;
+  const t0 = performance.now();
+  for (let start = 0; start < rows; start += batch) {
+    const params: SqlValue[] = [];
+    for (let i = start; i < start + batch; i++) params.push(i + 1, ...syntheticRow(i));
+    await db.write((tx) => tx.run(sql, params), { transaction: true });
+  }
+  const rate = rows / ((performance.now() - t0) / 1000);
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+  return rate;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const machines = option(args, 'machines', 1000);
+  const seconds = option(args, 'seconds', 60);
+  const warmup = option(args, 'warmup', 5);
+  const rows = option(args, 'rows', 200_000);
+  const fleet = await runFleet(machines, seconds, warmup);
+  process.stdout.write(`writer: ${rows} rows through HistoryWriter and through a raw multi-row loop (x2, alternating)\n`);
+  const writer: number[] = [];
+  const raw: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    raw.push(await rawRate(rows));
+    writer.push(await writerRate(rows));
+  }
+  const writerBest = Math.max(...writer);
+  const rawBest = Math.max(...raw);
+  const result = { ...fleet, writerRowsPerSec: writerBest, rawRowsPerSec: rawBest, writerRatio: writerBest / rawBest };
+  printTable(`fleet benchmark (${machines} machines, ${fleet.seconds.toFixed(1)} s, Node ${process.version})`, [
+    ['CPU, % of one core', result.cpuPercentOfOneCore.toFixed(1), '<= 50'],
+    ['peak RSS, MB', result.peakRssMB.toFixed(0), '<= 400'],
+    ['sample lag p50, ms', result.lagP50Ms.toFixed(1), ''],
+    ['sample lag p99, ms', result.lagP99Ms.toFixed(1), '<= 100'],
+    ['status samples', String(result.statusSamples), ''],
+    ['history rows/s', result.historyRowsPerSec.toFixed(0), ''],
+    ['writer rows/s', result.writerRowsPerSec.toFixed(0), ''],
+    ['raw loop rows/s', result.rawRowsPerSec.toFixed(0), ''],
+    ['writer / raw', result.writerRatio.toFixed(2), '>= 0.5'],
+  ]);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}

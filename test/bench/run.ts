@@ -1,0 +1,17 @@
+/**
+ * `npm run bench -- <name> [options]`: runs one benchmark and prints its
+ * figures as a table and as JSON. Benchmarks report numbers; they are not
+ * tests and assert nothing except that their targets are printed beside them.
+ */
+const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void> }>> = {
+  fleet: () => import('./fleet.js'),
+};
+
+const [name, ...args] = process.argv.slice(2);
+const load = name ? benches[name] : undefined;
+if (!load) {
+  process.stderr.write(`usage: npm run bench -- <${Object.keys(benches).join('|')}> [options]\n`);
+  process.exit(2);
+}
+const bench = await load();
+await bench.run(args);

@@ -1,0 +1,27 @@
+/** Small statistics for benchmark reports. */
+
+/** The p-th percentile (0-100) of `values` by nearest rank. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] as number;
+}
+
+/** Reads `--key value` or `--key=value` from args. */
+export function option(args: readonly string[], key: string, fallback: number): number {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === `--${key}`) return Number(args[i + 1]);
+    if (arg.startsWith(`--${key}=`)) return Number(arg.slice(key.length + 3));
+  }
+  return fallback;
+}
+
+export function printTable(title: string, rows: [string, string, string][]): void {
+  const w0 = Math.max(...rows.map((r) => r[0].length), 6);
+  const w1 = Math.max(...rows.map((r) => r[1].length), 6);
+  const lines = [`\n${title}`, `${'figure'.padEnd(w0)}  ${'value'.padEnd(w1)}  target`];
+  for (const [k, v, t] of rows) lines.push(`${k.padEnd(w0)}  ${v.padEnd(w1)}  ${t}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
