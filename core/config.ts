@@ -66,7 +66,7 @@ export function parseConfig(raw: unknown, file = '(inline)', env: NodeJS.Process
   }
   const copy = structuredClone(raw) as Record<string, unknown>;
   applyEnvironment(copy, env, file);
-  const result = gatewayConfigSchema.safeParse(copy);
+  const result = gatewayConfigSchema.safeParse(copy, { reportInput: true });
   if (!result.success) throw new ConfigError(file, describeIssues(result.error.issues, copy));
   return result.data;
 }

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import { GatewayError, toGatewayError } from './errors.js';
-import { describeIssues } from './schema-errors.js';
+import { parseOrThrow } from './schema-errors.js';
 
 /** Who is calling. */
 export interface Principal {
@@ -107,9 +107,8 @@ export class InterfaceRegistry {
     try {
       if (!def) throw new GatewayError('NOT_FOUND', `no interface at ${path}`);
       if (def.permission !== null) this.policy.authorize(full.principal, def);
-      const parsed = def.input.safeParse(input ?? {});
-      if (!parsed.success) throw new GatewayError('INVALID_PARAMETER', describeIssues(parsed.error.issues, input).join('; '));
-      const data = (await def.handler(parsed.data, full)) as O;
+      const parsed = parseOrThrow(def.input, input ?? {});
+      const data = (await def.handler(parsed, full)) as O;
       return { ok: true, data };
     } catch (err) {
       const error = toGatewayError(err);

@@ -3,6 +3,7 @@
  * found there, and what is accepted.
  */
 import type { z } from 'zod';
+import { GatewayError } from './errors.js';
 
 type PathKey = PropertyKey;
 
@@ -25,15 +26,15 @@ function valueAt(root: unknown, path: readonly PathKey[]): unknown {
   return value;
 }
 
+/** Keys that must never be echoed back, even in an error message. */
+const SECRET_KEYS = /password|secret|token|key/i;
+
 function describeFound(value: unknown): string {
   if (value === undefined) return 'nothing';
-  const text = JSON.stringify(value);
+  const text = JSON.stringify(value, (key, v: unknown) => (key && SECRET_KEYS.test(key) ? '(hidden)' : v));
   if (text === undefined) return typeof value;
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }
-
-/** Keys that must never be echoed back, even in an error message. */
-const SECRET_KEYS = /password|secret|token|key/i;
 
 /** One line per issue: `path: found X; <what is accepted>`. */
 export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unknown): string[] {
@@ -46,8 +47,17 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unkno
       accepted = `unknown field(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}; remove them`;
       return `${path}: ${accepted}`;
     }
-    const found = secret ? '(hidden)' : describeFound(valueAt(input, issue.path));
-    accepted = accepted.replace(/^Invalid input: /, '');
+    // With reportInput, zod gives the value as the schema saw it (after preprocessing, e.g. a split list).
+    const value = 'input' in issue && issue.input !== undefined ? issue.input : valueAt(input, issue.path);
+    const found = secret ? '(hidden)' : describeFound(value);
+    accepted = accepted.replace(/^Invalid (input|option): /, '');
     return `${path}: found ${found}; ${accepted}`;
   });
+}
+
+/** Parses `raw` with `schema`, or throws INVALID_PARAMETER naming each field, what was found and what is accepted. */
+export function parseOrThrow<S extends z.ZodType>(schema: S, raw: unknown, prefix = ''): z.output<S> {
+  const parsed = schema.safeParse(raw, { reportInput: true });
+  if (parsed.success) return parsed.data;
+  throw new GatewayError('INVALID_PARAMETER', describeIssues(parsed.error.issues, raw).map((line) => prefix + line).join('; '));
 }

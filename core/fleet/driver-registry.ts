@@ -33,7 +33,7 @@ export class DriverRegistry {
   validate(config: Pick<MachineConfig, 'driver' | 'driverOptions'>): string[] {
     const f = this.factories.get(config.driver);
     if (!f) return [`driver: found '${config.driver}'; accepted: ${this.schemes().join(', ')}`];
-    const parsed = f.configSchema.safeParse(config.driverOptions);
+    const parsed = f.configSchema.safeParse(config.driverOptions, { reportInput: true });
     if (parsed.success) return [];
     return describeIssues(parsed.error.issues, config.driverOptions).map((line) => `driverOptions.${line}`);
   }

@@ -2,13 +2,10 @@
 import { z } from 'zod';
 import { groupConfigSchema, type GroupConfig } from '../../config/schema.js';
 import type { GatewayContext } from '../../core/context.js';
-import { GatewayError } from '../../core/errors.js';
-import { describeIssues } from '../../core/schema-errors.js';
+import { parseOrThrow } from '../../core/schema-errors.js';
 
 function parseGroup(raw: unknown): GroupConfig {
-  const parsed = groupConfigSchema.safeParse(raw);
-  if (!parsed.success) throw new GatewayError('INVALID_PARAMETER', describeIssues(parsed.error.issues, raw).join('; '));
-  return parsed.data;
+  return parseOrThrow(groupConfigSchema, raw);
 }
 
 const groupIDInput = z.object({ groupID: z.string().min(1) }).strict();

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { machineConfigSchema, WRITE_ONLY_MACHINE_FIELDS, type MachineConfig } from '../../config/schema.js';
 import type { GatewayContext } from '../../core/context.js';
 import { GatewayError } from '../../core/errors.js';
-import { describeIssues } from '../../core/schema-errors.js';
+import { parseOrThrow } from '../../core/schema-errors.js';
 
 /** A machine as the API shows it: write-only credentials removed, and whether each is set. */
 export function publicMachine(config: MachineConfig) {
@@ -16,11 +16,10 @@ const machineIDInput = z.object({ machineID: z.string().min(1) }).strict();
 
 /** Parses a full machine config, reporting every problem with its field path. */
 function parseMachine(raw: unknown, ctx: GatewayContext): MachineConfig {
-  const parsed = machineConfigSchema.safeParse(raw);
-  if (!parsed.success) throw new GatewayError('INVALID_PARAMETER', describeIssues(parsed.error.issues, raw).join('; '));
-  const problems = ctx.drivers.validate(parsed.data);
+  const config = parseOrThrow(machineConfigSchema, raw);
+  const problems = ctx.drivers.validate(config);
   if (problems.length) throw new GatewayError('INVALID_PARAMETER', problems.join('; '));
-  return parsed.data;
+  return config;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -86,3 +86,11 @@ describe('configuration', () => {
     expect(() => configFileFromArgs(['--config'])).toThrow(/expected a file path after --config/);
   });
 });
+
+describe('configuration errors and secrets', () => {
+  it('never echoes a password nested inside a value it quotes', () => {
+    const lines = problems(() => parseConfig({ machines: { machineID: 'A', password: 'hunter2' } }));
+    expect(lines.join('\n')).toMatch(/^machines: found \{"machineID":"A","password":"\(hidden\)"\}; expected array/);
+    expect(lines.join('\n')).not.toContain('hunter2');
+  });
+});

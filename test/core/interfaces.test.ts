@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { pino } from 'pino';
+import { InterfaceRegistry, queryBool, queryList, type Principal } from '../../core/interfaces.js';
+import { ERRORS, GatewayError } from '../../core/errors.js';
+import { createHttpApp, serveInterfaces } from '../../core/http-server.js';
+
+const logger = pino({ level: 'silent' });
+const alice: Principal = { username: 'alice', isAdmin: false, method: 'jwt' };
+
+function registry() {
+  const r = new InterfaceRegistry(logger);
+  r.define({
+    path: '/api/cnc/readThing',
+    method: 'GET',
+    summary: 'test',
+    input: z.object({ machineID: z.string(), detailed: queryBool().optional(), items: queryList(z.enum(['a', 'b'])).optional() }).strict(),
+    handler: (input, ctx) => ({ input, caller: ctx.principal.username }),
+  });
+  r.define({
+    path: '/api/cnc/fail',
+    method: 'POST',
+    summary: 'test',
+    input: z.object({}),
+    handler: () => {
+      throw new Error('disk on fire at /var/secret/path');
+    },
+  });
+  return r;
+}
+
+describe('interface registry', () => {
+  it('GW-03 call() runs an interface through the same pipeline as HTTP, with the caller identity', async () => {
+    const r = registry();
+    const viaCall = await r.call('/api/cnc/readThing', { machineID: 'M1', detailed: 'true', items: 'a,b' }, { principal: alice });
+    expect(viaCall).toEqual({ ok: true, data: { input: { machineID: 'M1', detailed: true, items: ['a', 'b'] }, caller: 'alice' } });
+
+    const app = createHttpApp(logger);
+    serveInterfaces(app, r);
+    const res = await app.inject({ method: 'GET', url: '/api/cnc/readThing?machineID=M1&detailed=true&items=a,b' });
+    expect(res.json()).toEqual({ errorCode: 0, errorMsg: 'OK', data: { input: { machineID: 'M1', detailed: true, items: ['a', 'b'] }, caller: null } });
+    await app.close();
+  });
+
+  it('GW-76 the access policy is asked per interface path, and a refusal is FORBIDDEN', async () => {
+    const r = registry();
+    const asked: string[] = [];
+    r.setAccessPolicy({
+      authenticate: () => alice,
+      authorize: (principal, def) => {
+        asked.push(`${principal.username}:${def.permission ?? def.path}`);
+        throw new GatewayError('FORBIDDEN', `${def.path} is not in the authorised API list`);
+      },
+    });
+    const result = await r.call('/api/cnc/readThing', { machineID: 'M1' }, { principal: alice });
+    expect(asked).toEqual(['alice:/api/cnc/readThing']);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect([result.error.errorName, result.error.httpStatus]).toEqual(['FORBIDDEN', 403]);
+  });
+
+  it('GW-95 validation errors name the field and list the accepted values', async () => {
+    const r = registry();
+    const result = await r.call('/api/cnc/readThing', { machineID: 5, items: 'a,z' }, { principal: alice });
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.error.errorCode).toBe(ERRORS.INVALID_PARAMETER.code);
+      expect(result.error.message).toMatch(/machineID: found 5; expected string/);
+      expect(result.error.message).toMatch(/items\[1\]: found "z";.*"a"\|"b"/);
+    }
+  });
+
+  it('an unexpected failure becomes UNKNOWN_ERROR with no internals, and is reported to the error listeners', async () => {
+    const r = registry();
+    const seen: string[] = [];
+    r.onError((e) => seen.push(`${e.path} ${e.error.errorCode}`));
+    const app = createHttpApp(logger);
+    serveInterfaces(app, r);
+    const res = await app.inject({ method: 'POST', url: '/api/cnc/fail', payload: {} });
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toMatchObject({ errorCode: 1, errorMsg: 'Internal error.' });
+    expect(res.body).not.toContain('secret');
+    expect(seen).toEqual(['/api/cnc/fail 1']);
+    await app.close();
+  });
+
+  it('refuses to define the same path twice or a path outside /api', () => {
+    const r = registry();
+    expect(() => r.define({ path: '/api/cnc/fail', method: 'GET', summary: '', input: z.object({}), handler: () => 1 })).toThrow(/defined twice/);
+    expect(() => r.define({ path: '/x' as '/api/x', method: 'GET', summary: '', input: z.object({}), handler: () => 1 })).toThrow(/must start with \/api\//);
+  });
+});
+
+describe('error table', () => {
+  it('GW-92 a tool error reads "{path} failed: {NAME}({code}) {description}. Hint: {hint}"', () => {
+    const e = new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', "machineID 'X' does not exist");
+    expect(e.toToolMessage('/api/config/machine')).toBe(
+      "/api/config/machine failed: GENERAL_MACHINE_ID_NOT_EXISTED(10003) Unknown or inactive machineID. machineID 'X' does not exist. Hint: Call list_machines (GET /api/config/machines) for valid machineIDs.",
+    );
+  });
+
+  it('GW-90 every entry has a unique Int32 errorCode, a status, a description and (except OK) a hint', () => {
+    const codes = Object.values(ERRORS).map((e) => e.code);
+    expect(new Set(codes).size).toBe(codes.length);
+    for (const [name, e] of Object.entries(ERRORS)) {
+      expect(Number.isInteger(e.code) && e.code >= 0 && e.code < 2 ** 31).toBe(true);
+      expect(e.http).toBeGreaterThanOrEqual(200);
+      expect(e.description.length).toBeGreaterThan(3);
+      if (name !== 'OK') expect(e.hint.length).toBeGreaterThan(3);
+    }
+    expect(ERRORS.IP_NOT_IN_WHITE_LIST).toMatchObject({ code: 7, http: 401, description: 'IP not in white list.' });
+    expect(ERRORS.TASK_NOT_READY).toMatchObject({ code: 1303, http: 200 });
+  });
+});
