@@ -236,3 +236,11 @@ export function unsupportedFamily(scheme: string, family: ItemFamily): GatewayEr
 export function assertFamily(client: Pick<DriverClient, 'scheme' | 'families'>, family: ItemFamily): void {
   if (!client.families.has(family)) throw unsupportedFamily(client.scheme, family);
 }
+
+/** A factory as the registry holds it: options are parsed by its own schema, so their type is erased here. */
+export type RegisteredDriver = DriverFactory<never>;
+
+/** Erases a factory's options type for the registry; `create` was already type-checked against it. */
+export function registerDriver<Options>(factory: DriverFactory<Options>): RegisteredDriver {
+  return factory as unknown as RegisteredDriver;
+}

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig, MachineTaskClass } from '../config/schema.js';
-import type { DriverFactory } from './driver.js';
+import type { RegisteredDriver } from './driver.js';
 import { EventBus } from './event-bus.js';
 import { DriverRegistry } from './fleet/driver-registry.js';
 import { Fleet } from './fleet/fleet.js';
@@ -25,7 +25,7 @@ import { systemTimeZone } from './time.js';
 
 export interface GatewayOptions {
   config: GatewayConfig;
-  drivers: readonly DriverFactory<never>[];
+  drivers: readonly RegisteredDriver[];
   plugins: readonly Plugin<GatewayContext>[];
   logger?: Logger;
   now?: () => number;

@@ -3,14 +3,14 @@
  * driver's own schema here, so a bad option is reported with its path.
  */
 import type { MachineConfig } from '../../config/schema.js';
-import type { DriverClient, DriverDeps, DriverFactory } from '../driver.js';
+import type { DriverClient, DriverDeps, DriverFactory, RegisteredDriver } from '../driver.js';
 import { GatewayError } from '../errors.js';
 import { describeIssues } from '../schema-errors.js';
 
 export class DriverRegistry {
   private readonly factories = new Map<string, DriverFactory<unknown>>();
 
-  constructor(factories: readonly DriverFactory<never>[]) {
+  constructor(factories: readonly RegisteredDriver[]) {
     for (const f of factories) {
       if (this.factories.has(f.scheme)) throw new Error(`driver scheme '${f.scheme}' registered twice`);
       this.factories.set(f.scheme, f as unknown as DriverFactory<unknown>);
