@@ -5,12 +5,12 @@
  * file, the path, what was found and what is accepted.
  */
 import { readFileSync } from 'node:fs';
-import { resolve, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { resolve, join } from 'node:path';
 import { gatewayConfigSchema, type GatewayConfig } from '../config/schema.js';
 import { describeIssues } from './schema-errors.js';
+import { PACKAGE_ROOT } from './package-root.js';
 
-export const DEFAULT_CONFIG_FILE = resolve(dirname(fileURLToPath(import.meta.url)), '../config/default.json');
+export const DEFAULT_CONFIG_FILE = join(PACKAGE_ROOT, 'config', 'default.json');
 
 export class ConfigError extends Error {
   constructor(

@@ -22,6 +22,7 @@ import { FleetStore } from './store/fleet-store.js';
 import { HistoryWriter } from './store/history-writer.js';
 import { migrate } from './store/migrations.js';
 import { systemTimeZone } from './time.js';
+import { PACKAGE_ROOT } from './package-root.js';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -34,7 +35,7 @@ export interface GatewayOptions {
 
 function packageVersion(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: string };
     return pkg.version ?? '0.0.0';
   } catch {
     return '0.0.0';
