@@ -28,4 +28,9 @@ export interface GatewayContext {
   /** Gateway software version. */
   version: string;
   startedAt: number;
+  /**
+   * Lines to show the operator once at start, beside the URLs (e.g. a generated
+   * first password). Printed to the terminal only, never to the log.
+   */
+  announcements: string[];
 }

@@ -33,6 +33,12 @@ export const ERRORS = {
     description: 'Missing or invalid credentials.',
     hint: 'Send Authorization: Bearer <JWT or secret key>; get a JWT from POST /api/auth/login.',
   },
+  TOKEN_INVALID: {
+    code: 4,
+    http: 401,
+    description: 'Invalid or expired credentials.',
+    hint: 'Log in again (POST /api/auth/login) for a new JWT, or ask an administrator for a valid secret key.',
+  },
   FORBIDDEN: {
     code: 5,
     http: 403,
@@ -62,6 +68,36 @@ export const ERRORS = {
     http: 503,
     description: 'The gateway is shutting down.',
     hint: 'Retry once the gateway is back.',
+  },
+  PASSWORD_MISMATCH: {
+    code: 10,
+    http: 400,
+    description: 'Wrong username or password.',
+    hint: 'Check the credentials; repeated failures are throttled.',
+  },
+  WEAK_PASSWORD: {
+    code: 11,
+    http: 400,
+    description: 'Password too weak.',
+    hint: 'Use at least 10 characters.',
+  },
+  USER_EXISTED: {
+    code: 12,
+    http: 409,
+    description: 'Username already exists.',
+    hint: 'Choose another username, or update the existing user.',
+  },
+  USER_NOT_EXISTED: {
+    code: 13,
+    http: 404,
+    description: 'Unknown username.',
+    hint: 'List the users with GET /api/security/users.',
+  },
+  SECRET_KEY_NOT_EXISTED: {
+    code: 14,
+    http: 404,
+    description: 'Unknown secret key.',
+    hint: 'List the keys with GET /api/security/secret-keys.',
   },
   TASK_NOT_ENABLED: {
     code: 1301,

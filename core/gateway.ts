@@ -109,6 +109,7 @@ export class Gateway {
         now,
         version: packageVersion(),
         startedAt: now(),
+        announcements: [],
       };
       const host = new PluginHost(options.plugins, logger);
       await host.start(context);

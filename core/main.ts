@@ -44,6 +44,8 @@ async function main(): Promise<void> {
       `  fleet state: ${url}/api/task/batchReadTaskData?type=CNCStatus`,
       `  errors:      ${url}/api/task/batchReadErrors`,
       '',
+      ...context.announcements.map((line) => `  ${line}`),
+      ...(context.announcements.length ? [''] : []),
       '  Press Ctrl-C to stop.',
       '',
     ].join('\n') + '\n',
