@@ -128,9 +128,14 @@ export const gatewayConfigSchema = z
         port: z.number().int().min(0).max(65535).default(8080),
         enableIpWhiteList: z.boolean().default(false),
         ipWhiteList: z.array(z.string()).default([]),
+        /**
+         * Which proxies may set X-Forwarded-For: false (none, the default: the source IP is
+         * the TCP peer), or a list of proxy addresses/CIDR ranges.
+         */
+        trustProxy: z.union([z.literal(false), z.array(z.string().min(1)).min(1)]).default(false),
       })
       .strict()
-      .default({ host: '0.0.0.0', port: 8080, enableIpWhiteList: false, ipWhiteList: [] }),
+      .default({ host: '0.0.0.0', port: 8080, enableIpWhiteList: false, ipWhiteList: [], trustProxy: false }),
     security: z
       .object({ securityControl: z.boolean().default(true) })
       .strict()

@@ -33,4 +33,6 @@ export interface GatewayContext {
    * first password). Printed to the terminal only, never to the log.
    */
   announcements: string[];
+  /** Environment for secrets that never live in files (GATEWAY_ADMIN_PASSWORD). */
+  env: NodeJS.ProcessEnv;
 }

@@ -71,7 +71,7 @@ export const ERRORS = {
   },
   PASSWORD_MISMATCH: {
     code: 10,
-    http: 400,
+    http: 401,
     description: 'Wrong username or password.',
     hint: 'Check the credentials; repeated failures are throttled.',
   },
@@ -187,10 +187,13 @@ export class GatewayError extends Error {
   readonly errorCode: number;
   readonly httpStatus: number;
   readonly detail: string | undefined;
+  /** For TOO_MANY_REQUESTS: seconds until a retry is accepted (the Retry-After header). */
+  readonly retryAfterSec: number | undefined;
 
-  constructor(name: ErrorName, detail?: string, options?: { cause?: unknown }) {
+  constructor(name: ErrorName, detail?: string, options?: { cause?: unknown; retryAfterSec?: number }) {
     const entry = ERRORS[name];
-    super(detail ? `${entry.description} ${detail}` : entry.description, options);
+    super(detail ? `${entry.description} ${detail}` : entry.description, options?.cause !== undefined ? { cause: options.cause } : undefined);
+    this.retryAfterSec = options?.retryAfterSec;
     this.name = 'GatewayError';
     this.errorName = name;
     this.errorCode = entry.code;

@@ -31,6 +31,8 @@ export interface GatewayOptions {
   logger?: Logger;
   now?: () => number;
   onSampleLag?: (task: MachineTaskClass, lagMs: number) => void;
+  /** Environment for settings that must not live in files (GATEWAY_ADMIN_PASSWORD); defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
 function packageVersion(): string {
@@ -93,7 +95,7 @@ export class Gateway {
         now,
         ...(options.onSampleLag ? { onSampleLag: options.onSampleLag } : {}),
       });
-      const http = createHttpApp(logger.child({ component: 'http' }));
+      const http = createHttpApp(logger.child({ component: 'http' }), config.communication.trustProxy);
       const context: GatewayContext = {
         config,
         timeZone,
@@ -110,6 +112,7 @@ export class Gateway {
         version: packageVersion(),
         startedAt: now(),
         announcements: [],
+        env: options.env ?? process.env,
       };
       const host = new PluginHost(options.plugins, logger);
       await host.start(context);

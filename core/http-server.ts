@@ -10,18 +10,19 @@ import { GatewayError, toGatewayError } from './errors.js';
 import type { InterfaceDefinition, InterfaceRegistry } from './interfaces.js';
 
 function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
+  if (error.retryAfterSec !== undefined) reply.header('retry-after', String(error.retryAfterSec));
   return reply.code(error.httpStatus).send({ ...error.toBody(), hint: error.hint });
 }
 
 /** Builds the fastify app (not yet listening). */
-export function createHttpApp(logger: Logger): FastifyInstance {
+export function createHttpApp(logger: Logger, trustProxy: false | string[] = false): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger,
     // Per-request logs would dominate at fleet scale; failures are logged where they are handled.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 8 * 1024 * 1024,
-    // Proxies are not trusted by default; see docs/configuration.md.
-    trustProxy: false,
+    // Proxies are not trusted by default; see docs/security.md.
+    trustProxy,
   }) as unknown as FastifyInstance;
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, request, reply) => {
     // fastify's own errors: bad JSON, wrong content type, body too large.

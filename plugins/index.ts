@@ -3,5 +3,6 @@ import type { Plugin } from '../core/plugin-host.js';
 import type { GatewayContext } from '../core/context.js';
 import { fleetPlugin } from './fleet/index.js';
 import { gatewayApiPlugin } from './gateway-api/index.js';
+import { authPlugin } from './auth/index.js';
 
-export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [fleetPlugin, gatewayApiPlugin];
+export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, fleetPlugin, gatewayApiPlugin];

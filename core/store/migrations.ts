@@ -42,6 +42,34 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'users, secret keys and security settings',
+    sql: `
+      CREATE TABLE users (
+        username        TEXT PRIMARY KEY,
+        password_hash   TEXT NOT NULL,
+        is_admin        INTEGER NOT NULL,
+        authorized_apis TEXT NOT NULL,
+        token_version   INTEGER NOT NULL,
+        created_at      INTEGER NOT NULL,
+        updated_at      INTEGER NOT NULL
+      );
+      CREATE TABLE secret_keys (
+        id           TEXT PRIMARY KEY,
+        username     TEXT NOT NULL REFERENCES users (username) ON DELETE CASCADE,
+        key_hash     TEXT NOT NULL,
+        label        TEXT NOT NULL,
+        created_at   INTEGER NOT NULL,
+        revoked_at   INTEGER,
+        last_used_at INTEGER
+      );
+      CREATE TABLE settings (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** Applies every migration newer than the database's version; returns the versions applied. */
