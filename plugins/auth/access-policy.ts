@@ -121,14 +121,21 @@ export class GatewayAccessPolicy implements AccessPolicy {
   }
 
   authorize(principal: Principal, def: InterfaceDefinition): void {
-    if (!this.users.settings.securityControl || def.permission === null) return;
+    if (def.permission === null) return;
+    // Self-service interfaces act on the user named in a JWT, whatever security control says.
+    if (SELF_SERVICE_PATHS.has(def.path)) {
+      if (principal.method !== 'jwt') {
+        throw new GatewayError('UNAUTHORIZED', `${def.path} takes the user from a JWT: send Authorization: Bearer <JWT from /api/auth/login>`);
+      }
+      return;
+    }
+    if (!this.users.settings.securityControl) return;
     const permission = def.permission ?? def.path;
     if (principal.method === 'none' || principal.username === null) {
       throw new GatewayError('UNAUTHORIZED', 'this interface needs credentials');
     }
     if (principal.isAdmin) return;
     if (isAdminOnly(def.path)) throw new GatewayError('FORBIDDEN', `${def.path} is for administrators only`);
-    if (SELF_SERVICE_PATHS.has(def.path)) return;
     const user = this.users.findUser(principal.username);
     if (!user || !listCovers(user.authorizedApis, permission)) {
       throw new GatewayError('FORBIDDEN', `${permission} is not in the authorised API list of '${principal.username}'`);
