@@ -6,7 +6,8 @@
  */
 import { resolve, join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger } from './logger.js';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig, MachineTaskClass } from '../config/schema.js';
 import type { RegisteredDriver } from './driver.js';
@@ -65,7 +66,7 @@ export class Gateway {
   /** Opens the store, boots the plugins and registers the HTTP routes; does not listen yet. */
   static async create(options: GatewayOptions): Promise<Gateway> {
     const { config } = options;
-    const logger = options.logger ?? pino({ level: config.logLevel });
+    const logger = options.logger ?? createLogger(config.logLevel);
     const now = options.now ?? Date.now;
     const dataDir = resolve(config.gateway.dataDir);
     const timeZone = config.gateway.timeZone || systemTimeZone();

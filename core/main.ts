@@ -2,7 +2,7 @@
  * `npm start`: loads the config, starts the gateway, prints where to look,
  * and stops cleanly on SIGINT/SIGTERM (a second signal forces the exit).
  */
-import { pino } from 'pino';
+import { createLogger } from './logger.js';
 import { ConfigError, loadConfig } from './config.js';
 import { Gateway } from './gateway.js';
 import { DRIVERS } from '../drivers/registry.js';
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const { config, file } = loaded;
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger(config.logLevel);
   let gateway: Gateway;
   try {
     gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger });
