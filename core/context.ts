@@ -33,6 +33,8 @@ export interface GatewayContext {
    * first password). Printed to the terminal only, never to the log.
    */
   announcements: string[];
+  /** Names of the started plugins, in boot order. */
+  startedPlugins: () => readonly string[];
   /** Environment for secrets that never live in files (GATEWAY_ADMIN_PASSWORD). */
   env: NodeJS.ProcessEnv;
 }

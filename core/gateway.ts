@@ -97,6 +97,7 @@ export class Gateway {
         ...(options.onSampleLag ? { onSampleLag: options.onSampleLag } : {}),
       });
       const http = createHttpApp(logger.child({ component: 'http' }), config.communication.trustProxy);
+      const host = new PluginHost(options.plugins, logger);
       const context: GatewayContext = {
         config,
         timeZone,
@@ -114,8 +115,8 @@ export class Gateway {
         startedAt: now(),
         announcements: [],
         env: options.env ?? process.env,
+        startedPlugins: () => host.names(),
       };
-      const host = new PluginHost(options.plugins, logger);
       await host.start(context);
       serveInterfaces(http, interfaces);
       await http.ready();

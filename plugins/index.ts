@@ -4,5 +4,7 @@ import type { GatewayContext } from '../core/context.js';
 import { fleetPlugin } from './fleet/index.js';
 import { gatewayApiPlugin } from './gateway-api/index.js';
 import { authPlugin } from './auth/index.js';
+import { openapiPlugin } from './openapi/index.js';
+import { systemPlugin } from './system/index.js';
 
-export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, fleetPlugin, gatewayApiPlugin];
+export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, fleetPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin];

@@ -242,3 +242,20 @@ describe('security control and the IP white list', () => {
     expect(JSON.parse(outside.body)).toMatchObject({ errorCode: 7, errorMsg: 'IP not in white list.' });
   });
 });
+
+describe('API reference routes', () => {
+  it('GW-81 the OpenAPI document and reference page need no credentials but obey the IP white list', async () => {
+    gw = await startTestGateway();
+    for (const url of ['/api/openapi.json', '/api/docs']) {
+      const open = await gw.gateway.http.inject({ method: 'GET', url });
+      expect([url, open.statusCode]).toEqual([url, 200]);
+    }
+    await gw.request('POST', '/api/security/settings/update', { enableIpWhiteList: true, ipWhiteList: ['127.0.0.1'] });
+    for (const url of ['/api/openapi.json', '/api/docs']) {
+      const outside = await gw.gateway.http.inject({ method: 'GET', url, remoteAddress: '127.0.0.2' });
+      expect([url, outside.statusCode, (outside.json() as { errorCode: number }).errorCode]).toEqual([url, 401, 7]);
+      const inside = await gw.gateway.http.inject({ method: 'GET', url });
+      expect([url, inside.statusCode]).toEqual([url, 200]);
+    }
+  });
+});

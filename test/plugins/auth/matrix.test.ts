@@ -102,7 +102,9 @@ beforeAll(async () => {
   headersFor = (c) => {
     if (c === 'malformed header') return { authorization: 'Basic YWRtaW46YWRtaW4=' };
     const t = tokens[c];
-    return t ? { authorization: `Bearer ${t}` } : {};
+    const headers: Record<string, string> = {};
+    if (t) headers.authorization = `Bearer ${t}`;
+    return headers;
   };
 });
 

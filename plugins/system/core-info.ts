@@ -1,0 +1,32 @@
+/** /api/system/info: what runs here — product, versions, platform, plugins, drivers and fleet size. */
+import { arch, platform, release } from 'node:os';
+import { z } from 'zod';
+import type { GatewayContext } from '../../core/context.js';
+import { PRODUCT_NAME } from './product.js';
+
+export function defineCoreInfoInterface(ctx: GatewayContext): void {
+  ctx.interfaces.define({
+    path: '/api/system/info',
+    method: 'GET',
+    summary: 'Core information: product, version, Node.js version, platform, uptime, started plugins, driver schemes, machine and group counts.',
+    tags: ['system'],
+    input: z.object({}).strict(),
+    handler: () => {
+      const machines = ctx.store.listMachines();
+      return {
+        productName: PRODUCT_NAME,
+        version: ctx.version,
+        nodeVersion: process.version,
+        platform: platform(),
+        arch: arch(),
+        osRelease: release(),
+        uptimeMs: Math.max(0, ctx.now() - ctx.startedAt),
+        startedPlugins: [...ctx.startedPlugins()],
+        driverSchemes: ctx.drivers.schemes(),
+        machineCount: machines.length,
+        activeMachineCount: machines.filter((m) => m.isActive).length,
+        groupCount: ctx.store.listGroups().length,
+      };
+    },
+  });
+}

@@ -1,0 +1,67 @@
+/**
+ * The gateway's identity: its configured name and alias, and a gatewayID that
+ * is generated once and kept in `<dataDir>/gateway-id`, so it survives
+ * restarts and config edits and changes only with the data directory.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { GatewayContext } from '../../core/context.js';
+import { formatInZone } from '../../core/time.js';
+
+export const GATEWAY_ID_FILE = 'gateway-id';
+
+const gatewayIdSchema = z.uuid();
+
+function isMissingFile(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}
+
+/** Reads the gatewayID from the data dir, creating it on first start. */
+export async function loadGatewayId(dataDir: string): Promise<string> {
+  const file = join(dataDir, GATEWAY_ID_FILE);
+  try {
+    const stored = (await readFile(file, 'utf8')).trim();
+    const parsed = gatewayIdSchema.safeParse(stored);
+    // A silently regenerated ID would make the cloud and the operators see a new gateway; refuse instead.
+    if (!parsed.success) throw new Error(`${file} must hold a UUID; found '${stored.slice(0, 64)}'. Restore it, or delete it to generate a new gatewayID`);
+    return parsed.data;
+  } catch (err) {
+    if (!isMissingFile(err)) throw err;
+  }
+  const id = randomUUID();
+  // Write then rename, so a crash mid-write never leaves an empty or partial ID behind.
+  const temp = `${file}.${process.pid}.tmp`;
+  await writeFile(temp, `${id}\n`, { encoding: 'utf8', mode: 0o644 });
+  await rename(temp, file);
+  return id;
+}
+
+/**
+ * The cloud link. Not implemented yet, so never configured. When it is, its
+ * public fields are listed here one by one; its accessToken never is (GW-14).
+ */
+function cloudLinkStatus(): { configured: boolean } {
+  return { configured: false };
+}
+
+export function defineGatewayInfoInterface(ctx: GatewayContext, gatewayID: string): void {
+  ctx.interfaces.define({
+    path: '/api/system/gateway-info',
+    method: 'GET',
+    summary: 'The gateway identity: name, alias, stable gatewayID, version, start time and cloud link status. Never includes an access token.',
+    tags: ['system'],
+    input: z.object({}).strict(),
+    // An explicit allow-list: nothing from the config is spread in, so a secret added there later cannot leak here.
+    handler: () => ({
+      name: ctx.config.gateway.name,
+      alias: ctx.config.gateway.alias,
+      gatewayID,
+      version: ctx.version,
+      startedAtMs: ctx.startedAt,
+      startedAt: formatInZone(ctx.startedAt, ctx.timeZone),
+      cloud: cloudLinkStatus(),
+    }),
+  });
+}

@@ -1,0 +1,37 @@
+/**
+ * The system interfaces: gateway identity, core information, license, service
+ * status, time zone, hardware resources, network adapters and the public
+ * product details.
+ */
+import { definePlugin } from '../../core/plugin-host.js';
+import type { GatewayContext } from '../../core/context.js';
+import { defineCoreInfoInterface } from './core-info.js';
+import { EventLoopMonitor } from './event-loop-monitor.js';
+import { defineGatewayInfoInterface, loadGatewayId } from './gateway-identity.js';
+import { defineHardwareResourcesInterface } from './hardware-resources.js';
+import { defineNetworkAdaptersInterface } from './network-adapters.js';
+import { defineProductInterfaces } from './product.js';
+import { defineServiceStatusInterface } from './service-status.js';
+import { defineTimeZoneInterface } from './time-zone.js';
+
+export const systemPlugin = definePlugin<GatewayContext>({
+  name: 'system',
+  dependsOn: ['fleet'],
+  async register(ctx) {
+    const gatewayID = await loadGatewayId(ctx.dataDir);
+    defineGatewayInfoInterface(ctx, gatewayID);
+    defineCoreInfoInterface(ctx);
+    defineProductInterfaces(ctx);
+    defineServiceStatusInterface(ctx);
+    defineTimeZoneInterface(ctx);
+    defineNetworkAdaptersInterface(ctx);
+    const eventLoop = new EventLoopMonitor();
+    defineHardwareResourcesInterface(ctx, eventLoop);
+    eventLoop.start();
+    return {
+      stop() {
+        eventLoop.stop();
+      },
+    };
+  },
+});
