@@ -48,7 +48,9 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unkno
       return `${path}: ${accepted}`;
     }
     // With reportInput, zod gives the value as the schema saw it (after preprocessing, e.g. a split list).
-    const value = 'input' in issue && issue.input !== undefined ? issue.input : valueAt(input, issue.path);
+    // A coerced number that failed reports NaN; show the raw value instead.
+    const reported = 'input' in issue ? issue.input : undefined;
+    const value = reported !== undefined && !Number.isNaN(reported) ? reported : valueAt(input, issue.path);
     const found = secret ? '(hidden)' : describeFound(value);
     accepted = accepted.replace(/^Invalid (input|option): /, '');
     return `${path}: found ${found}; ${accepted}`;

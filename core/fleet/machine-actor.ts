@@ -18,6 +18,7 @@ import { GatewayError, toGatewayError, type ErrorName } from '../errors.js';
 import { deriveState, type ConnectionState, type DerivedState } from './derive-state.js';
 import { MachineHistory, type HistorySink } from './machine-history.js';
 import { StateTally } from './state-tally.js';
+import { withTimeout } from '../timeout.js';
 import { TASK_SAMPLERS, type SamplerContext, type TaskValues } from './task-samplers.js';
 
 /** The cached latest sample of one data class. */
@@ -78,14 +79,6 @@ type MachineEvent =
 
 /** Errors that say the link to the controller is bad, as opposed to a bad request. */
 const LINK_ERRORS: ReadonlySet<ErrorName> = new Set(['MACHINE_NOT_CONNECTED', 'DRIVER_TIMEOUT', 'DRIVER_REQUEST_FAILED']);
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new GatewayError('DRIVER_TIMEOUT', `${what} took longer than ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** A stable phase in [0, interval) so that a large fleet does not sample all at once. */
 function phaseOf(machineID: string, interval: number): number {
@@ -169,7 +162,7 @@ export const machineActorLogic = setup({
   },
   actors: {
     connectDriver: fromPromise<void, { context: MachineContext }>(({ input }) =>
-      withTimeout(input.context.deps.client.connect(), input.context.deps.config.connection.connectTimeoutMs, 'connect'),
+      withTimeout(input.context.deps.client.connect(), input.context.deps.config.connection.connectTimeoutMs, 'connect', 'connection.connectTimeoutMs'),
     ),
   },
   delays: {
@@ -208,6 +201,7 @@ export const machineActorLogic = setup({
         }),
         context.deps.config.connection.requestTimeoutMs,
         `${task} sample`,
+        'connection.requestTimeoutMs',
       );
       const active = () => self.getSnapshot().status === 'active';
       sample.then(

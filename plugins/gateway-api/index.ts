@@ -1,10 +1,13 @@
-/** The gateway's HTTP interfaces: health, machine and group configuration, and the fleet snapshot. */
+/** The gateway's HTTP interfaces: health, configuration, the fleet snapshot, task data, live reads and program files. */
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/context.js';
 import { defineMachineInterfaces } from './machines.js';
 import { defineGroupInterfaces } from './groups.js';
 import { defineFleetSnapshotInterfaces } from './fleet-snapshot.js';
+import { defineLiveReadInterfaces } from './live-reads.js';
+import { defineTaskDataInterfaces } from './task-data.js';
+import { defineProgramFileInterfaces } from './program-files.js';
 
 export const gatewayApiPlugin = definePlugin<GatewayContext>({
   name: 'gateway-api',
@@ -28,5 +31,8 @@ export const gatewayApiPlugin = definePlugin<GatewayContext>({
     defineMachineInterfaces(ctx);
     defineGroupInterfaces(ctx);
     defineFleetSnapshotInterfaces(ctx);
+    defineLiveReadInterfaces(ctx);
+    defineTaskDataInterfaces(ctx);
+    defineProgramFileInterfaces(ctx);
   },
 });

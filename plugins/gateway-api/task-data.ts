@@ -1,0 +1,98 @@
+/**
+ * Task data for one machine or one group, served from the actor caches; no
+ * machine is contacted. readTaskData answers the same entry as one element of
+ * batchReadTaskData, but fails with the entry's error when there is nothing to
+ * show, so an information-level error (1301, 1303, ...) reaches the caller as
+ * an HTTP 200 with that errorCode (GW-91).
+ */
+import { z } from 'zod';
+import { MACHINE_TASK_CLASSES, type MachineTaskClass } from '../../config/schema.js';
+import type { GatewayContext } from '../../core/context.js';
+import { ERRORS, GatewayError } from '../../core/errors.js';
+import type { MachineView } from '../../core/fleet/fleet.js';
+import { taskDataEntry } from './fleet-snapshot.js';
+import { GROUP_TASK_TYPES, groupAggregate } from './group-aggregates.js';
+import { activeMachineView, errorDetail } from './machine-reads.js';
+import { defineTaskSwitchInterface } from './task-switch.js';
+
+const tagInput = z.string().max(256).optional().describe('a free label echoed back in the answer, e.g. to match answers to requests');
+
+/** The cached error of the latest attempt as a GatewayError of its own kind, without repeating its description. */
+function cachedFailure(view: MachineView, type: MachineTaskClass): GatewayError | null {
+  const cached = view.cache[type]?.error;
+  if (!cached) return null;
+  const detail = errorDetail(cached.errorName, cached.message);
+  return new GatewayError(cached.errorName, `machine '${view.config.machineID}' ${type}: ${detail || 'no details'}`);
+}
+
+/** The error a single-machine read fails with, or null when the entry is the answer. */
+function entryFailure(view: MachineView, type: MachineTaskClass, entry: ReturnType<typeof taskDataEntry>): GatewayError | null {
+  const { error } = entry;
+  if (!error) return null;
+  const machineID = view.config.machineID;
+  if (error.errorCode === ERRORS.TASK_NOT_ENABLED.code) {
+    return new GatewayError('TASK_NOT_ENABLED', `machine '${machineID}': task ${type} is disabled (tasks.${type}.enabled=false); enable it with POST /api/config/task/update`);
+  }
+  if (error.errorCode === ERRORS.TASK_NOT_READY.code) {
+    const { state } = view.connection;
+    return new GatewayError(
+      'TASK_NOT_READY',
+      `machine '${machineID}': no ${type} sample yet (connection ${state}; the task samples every ${view.config.tasks[type].intervalMs} ms while online)`,
+    );
+  }
+  // A failed latest attempt with an earlier value still cached answers the value, with the error beside it.
+  return entry.data === null ? cachedFailure(view, type) : null;
+}
+
+export function defineTaskDataInterfaces(ctx: GatewayContext): void {
+  ctx.interfaces.define({
+    path: '/api/task/readTaskData',
+    method: 'GET',
+    summary:
+      'The cached latest sample of one data class for one machine, from its actor cache (never contacts the machine). Fails with 1301 when the task is not enabled and 1303 before its first sample.',
+    tags: ['task data'],
+    input: z
+      .object({
+        type: z.enum(MACHINE_TASK_CLASSES),
+        machineID: z.string().min(1).describe('the machine; GET /api/config/machines lists them'),
+        tag: tagInput,
+      })
+      .strict(),
+    handler: ({ type, machineID, tag }) => {
+      const view = activeMachineView(ctx, machineID);
+      const entry = taskDataEntry(view, type);
+      const failure = entryFailure(view, type, entry);
+      if (failure) throw failure;
+      return tag === undefined ? entry : { ...entry, tag };
+    },
+  });
+
+  ctx.interfaces.define({
+    path: '/api/task/readGroupTaskData',
+    method: 'GET',
+    summary:
+      'Figures for a whole group computed from its members’ cached samples: GroupCount (parts), GroupCumulativeTime (power-on, operating, cutting seconds) or GroupOEE (times and counts added, factors recomputed). Members without a sample are listed under membersWithoutData.',
+    tags: ['task data'],
+    input: z
+      .object({
+        type: z.enum(GROUP_TASK_TYPES),
+        groupID: z.string().min(1).describe('the group; GET /api/config/groups lists them'),
+        tag: tagInput,
+      })
+      .strict(),
+    handler: ({ type, groupID, tag }) => {
+      const group = ctx.store.getGroup(groupID);
+      const members = group.machineIDs.map((id) => (ctx.fleet.has(id) ? ctx.fleet.view(id) : id));
+      return {
+        groupID,
+        type,
+        time: ctx.now(),
+        ...(tag === undefined ? {} : { tag }),
+        memberCount: members.length,
+        ...groupAggregate(type, members),
+      };
+    },
+  });
+
+  defineTaskSwitchInterface(ctx);
+}
