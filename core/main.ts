@@ -43,6 +43,7 @@ async function main(): Promise<void> {
       `  machines:    ${url}/api/config/machines`,
       `  fleet state: ${url}/api/task/batchReadTaskData?type=CNCStatus`,
       `  errors:      ${url}/api/task/batchReadErrors`,
+      `  API docs:    ${url}/api/docs`,
       '',
       ...context.announcements.map((line) => `  ${line}`),
       ...(context.announcements.length ? [''] : []),
