@@ -3,6 +3,8 @@
  * here so that DST days (23 or 25 hours) come out right.
  */
 
+const DAY_MS = 86_400_000;
+
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
 function formatter(timeZone: string): Intl.DateTimeFormat {
@@ -62,14 +64,19 @@ export function offsetMs(ms: number, timeZone: string): number {
 
 /**
  * The instant at which the wall clock in `timeZone` shows the given local time.
- * A time skipped by a DST gap resolves to the instant after the gap.
+ * A time that occurs twice (DST fall-back) resolves to the earlier occurrence.
+ * A time skipped by a DST gap is read with the offset in force before the gap,
+ * so it lands as far after the gap's end as it was after its start (02:30 in a
+ * 02:00→03:00 gap gives 03:30).
  */
 export function zonedToInstant(w: WallTime, timeZone: string): number {
   const naive = Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
-  let guess = naive - offsetMs(naive, timeZone);
-  const second = naive - offsetMs(guess, timeZone);
-  if (second !== guess) guess = Math.max(guess, second);
-  return guess;
+  // The offsets a day either side cover any one transition near this wall time;
+  // guessing from the offset at `naive` itself fails when `naive` lies across the transition.
+  const before = offsetMs(naive - DAY_MS, timeZone);
+  const after = offsetMs(naive + DAY_MS, timeZone);
+  const valid = [naive - before, naive - after].filter((t) => offsetMs(t, timeZone) === naive - t);
+  return valid.length ? Math.min(...valid) : naive - before;
 }
 
 /** Local midnight (start of the day) containing instant `ms`. */
