@@ -4,7 +4,8 @@ import type { GatewayContext } from '../core/context.js';
 import { fleetPlugin } from './fleet/index.js';
 import { gatewayApiPlugin } from './gateway-api/index.js';
 import { authPlugin } from './auth/index.js';
+import { errorLogPlugin } from './error-log/index.js';
 import { openapiPlugin } from './openapi/index.js';
 import { systemPlugin } from './system/index.js';
 
-export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, fleetPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin];
+export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, fleetPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin];

@@ -65,7 +65,7 @@ function wrong(p: PropertySchema, get: boolean): unknown | undefined {
 
 async function call(def: InterfaceDefinition, input: Record<string, unknown>) {
   if (def.method === 'GET') {
-    const query = new URLSearchParams(Object.entries(input).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : String(v)]));
+    const query = new URLSearchParams(Object.entries(input).map(([k, v]): [string, string] => [k, Array.isArray(v) ? v.join(',') : String(v)]));
     return gw.request('GET', `${def.path}?${query}`);
   }
   return gw.request('POST', def.path, input);

@@ -1,0 +1,93 @@
+/**
+ * The interface error log behind GET /api/log/error: every failed interface
+ * call (authentication and white-list refusals included) with time, path,
+ * errorCode, message, user and source IP. Kept in memory, bounded to the
+ * newest `ERROR_LOG_CAPACITY` entries, so a flood of failures cannot grow
+ * memory; it starts empty at every gateway start. Messages come from the
+ * error table and never carry credentials.
+ */
+import { z } from 'zod';
+import { definePlugin } from '../../core/plugin-host.js';
+import type { GatewayContext } from '../../core/context.js';
+import { resolveWindow, timeParamSchema, windowMs } from '../../core/time-params.js';
+
+export const ERROR_LOG_CAPACITY = 5000;
+
+export interface ErrorLogEntry {
+  /** Unix milliseconds. */
+  time: number;
+  path: string;
+  errorCode: number;
+  errorName: string;
+  errorMsg: string;
+  user: string | null;
+  sourceIp: string | null;
+}
+
+/** A fixed-size ring of the newest entries, oldest first when read. */
+export class ErrorLog {
+  private readonly entries: (ErrorLogEntry | undefined)[];
+  private next = 0;
+  private size = 0;
+
+  constructor(private readonly capacity = ERROR_LOG_CAPACITY) {
+    this.entries = new Array<ErrorLogEntry | undefined>(capacity);
+  }
+
+  add(entry: ErrorLogEntry): void {
+    this.entries[this.next] = entry;
+    this.next = (this.next + 1) % this.capacity;
+    this.size = Math.min(this.capacity, this.size + 1);
+  }
+
+  /** Entries with fromMs <= time <= toMs, oldest first. */
+  between(fromMs: number, toMs: number): ErrorLogEntry[] {
+    const out: ErrorLogEntry[] = [];
+    for (let i = 0; i < this.size; i++) {
+      const e = this.entries[(this.next - this.size + i + this.capacity) % this.capacity];
+      if (e && e.time >= fromMs && e.time <= toMs) out.push(e);
+    }
+    return out;
+  }
+}
+
+export const errorLogPlugin = definePlugin<GatewayContext>({
+  name: 'error-log',
+  register(ctx) {
+    const log = new ErrorLog();
+    ctx.interfaces.onError(({ path, error, ctx: call, at }) => {
+      log.add({
+        time: at,
+        path,
+        errorCode: error.errorCode,
+        errorName: error.errorName,
+        errorMsg: error.message,
+        user: call.principal.username,
+        sourceIp: call.sourceIp ?? null,
+      });
+    });
+    ctx.interfaces.define({
+      path: '/api/log/error',
+      method: 'GET',
+      summary: 'The interface error log: failed calls with time, path, errorCode, message, user and source IP. `limit` keeps the most recent rows.',
+      tags: ['system'],
+      input: z
+        .object({
+          start: timeParamSchema.optional(),
+          end: timeParamSchema.optional(),
+          limit: z.coerce.number().int().min(0).max(ERROR_LOG_CAPACITY).default(200).describe('most recent rows to return (default 200; 0 = all in the window)'),
+        })
+        .strict(),
+      handler: ({ start, end, limit }) => {
+        const now = ctx.now();
+        // Without a start: since the gateway started (the log holds nothing older), at least one second back.
+        const window = resolveWindow({ start, end }, { timeZone: ctx.timeZone, now, defaultStart: Math.min(ctx.startedAt, now - 1000) });
+        const { startMs, endMs } = windowMs(window);
+        // [start, end); without an end, everything up to this moment, including the current second.
+        const rows = log.between(startMs, end === undefined ? Infinity : endMs - 1);
+        const data = limit === 0 ? rows : rows.slice(-limit);
+        return { window, total: rows.length, returned: data.length, truncated: data.length < rows.length, data };
+      },
+    });
+  },
+});
