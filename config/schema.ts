@@ -87,15 +87,61 @@ export type MachineConfigInput = z.input<typeof machineConfigSchema>;
 /** Fields that are accepted on write and never returned. */
 export const WRITE_ONLY_MACHINE_FIELDS = ['password', 'fileServerPassword'] as const;
 
+export const GROUP_TASK_CLASSES = ['GroupCount', 'GroupCumulativeTime', 'GroupOEE'] as const;
+export type GroupTaskClass = (typeof GROUP_TASK_CLASSES)[number];
+
+/** Default refresh interval per group task class, milliseconds. */
+export const DEFAULT_GROUP_TASK_INTERVAL_MS: Record<GroupTaskClass, number> = {
+  GroupCount: 10_000,
+  GroupCumulativeTime: 30_000,
+  GroupOEE: 60_000,
+};
+
+const groupTaskSchema = (cls: GroupTaskClass) =>
+  z
+    .object({
+      enabled: z.boolean().default(true),
+      intervalMs: z.number().int().min(1000).max(86_400_000).default(DEFAULT_GROUP_TASK_INTERVAL_MS[cls]),
+    })
+    .strict();
+
+const groupTasksShape = Object.fromEntries(
+  GROUP_TASK_CLASSES.map((cls) => [cls, groupTaskSchema(cls).default({ enabled: true, intervalMs: DEFAULT_GROUP_TASK_INTERVAL_MS[cls] })]),
+) as { [K in GroupTaskClass]: z.ZodDefault<ReturnType<typeof groupTaskSchema>> };
+
+export const groupTasksSchema = z.object(groupTasksShape).strict();
+export type GroupTasks = z.output<typeof groupTasksSchema>;
+
 export const groupConfigSchema = z
   .object({
     groupID: idSchema('groupID'),
     name: z.string().min(1).max(128),
     isActive: z.boolean().default(true),
     machineIDs: z.array(idSchema('machineID')).default([]),
+    tasks: groupTasksSchema.default(groupTasksSchema.parse({})),
   })
   .strict();
 export type GroupConfig = z.output<typeof groupConfigSchema>;
+
+/** How long, and how many rows of, one data class's history is kept. 0 means no limit. */
+const retentionLimitSchema = z
+  .object({
+    maxAgeDays: z.number().min(0).max(36_500).default(0),
+    maxRows: z.number().int().min(0).default(0),
+  })
+  .strict();
+
+export const retentionSchema = z
+  .object({
+    /** How often retention runs, seconds. */
+    intervalSec: z.number().int().min(10).max(86_400).default(3600),
+    /** Limits for every class without its own entry. */
+    default: retentionLimitSchema.default({ maxAgeDays: 365, maxRows: 0 }),
+    /** Limits per data class, e.g. { "Heartbeat": { "maxAgeDays": 30 } }. */
+    classes: z.record(z.string().min(1), retentionLimitSchema).default({ Heartbeat: { maxAgeDays: 30, maxRows: 0 } }),
+  })
+  .strict();
+export type RetentionConfig = z.output<typeof retentionSchema>;
 
 function isTimeZone(value: string): boolean {
   try {
@@ -145,9 +191,10 @@ export const gatewayConfigSchema = z
         flushRows: z.number().int().min(1).max(5000).default(500),
         flushIntervalMs: z.number().int().min(10).max(1000).default(750),
         heartbeatSec: z.number().int().min(1).default(60),
+        retention: retentionSchema.default(retentionSchema.parse({})),
       })
       .strict()
-      .default({ flushRows: 500, flushIntervalMs: 750, heartbeatSec: 60 }),
+      .default({ flushRows: 500, flushIntervalMs: 750, heartbeatSec: 60, retention: retentionSchema.parse({}) }),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     machines: z.array(machineConfigSchema).default([]),
     groups: z.array(groupConfigSchema).default([]),
