@@ -136,11 +136,13 @@ describe('secret keys and users', () => {
     await addUser(gw, 'line', ['/api/config/machines']);
     const { id, key } = await createKey(gw, 'line');
     expect(key).toMatch(/^gwk_[0-9a-f]{12}_[A-Za-z0-9_-]{43}$/);
+    // The secret itself may contain '_', so it is cut by position, not split.
+    const secret = key.slice('gwk_'.length + 12 + 1);
     const listed = await gw.request('GET', '/api/security/secret-keys');
-    expect(listed.raw).not.toContain(key.split('_')[2]);
+    expect(listed.raw).not.toContain(secret);
     expect(listed.body.data).toEqual([expect.objectContaining({ id, username: 'line', revokedAt: null })]);
     const stored = await gw.gateway.context.db.all<{ key_hash: string }>('SELECT key_hash FROM secret_keys');
-    expect(stored[0]?.key_hash).not.toContain(key.split('_')[2]);
+    expect(stored[0]?.key_hash).not.toContain(secret);
     expect((await gw.request('GET', '/api/config/machines', undefined, { token: key })).status).toBe(200);
     await gw.request('POST', '/api/security/secret-key/revoke', { id });
     const revoked = await gw.request('GET', '/api/config/machines', undefined, { token: key });
@@ -257,5 +259,61 @@ describe('API reference routes', () => {
       const inside = await gw.gateway.http.inject({ method: 'GET', url });
       expect([url, inside.statusCode]).toEqual([url, 200]);
     }
+  });
+});
+
+describe('proxies', () => {
+  async function secretKeyGateway(raw: Record<string, unknown>) {
+    const g = await startTestGateway(raw);
+    await addUser(g, 'line', ['/api/config/machines']);
+    const { key } = await createKey(g, 'line');
+    await g.request('POST', '/api/security/settings/update', { enableIpWhiteList: true, ipWhiteList: ['10.5.0.0/16'] });
+    return { g, key };
+  }
+
+  it('GW-81 X-Forwarded-For is ignored unless the peer is a trusted proxy', async () => {
+    const { g, key } = await secretKeyGateway({});
+    gw = g;
+    const spoofed = await g.request('GET', '/api/config/machines', undefined, { token: key, remoteAddress: '127.0.0.2', headers: { 'x-forwarded-for': '10.5.1.1' } });
+    expect([spoofed.status, spoofed.body.errorCode]).toEqual([401, 7]);
+  });
+
+  it('GW-81 behind a trusted proxy the client address from X-Forwarded-For is checked', async () => {
+    const { g, key } = await secretKeyGateway({ communication: { trustProxy: ['127.0.0.1'] } });
+    gw = g;
+    const inside = await g.request('GET', '/api/config/machines', undefined, { token: key, headers: { 'x-forwarded-for': '10.5.1.1' } });
+    expect(inside.status).toBe(200);
+    const outside = await g.request('GET', '/api/config/machines', undefined, { token: key, headers: { 'x-forwarded-for': '10.6.1.1' } });
+    expect([outside.status, outside.body.errorCode]).toEqual([401, 7]);
+    const untrustedPeer = await g.request('GET', '/api/config/machines', undefined, { token: key, remoteAddress: '127.0.0.2', headers: { 'x-forwarded-for': '10.5.1.1' } });
+    expect(untrustedPeer.status).toBe(401);
+  });
+});
+
+describe('over real HTTP', () => {
+  it('GW-01 GW-10 GW-72 login, then a configuration read, a live read and the OpenAPI document on a listening gateway', async () => {
+    gw = await startTestGateway({ machines: [simMachine('R1')] });
+    const base = await gw.gateway.listen({ host: '127.0.0.1', port: 0 });
+    const login = await fetch(`${base}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'admin', password: TEST_ADMIN_PASSWORD }),
+    });
+    const { data } = (await login.json()) as { data: { token: string } };
+    const auth = { authorization: `Bearer ${data.token}` };
+    const machines = await fetch(`${base}/api/config/machines`, { headers: auth });
+    expect(machines.status).toBe(200);
+    expect(((await machines.json()) as { data: { machineID: string }[] }).data.map((m) => m.machineID)).toEqual(['R1']);
+    let live: { errorCode: number; data?: { adjustedStatus?: string } } = { errorCode: -1 };
+    for (let i = 0; i < 50 && live.errorCode !== 0; i++) {
+      live = (await (await fetch(`${base}/api/cnc/readCNCStatusDetails?machineID=R1`, { headers: auth })).json()) as typeof live;
+      if (live.errorCode !== 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(live.errorCode).toBe(0);
+    expect(['RUNNING', 'HOLD', 'STOPPED', 'RESET', 'EMERGENCY']).toContain(live.data?.adjustedStatus);
+    const noAuth = await fetch(`${base}/api/config/machines`);
+    expect(noAuth.status).toBe(401);
+    const doc = (await (await fetch(`${base}/api/openapi.json`)).json()) as { openapi: string };
+    expect(doc.openapi).toMatch(/^3\.1/);
   });
 });
