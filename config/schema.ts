@@ -195,6 +195,15 @@ export const gatewayConfigSchema = z
       })
       .strict()
       .default({ flushRows: 500, flushIntervalMs: 750, heartbeatSec: 60, retention: retentionSchema.parse({}) }),
+    mcp: z
+      .object({
+        /** Browser origins allowed to call /mcp (e.g. "https://dashboard.plant.example"); requests without Origin are allowed. */
+        allowedOrigins: z.array(z.string().min(1)).default([]),
+        /** Host header values allowed for /mcp (e.g. "gateway-01:8080"); empty allows any (DNS-rebinding protection then rests on Origin). */
+        allowedHosts: z.array(z.string().min(1)).default([]),
+      })
+      .strict()
+      .default({ allowedOrigins: [], allowedHosts: [] }),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     machines: z.array(machineConfigSchema).default([]),
     groups: z.array(groupConfigSchema).default([]),

@@ -6,6 +6,7 @@ import { gatewayApiPlugin } from './gateway-api/index.js';
 import { authPlugin } from './auth/index.js';
 import { errorLogPlugin } from './error-log/index.js';
 import { openapiPlugin } from './openapi/index.js';
+import { mcpPlugin } from './mcp/index.js';
 import { systemPlugin } from './system/index.js';
 
-export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, fleetPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin];
+export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, fleetPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin, mcpPlugin];

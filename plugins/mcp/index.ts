@@ -1,0 +1,122 @@
+/**
+ * The MCP server at POST /mcp, on the gateway's own port. Stateless: every
+ * request gets a new server and transport, closed when the response closes.
+ * Before any JSON-RPC is read, the request passes the same access policy as
+ * /api (credentials, security control, IP white list) and the Origin/Host
+ * allow-lists (DNS-rebinding protection).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { definePlugin } from '../../core/plugin-host.js';
+import type { GatewayContext } from '../../core/context.js';
+import { GatewayError, toGatewayError } from '../../core/errors.js';
+import type { Principal } from '../../core/interfaces.js';
+import { parseOrThrow } from '../../core/schema-errors.js';
+import { toJsonSchema } from '../../core/openapi.js';
+import { serverInstructions } from './instructions.js';
+import { createToolCaller, ToolFailure, type ToolDefinition } from './tool-runtime.js';
+import { TOOLS } from './tools.js';
+
+export const MCP_PATH = '/mcp';
+
+function sendError(reply: FastifyReply, error: GatewayError, status = error.httpStatus): FastifyReply {
+  if (status === 401) reply.header('www-authenticate', 'Bearer');
+  return reply.code(status).send({ ...error.toBody(), hint: error.hint });
+}
+
+/** Tool listings are the same for every request; they are computed once. */
+function listing(tools: readonly ToolDefinition[]): Tool[] {
+  return tools.map((t) => ({
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    inputSchema: toJsonSchema(t.input, 'input') as Tool['inputSchema'],
+    annotations: { title: t.title, readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
+  }));
+}
+
+async function runTool(ctx: GatewayContext & { logger: Logger }, tool: ToolDefinition, args: unknown, principal: Principal, sourceIp: string): Promise<CallToolResult> {
+  try {
+    let input: unknown;
+    try {
+      input = parseOrThrow(tool.input, args ?? {});
+    } catch (err) {
+      throw new ToolFailure(tool.primaryPath, toGatewayError(err));
+    }
+    const result = await tool.run(input, createToolCaller(ctx, principal, sourceIp));
+    return { content: [{ type: 'text', text: JSON.stringify(result) }] };
+  } catch (err) {
+    const message = err instanceof ToolFailure ? err.message : toGatewayError(err).toToolMessage(tool.primaryPath);
+    if (!(err instanceof ToolFailure)) ctx.logger.error({ err, tool: tool.name }, 'tool failed unexpectedly');
+    return { content: [{ type: 'text', text: message }], isError: true };
+  }
+}
+
+export const mcpPlugin = definePlugin<GatewayContext>({
+  name: 'mcp',
+  dependsOn: ['gateway-api', 'system', 'error-log'],
+  register(ctx) {
+    const tools = new Map(TOOLS.map((t) => [t.name, t]));
+    const tools_list = listing(TOOLS);
+    const { allowedOrigins, allowedHosts } = ctx.config.mcp;
+
+    /** Origin and Host allow-lists; a browser page on another origin must not drive the tools (DNS rebinding). */
+    const checkOrigin = (request: FastifyRequest): GatewayError | null => {
+      const origin = request.headers.origin;
+      if (origin !== undefined && !allowedOrigins.includes(origin)) {
+        return new GatewayError('FORBIDDEN', `Origin '${origin}' is not allowed for ${MCP_PATH}; accepted: ${allowedOrigins.length ? allowedOrigins.join(', ') : 'no browser origins (configure mcp.allowedOrigins)'}`);
+      }
+      const host = request.headers.host;
+      if (allowedHosts.length && (host === undefined || !allowedHosts.includes(host))) {
+        return new GatewayError('FORBIDDEN', `Host '${host ?? ''}' is not allowed for ${MCP_PATH}; accepted: ${allowedHosts.join(', ')}`);
+      }
+      return null;
+    };
+
+    const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+      const refused = checkOrigin(request);
+      if (refused) return sendError(reply, refused, 403);
+      let principal: Principal;
+      try {
+        principal = await ctx.interfaces.accessPolicy.authenticate({ headers: request.headers, sourceIp: request.ip, path: MCP_PATH }, undefined);
+      } catch (err) {
+        const error = toGatewayError(err);
+        ctx.interfaces.reportError(MCP_PATH, error, { principal: { username: null, isAdmin: false, method: 'none' }, sourceIp: request.ip, logger: ctx.logger });
+        return sendError(reply, error);
+      }
+      const server = new Server(
+        { name: 'cnc-machine-gateway', version: ctx.version },
+        { capabilities: { tools: {} }, instructions: serverInstructions(`http://${request.headers.host ?? 'localhost'}/api/docs`) },
+      );
+      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools_list }));
+      server.setRequestHandler(CallToolRequestSchema, async (req) => {
+        const tool = tools.get(req.params.name);
+        if (!tool) {
+          return { content: [{ type: 'text', text: `Unknown tool '${req.params.name}'; accepted: ${[...tools.keys()].join(', ')}` }], isError: true };
+        }
+        return runTool(ctx, tool, req.params.arguments, principal, request.ip);
+      });
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      reply.hijack();
+      reply.raw.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    };
+
+    ctx.http.post(MCP_PATH, handle);
+    // Stateless: there is no stream to open and no session to end.
+    const notAllowed = (_request: FastifyRequest, reply: FastifyReply) =>
+      reply
+        .code(405)
+        .header('allow', 'POST')
+        .send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless; use POST.' }, id: null });
+    ctx.http.get(MCP_PATH, notAllowed);
+    ctx.http.delete(MCP_PATH, notAllowed);
+  },
+});
