@@ -4,6 +4,7 @@ import type { GatewayConfig } from '../config/schema.js';
 import type { EventBus } from './event-bus.js';
 import type { Fleet } from './fleet/fleet.js';
 import type { DriverRegistry } from './fleet/driver-registry.js';
+import type { GroupTaskCache } from './fleet/group-tasks.js';
 import type { InterfaceRegistry } from './interfaces.js';
 import type { Database } from './store/database.js';
 import type { FleetStore } from './store/fleet-store.js';
@@ -20,6 +21,8 @@ export interface GatewayContext {
   interfaces: InterfaceRegistry;
   drivers: DriverRegistry;
   fleet: Fleet;
+  /** The latest value of every group task class; the group-tasks plugin refreshes it. */
+  groupTasks: GroupTaskCache;
   bus: EventBus;
   /** The HTTP app, for the few routes that are not interfaces (none yet). */
   http: FastifyInstance;

@@ -14,6 +14,7 @@ import type { RegisteredDriver } from './driver.js';
 import { EventBus } from './event-bus.js';
 import { DriverRegistry } from './fleet/driver-registry.js';
 import { Fleet } from './fleet/fleet.js';
+import { GroupTaskCache } from './fleet/group-tasks.js';
 import { createHttpApp, serveInterfaces } from './http-server.js';
 import { InterfaceRegistry } from './interfaces.js';
 import { PluginHost, type Plugin } from './plugin-host.js';
@@ -108,6 +109,7 @@ export class Gateway {
         interfaces,
         drivers,
         fleet,
+        groupTasks: new GroupTaskCache(),
         bus,
         http,
         now,

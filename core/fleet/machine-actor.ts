@@ -19,6 +19,7 @@ import { deriveState, type ConnectionState, type DerivedState } from './derive-s
 import { MachineHistory, type HistorySink } from './machine-history.js';
 import { StateTally } from './state-tally.js';
 import { withTimeout } from '../timeout.js';
+import { schedulePhase } from './schedule-phase.js';
 import { TASK_SAMPLERS, type SamplerContext, type TaskValues } from './task-samplers.js';
 
 /** The cached latest sample of one data class. */
@@ -79,13 +80,6 @@ type MachineEvent =
 
 /** Errors that say the link to the controller is bad, as opposed to a bad request. */
 const LINK_ERRORS: ReadonlySet<ErrorName> = new Set(['MACHINE_NOT_CONNECTED', 'DRIVER_TIMEOUT', 'DRIVER_REQUEST_FAILED']);
-
-/** A stable phase in [0, interval) so that a large fleet does not sample all at once. */
-function phaseOf(machineID: string, interval: number): number {
-  let h = 2166136261;
-  for (let i = 0; i < machineID.length; i++) h = Math.imul(h ^ machineID.charCodeAt(i), 16777619);
-  return (h >>> 0) % interval;
-}
 
 /** Exponential backoff bounded by backoffMaxMs, with full jitter over its upper half. */
 export function backoffDelay(attempts: number, base: number, max: number, random: () => number): number {
@@ -177,7 +171,7 @@ export const machineActorLogic = setup({
     // Heartbeats sit on the machine's own phase, so a fleet's rows spread over the interval.
     heartbeat: ({ context }) => {
       const period = context.deps.heartbeatMs;
-      const phase = phaseOf(context.deps.config.machineID, period);
+      const phase = schedulePhase(context.deps.config.machineID, period);
       const into = (((context.deps.now() - phase) % period) + period) % period;
       return period - into;
     },
@@ -298,7 +292,7 @@ export const machineActorLogic = setup({
     const nextDue = {} as Record<MachineTaskClass, number>;
     for (const task of MACHINE_TASK_CLASSES) {
       const interval = input.config.tasks[task].intervalMs;
-      nextDue[task] = now + phaseOf(input.config.machineID, interval);
+      nextDue[task] = now + schedulePhase(input.config.machineID, interval);
     }
     const cache = Object.fromEntries(MACHINE_TASK_CLASSES.map((t) => [t, {}])) as TaskCache;
     return {

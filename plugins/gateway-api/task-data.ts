@@ -1,17 +1,18 @@
 /**
- * Task data for one machine or one group, served from the actor caches; no
- * machine is contacted. readTaskData answers the same entry as one element of
- * batchReadTaskData, but fails with the entry's error when there is nothing to
- * show, so an information-level error (1301, 1303, ...) reaches the caller as
- * an HTTP 200 with that errorCode (GW-91).
+ * Task data for one machine or one group, served from the machine actors'
+ * caches and the group task cache; no machine is contacted. readTaskData
+ * answers the same entry as one element of batchReadTaskData, but fails with
+ * the entry's error when there is nothing to show, so an information-level
+ * error (1301, 1303, ...) reaches the caller as an HTTP 200 with that
+ * errorCode (GW-91). readGroupTaskData does the same for a group class.
  */
 import { z } from 'zod';
-import { MACHINE_TASK_CLASSES, type MachineTaskClass } from '../../config/schema.js';
+import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, type GroupConfig, type GroupTaskClass, type MachineTaskClass } from '../../config/schema.js';
 import type { GatewayContext } from '../../core/context.js';
 import { ERRORS, GatewayError } from '../../core/errors.js';
 import type { MachineView } from '../../core/fleet/fleet.js';
+import type { GroupTaskEntry } from '../../core/fleet/group-tasks.js';
 import { taskDataEntry } from './fleet-snapshot.js';
-import { GROUP_TASK_TYPES, groupAggregate } from './group-aggregates.js';
 import { activeMachineView, errorDetail } from './machine-reads.js';
 import { defineTaskSwitchInterface } from './task-switch.js';
 
@@ -44,6 +45,27 @@ function entryFailure(view: MachineView, type: MachineTaskClass, entry: ReturnTy
   return entry.data === null ? cachedFailure(view, type) : null;
 }
 
+/**
+ * The error a group read fails with, or null when the cached value is the
+ * answer. An inactive group runs no task, so it answers 1301 like a disabled one.
+ */
+function groupEntryFailure(group: GroupConfig, type: GroupTaskClass, entry: GroupTaskEntry): GatewayError | null {
+  const { groupID } = group;
+  if (!group.isActive) {
+    return new GatewayError('TASK_NOT_ENABLED', `group '${groupID}' is inactive (isActive=false), so none of its tasks runs; activate it with POST /api/config/group/update`);
+  }
+  const task = group.tasks[type];
+  if (!task.enabled) {
+    return new GatewayError('TASK_NOT_ENABLED', `group '${groupID}': task ${type} is disabled (tasks.${type}.enabled=false); enable it with POST /api/config/task/update`);
+  }
+  if (entry.value !== undefined) return null;
+  if (entry.error) {
+    const detail = errorDetail(entry.error.errorName, entry.error.message);
+    return new GatewayError(entry.error.errorName, `group '${groupID}' ${type}: ${detail || 'no details'}`);
+  }
+  return new GatewayError('TASK_NOT_READY', `group '${groupID}': no ${type} refresh yet (the task refreshes every ${task.intervalMs} ms)`);
+}
+
 export function defineTaskDataInterfaces(ctx: GatewayContext): void {
   ctx.interfaces.define({
     path: '/api/task/readTaskData',
@@ -71,25 +93,28 @@ export function defineTaskDataInterfaces(ctx: GatewayContext): void {
     path: '/api/task/readGroupTaskData',
     method: 'GET',
     summary:
-      'Figures for a whole group computed from its members’ cached samples: GroupCount (parts), GroupCumulativeTime (power-on, operating, cutting seconds) or GroupOEE (times and counts added, factors recomputed). Members without a sample are listed under membersWithoutData.',
+      'The cached latest figures of one group class, refreshed by the group’s own task every tasks.<class>.intervalMs: GroupCount (parts), GroupCumulativeTime (power-on, operating, cutting seconds) or GroupOEE (times and counts added, factors recomputed), with time = when they were computed. Members without a sample are listed under membersWithoutData. Fails with 1301 when the group task is not enabled and 1303 before its first refresh.',
     tags: ['task data'],
     input: z
       .object({
-        type: z.enum(GROUP_TASK_TYPES),
+        type: z.enum(GROUP_TASK_CLASSES),
         groupID: z.string().min(1).describe('the group; GET /api/config/groups lists them'),
         tag: tagInput,
       })
       .strict(),
     handler: ({ type, groupID, tag }) => {
       const group = ctx.store.getGroup(groupID);
-      const members = group.machineIDs.map((id) => (ctx.fleet.has(id) ? ctx.fleet.view(id) : id));
+      const entry = ctx.groupTasks.entry(groupID, type);
+      const failure = groupEntryFailure(group, type, entry);
+      if (failure) throw failure;
+      const { error } = entry;
       return {
         groupID,
         type,
-        time: ctx.now(),
+        time: entry.sampledAt,
         ...(tag === undefined ? {} : { tag }),
-        memberCount: members.length,
-        ...groupAggregate(type, members),
+        error: error ? { errorCode: error.errorCode, errorMsg: error.message, at: error.at } : null,
+        ...entry.value,
       };
     },
   });

@@ -10,6 +10,7 @@ import { definePlugin } from '../../core/plugin-host.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../plugins/index.js';
 import { defineTaskDataInterfaces } from '../../plugins/gateway-api/task-data.js';
+import { groupTasksPlugin } from '../../plugins/group-tasks/index.js';
 import { simMachine } from '../fixtures/gateway.js';
 
 type Body = { errorCode: number; errorMsg: string; data?: unknown; hint?: string };
@@ -43,7 +44,9 @@ async function start(raw: Record<string, unknown>): Promise<Gateway> {
   dataDir = mkdtempSync(join(tmpdir(), 'gw-task-data-'));
   // Access control has its own tests; these are about the task data.
   const config = parseConfig({ logLevel: 'silent', ...raw, security: { securityControl: false }, gateway: { dataDir, timeZone: 'UTC' } });
-  gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: [...GATEWAY_PLUGINS, taskDataUnderTest], logger: pino({ level: 'silent' }), env: {} });
+  // Group task data is served from the cache the group-tasks plugin refreshes.
+  const plugins = [...GATEWAY_PLUGINS.filter((p) => p.name !== groupTasksPlugin.name), groupTasksPlugin, taskDataUnderTest];
+  gateway = await Gateway.create({ config, drivers: DRIVERS, plugins, logger: pino({ level: 'silent' }), env: {} });
   return gateway;
 }
 
@@ -137,15 +140,29 @@ describe('readTaskData', () => {
 });
 
 describe('readGroupTaskData', () => {
+  const EVERY_SECOND = { enabled: true, intervalMs: 1000 };
   const groupFleet = {
     machines: [busy('A'), busy('B'), busy('C', { tasks: { CNCStatus: FAST, Count: OFF, TimeData: OFF, OEE: OFF } })],
-    groups: [{ groupID: 'cell', name: 'Cell', machineIDs: ['A', 'B', 'C'] }],
+    groups: [{ groupID: 'cell', name: 'Cell', machineIDs: ['A', 'B', 'C'], tasks: { GroupCount: EVERY_SECOND, GroupCumulativeTime: EVERY_SECOND, GroupOEE: EVERY_SECOND } }],
   };
+
+  /** The group's cached figures of `type`, once a refresh has found a sample of every listed member. */
+  async function refreshed(type: string, ids: string[], tag = ''): Promise<Data> {
+    let data: Data = {};
+    await vi.waitFor(
+      async () => {
+        data = (await call('GET', `/api/task/readGroupTaskData?type=${type}&groupID=cell${tag}`)).body.data as Data;
+        expect((data?.members as { machineID: string }[] | undefined)?.map((m) => m.machineID)).toEqual(ids);
+      },
+      { timeout: 8000, interval: 50 },
+    );
+    return data;
+  }
 
   it('GroupCount and GroupCumulativeTime add up the members’ caches; a member without data is listed with the reason', async () => {
     const g = await start(groupFleet);
     await sampled(g, ['A', 'B'], ['Count', 'TimeData']);
-    const count = (await call('GET', '/api/task/readGroupTaskData?type=GroupCount&groupID=cell&tag=t1')).body.data as Data;
+    const count = await refreshed('GroupCount', ['A', 'B'], '&tag=t1');
     expect(count).toMatchObject({ groupID: 'cell', type: 'GroupCount', tag: 't1', memberCount: 3 });
     const members = count.members as { machineID: string; partsTotal: number; partCount: number }[];
     expect(members.map((m) => m.machineID)).toEqual(['A', 'B']);
@@ -153,7 +170,7 @@ describe('readGroupTaskData', () => {
     expect(count.partCount).toBe(members.reduce((t, m) => t + m.partCount, 0));
     expect(count.membersWithoutData).toEqual([{ machineID: 'C', errorCode: 1301, errorMsg: expect.stringContaining('Count') }]);
 
-    const time = (await call('GET', '/api/task/readGroupTaskData?type=GroupCumulativeTime&groupID=cell')).body.data as Data;
+    const time = await refreshed('GroupCumulativeTime', ['A', 'B']);
     const rows = time.members as { machineID: string; powerOnTime: number; operatingTime: number; cuttingTime: number }[];
     expect(rows.map((m) => m.machineID)).toEqual(['A', 'B']);
     for (const field of ['powerOnTime', 'operatingTime', 'cuttingTime'] as const) {
@@ -166,7 +183,7 @@ describe('readGroupTaskData', () => {
   it('GroupOEE adds times and counts and recomputes the factors from the sums', async () => {
     const g = await start(groupFleet);
     await sampled(g, ['A', 'B'], ['OEE']);
-    const oee = (await call('GET', '/api/task/readGroupTaskData?type=GroupOEE&groupID=cell')).body.data as Data;
+    const oee = await refreshed('GroupOEE', ['A', 'B']);
     const rows = oee.members as { machineID: string; plannedTimeSec: number; runningTimeSec: number; totalCount: number; goodCount: number }[];
     expect(rows.map((m) => m.machineID)).toEqual(['A', 'B']);
     const planned = rows.reduce((t, m) => t + m.plannedTimeSec, 0);

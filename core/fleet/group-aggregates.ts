@@ -1,16 +1,16 @@
 /**
- * Group task data: figures for a whole group computed on demand from its
- * members' cached samples (Count, TimeData, OEE). Nothing is stored and no
- * machine is contacted; a member without a cached sample is listed with the
- * reason instead of counting as zero.
+ * Group figures computed from the members' cached samples (Count, TimeData,
+ * OEE). Pure: no machine is contacted and nothing is stored here; the group
+ * task scheduler caches what these return. A member without a cached sample
+ * is listed with the reason instead of counting as zero.
  */
-import { ERRORS } from '../../core/errors.js';
-import type { MachineView } from '../../core/fleet/fleet.js';
-import type { TaskValues } from '../../core/fleet/task-samplers.js';
-import { taskDataEntry } from './fleet-snapshot.js';
+import type { GroupTaskClass, MachineTaskClass } from '../../config/schema.js';
+import { ERRORS } from '../errors.js';
+import type { MachineView } from './fleet.js';
+import type { TaskValues } from './task-samplers.js';
 
-export const GROUP_TASK_TYPES = ['GroupCount', 'GroupCumulativeTime', 'GroupOEE'] as const;
-export type GroupTaskType = (typeof GROUP_TASK_TYPES)[number];
+/** A member as the aggregation sees it: its live view, or the machineID of one the fleet does not know. */
+export type GroupMember = MachineView | string;
 
 /** A member that contributed nothing, and why. */
 export interface MemberWithoutData {
@@ -26,9 +26,26 @@ interface MemberSample<K extends keyof TaskValues> {
   value: TaskValues[K];
 }
 
+const shortfall = (name: 'MACHINE_INACTIVE' | 'TASK_NOT_ENABLED' | 'TASK_NOT_READY', cls: MachineTaskClass) => {
+  const e = ERRORS[name];
+  return { errorCode: e.code, errorMsg: name === 'MACHINE_INACTIVE' ? e.description : `${e.description} (${cls})` };
+};
+
+/**
+ * Why a member has no usable sample of `cls`, in the order a machine read
+ * reports it: inactive, task disabled, latest attempt failed, no sample yet.
+ */
+export function memberShortfall(view: MachineView, cls: MachineTaskClass): { errorCode: number; errorMsg: string } {
+  const cached = view.cache[cls];
+  if (!view.config.isActive) return shortfall('MACHINE_INACTIVE', cls);
+  if (!view.config.tasks[cls].enabled) return shortfall('TASK_NOT_ENABLED', cls);
+  if (cached?.error) return { errorCode: cached.error.errorCode, errorMsg: cached.error.message };
+  return shortfall('TASK_NOT_READY', cls);
+}
+
 /** Splits the members into those with a cached sample of `cls` and those without. */
 function memberSamples<K extends 'Count' | 'TimeData' | 'OEE'>(
-  members: readonly (MachineView | string)[],
+  members: readonly GroupMember[],
   cls: K,
 ): { samples: MemberSample<K>[]; withoutData: MemberWithoutData[] } {
   const samples: MemberSample<K>[] = [];
@@ -40,16 +57,11 @@ function memberSamples<K extends 'Count' | 'TimeData' | 'OEE'>(
       continue;
     }
     const cached = member.cache[cls];
-    if (member.config.isActive && cached?.value !== undefined && cached.sampledAt !== undefined) {
+    if (member.config.isActive && member.config.tasks[cls].enabled && cached?.value !== undefined && cached.sampledAt !== undefined) {
       samples.push({ machineID: member.config.machineID, time: cached.sampledAt, value: cached.value as TaskValues[K] });
       continue;
     }
-    const entry = taskDataEntry(member, cls);
-    withoutData.push({
-      machineID: member.config.machineID,
-      errorCode: entry.error?.errorCode ?? ERRORS.TASK_NOT_READY.code,
-      errorMsg: entry.error?.errorMsg ?? `${ERRORS.TASK_NOT_READY.description} (${cls})`,
-    });
+    withoutData.push({ machineID: member.config.machineID, ...memberShortfall(member, cls) });
   }
   return { samples, withoutData };
 }
@@ -57,14 +69,14 @@ function memberSamples<K extends 'Count' | 'TimeData' | 'OEE'>(
 const sum = <T>(items: readonly T[], pick: (item: T) => number): number => items.reduce((total, item) => total + pick(item), 0);
 
 /** Parts: the members' counters added up. */
-function groupCount(members: readonly (MachineView | string)[]) {
+function groupCount(members: readonly GroupMember[]) {
   const { samples, withoutData } = memberSamples(members, 'Count');
   const rows = samples.map((s) => ({ machineID: s.machineID, time: s.time, partCount: s.value.partCount, partsTotal: s.value.partsTotal }));
   return { partCount: sum(rows, (r) => r.partCount), partsTotal: sum(rows, (r) => r.partsTotal), members: rows, membersWithoutData: withoutData };
 }
 
 /** Controller timers in seconds, added up. */
-function groupCumulativeTime(members: readonly (MachineView | string)[]) {
+function groupCumulativeTime(members: readonly GroupMember[]) {
   const { samples, withoutData } = memberSamples(members, 'TimeData');
   const rows = samples.map((s) => ({
     machineID: s.machineID,
@@ -90,7 +102,7 @@ const ratio = (numerator: number, denominator: number): number | null => (denomi
  * much as its planned time, not as one vote among many. Performance uses only
  * the members that have an ideal cycle time.
  */
-function groupOee(members: readonly (MachineView | string)[]) {
+function groupOee(members: readonly GroupMember[]) {
   const { samples, withoutData } = memberSamples(members, 'OEE');
   const rows = samples.map((s) => {
     const { plannedTimeSec, runningTimeSec, idealCycleTimeSec, totalCount, goodCount, availability, performance, quality, oee } = s.value;
@@ -111,9 +123,15 @@ function groupOee(members: readonly (MachineView | string)[]) {
   return { plannedTimeSec, runningTimeSec, totalCount, goodCount, availability, performance, quality, oee, members: rows, membersWithoutData: withoutData };
 }
 
-const AGGREGATES = { GroupCount: groupCount, GroupCumulativeTime: groupCumulativeTime, GroupOEE: groupOee } as const;
+const AGGREGATES = { GroupCount: groupCount, GroupCumulativeTime: groupCumulativeTime, GroupOEE: groupOee } as const satisfies Record<
+  GroupTaskClass,
+  (members: readonly GroupMember[]) => unknown
+>;
 
-/** The aggregate of `type` over `members`; a member given as a string is one the fleet does not know. */
-export function groupAggregate(type: GroupTaskType, members: readonly (MachineView | string)[]) {
-  return AGGREGATES[type](members);
+/** The figures of each group class, with the number of members they were computed over. */
+export type GroupTaskValues = { [K in GroupTaskClass]: { memberCount: number } & ReturnType<(typeof AGGREGATES)[K]> };
+
+/** The aggregate of `type` over `members`. */
+export function groupAggregate<K extends GroupTaskClass>(type: K, members: readonly GroupMember[]): GroupTaskValues[K] {
+  return { memberCount: members.length, ...AGGREGATES[type](members) } as GroupTaskValues[K];
 }
