@@ -1,0 +1,142 @@
+/**
+ * MCP benchmark, in one process:
+ *  - tools/call throughput and p50/p99 latency of list_machines and
+ *    get_fleet_status against a gateway with 1,000 simulated machines;
+ *  - the same for a bare SDK stateless server whose one tool returns a
+ *    constant, on the same machine, as the ratio ours/bare;
+ *  - RSS after warm-up and after 10,000 calls.
+ *
+ *   npm run bench -- mcp [--machines 1000] [--calls 10000] [--concurrency 4]
+ */
+import { createServer, type Server as HttpServer } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { parseConfig } from '../../core/config.js';
+import { Gateway } from '../../core/gateway.js';
+import { DRIVERS } from '../../drivers/registry.js';
+import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { option, percentile, printTable } from './stats.js';
+
+const PROTOCOL = '2025-06-18';
+
+async function bareServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const http: HttpServer = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', async () => {
+      const server = new McpServer({ name: 'bare', version: '1.0.0' });
+      server.registerTool('constant', { description: 'returns a constant' }, async () => ({ content: [{ type: 'text', text: '{"value":42}' }] }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, JSON.parse(body) as unknown);
+    });
+  });
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  const address = http.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return { url: `http://127.0.0.1:${port}/mcp`, close: () => new Promise((r) => http.close(() => r())) };
+}
+
+/** Runs `calls` tools/call requests with `concurrency` in flight; returns latencies (ms) and calls/s. */
+async function drive(url: string, token: string | null, tool: string, args: Record<string, unknown>, calls: number, concurrency: number) {
+  const latencies: number[] = [];
+  let next = 0;
+  const body = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: args } });
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': PROTOCOL,
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+  };
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < calls) {
+        const id = next++;
+        const s = performance.now();
+        const res = await fetch(url, { method: 'POST', headers, body: body(id) });
+        const json = (await res.json()) as { result?: { isError?: boolean } };
+        if (res.status !== 200 || json.result?.isError) throw new Error(`call ${id} failed: ${res.status} ${JSON.stringify(json).slice(0, 200)}`);
+        latencies.push(performance.now() - s);
+      }
+    }),
+  );
+  return { latencies, perSec: calls / ((performance.now() - t0) / 1000) };
+}
+
+export async function run(args: string[]): Promise<void> {
+  const machines = option(args, 'machines', 1000);
+  const calls = option(args, 'calls', 10_000);
+  const concurrency = option(args, 'concurrency', 4);
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-mcp-'));
+  const config = parseConfig({
+    gateway: { dataDir, timeZone: 'UTC' },
+    logLevel: 'warn',
+    machines: Array.from({ length: machines }, (_, i) => ({
+      machineID: `B${String(i).padStart(4, '0')}`,
+      name: `Bench ${i}`,
+      driver: 'simulator',
+      driverOptions: { seed: i },
+    })),
+  });
+  const password = 'bench-admin-password';
+  const gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger: pino({ level: 'warn' }), env: { GATEWAY_ADMIN_PASSWORD: password } });
+  const base = await gateway.listen({ host: '127.0.0.1', port: 0 });
+  const login = (await (await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) })).json()) as { data: { token: string } };
+  const token = login.data.token;
+  const url = `${base}/mcp`;
+  const bare = await bareServer();
+  process.stdout.write(`mcp: ${machines} machines; warming up\n`);
+  await new Promise((r) => setTimeout(r, 3000));
+  await drive(url, token, 'list_machines', {}, 500, concurrency);
+  await drive(bare.url, null, 'constant', {}, 500, concurrency);
+  const rssWarm = process.memoryUsage().rss;
+
+  const bareRun = await drive(bare.url, null, 'constant', {}, 2000, concurrency);
+  process.stdout.write(`  bare: ${bareRun.perSec.toFixed(0)} calls/s\n`);
+  const listRun = await drive(url, token, 'list_machines', {}, calls, concurrency);
+  process.stdout.write(`  list_machines: ${listRun.perSec.toFixed(0)} calls/s (${calls} calls)\n`);
+  const rssAfter = process.memoryUsage().rss;
+  const fleetRun = await drive(url, token, 'get_fleet_status', {}, 500, concurrency);
+  process.stdout.write(`  get_fleet_status: ${fleetRun.perSec.toFixed(0)} calls/s\n`);
+
+  await bare.close();
+  await gateway.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+  const result = {
+    machines,
+    concurrency,
+    bareCallsPerSec: bareRun.perSec,
+    bareP50Ms: percentile(bareRun.latencies, 50),
+    bareP99Ms: percentile(bareRun.latencies, 99),
+    listMachinesCallsPerSec: listRun.perSec,
+    listMachinesP50Ms: percentile(listRun.latencies, 50),
+    listMachinesP99Ms: percentile(listRun.latencies, 99),
+    listMachinesRatio: listRun.perSec / bareRun.perSec,
+    fleetStatusCallsPerSec: fleetRun.perSec,
+    fleetStatusP50Ms: percentile(fleetRun.latencies, 50),
+    fleetStatusP95Ms: percentile(fleetRun.latencies, 95),
+    fleetStatusP99Ms: percentile(fleetRun.latencies, 99),
+    rssWarmMB: rssWarm / 1024 / 1024,
+    rssAfterCallsMB: rssAfter / 1024 / 1024,
+    rssGrowthMB: (rssAfter - rssWarm) / 1024 / 1024,
+  };
+  printTable(`MCP benchmark (${machines} machines, concurrency ${concurrency}, Node ${process.version})`, [
+    ['bare SDK server, calls/s', result.bareCallsPerSec.toFixed(0), ''],
+    ['list_machines, calls/s', result.listMachinesCallsPerSec.toFixed(0), ''],
+    ['list_machines p50 / p99, ms', `${result.listMachinesP50Ms.toFixed(1)} / ${result.listMachinesP99Ms.toFixed(1)}`, ''],
+    ['list_machines / bare', result.listMachinesRatio.toFixed(2), '>= 0.7'],
+    ['get_fleet_status p50 / p95, ms', `${result.fleetStatusP50Ms.toFixed(1)} / ${result.fleetStatusP95Ms.toFixed(1)}`, 'p95 <= 50'],
+    ['RSS after warm-up, MB', result.rssWarmMB.toFixed(0), ''],
+    [`RSS growth over ${calls} calls, MB`, result.rssGrowthMB.toFixed(1), '<= 20'],
+  ]);
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
