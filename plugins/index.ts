@@ -8,6 +8,7 @@ import { errorLogPlugin } from './error-log/index.js';
 import { openapiPlugin } from './openapi/index.js';
 import { mcpPlugin } from './mcp/index.js';
 import { groupTasksPlugin } from './group-tasks/index.js';
+import { historyPlugin } from './history/index.js';
 import { systemPlugin } from './system/index.js';
 
-export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, fleetPlugin, groupTasksPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin, mcpPlugin];
+export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, fleetPlugin, groupTasksPlugin, historyPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin, mcpPlugin];

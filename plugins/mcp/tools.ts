@@ -323,5 +323,6 @@ async function queryNewestFirst(
     '/api/db/query',
     defined({ table: 'history', machineIDs, classes: [input.type], start: input.start, end: input.end, order: 'desc', limit: input.limit }),
   );
-  return { type: input.type, [`${target.kind}ID`]: target.id, ...result, order: 'newestFirst' };
+  const { window, count, limitReached, data } = result;
+  return { type: input.type, [`${target.kind}ID`]: target.id, window, order: 'newestFirst', count, limitReached, data };
 }
