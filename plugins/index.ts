@@ -9,6 +9,7 @@ import { openapiPlugin } from './openapi/index.js';
 import { mcpPlugin } from './mcp/index.js';
 import { groupTasksPlugin } from './group-tasks/index.js';
 import { historyPlugin } from './history/index.js';
+import { analysisPlugin } from './analysis/index.js';
 import { systemPlugin } from './system/index.js';
 
-export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, fleetPlugin, groupTasksPlugin, historyPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin, mcpPlugin];
+export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, fleetPlugin, groupTasksPlugin, historyPlugin, analysisPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin, mcpPlugin];

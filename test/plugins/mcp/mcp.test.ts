@@ -175,3 +175,59 @@ describe('MCP tools', () => {
     expect(r.text).toMatch(/INVALID_PARAMETER\(2\).*start.*-30m.*today/);
   });
 });
+
+describe('MCP analysis and history tools', () => {
+  beforeAll(async () => {
+    await gw.gateway.context.history.flush();
+  });
+
+  it('GW-59 GW-16 analyze returns {kind, machineID or groupID, window, data}; interval splits the window', async () => {
+    const r = (await mcp.call('analyze', { kind: 'overall', machineID: 'M1', start: '-2h', interval: 3600 })).json();
+    expect(Object.keys(r).sort()).toEqual(['data', 'kind', 'machineID', 'window']);
+    expect(r.kind).toBe('overall');
+    expect(Object.keys(r.window as object).sort()).toEqual(['end', 'endUnix', 'start', 'startUnix', 'timeZone']);
+    expect(JSON.stringify(r.data)).toContain('intervals');
+    const group = (await mcp.call('analyze', { kind: 'count', groupID: 'cell', start: 'today' })).json();
+    expect(group.groupID).toBe('cell');
+  });
+
+  it('GW-59 GW-95 analyze refuses a window of 31 days or more, and an invalid kind, listing what is accepted', async () => {
+    const long = await mcp.call('analyze', { kind: 'oee', machineID: 'M1', start: '-31d' });
+    expect(long.isError).toBe(true);
+    expect(long.text).toMatch(/INVALID_PARAMETER\(2\).*shorter than 31 days/);
+    const kind = await mcp.call('analyze', { kind: 'vibes', machineID: 'M1', start: '-1h' });
+    expect(kind.isError).toBe(true);
+    expect(kind.text).toMatch(/"oee"\|"alarm"\|"count"\|"cycle"\|"overall"/);
+  });
+
+  it('GW-60 GW-37 query_history is oldest first with limit 200 by default and returns the documented shape', async () => {
+    const r = (await mcp.call('query_history', { type: 'State', machineID: 'M1', start: 'today' })).json() as Record<string, unknown>;
+    expect(Object.keys(r).sort()).toEqual(['count', 'data', 'limitReached', 'machineID', 'order', 'type', 'window']);
+    expect([r.type, r.order]).toEqual(['State', 'oldestFirst']);
+    const rows = r.data as { time: number }[];
+    expect(rows.length).toBeGreaterThan(0);
+    for (let i = 1; i < rows.length; i++) expect((rows[i] as { time: number }).time).toBeGreaterThanOrEqual((rows[i - 1] as { time: number }).time);
+  });
+
+  it('GW-60 GW-65 newestFirst returns the most recent rows first, through /api/db/query', async () => {
+    const r = (await mcp.call('query_history', { type: 'Heartbeat', groupID: 'cell', start: 'today', limit: 1, newestFirst: true })).json() as Record<string, unknown>;
+    expect(Object.keys(r).sort()).toEqual(['count', 'data', 'groupID', 'limitReached', 'order', 'type', 'window']);
+    expect(r.order).toBe('newestFirst');
+    const all = (await mcp.call('query_history', { type: 'State', machineID: 'M1', start: 'today', newestFirst: true })).json() as { data: { time: number }[] };
+    for (let i = 1; i < all.data.length; i++) expect((all.data[i] as { time: number }).time).toBeLessThanOrEqual((all.data[i - 1] as { time: number }).time);
+  });
+});
+
+describe('MCP authorisation of query_history', () => {
+  it('GW-65 with security control on, newestFirst needs the caller to be authorised for /api/db/query', async () => {
+    await gw.request('POST', '/api/security/user/add', { username: 'historian', password: 'historian-password-1', authorizedApis: ['/api/history/machine'] });
+    const key = ((await gw.request('POST', '/api/security/secret-key/create', { username: 'historian' })).body.data as { key: string }).key;
+    const session = await connectMcp(base, key);
+    const oldest = await session.call('query_history', { type: 'State', machineID: 'M1', start: 'today' });
+    expect(oldest.isError).toBe(false);
+    const newest = await session.call('query_history', { type: 'State', machineID: 'M1', start: 'today', newestFirst: true });
+    expect(newest.isError).toBe(true);
+    expect(newest.text).toMatch(/^\/api\/db\/query failed: FORBIDDEN\(5\)/);
+    await session.close();
+  });
+});

@@ -1,0 +1,144 @@
+/**
+ * History analysis (GW-59): OEE, alarm, count, cycle and overall figures over
+ * a window shorter than 31 days, for one machine or one group, optionally
+ * split into sub-windows of `interval` seconds. Figures are computed by the
+ * pure functions in core/analysis from the history table; formulas and
+ * decisions are in docs/analysis.md.
+ */
+import { z } from 'zod';
+import { analyseGroup, analyseMachine, checkInterval, type AnalysisSpec, type MachineSubject, type MemberWithoutData } from '../../core/analysis/analyse.js';
+import { ANALYSIS_KINDS, type AlarmRecord, type AnalysisKind, type TimeSpan } from '../../core/analysis/model.js';
+import { splitWindow } from '../../core/analysis/sub-windows.js';
+import { analysedRange } from '../../core/analysis/tally.js';
+import type { GatewayContext } from '../../core/context.js';
+import { GatewayError } from '../../core/errors.js';
+import { queryBool, queryInt } from '../../core/interfaces.js';
+import { definePlugin } from '../../core/plugin-host.js';
+import { resolveWindow, TIME_PARAM_FORMS, TIME_PARAM_SUMMARY, type TimeWindow } from '../../core/time-params.js';
+import { HistoryReader, type HistoryNeeds } from './history-reader.js';
+
+const MAX_WINDOW_DAYS = 31;
+
+// The form of start/end is checked by resolveWindow in the handler, after the machine or group: an unknown
+// machineID answers 10003 whatever the window, like every other interface.
+const timeInput = z.union([z.string(), z.number()], { error: `expected one time value; accepted: ${TIME_PARAM_FORMS}` });
+
+const commonInput = {
+  kind: z.enum(ANALYSIS_KINDS).describe('oee, alarm, count, cycle or overall (see docs/analysis.md)'),
+  start: timeInput.describe(`window start, required: ${TIME_PARAM_SUMMARY}`),
+  end: timeInput.optional().describe(`window end (exclusive), default now; the window must be shorter than ${MAX_WINDOW_DAYS} days`),
+  interval: queryInt()
+    .min(1)
+    .max(MAX_WINDOW_DAYS * 86_400)
+    .optional()
+    .describe('split the window into sub-windows of this many seconds, counted from start (at most 1,000 sub-windows)'),
+  enableCountPerProgram: queryBool().optional().describe('count and overall: split the part count by program'),
+};
+
+/** What each kind reads; a group always reads the timeline, to tell members without data. */
+const NEEDS: Record<AnalysisKind, HistoryNeeds> = {
+  oee: { timeline: true, counts: true, alarms: false },
+  alarm: { timeline: true, counts: false, alarms: true },
+  count: { timeline: false, counts: true, alarms: false },
+  cycle: { timeline: false, counts: true, alarms: false },
+  overall: { timeline: true, counts: true, alarms: true },
+};
+
+interface AnalysisInput {
+  kind: AnalysisKind;
+  start: string | number;
+  end?: string | number | undefined;
+  interval?: number | undefined;
+  enableCountPerProgram?: boolean | undefined;
+}
+
+export const analysisPlugin = definePlugin<GatewayContext>({
+  name: 'analysis',
+  register(ctx) {
+    const reader = new HistoryReader(ctx.db);
+
+    /** The window and the spec; refuses a bad window or interval before any history is read. */
+    const plan = (input: AnalysisInput): { spec: AnalysisSpec; range: TimeSpan } => {
+      const nowMs = ctx.now();
+      const window: TimeWindow = resolveWindow(
+        { start: input.start, ...(input.end !== undefined ? { end: input.end } : {}) },
+        { timeZone: ctx.timeZone, now: nowMs, requireStart: true, maxDays: MAX_WINDOW_DAYS },
+      );
+      checkInterval(window, input.interval);
+      const spec: AnalysisSpec = {
+        kind: input.kind,
+        window,
+        ...(input.interval !== undefined ? { intervalSec: input.interval } : {}),
+        perProgram: input.enableCountPerProgram ?? false,
+        nowMs,
+        heartbeatSec: ctx.config.history.heartbeatSec,
+      };
+      return { spec, range: analysedRange(splitWindow(window), nowMs) };
+    };
+
+    /** Alarms the machine's live status shows now, when it is online (an offline machine's cache is old). */
+    const liveAlarms = (machineID: string, nowMs: number): AlarmRecord[] => {
+      if (!ctx.fleet.has(machineID)) return [];
+      const view = ctx.fleet.view(machineID);
+      if (view.connection.state !== 'online') return [];
+      return (view.cache.CNCStatus?.value?.alarms ?? []).map((a) => ({
+        code: a.code,
+        message: a.message,
+        level: a.level,
+        startMs: a.since,
+        endMs: null,
+        loggedMs: nowMs,
+        activeNow: true,
+      }));
+    };
+
+    const subject = async (machineID: string, spec: AnalysisSpec, range: TimeSpan, needs: HistoryNeeds): Promise<MachineSubject> => {
+      const config = ctx.store.getMachine(machineID);
+      const history = await reader.machineHistory(machineID, range, needs, needs.alarms ? liveAlarms(machineID, spec.nowMs) : []);
+      return { machineID, idealCycleTimeSec: config.idealCycleTimeSec ?? null, history };
+    };
+
+    ctx.interfaces.define({
+      path: '/api/analysis/machine',
+      method: 'GET',
+      summary:
+        'Analysis of one machine’s history over a window shorter than 31 days: kind oee (availability × performance × quality), alarm (counts, durations, top alarms, MTBF, MTTR), count (parts), cycle (cycle-time statistics) or overall (time per state and SEMI E10 bucket plus all of these). `interval` splits the window into sub-windows whose figures add up to the whole.',
+      tags: ['analysis'],
+      input: z
+        .object({ ...commonInput, machineID: z.string().min(1).describe('the machine; GET /api/config/machines lists them') })
+        .strict(),
+      handler: async (input) => {
+        const config = ctx.store.getMachine(input.machineID);
+        if (!config.isActive) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID '${input.machineID}' is inactive`);
+        const { spec, range } = plan(input);
+        const data = analyseMachine(spec, await subject(input.machineID, spec, range, NEEDS[input.kind]));
+        return { kind: input.kind, machineID: input.machineID, window: spec.window, data };
+      },
+    });
+
+    ctx.interfaces.define({
+      path: '/api/analysis/group',
+      method: 'GET',
+      summary:
+        'The same analysis for a group as if it were one machine: its members’ times and counts added per sub-window and the ratios recomputed from the sums, each member’s own figures under members, and members without data in the window (or inactive) under membersWithoutData.',
+      tags: ['analysis'],
+      input: z
+        .object({ ...commonInput, groupID: z.string().min(1).describe('the group; GET /api/config/groups lists them') })
+        .strict(),
+      handler: async (input) => {
+        const group = ctx.store.getGroup(input.groupID);
+        const { spec, range } = plan(input);
+        const needs: HistoryNeeds = { ...NEEDS[input.kind], timeline: true };
+        const subjects: MachineSubject[] = [];
+        const excluded: MemberWithoutData[] = [];
+        for (const machineID of group.machineIDs) {
+          if (!ctx.store.hasMachine(machineID)) excluded.push({ machineID, reason: 'unknown', detail: `machineID '${machineID}' does not exist` });
+          else if (!ctx.store.getMachine(machineID).isActive) excluded.push({ machineID, reason: 'inactive', detail: `machineID '${machineID}' is inactive` });
+          else subjects.push(await subject(machineID, spec, range, needs));
+        }
+        const data = analyseGroup(spec, subjects, excluded);
+        return { kind: input.kind, groupID: input.groupID, window: spec.window, data };
+      },
+    });
+  },
+});
