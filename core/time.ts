@@ -87,10 +87,33 @@ export function startOfLocalDay(ms: number, timeZone: string): number {
 
 /** ISO-8601 text of `ms` in `timeZone`, with its offset, e.g. 2026-03-29T02:30:00+02:00. */
 export function formatInZone(ms: number, timeZone: string): string {
-  const w = wallTime(ms, timeZone);
-  const off = offsetMs(ms, timeZone) / 60_000;
+  const offset = cachedOffsetMs(ms, timeZone);
+  // The wall clock is UTC shifted by the offset; reading it with getUTC* avoids a second Intl call.
+  const wall = new Date(Math.floor(ms / 1000) * 1000 + offset);
+  const off = offset / 60_000;
   const sign = off >= 0 ? '+' : '-';
   const abs = Math.abs(off);
   const pad = (n: number, l = 2) => String(n).padStart(l, '0');
-  return `${pad(w.year, 4)}-${pad(w.month)}-${pad(w.day)}T${pad(w.hour)}:${pad(w.minute)}:${pad(w.second)}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+  return `${pad(wall.getUTCFullYear(), 4)}-${pad(wall.getUTCMonth() + 1)}-${pad(wall.getUTCDate())}T${pad(wall.getUTCHours())}:${pad(wall.getUTCMinutes())}:${pad(wall.getUTCSeconds())}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+}
+
+/** Offsets by 15-minute slice: a history page formats thousands of times, and Intl is slow. */
+const OFFSET_SLICE_MS = 15 * 60_000;
+const offsetCache = new Map<string, number>();
+
+/**
+ * offsetMs, remembered per zone and 15-minute slice. A slice whose start and
+ * end offsets differ holds a transition; it is never cached.
+ */
+function cachedOffsetMs(ms: number, timeZone: string): number {
+  const slice = Math.floor(ms / OFFSET_SLICE_MS);
+  const key = `${timeZone}|${slice}`;
+  const hit = offsetCache.get(key);
+  if (hit !== undefined) return hit;
+  const atStart = offsetMs(slice * OFFSET_SLICE_MS, timeZone);
+  const atEnd = offsetMs((slice + 1) * OFFSET_SLICE_MS - 1000, timeZone);
+  if (atStart !== atEnd) return offsetMs(ms, timeZone);
+  if (offsetCache.size >= 50_000) offsetCache.clear();
+  offsetCache.set(key, atStart);
+  return atStart;
 }

@@ -98,14 +98,20 @@ export async function run(args: string[]): Promise<void> {
   await new Promise((r) => setTimeout(r, 3000));
   await drive(url, token, 'list_machines', {}, 500, concurrency);
   await drive(bare.url, null, 'constant', {}, 500, concurrency);
-  const rssWarm = process.memoryUsage().rss;
+  // With --expose-gc (npm run bench sets it), RSS is read after a full collection, so growth means retained memory.
+  const settledRss = () => {
+    (globalThis as { gc?: () => void }).gc?.();
+    return process.memoryUsage().rss;
+  };
+  const rssWarm = settledRss();
 
   const bareRun = await drive(bare.url, null, 'constant', {}, 2000, concurrency);
   process.stdout.write(`  bare: ${bareRun.perSec.toFixed(0)} calls/s\n`);
   const listRun = await drive(url, token, 'list_machines', {}, calls, concurrency);
   process.stdout.write(`  list_machines: ${listRun.perSec.toFixed(0)} calls/s (${calls} calls)\n`);
-  const rssAfter = process.memoryUsage().rss;
-  const fleetRun = await drive(url, token, 'get_fleet_status', {}, 500, concurrency);
+  const rssAfter = settledRss();
+  // Latency of one dashboard polling the fleet: one call at a time, so the figure is not queueing behind our own load.
+  const fleetRun = await drive(url, token, 'get_fleet_status', {}, 500, 1);
   process.stdout.write(`  get_fleet_status: ${fleetRun.perSec.toFixed(0)} calls/s\n`);
 
   await bare.close();
@@ -134,7 +140,7 @@ export async function run(args: string[]): Promise<void> {
     ['list_machines, calls/s', result.listMachinesCallsPerSec.toFixed(0), ''],
     ['list_machines p50 / p99, ms', `${result.listMachinesP50Ms.toFixed(1)} / ${result.listMachinesP99Ms.toFixed(1)}`, ''],
     ['list_machines / bare', result.listMachinesRatio.toFixed(2), '>= 0.7'],
-    ['get_fleet_status p50 / p95, ms', `${result.fleetStatusP50Ms.toFixed(1)} / ${result.fleetStatusP95Ms.toFixed(1)}`, 'p95 <= 50'],
+    ['get_fleet_status p50 / p95, ms (1 at a time)', `${result.fleetStatusP50Ms.toFixed(1)} / ${result.fleetStatusP95Ms.toFixed(1)}`, 'p95 <= 50'],
     ['RSS after warm-up, MB', result.rssWarmMB.toFixed(0), ''],
     [`RSS growth over ${calls} calls, MB`, result.rssGrowthMB.toFixed(1), '<= 20'],
   ]);

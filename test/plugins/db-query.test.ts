@@ -9,7 +9,6 @@ import { Gateway } from '../../core/gateway.js';
 import { buildCursorQuery, type HistoryCursorSpec, type HistoryFilter } from '../../core/store/history-query.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../plugins/index.js';
-import { historyPlugin } from '../../plugins/history/index.js';
 import { simMachine, TEST_ADMIN_PASSWORD, type TestGateway } from '../fixtures/gateway.js';
 
 /** Seeded rows lie in the past: no background retention may delete them mid-test. */
@@ -22,7 +21,7 @@ async function startHistoryGateway(raw: Record<string, unknown> = {}): Promise<T
   const gateway = await Gateway.create({
     config,
     drivers: DRIVERS,
-    plugins: [...GATEWAY_PLUGINS.filter((p) => p.name !== historyPlugin.name), historyPlugin],
+    plugins: GATEWAY_PLUGINS,
     logger: pino({ level: 'silent' }),
     env: { GATEWAY_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD },
   });

@@ -12,7 +12,6 @@ import { formatInZone, offsetMs } from '../../core/time.js';
 import { timeTextFormatter } from '../../plugins/history/time-text.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../plugins/index.js';
-import { historyPlugin } from '../../plugins/history/index.js';
 import { simMachine, TEST_ADMIN_PASSWORD, type TestGateway } from '../fixtures/gateway.js';
 
 /** Seeded rows lie in the past: no background retention may delete them mid-test. */
@@ -25,7 +24,7 @@ async function startHistoryGateway(raw: Record<string, unknown> = {}): Promise<T
   const gateway = await Gateway.create({
     config,
     drivers: DRIVERS,
-    plugins: [...GATEWAY_PLUGINS.filter((p) => p.name !== historyPlugin.name), historyPlugin],
+    plugins: GATEWAY_PLUGINS,
     logger: pino({ level: 'silent' }),
     env: { GATEWAY_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD },
   });

@@ -10,7 +10,6 @@ import { Gateway } from '../../core/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { SimulatorClient } from '../../drivers/simulator/index.js';
 import { GATEWAY_PLUGINS } from '../../plugins/index.js';
-import { systemPlugin } from '../../plugins/system/index.js';
 import { simMachine } from '../fixtures/gateway.js';
 
 // Every event-loop histogram the gateway creates, to check that stop() disables it.
@@ -60,7 +59,7 @@ async function startSystemGateway(raw: Record<string, unknown> = {}, options: St
     gateway: { dataDir, timeZone: 'UTC', ...((raw.gateway as object) ?? {}) },
   });
   options.adjust?.(config);
-  const plugins = [...GATEWAY_PLUGINS.filter((p) => p.name !== systemPlugin.name), systemPlugin];
+  const plugins = GATEWAY_PLUGINS;
   const gateway = await Gateway.create({
     config,
     drivers: DRIVERS,
