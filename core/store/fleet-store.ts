@@ -10,6 +10,7 @@ import type { Database } from './database.js';
 export class FleetStore {
   private readonly machines = new Map<string, MachineConfig>();
   private readonly groups = new Map<string, GroupConfig>();
+  private machineRevision = 0;
 
   private constructor(private readonly db: Database) {}
 
@@ -47,6 +48,11 @@ export class FleetStore {
     return store;
   }
 
+  /** Raised by every machine change, so derived views (e.g. the public list) can be cached. */
+  get machinesRevision(): number {
+    return this.machineRevision;
+  }
+
   listMachines(): MachineConfig[] {
     return [...this.machines.values()];
   }
@@ -70,6 +76,7 @@ export class FleetStore {
       tx.run('INSERT INTO machines (machine_id, config, created_at, updated_at) VALUES (?, ?, ?, ?)', [config.machineID, JSON.stringify(config), now, now]),
     );
     this.machines.set(config.machineID, config);
+    this.machineRevision++;
     return config;
   }
 
@@ -79,6 +86,7 @@ export class FleetStore {
       tx.run('UPDATE machines SET config = ?, updated_at = ? WHERE machine_id = ?', [JSON.stringify(config), Date.now(), config.machineID]),
     );
     this.machines.set(config.machineID, config);
+    this.machineRevision++;
     return config;
   }
 
@@ -98,6 +106,7 @@ export class FleetStore {
       { transaction: true },
     );
     this.machines.delete(machineID);
+    this.machineRevision++;
     for (const g of touched) this.groups.set(g.groupID, g);
     return touched;
   }

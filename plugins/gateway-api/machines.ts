@@ -7,9 +7,9 @@ import { parseOrThrow } from '../../core/schema-errors.js';
 
 /** A machine as the API shows it: write-only credentials removed, and whether each is set. */
 export function publicMachine(config: MachineConfig) {
-  const shown: Record<string, unknown> = { ...config };
-  for (const field of WRITE_ONLY_MACHINE_FIELDS) delete shown[field];
-  return { ...shown, passwordSet: Boolean(config.password), fileServerPasswordSet: Boolean(config.fileServerPassword) };
+  // Destructuring rather than delete: the fleet list builds a thousand of these per call.
+  const { password, fileServerPassword, ...shown } = config;
+  return { ...shown, passwordSet: Boolean(password), fileServerPasswordSet: Boolean(fileServerPassword) };
 }
 
 const machineIDInput = z.object({ machineID: z.string().min(1) }).strict();
@@ -44,6 +44,12 @@ function mergeMachine(existing: MachineConfig, patch: Record<string, unknown>): 
 
 export function defineMachineInterfaces(ctx: GatewayContext): void {
   const { interfaces, store, bus } = ctx;
+  // Dashboards and agents list the fleet often; the public list is rebuilt only when a machine changes.
+  let listed: { revision: number; machines: ReturnType<typeof publicMachine>[] } | undefined;
+  const publicMachines = () => {
+    if (listed?.revision !== store.machinesRevision) listed = { revision: store.machinesRevision, machines: store.listMachines().map(publicMachine) };
+    return listed.machines;
+  };
 
   interfaces.define({
     path: '/api/config/machines',
@@ -51,7 +57,7 @@ export function defineMachineInterfaces(ctx: GatewayContext): void {
     summary: 'Every machine with its configuration, credentials excluded.',
     tags: ['configuration'],
     input: z.object({}).strict(),
-    handler: () => store.listMachines().map(publicMachine),
+    handler: () => publicMachines(),
   });
 
   interfaces.define({

@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/context.js';
@@ -60,6 +61,8 @@ export const mcpPlugin = definePlugin<GatewayContext>({
   dependsOn: ['gateway-api', 'system', 'error-log'],
   register(ctx) {
     const tools = new Map(TOOLS.map((t) => [t.name, t]));
+    // One validator for every per-request server: the SDK otherwise builds a new Ajv (with formats) per request.
+    const jsonSchemaValidator = new AjvJsonSchemaValidator();
     const tools_list = listing(TOOLS);
     const { allowedOrigins, allowedHosts } = ctx.config.mcp;
 
@@ -89,7 +92,7 @@ export const mcpPlugin = definePlugin<GatewayContext>({
       }
       const server = new Server(
         { name: 'cnc-machine-gateway', version: ctx.version },
-        { capabilities: { tools: {} }, instructions: serverInstructions(`http://${request.headers.host ?? 'localhost'}/api/docs`) },
+        { capabilities: { tools: {} }, instructions: serverInstructions(`http://${request.headers.host ?? 'localhost'}/api/docs`), jsonSchemaValidator },
       );
       server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools_list }));
       server.setRequestHandler(CallToolRequestSchema, async (req) => {
