@@ -1,51 +1,17 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../core/config.js';
-import { Gateway } from '../../core/gateway.js';
 import type { HistoryRow } from '../../core/store/history-writer.js';
 import { buildCursorQuery, HISTORY_INDEX, type HistoryCursorSpec } from '../../core/store/history-query.js';
 import { readHistoryPage } from '../../core/store/history-stream.js';
 import { formatInZone, offsetMs } from '../../core/time.js';
 import { timeTextFormatter } from '../../plugins/history/time-text.js';
-import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
-import { simMachine, TEST_ADMIN_PASSWORD, type TestGateway } from '../fixtures/gateway.js';
+import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 
 /** Seeded rows lie in the past: no background retention may delete them mid-test. */
 const NO_RETENTION = { default: { maxAgeDays: 0, maxRows: 0 }, classes: {} };
 
-/** A real gateway with the history plugin (once in the list, whether or not plugins/index.ts registers it yet), logged in as the administrator. */
-async function startHistoryGateway(raw: Record<string, unknown> = {}): Promise<TestGateway> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gw-history-'));
-  const config = parseConfig({ logLevel: 'silent', history: { retention: NO_RETENTION }, ...raw, gateway: { dataDir, timeZone: 'UTC', ...((raw.gateway as object) ?? {}) } });
-  const gateway = await Gateway.create({
-    config,
-    drivers: DRIVERS,
-    plugins: GATEWAY_PLUGINS,
-    logger: pino({ level: 'silent' }),
-    env: { GATEWAY_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD },
-  });
-  const login = await gateway.http.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: TEST_ADMIN_PASSWORD } });
-  const adminToken = (login.json() as { data: { token: string } }).data.token;
-  return {
-    gateway,
-    dataDir,
-    adminToken,
-    async request(method, url, body, options = {}) {
-      const token = options.token === undefined ? adminToken : options.token;
-      const res = await gateway.http.inject({
-        method,
-        url,
-        ...(body !== undefined ? { payload: body as object } : {}),
-        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...options.headers },
-      });
-      return { status: res.statusCode, body: res.json(), raw: res.body, headers: res.headers };
-    },
-    stop: () => gateway.stop(),
-  };
+/** A real gateway logged in as the administrator, with no background retention. */
+function startHistoryGateway(raw: Record<string, unknown> = {}): Promise<TestGateway> {
+  return startTestGateway({ history: { retention: NO_RETENTION }, ...raw });
 }
 
 type Row = { seq: number; machineID?: string; time: number; timeText: string; data: Record<string, unknown> };
