@@ -1,22 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { deriveState, type DeriveStateInput } from '../../../core/fleet/derive-state.js';
 import type { CncStatus } from '../../../core/driver.js';
+import { makeStatus } from '../../fixtures/scripted-client.js';
 
 const NOW = 1_800_000_000_000;
 
-function status(overrides: Partial<CncStatus> = {}): CncStatus {
-  return {
-    cncStatus: 'STRT',
-    adjustedStatus: 'RUNNING',
-    alarmStatus: false,
-    alarmLevel: 'none',
-    mode: 'AUTO',
-    programStatus: 'running',
-    emergency: false,
-    time: NOW,
-    ...overrides,
-  };
-}
+const status = (overrides: Partial<CncStatus> = {}): CncStatus => makeStatus({ time: NOW, ...overrides });
 
 function input(overrides: Partial<DeriveStateInput> = {}): DeriveStateInput {
   return {
