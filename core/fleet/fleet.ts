@@ -137,7 +137,17 @@ export class Fleet {
       };
     }
     const { context } = entry.actor.getSnapshot();
-    return { config: entry.config, connection: context.connection, cache: context.cache, derived: deriveFromContext(context, now) };
+    // Derived on first use: the connection-health view of a thousand machines never needs it.
+    let derived: DerivedState | undefined;
+    return {
+      config: entry.config,
+      connection: context.connection,
+      cache: context.cache,
+      get derived() {
+        derived ??= deriveFromContext(context, now);
+        return derived;
+      },
+    };
   }
 
   /** The driver client of an active machine, for live reads and file transfer. */
