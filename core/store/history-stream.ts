@@ -51,7 +51,14 @@ class RunCursor {
     if (this.next < this.rows.length) return true;
     if (this.exhausted) return false;
     const { sql, params } = buildCursorQuery(this.spec, this.after, this.chunkRows);
-    this.rows = await this.db.all<RawRow>(sql, params);
+    // SQLite builds the chunk as one JSON array on its own thread; one JSON.parse here is far cheaper
+    // than node-sqlite3 materialising thousands of row objects on the event loop.
+    const columns = ['seq', 'ts', 'machine_id', 'class', ...(this.spec.withData ? ['data'] : []), ...(this.spec.dataPaths ?? []).map((_, i) => dataPathColumn(i))];
+    const chunk = await this.db.get<{ rows: string }>(
+      `SELECT json_group_array(json_object(${columns.map((c) => `'${c}', ${c}`).join(', ')})) AS rows FROM (${sql})`,
+      params,
+    );
+    this.rows = JSON.parse(chunk?.rows ?? '[]') as RawRow[];
     this.next = 0;
     if (this.rows.length < this.chunkRows) this.exhausted = true;
     const last = this.rows[this.rows.length - 1];
