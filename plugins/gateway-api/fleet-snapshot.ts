@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { MACHINE_TASK_CLASSES, type MachineTaskClass } from '../../config/schema.js';
 import type { GatewayContext } from '../../core/context.js';
 import { ERRORS, GatewayError } from '../../core/errors.js';
+import { memberShortfall } from '../../core/fleet/group-aggregates.js';
 import type { MachineView } from '../../core/fleet/fleet.js';
 import { queryList } from '../../core/interfaces.js';
 
@@ -21,11 +22,6 @@ function viewsFor(ctx: GatewayContext, machineIDs: string[] | undefined): Machin
   return ids.map((id) => ctx.fleet.view(id));
 }
 
-function entryError(name: 'TASK_NOT_ENABLED' | 'TASK_NOT_READY', type: string) {
-  const e = ERRORS[name];
-  return { errorCode: e.code, errorMsg: `${e.description} (${type})` };
-}
-
 /** One machine's cached sample of one class, with the derived state for CNCStatus. */
 export function taskDataEntry(view: MachineView, type: MachineTaskClass) {
   const task = view.config.tasks[type];
@@ -35,15 +31,8 @@ export function taskDataEntry(view: MachineView, type: MachineTaskClass) {
     type,
     time: cached.sampledAt ?? null,
     data: cached.value ?? null,
-    error: !view.config.isActive
-      ? { errorCode: ERRORS.MACHINE_INACTIVE.code, errorMsg: ERRORS.MACHINE_INACTIVE.description }
-      : !task.enabled
-        ? entryError('TASK_NOT_ENABLED', type)
-        : cached.error
-          ? { errorCode: cached.error.errorCode, errorMsg: cached.error.message }
-          : cached.sampledAt === undefined
-            ? entryError('TASK_NOT_READY', type)
-            : null,
+    // The same reasons, in the same order, as a group task gives for a member without data.
+    error: view.config.isActive && task.enabled && !cached.error && cached.sampledAt !== undefined ? null : memberShortfall(view, type),
   };
   if (type !== 'CNCStatus') return base;
   return { ...base, state: view.derived.state, reason: view.derived.reason, statusStale: view.derived.statusStale };
