@@ -19,24 +19,14 @@ import { migrate } from '../../core/store/migrations.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../plugins/index.js';
 import { option, percentile, printTable } from './stats.js';
-
-const MACHINE_TYPES = ['lathe', 'mill', 'machiningCenter', 'turnMill', 'grinder'] as const;
-const SYSTEMS = ['FANUC', 'SIEMENS', 'HEIDENHAIN', 'MAZAK', 'OKUMA'] as const;
+import { benchMachines } from './bench-fleet.js';
 
 async function runFleet(machines: number, seconds: number, warmup: number) {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-fleet-'));
   const config = parseConfig({
     gateway: { dataDir, timeZone: 'UTC' },
     logLevel: 'warn',
-    machines: Array.from({ length: machines }, (_, i) => ({
-      machineID: `B${String(i).padStart(4, '0')}`,
-      name: `Bench ${i}`,
-      machineType: MACHINE_TYPES[i % MACHINE_TYPES.length],
-      system: SYSTEMS[i % SYSTEMS.length],
-      driver: 'simulator',
-      driverOptions: { seed: i, machineType: MACHINE_TYPES[i % MACHINE_TYPES.length], system: SYSTEMS[i % SYSTEMS.length], timeScale: 10 },
-      tasks: { CNCStatus: { enabled: true, intervalMs: 1000 } },
-    })),
+    machines: benchMachines(machines),
   });
   let measuring = false;
   const lags: number[] = [];

@@ -20,6 +20,7 @@ import { Gateway } from '../../core/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../plugins/index.js';
 import { option, percentile, printTable } from './stats.js';
+import { benchMachines } from './bench-fleet.js';
 
 const PROTOCOL = '2025-06-18';
 
@@ -80,12 +81,7 @@ export async function run(args: string[]): Promise<void> {
   const config = parseConfig({
     gateway: { dataDir, timeZone: 'UTC' },
     logLevel: 'warn',
-    machines: Array.from({ length: machines }, (_, i) => ({
-      machineID: `B${String(i).padStart(4, '0')}`,
-      name: `Bench ${i}`,
-      driver: 'simulator',
-      driverOptions: { seed: i },
-    })),
+    machines: benchMachines(machines),
   });
   const password = 'bench-admin-password';
   const gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger: pino({ level: 'warn' }), env: { GATEWAY_ADMIN_PASSWORD: password } });
