@@ -14,6 +14,10 @@ export interface HistorySink {
   push(row: HistoryRow): number;
 }
 
+/** Every class a machine actor writes; the history interfaces accept these even before the first row. */
+export const HISTORY_CLASSES = ['CNCStatus', 'AlarmLog', 'AlarmHistory', 'Count', 'State', 'Heartbeat'] as const;
+export type HistoryClass = (typeof HISTORY_CLASSES)[number];
+
 const STATUS_KEYS = ['cncStatus', 'adjustedStatus', 'alarmStatus', 'alarmLevel', 'mode', 'programStatus', 'emergency', 'program'] as const;
 
 function statusChanged(a: CncStatus | undefined, b: CncStatus): boolean {
@@ -38,7 +42,7 @@ export class MachineHistory {
     return this.activeAlarms.size > 0;
   }
 
-  private write(cls: string, ts: number, data: unknown): void {
+  private write(cls: HistoryClass, ts: number, data: unknown): void {
     this.sink.push({ machineID: this.machineID, cls, ts, data });
   }
 

@@ -7,9 +7,9 @@
 import type { Database } from '../../core/store/database.js';
 import { GatewayError } from '../../core/errors.js';
 import { hasHistory, historyClasses } from '../../core/store/history-catalog.js';
+import { HISTORY_CLASSES } from '../../core/fleet/machine-history.js';
 
-/** The classes the machine actors write (docs/architecture.md, "History written by the actor"). */
-export const HISTORY_CLASSES = ['CNCStatus', 'AlarmLog', 'AlarmHistory', 'Count', 'State', 'Heartbeat'] as const;
+export { HISTORY_CLASSES };
 
 const KNOWN: ReadonlySet<string> = new Set(HISTORY_CLASSES);
 
