@@ -8,17 +8,17 @@
 import type { Database } from './database.js';
 import { buildCursorQuery, dataPathColumn, type HistoryCursorSpec, type KeysetPosition } from './history-query.js';
 
-/** A history row as stored, its data still JSON text. */
+/** A history row as read, its data parsed. */
 export interface StoredHistoryRow {
   seq: number;
   /** Unix milliseconds. */
   ts: number;
   machineID: string;
   cls: string;
-  /** The `data` column, when selected. */
-  data?: string;
-  /** JSON text of each selected data path, in the order asked; null where the path is absent. */
-  paths?: (string | null)[];
+  /** The `data` column's value, when selected. */
+  data?: unknown;
+  /** The value at each selected data path, in the order asked; null where the path is absent. */
+  paths?: unknown[];
 }
 
 /** The runs to merge and what to read from each. */
@@ -31,7 +31,7 @@ const ROWS_IN_FLIGHT = 20_000;
 const MIN_CHUNK_ROWS = 200;
 const MAX_CHUNK_ROWS = 5000;
 
-type RawRow = { seq: number; ts: number; machine_id: string; class: string; data?: string } & Record<string, unknown>;
+type RawRow = { seq: number; ts: number; machine_id: string; class: string; data?: unknown } & Record<string, unknown>;
 
 /** One (machine, class) run, read chunk by chunk. */
 class RunCursor {
@@ -39,31 +39,48 @@ class RunCursor {
   private next = 0;
   private exhausted = false;
   private after: KeysetPosition | null = null;
+  /** The next chunk, asked for while the caller works through this one. */
+  private pending: Promise<RawRow[]> | null = null;
 
   constructor(
     private readonly db: Database,
     private readonly spec: HistoryCursorSpec,
     private readonly chunkRows: number,
+    private readonly prefetch: boolean,
   ) {}
+
+  private fetchChunk(): Promise<RawRow[]> {
+    const { sql, params } = buildCursorQuery(this.spec, this.after, this.chunkRows);
+    // SQLite builds the chunk as one JSON array on its own thread, data embedded as JSON rather
+    // than as text: one JSON.parse here is far cheaper than node-sqlite3 materialising thousands
+    // of row objects on the event loop and a second parse per row.
+    const columns = [
+      "'seq', seq, 'ts', ts, 'machine_id', machine_id, 'class', class",
+      ...(this.spec.withData ? ["'data', json(data)"] : []),
+      ...(this.spec.dataPaths ?? []).map((_, i) => `'${dataPathColumn(i)}', json(${dataPathColumn(i)})`),
+    ];
+    return this.db
+      .get<{ rows: string }>(`SELECT json_group_array(json_object(${columns.join(', ')})) AS rows FROM (${sql})`, params)
+      .then((chunk) => JSON.parse(chunk?.rows ?? '[]') as RawRow[]);
+  }
 
   /** Makes sure a head row is loaded; false when the run has no more rows. */
   async ready(): Promise<boolean> {
     if (this.next < this.rows.length) return true;
     if (this.exhausted) return false;
-    const { sql, params } = buildCursorQuery(this.spec, this.after, this.chunkRows);
-    // SQLite builds the chunk as one JSON array on its own thread; one JSON.parse here is far cheaper
-    // than node-sqlite3 materialising thousands of row objects on the event loop.
-    const columns = ['seq', 'ts', 'machine_id', 'class', ...(this.spec.withData ? ['data'] : []), ...(this.spec.dataPaths ?? []).map((_, i) => dataPathColumn(i))];
-    const chunk = await this.db.get<{ rows: string }>(
-      `SELECT json_group_array(json_object(${columns.map((c) => `'${c}', ${c}`).join(', ')})) AS rows FROM (${sql})`,
-      params,
-    );
-    this.rows = JSON.parse(chunk?.rows ?? '[]') as RawRow[];
+    const rows = await (this.pending ?? this.fetchChunk());
+    this.pending = null;
+    this.rows = rows;
     this.next = 0;
-    if (this.rows.length < this.chunkRows) this.exhausted = true;
-    const last = this.rows[this.rows.length - 1];
+    if (rows.length < this.chunkRows) this.exhausted = true;
+    const last = rows[rows.length - 1];
     if (last) this.after = { ts: last.ts, seq: last.seq };
-    return this.rows.length > 0;
+    if (this.prefetch && !this.exhausted) {
+      this.pending = this.fetchChunk();
+      // A read that stops early never awaits it; a failure still surfaces when it is awaited.
+      this.pending.catch(() => undefined);
+    }
+    return rows.length > 0;
   }
 
   /** Whether a row is loaded without another query. */
@@ -81,7 +98,7 @@ class RunCursor {
     const row: StoredHistoryRow = { seq: raw.seq, ts: raw.ts, machineID: raw.machine_id, cls: raw.class };
     if (raw.data !== undefined) row.data = raw.data;
     const paths = this.spec.dataPaths ?? [];
-    if (paths.length) row.paths = paths.map((_, i) => (raw[dataPathColumn(i)] as string | null | undefined) ?? null);
+    if (paths.length) row.paths = paths.map((_, i) => raw[dataPathColumn(i)] ?? null);
     return row;
   }
 }
@@ -138,12 +155,15 @@ export function chunkRowsFor(runs: number): number {
  * order (descending for `desc`), until the runs end or `onRow` returns false.
  * A run's rows are handed over synchronously for as long as they come before
  * every other run's next row, so one run costs one await per chunk, not per row.
+ * With `prefetch`, each run asks for its next chunk while the caller works
+ * through the current one; use it when the caller will read past one chunk.
  */
 export async function forEachHistoryRow(
   db: Database,
   spec: HistoryReadSpec,
   onRow: (row: StoredHistoryRow) => boolean | void,
   chunkRows = chunkRowsFor(spec.sources.length),
+  prefetch = false,
 ): Promise<void> {
   const { sources, ...common } = spec;
   const before =
@@ -152,7 +172,7 @@ export async function forEachHistoryRow(
       : (a: RawRow, b: RawRow) => a.ts > b.ts || (a.ts === b.ts && a.seq > b.seq);
   const heap = new CursorHeap(before);
   for (const source of sources) {
-    const cursor = new RunCursor(db, { ...common, ...source }, chunkRows);
+    const cursor = new RunCursor(db, { ...common, ...source }, chunkRows, prefetch);
     if (await cursor.ready()) heap.push(cursor);
   }
   for (let cursor = heap.pop(); cursor; cursor = heap.pop()) {
@@ -197,6 +217,8 @@ export async function readHistoryPage<T>(
       return true;
     },
     chunk,
+    // One chunk per run answers a limit below the chunk size; only longer reads gain from reading ahead.
+    limit === 0 || limit + 1 > chunk,
   );
   return { rows, limitReached };
 }

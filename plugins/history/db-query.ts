@@ -137,10 +137,9 @@ export function defineDbQueryInterface(ctx: GatewayContext): void {
         const out: Record<string, unknown> = { seq: row.seq, time: row.ts, timeText: timeText(row.ts) };
         if (fields.includes('machineID')) out.machineID = row.machineID;
         if (fields.includes('class')) out.class = row.cls;
-        if (row.data !== undefined) out.data = JSON.parse(row.data) as unknown;
+        if (row.data !== undefined) out.data = row.data;
         dataPaths.forEach((path, i) => {
-          const text = row.paths?.[i] ?? null;
-          out[path] = text === null ? null : (JSON.parse(text) as unknown);
+          out[path] = row.paths?.[i] ?? null;
         });
         return out;
       };

@@ -58,7 +58,7 @@ function rowMapper(ctx: GatewayContext, withMachine: boolean): (row: StoredHisto
     ...(withMachine ? { machineID: row.machineID } : {}),
     time: row.ts,
     timeText: timeText(row.ts),
-    data: JSON.parse(row.data ?? 'null') as unknown,
+    data: row.data ?? null,
   });
 }
 
