@@ -5,10 +5,13 @@
  * /api (credentials, security control, IP white list) and the Origin/Host
  * allow-lists (DNS-rebinding protection).
  */
+import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { definePlugin } from '../../core/plugin-host.js';
@@ -26,6 +29,30 @@ export const MCP_PATH = '/mcp';
 function sendError(reply: FastifyReply, error: GatewayError, status = error.httpStatus): FastifyReply {
   if (status === 401) reply.header('www-authenticate', 'Bearer');
   return reply.code(status).send({ ...error.toBody(), hint: error.hint });
+}
+
+/** The request's headers as web `Headers`, which the SDK's web-standard transport reads. */
+function webHeaders(headers: IncomingHttpHeaders): Headers {
+  const out = new Headers();
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) out.append(name, v);
+    else out.set(name, value);
+  }
+  return out;
+}
+
+/**
+ * Writes the transport's web `Response` through fastify. JSON answers (the
+ * only kind this stateless server gives) are read whole and sent as one
+ * buffer; anything else is streamed.
+ */
+async function sendResponse(reply: FastifyReply, response: Response): Promise<FastifyReply> {
+  reply.code(response.status);
+  response.headers.forEach((value, name) => void reply.header(name, value));
+  if (!response.body) return reply.send();
+  if (response.headers.get('content-type')?.startsWith('application/json')) return reply.send(Buffer.from(await response.arrayBuffer()));
+  return reply.send(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>));
 }
 
 /** Tool listings are the same for every request; they are computed once. */
@@ -102,14 +129,18 @@ export const mcpPlugin = definePlugin<GatewayContext>({
         }
         return runTool(ctx, tool, req.params.arguments, principal, request.ip);
       });
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      reply.hijack();
-      reply.raw.on('close', () => {
+      // The web-standard transport with the already parsed body: the Node adapter would re-wrap
+      // request and response in web streams, which costs more than the tool call for large results.
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      try {
+        await server.connect(transport);
+        const url = `http://${request.headers.host ?? 'localhost'}${request.url}`;
+        const response = await transport.handleRequest(new Request(url, { method: request.method, headers: webHeaders(request.headers) }), { parsedBody: request.body });
+        return await sendResponse(reply, response);
+      } finally {
         void transport.close();
         void server.close();
-      });
-      await server.connect(transport);
-      await transport.handleRequest(request.raw, reply.raw, request.body);
+      }
     };
 
     ctx.http.post(MCP_PATH, handle);
