@@ -26,16 +26,14 @@ function viewsFor(ctx: GatewayContext, machineIDs: string[] | undefined): Machin
 export function taskDataEntry(view: MachineView, type: MachineTaskClass) {
   const task = view.config.tasks[type];
   const cached = view.cache[type] ?? {};
-  const base = {
-    machineID: view.config.machineID,
-    type,
-    time: cached.sampledAt ?? null,
-    data: cached.value ?? null,
-    // The same reasons, in the same order, as a group task gives for a member without data.
-    error: view.config.isActive && task.enabled && !cached.error && cached.sampledAt !== undefined ? null : memberShortfall(view, type),
-  };
-  if (type !== 'CNCStatus') return base;
-  return { ...base, state: view.derived.state, reason: view.derived.reason, statusStale: view.derived.statusStale };
+  const machineID = view.config.machineID;
+  const time = cached.sampledAt ?? null;
+  const data = cached.value ?? null;
+  // The same reasons, in the same order, as a group task gives for a member without data.
+  const error = view.config.isActive && task.enabled && !cached.error && cached.sampledAt !== undefined ? null : memberShortfall(view, type);
+  if (type !== 'CNCStatus') return { machineID, type, time, data, error };
+  const { state, reason, statusStale } = view.derived;
+  return { machineID, type, time, data, error, state, reason, statusStale };
 }
 
 export function defineFleetSnapshotInterfaces(ctx: GatewayContext): void {

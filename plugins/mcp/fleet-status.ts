@@ -20,7 +20,8 @@ interface ErrorEntry {
   connection: { state: string; errorCode: number; error: string | null; since: number | null };
 }
 
-const STATUS_FIELDS = ['cncStatus', 'adjustedStatus', 'alarmStatus', 'alarmLevel', 'mode', 'programStatus', 'time'] as const;
+/** The status fields a fleet entry carries (GW-15). */
+type StatusField = 'cncStatus' | 'adjustedStatus' | 'alarmStatus' | 'alarmLevel' | 'mode' | 'programStatus' | 'time';
 
 export async function fleetStatus(caller: ToolCaller, groupID: string | undefined) {
   const errors: Record<string, string> = {};
@@ -63,7 +64,17 @@ export async function fleetStatus(caller: ToolCaller, groupID: string | undefine
     if (!tasks.ok) entry.statusError = tasks.message;
     else if (t) {
       const status = t.data?.status;
-      if (status) entry.status = Object.fromEntries(STATUS_FIELDS.map((k) => [k, status[k]]));
+      if (status) {
+        entry.status = {
+          cncStatus: status.cncStatus,
+          adjustedStatus: status.adjustedStatus,
+          alarmStatus: status.alarmStatus,
+          alarmLevel: status.alarmLevel,
+          mode: status.mode,
+          programStatus: status.programStatus,
+          time: status.time,
+        } satisfies Record<StatusField, unknown>;
+      }
       else if (t.error) entry.statusError = `${t.error.errorMsg} (errorCode ${t.error.errorCode})`;
       entry.state = t.state;
       entry.reason = t.reason;

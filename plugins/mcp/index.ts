@@ -66,6 +66,19 @@ function listing(tools: readonly ToolDefinition[]): Tool[] {
   }));
 }
 
+/** Texts of frozen tool results: a tool freezes an answer it hands out again unchanged (list_machines). */
+const frozenTexts = new WeakMap<object, string>();
+
+function resultText(result: unknown): string {
+  if (typeof result !== 'object' || result === null || !Object.isFrozen(result)) return JSON.stringify(result);
+  let text = frozenTexts.get(result);
+  if (text === undefined) {
+    text = JSON.stringify(result);
+    frozenTexts.set(result, text);
+  }
+  return text;
+}
+
 async function runTool(ctx: GatewayContext & { logger: Logger }, tool: ToolDefinition, args: unknown, principal: Principal, sourceIp: string): Promise<CallToolResult> {
   try {
     let input: unknown;
@@ -75,7 +88,7 @@ async function runTool(ctx: GatewayContext & { logger: Logger }, tool: ToolDefin
       throw new ToolFailure(tool.primaryPath, toGatewayError(err));
     }
     const result = await tool.run(input, createToolCaller(ctx, principal, sourceIp));
-    return { content: [{ type: 'text', text: JSON.stringify(result) }] };
+    return { content: [{ type: 'text', text: resultText(result) }] };
   } catch (err) {
     const message = err instanceof ToolFailure ? err.message : toGatewayError(err).toToolMessage(tool.primaryPath);
     if (!(err instanceof ToolFailure)) ctx.logger.error({ err, tool: tool.name }, 'tool failed unexpectedly');

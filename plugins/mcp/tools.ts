@@ -56,6 +56,9 @@ async function sections(caller: ToolCaller, paths: Record<string, string>) {
   return { out, errors };
 }
 
+/** list_machines answers by the machine list they were made from. */
+const machineLists = new WeakMap<object, Readonly<{ count: number; machines: Record<string, unknown>[] }>>();
+
 export const TOOLS: readonly ToolDefinition[] = [
   defineTool({
     name: 'list_machines',
@@ -65,17 +68,23 @@ export const TOOLS: readonly ToolDefinition[] = [
     primaryPath: '/api/config/machines',
     async run(_input, caller) {
       const machines = await caller.call<Record<string, unknown>[]>('/api/config/machines');
-      const rows = machines.map((m) => ({
-        machineID: m.machineID,
-        name: m.name,
-        system: m.system,
-        model: m.model,
-        machineType: m.machineType,
-        ip: m.ip,
-        port: m.port,
-        isActive: m.isActive,
-      }));
-      return { count: rows.length, machines: rows };
+      // The interface hands out the same list until the fleet changes; so does this tool, frozen, so its text is reused.
+      let listed = machineLists.get(machines);
+      if (!listed) {
+        const rows = machines.map((m) => ({
+          machineID: m.machineID,
+          name: m.name,
+          system: m.system,
+          model: m.model,
+          machineType: m.machineType,
+          ip: m.ip,
+          port: m.port,
+          isActive: m.isActive,
+        }));
+        listed = Object.freeze({ count: rows.length, machines: rows });
+        machineLists.set(machines, listed);
+      }
+      return listed;
     },
   }),
   defineTool({
