@@ -40,6 +40,27 @@ export interface MachineView {
   derived: DerivedState;
 }
 
+/** The view of a machine with an actor. Derived on first use: the connection-health view of a thousand machines never needs it. */
+class LiveMachineView implements MachineView {
+  readonly connection: ConnectionHealth;
+  readonly cache: Partial<TaskCache>;
+  private derivedState: DerivedState | undefined;
+
+  constructor(
+    readonly config: MachineConfig,
+    private readonly context: Parameters<typeof deriveFromContext>[0],
+    private readonly now: number,
+  ) {
+    this.connection = context.connection;
+    this.cache = context.cache;
+  }
+
+  get derived(): DerivedState {
+    this.derivedState ??= deriveFromContext(this.context, this.now);
+    return this.derivedState;
+  }
+}
+
 interface Entry {
   config: MachineConfig;
   actor?: MachineActorRef;
@@ -136,18 +157,7 @@ export class Fleet {
         }),
       };
     }
-    const { context } = entry.actor.getSnapshot();
-    // Derived on first use: the connection-health view of a thousand machines never needs it.
-    let derived: DerivedState | undefined;
-    return {
-      config: entry.config,
-      connection: context.connection,
-      cache: context.cache,
-      get derived() {
-        derived ??= deriveFromContext(context, now);
-        return derived;
-      },
-    };
+    return new LiveMachineView(entry.config, entry.actor.getSnapshot().context, now);
   }
 
   /** The driver client of an active machine, for live reads and file transfer. */
