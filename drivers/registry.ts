@@ -1,5 +1,13 @@
 /** Every driver the gateway ships. Adding a driver is one line here. */
 import { registerDriver, type RegisteredDriver } from '../core/driver.js';
+import { focasDriver } from './focas/index.js';
+import { modbusDriver } from './modbus/index.js';
+import { mqttDriver } from './mqtt/index.js';
 import { simulatorDriver } from './simulator/index.js';
 
-export const DRIVERS: readonly RegisteredDriver[] = [registerDriver(simulatorDriver)];
+export const DRIVERS: readonly RegisteredDriver[] = [
+  registerDriver(simulatorDriver),
+  registerDriver(modbusDriver),
+  registerDriver(mqttDriver),
+  registerDriver(focasDriver),
+];
