@@ -7,6 +7,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   fleet: () => import('./fleet.js'),
   mcp: () => import('./mcp.js'),
   analysis: () => import('./analysis.js'),
+  modbus: () => import('./modbus.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -1,0 +1,170 @@
+/**
+ * One Modbus TCP connection: a socket this module owns, handed to a
+ * modbus-serial client with `linkTCP`. Owning the socket gives a bounded
+ * connect (the library's connectTCP waits for the OS) and a `close` event
+ * whether the peer ended the link or reset it (the library reports only the
+ * former). Requests are serialised, one in flight, each with the client's
+ * transaction timeout set (the library default is to wait forever). A dead
+ * link is never reused: `open()` throws the old socket and client away.
+ */
+import { createConnection, type Socket } from 'node:net';
+import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
+import { GatewayError } from '../../core/errors.js';
+import type { ModbusFunction } from './register-items.js';
+
+export interface ConnectionSettings {
+  host: string;
+  port: number;
+  unitId: number;
+  connectTimeoutMs: number;
+  requestTimeoutMs: number;
+}
+
+/** Words of a register read, or bits of a coil/discrete-input read. */
+export type ReadResult = number[] | boolean[];
+
+interface Link {
+  socket: Socket;
+  client: ModbusRTU;
+}
+
+interface ModbusLibraryError {
+  name?: string;
+  message?: string;
+  errno?: string;
+  modbusCode?: number;
+}
+
+const ignore = () => undefined;
+
+export class ModbusConnection {
+  private link: Link | undefined;
+  /** Bumped by open() and close(), so an open that was overtaken gives its socket up. */
+  private generation = 0;
+  private tail: Promise<unknown> = Promise.resolve();
+  private inFlight: ((error: GatewayError) => void) | undefined;
+
+  constructor(
+    private readonly settings: ConnectionSettings,
+    /** Called when an open link drops on its own (not on close()). */
+    private readonly onLost: (reason: string) => void,
+  ) {}
+
+  get isOpen(): boolean {
+    return this.link !== undefined;
+  }
+
+  async open(): Promise<void> {
+    this.discard();
+    const generation = ++this.generation;
+    // modbus-serial is CommonJS: its module.exports is the client class, and module.exports.default points to it too.
+    const ModbusClient = (await import('modbus-serial')).default.default;
+    const socket = await this.connectSocket();
+    if (generation !== this.generation) {
+      socket.destroy();
+      throw this.notConnected('connection closed while opening');
+    }
+    const client = new ModbusClient();
+    try {
+      // The port is informational here: the socket is already connected.
+      await client.linkTCP(socket, { port: this.settings.port });
+    } catch (error) {
+      socket.destroy();
+      throw this.notConnected(error instanceof Error ? error.message : String(error));
+    }
+    client.setID(this.settings.unitId);
+    client.setTimeout(this.settings.requestTimeoutMs);
+    const link = { socket, client };
+    this.link = link;
+    socket.once('close', () => this.dropped(link, 'connection closed by the device'));
+  }
+
+  /** Reads `count` registers or bits from `address`; queued behind any request in flight. */
+  read(fn: ModbusFunction, address: number, count: number): Promise<ReadResult> {
+    const run = this.tail.then(() => this.send(fn, address, count));
+    this.tail = run.then(ignore, ignore);
+    return run;
+  }
+
+  /** Closes the link without telling onLost; safe to call twice. */
+  close(): void {
+    this.generation++;
+    this.discard();
+  }
+
+  private send(fn: ModbusFunction, address: number, count: number): Promise<ReadResult> {
+    const link = this.link;
+    if (!link) return Promise.reject(this.notConnected('not connected'));
+    const what = `unit ${this.settings.unitId} ${fn} ${address}+${count}`;
+    return new Promise<ReadResult>((resolve, reject) => {
+      this.inFlight = reject;
+      const request =
+        fn === 'holding' ? link.client.readHoldingRegisters(address, count) :
+        fn === 'input' ? link.client.readInputRegisters(address, count) :
+        fn === 'coils' ? link.client.readCoils(address, count) :
+        link.client.readDiscreteInputs(address, count);
+      request.then(
+        (result) => resolve(result.data),
+        (error: unknown) => reject(this.translate(error, what)),
+      );
+    }).finally(() => {
+      this.inFlight = undefined;
+    });
+  }
+
+  private connectSocket(): Promise<Socket> {
+    const { host, port, connectTimeoutMs } = this.settings;
+    return new Promise((resolve, reject) => {
+      const socket = createConnection({ host, port });
+      // Keeps a late error (after a timeout, or after the library's handler is gone) from being unhandled.
+      socket.on('error', ignore);
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new GatewayError('DRIVER_TIMEOUT', `modbus: connect to ${host}:${port} got no answer within ${connectTimeoutMs} ms (driverOptions.connectTimeoutMs)`));
+      }, connectTimeoutMs);
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        socket.removeAllListeners('error');
+        socket.on('error', ignore);
+        socket.setNoDelay(true);
+        resolve(socket);
+      });
+      socket.once('error', (error: Error) => {
+        clearTimeout(timer);
+        socket.destroy();
+        reject(this.notConnected(error.message));
+      });
+    });
+  }
+
+  private dropped(link: Link, reason: string): void {
+    if (this.link !== link) return;
+    this.discard();
+    this.onLost(reason);
+  }
+
+  /** Forgets the current link, destroying its socket and the client's timers, and fails the request in flight. */
+  private discard(): void {
+    const link = this.link;
+    this.link = undefined;
+    if (link) {
+      link.client.destroy(ignore);
+      link.socket.destroy();
+    }
+    this.inFlight?.(this.notConnected('connection closed'));
+    this.inFlight = undefined;
+  }
+
+  private translate(error: unknown, what: string): GatewayError {
+    const e = (error ?? {}) as ModbusLibraryError;
+    if (e.name === 'TransactionTimedOutError' || e.errno === 'ETIMEDOUT') {
+      return new GatewayError('DRIVER_TIMEOUT', `modbus: ${what} got no answer within ${this.settings.requestTimeoutMs} ms (driverOptions.requestTimeoutMs)`);
+    }
+    if (e.name === 'PortNotOpenError') return this.notConnected('not connected');
+    return new GatewayError('DRIVER_REQUEST_FAILED', `modbus: ${what} failed: ${e.message ?? String(error)}`);
+  }
+
+  private notConnected(detail: string): GatewayError {
+    return new GatewayError('MACHINE_NOT_CONNECTED', `modbus: ${this.settings.host}:${this.settings.port}: ${detail}`);
+  }
+}
