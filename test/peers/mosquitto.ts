@@ -1,0 +1,117 @@
+/**
+ * A real Mosquitto broker as a child process, for the MQTT driver's peer
+ * tests: a generated config in a temp dir (127.0.0.1 only, optionally a
+ * password file made with mosquitto_passwd), killed with SIGKILL and started
+ * again on the same port.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import type { BrokerKind } from '../drivers/mqtt/broker-controller.js';
+
+const INSTALL_HINT = 'install the Debian package `mosquitto` (apt-get install mosquitto) to run the MQTT peer tests';
+
+/** The mosquitto executable, or an error telling how to install it. */
+export function mosquittoPath(): string {
+  for (const candidate of ['/usr/sbin/mosquitto', '/usr/bin/mosquitto', '/usr/local/sbin/mosquitto']) if (existsSync(candidate)) return candidate;
+  throw new Error(`mosquitto not found; ${INSTALL_HINT}`);
+}
+
+function passwdTool(): string {
+  for (const candidate of ['/usr/bin/mosquitto_passwd', '/usr/sbin/mosquitto_passwd', '/usr/local/bin/mosquitto_passwd']) if (existsSync(candidate)) return candidate;
+  throw new Error(`mosquitto_passwd not found; ${INSTALL_HINT}`);
+}
+
+/** A port the OS just handed out; Mosquitto cannot report the port it chose for 0. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (!address || typeof address !== 'object') throw new Error('no port from the OS');
+  return address.port;
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+async function waitUntilListening(port: number, child: ChildProcess, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!(await accepts(port))) {
+    if (child.exitCode !== null) throw new Error(`mosquitto exited with ${child.exitCode}: ${stderr()}`);
+    if (Date.now() > deadline) throw new Error(`mosquitto did not listen on ${port} within 5 s: ${stderr()}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export const mosquittoBrokers: BrokerKind = {
+  name: 'mosquitto',
+  protocolVersions: [4, 5],
+  async start(options = {}) {
+    const executable = mosquittoPath();
+    const dir = mkdtempSync(join(tmpdir(), 'mosquitto-'));
+    const port = await freePort();
+    const lines = [
+      `listener ${port} 127.0.0.1`,
+      `allow_anonymous ${options.users ? 'false' : 'true'}`,
+      'persistence false',
+      // Started as root, Mosquitto would switch to its own user, which cannot read this temp dir.
+      `user ${userInfo().username}`,
+      'log_dest stderr',
+      'log_type error',
+    ];
+    if (options.users) {
+      const file = join(dir, 'passwords');
+      Object.entries(options.users).forEach(([user, password], i) => {
+        execFileSync(passwdTool(), [...(i === 0 ? ['-c'] : []), '-b', file, user, password], { stdio: 'ignore' });
+      });
+      lines.push(`password_file ${file}`);
+    }
+    const config = join(dir, 'mosquitto.conf');
+    writeFileSync(config, `${lines.join('\n')}\n`);
+
+    let child: ChildProcess | undefined;
+    let startedAt = 0;
+    const start = async () => {
+      if (child) return;
+      let errors = '';
+      const spawned = spawn(executable, ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+      spawned.stderr?.on('data', (chunk: Buffer) => {
+        errors += chunk.toString('utf8');
+      });
+      child = spawned;
+      startedAt = Date.now();
+      await waitUntilListening(port, spawned, () => errors);
+    };
+    const stop = async () => {
+      const running = child;
+      child = undefined;
+      if (!running || running.exitCode !== null) return;
+      const exited = once(running, 'exit');
+      running.kill('SIGKILL');
+      await exited;
+    };
+    await start();
+    return {
+      host: '127.0.0.1',
+      port,
+      url: `mqtt://127.0.0.1:${port}`,
+      get startedAt() {
+        return startedAt;
+      },
+      start,
+      stop,
+    };
+  },
+};

@@ -1,0 +1,16 @@
+/**
+ * The MQTT driver's scenarios against a real Mosquitto (Debian package
+ * `mosquitto`), MQTT 3.1.1 and 5. Without Mosquitto these tests fail, they
+ * do not skip.
+ */
+import { describe, expect, it } from 'vitest';
+import { mqttScenarios } from '../drivers/mqtt/scenarios.js';
+import { mosquittoBrokers, mosquittoPath } from './mosquitto.js';
+
+describe('mosquitto peer', () => {
+  it('is installed', () => {
+    expect(mosquittoPath()).toMatch(/mosquitto$/);
+  });
+});
+
+mqttScenarios(mosquittoBrokers);
