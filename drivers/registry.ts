@@ -3,10 +3,12 @@ import { registerDriver, type RegisteredDriver } from '../core/driver.js';
 import { focasDriver } from './focas/index.js';
 import { modbusDriver } from './modbus/index.js';
 import { mqttDriver } from './mqtt/index.js';
+import { opcuaDriver } from './opcua/index.js';
 import { simulatorDriver } from './simulator/index.js';
 
 export const DRIVERS: readonly RegisteredDriver[] = [
   registerDriver(simulatorDriver),
+  registerDriver(opcuaDriver),
   registerDriver(modbusDriver),
   registerDriver(mqttDriver),
   registerDriver(focasDriver),

@@ -1,0 +1,148 @@
+/**
+ * An OPC UA server of simulated machine tools (OPC 40501 layout), driven by
+ * the shared machine model and refreshed every 250 ms. It is what `npm run sim`
+ * serves on port 4840 and what the driver's tests connect to.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { OPCUAServer } from 'node-opcua';
+import type { ProtocolSimulatorOptions, RunningSimulator, SimulatedMachineSpec, StartSimulator } from '../protocol-simulator.js';
+import { simulatorOptionsSchema } from '../simulator/client.js';
+import { SimulatedMachine } from '../simulator/model.js';
+import { loadOpcua } from './connection.js';
+import { CHANNEL_MODES, CHANNEL_STATES, DI_NS, MACHINERY_NS, MACHINE_TOOL_NS } from './mapping.js';
+import { SECURITY_MODES, type SecurityModeName } from './options.js';
+import { SIMULATOR_NS, VENDOR_NODES, buildMachineSpace, type Pinnable } from './simulator-space.js';
+
+/** Port `npm run sim` uses for the OPC UA simulator (the IANA port of OPC UA). */
+export const OPCUA_SIMULATOR_PORT = 4840;
+const UPDATE_INTERVAL_MS = 250;
+
+export interface OpcuaSimulatorOptions extends ProtocolSimulatorOptions {
+  /** Security modes offered; all three by default. Sign and SignAndEncrypt come with Basic256Sha256, Aes128_Sha256_RsaOaep and Aes256_Sha256_RsaPss. */
+  securityModes?: readonly SecurityModeName[];
+  /** Accepted user names and passwords. */
+  users?: ReadonlyArray<{ userName: string; password: string }>;
+  /** Whether anonymous logins are accepted; true by default. */
+  allowAnonymous?: boolean;
+  /** Where the server keeps its certificate; reused across starts. */
+  pkiDir?: string;
+}
+
+/** A running OPC UA simulator, with test hooks. */
+export interface RunningOpcuaSimulator extends RunningSimulator {
+  /** Holds an item at `value`, or makes it Bad; `undefined` hands it back to the model. */
+  pin(machineID: string, item: Pinnable, value: number | 'bad' | undefined): void;
+  /** The model behind a served machine. */
+  machine(machineID: string): SimulatedMachine;
+  /** Sessions created since start, and those open now. */
+  sessions(): { created: number; open: number };
+}
+
+export const startOpcuaSimulator: StartSimulator = (options) => startOpcuaServer(options);
+
+/** Starts the server; resolves once it listens. */
+export async function startOpcuaServer(options: OpcuaSimulatorOptions): Promise<RunningOpcuaSimulator> {
+  const opcua = await loadOpcua();
+  const host = options.host ?? '127.0.0.1';
+  const now = options.now ?? Date.now;
+  const pkiDir = options.pkiDir ?? join(tmpdir(), 'cnc-gateway-opcua-simulator-pki');
+  const modes = options.securityModes ?? SECURITY_MODES;
+  const secure = modes.some((m) => m !== 'None');
+  const users = options.users ?? [];
+  const server: OPCUAServer = new opcua.OPCUAServer({
+    port: options.port ?? 0,
+    host,
+    hostname: host,
+    securityModes: modes.map((m) => opcua.MessageSecurityMode[m]),
+    securityPolicies: [
+      ...(modes.includes('None') ? [opcua.SecurityPolicy.None] : []),
+      ...(secure ? [opcua.SecurityPolicy.Basic256Sha256, opcua.SecurityPolicy.Aes128_Sha256_RsaOaep, opcua.SecurityPolicy.Aes256_Sha256_RsaPss] : []),
+    ],
+    allowAnonymous: options.allowAnonymous ?? true,
+    userManager: { isValidUser: (userName: string, password: string) => users.some((u) => u.userName === userName && u.password === password) },
+    serverCertificateManager: new opcua.OPCUACertificateManager({ rootFolder: join(pkiDir, 'server'), automaticallyAcceptUnknownCertificate: true }),
+    userCertificateManager: new opcua.OPCUACertificateManager({ rootFolder: join(pkiDir, 'user'), automaticallyAcceptUnknownCertificate: true }),
+    // A shop floor's worth of gateways and tools may look at one simulator at once.
+    maxConnectionsPerEndpoint: 100,
+    serverCapabilities: { maxSessions: 100 },
+    buildInfo: { productName: 'CNC gateway OPC UA simulator', manufacturerName: 'cnc-machine-gateway' },
+  });
+  await server.initialize();
+  const addressSpace = server.engine.addressSpace;
+  if (!addressSpace) throw new Error('OPC UA simulator: no address space after initialize');
+  const di = addressSpace.registerNamespace(DI_NS);
+  const machinery = addressSpace.registerNamespace(MACHINERY_NS);
+  const mt = addressSpace.registerNamespace(MACHINE_TOOL_NS);
+  const sim = addressSpace.registerNamespace(SIMULATOR_NS);
+  const channelStateType = mt.addEnumerationType({ browseName: 'ChannelState', enumeration: [...CHANNEL_STATES] }).nodeId.toString();
+  const channelModeType = mt.addEnumerationType({ browseName: 'ChannelMode', enumeration: [...CHANNEL_MODES] }).nodeId.toString();
+  const machinesFolder = sim.addObject({
+    nodeId: `ns=${sim.index};s=Machines`,
+    browseName: { name: 'Machines', namespaceIndex: machinery.index },
+    organizedBy: addressSpace.rootFolder.objects,
+    typeDefinition: 'FolderType',
+  });
+  const machines = options.machines.map((spec) => {
+    const parsed = simulatorOptionsSchema.parse({ seed: spec.seed, machineType: spec.machineType, system: spec.system, timeScale: spec.timeScale ?? 1 });
+    const model = new SimulatedMachine({ ...parsed, seed: spec.seed }, now);
+    const space = buildMachineSpace(opcua, { sim, mt, machinery, di, channelStateType, channelModeType }, machinesFolder, spec.machineID, model);
+    return { spec, model, space, pins: new Map<Pinnable, number | 'bad'>() };
+  });
+  const served = (machineID: string) => {
+    const m = machines.find((x) => x.spec.machineID === machineID);
+    if (!m) throw new Error(`OPC UA simulator: no machine '${machineID}'`);
+    return m;
+  };
+  const refresh = () => {
+    for (const m of machines) m.space.update(m.pins);
+  };
+  refresh();
+  await server.start();
+  const timer = setInterval(refresh, UPDATE_INTERVAL_MS);
+  const port = server.endpoints[0]?.port ?? options.port ?? 0;
+  const endpointUrl = `opc.tcp://${host}:${port}`;
+  let closing: Promise<void> | undefined;
+
+  return {
+    scheme: 'opcua',
+    host,
+    port,
+    describe: () => [
+      `OPC UA ${endpointUrl} (security ${modes.join(', ')}; ${[...(options.allowAnonymous ?? true ? ['anonymous'] : []), ...(users.length ? ['user name and password'] : [])].join(' or ')} login)`,
+      ...machines.map((m) => `  Objects/Machines/${m.spec.machineID}: ${m.spec.system} ${m.spec.machineType} (OPC 40501 Monitoring, Production, Notification, Equipment)`),
+    ],
+    machineConfig: (machine: SimulatedMachineSpec) => machineConfigFor(machine, host, port),
+    machine: (machineID) => served(machineID).model,
+    pin(machineID, item, value) {
+      const m = served(machineID);
+      if (value === undefined) m.pins.delete(item);
+      else m.pins.set(item, value);
+      refresh();
+    },
+    sessions: () => ({ created: server.engine.cumulatedSessionCount, open: server.engine.currentSessionCount }),
+    close() {
+      closing ??= (async () => {
+        clearInterval(timer);
+        await server.shutdown(0);
+        await server.dispose();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** The gateway machine entry for `machine`: the model for the standard items, the simulator's own nodes for the rest. */
+function machineConfigFor(machine: SimulatedMachineSpec, host: string, port: number): Record<string, unknown> {
+  const nodes = Object.fromEntries(Object.entries(VENDOR_NODES).map(([item, path]) => [item, `nsu=${SIMULATOR_NS};s=${machine.machineID}.${path}`]));
+  return {
+    machineID: machine.machineID,
+    name: `${machine.system} ${machine.machineType} (OPC UA)`,
+    system: machine.system,
+    machineType: machine.machineType,
+    driver: 'opcua',
+    ip: host,
+    port,
+    driverOptions: { machine: machine.machineID, nodes },
+  };
+}
