@@ -37,7 +37,7 @@ async function main(): Promise<void> {
       `  config:      ${file}`,
       `  data:        ${context.dataDir} (SQLite: gateway.db)`,
       `  time zone:   ${context.timeZone}`,
-      `  machines:    ${context.store.listMachines().length} (${context.drivers.schemes().join(', ')})`,
+      `  machines:    ${context.store.listMachines().length} (${driversInUse(context.store.listMachines())})`,
       '',
       `  health:      ${url}/api/health`,
       `  machines:    ${url}/api/config/machines`,
@@ -79,3 +79,10 @@ main().catch((err: unknown) => {
   process.stderr.write(`fatal: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 });
+
+/** `simulator 12` or `opcua 2, modbus 2`: how many machines use each driver. */
+function driversInUse(machines: readonly { driver: string }[]): string {
+  const counts = new Map<string, number>();
+  for (const m of machines) counts.set(m.driver, (counts.get(m.driver) ?? 0) + 1);
+  return [...counts].map(([driver, n]) => `${driver} ${n}`).join(', ') || 'none';
+}

@@ -1,0 +1,85 @@
+/**
+ * The protocol simulators together: which machines each serves and on which
+ * documented local port. `npm run sim` starts them (drivers/sim-main.ts);
+ * `config/simulators.json` points a gateway at them; a test checks that the
+ * two agree.
+ */
+import type { Logger } from 'pino';
+import type { RunningSimulator, SimulatedMachineSpec, StartSimulator } from './protocol-simulator.js';
+
+export interface SimulatorPlan {
+  scheme: string;
+  /** The documented local port (docs/drivers/<scheme>.md). */
+  port: number;
+  machines: readonly SimulatedMachineSpec[];
+  /** Loads the simulator only when it is started: node-opcua alone takes over a second to import. */
+  load(): Promise<StartSimulator>;
+}
+
+export const SIMULATOR_PLANS: readonly SimulatorPlan[] = [
+  {
+    scheme: 'opcua',
+    port: 4840,
+    machines: [
+      { machineID: 'OPC-M01', seed: 4101, machineType: 'machiningCenter', system: 'SIEMENS' },
+      { machineID: 'OPC-L01', seed: 4102, machineType: 'lathe', system: 'HEIDENHAIN' },
+    ],
+    load: async () => (await import('./opcua/simulator.js')).startOpcuaSimulator,
+  },
+  {
+    scheme: 'modbus',
+    port: 5020,
+    machines: [
+      { machineID: 'MB-M01', seed: 5101, machineType: 'mill', system: 'FANUC' },
+      { machineID: 'MB-G01', seed: 5102, machineType: 'grinder', system: 'SIEMENS' },
+    ],
+    load: async () => (await import('./modbus/simulator.js')).startModbusSimulator,
+  },
+  {
+    scheme: 'mqtt',
+    port: 1883,
+    machines: [
+      { machineID: 'MQ-T01', seed: 6101, machineType: 'turnMill', system: 'OKUMA' },
+      { machineID: 'MQ-M01', seed: 6102, machineType: 'mill', system: 'MAZAK' },
+    ],
+    load: async () => (await import('./mqtt/simulator.js')).startMqttSimulator,
+  },
+  {
+    scheme: 'focas',
+    port: 8193,
+    machines: [
+      { machineID: 'FC-L01', seed: 7101, machineType: 'lathe', system: 'FANUC' },
+      { machineID: 'FC-M01', seed: 7102, machineType: 'machiningCenter', system: 'FANUC' },
+    ],
+    load: async () => (await import('./focas/simulator.js')).startFocasSimulator,
+  },
+];
+
+/** Starts the simulators of `schemes` (all when empty), each on `portFor(plan)`; stops those started if one fails. */
+export async function startSimulators(
+  schemes: readonly string[],
+  options: { host?: string; portFor?: (plan: SimulatorPlan) => number; logger?: Logger } = {},
+): Promise<RunningSimulator[]> {
+  const known = SIMULATOR_PLANS.map((p) => p.scheme);
+  const unknown = schemes.filter((s) => !known.includes(s));
+  if (unknown.length) throw new Error(`unknown simulator ${unknown.map((s) => `'${s}'`).join(', ')}; accepted: ${known.join(', ')}`);
+  const plans = schemes.length ? SIMULATOR_PLANS.filter((p) => schemes.includes(p.scheme)) : SIMULATOR_PLANS;
+  const running: RunningSimulator[] = [];
+  try {
+    for (const plan of plans) {
+      const start = await plan.load();
+      running.push(
+        await start({
+          host: options.host ?? '127.0.0.1',
+          port: options.portFor ? options.portFor(plan) : plan.port,
+          machines: plan.machines,
+          ...(options.logger ? { logger: options.logger } : {}),
+        }),
+      );
+    }
+  } catch (err) {
+    await Promise.allSettled(running.map((s) => s.close()));
+    throw err;
+  }
+  return running;
+}
