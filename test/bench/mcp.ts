@@ -6,7 +6,7 @@
  *    constant, on the same machine, as the ratio ours/bare;
  *  - RSS after warm-up and after 10,000 calls.
  *
- *   npm run bench -- mcp [--machines 1000] [--calls 10000] [--concurrency 4]
+ *   npm run bench -- mcp [--machines 1000] [--calls 10000] [--concurrency 4] [--rounds 5]
  */
 import { createServer, type Server as HttpServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -94,18 +94,49 @@ export async function run(args: string[]): Promise<void> {
   await new Promise((r) => setTimeout(r, 3000));
   await drive(url, token, 'list_machines', {}, 500, concurrency);
   await drive(bare.url, null, 'constant', {}, 500, concurrency);
-  // With --expose-gc (npm run bench sets it), RSS is read after a full collection, so growth means retained memory.
-  const settledRss = () => {
-    (globalThis as { gc?: () => void }).gc?.();
-    return process.memoryUsage().rss;
+  // With --expose-gc (npm run bench sets it), RSS is read after full collections, so growth means retained memory.
+  const settled = async () => {
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
+    await new Promise((r) => setTimeout(r, 200));
+    gc?.();
+    return process.memoryUsage();
   };
-  const rssWarm = settledRss();
+  const warm = await settled();
+  const rssWarm = warm.rss;
 
-  const bareRun = await drive(bare.url, null, 'constant', {}, 2000, concurrency);
-  process.stdout.write(`  bare: ${bareRun.perSec.toFixed(0)} calls/s\n`);
-  const listRun = await drive(url, token, 'list_machines', {}, calls, concurrency);
-  process.stdout.write(`  list_machines: ${listRun.perSec.toFixed(0)} calls/s (${calls} calls)\n`);
-  const rssAfter = settledRss();
+  // Rounds alternate the baseline and our tools, so both see the same background (the fleet's own timers and writes).
+  const rounds = option(args, 'rounds', 5);
+  type Run = Awaited<ReturnType<typeof drive>>;
+  const totals = () => ({ latencies: [] as number[], calls: 0, seconds: 0 });
+  const bareTotal = totals();
+  const smallTotal = totals();
+  const listTotal = totals();
+  const add = (total: ReturnType<typeof totals>, run: Run, n: number) => {
+    total.latencies.push(...run.latencies);
+    total.calls += n;
+    total.seconds += n / run.perSec;
+  };
+  for (let round = 0; round < rounds; round++) {
+    const perRound = Math.ceil(calls / rounds);
+    add(bareTotal, await drive(bare.url, null, 'constant', {}, 400, concurrency), 400);
+    // Our whole pipeline (auth, per-request server, registry) with a small answer: what list_machines costs beyond its payload.
+    add(smallTotal, await drive(url, token, 'list_groups', {}, 400, concurrency), 400);
+    add(listTotal, await drive(url, token, 'list_machines', {}, perRound, concurrency), perRound);
+    process.stdout.write(`  round ${round + 1}/${rounds}: bare ${(bareTotal.calls / bareTotal.seconds).toFixed(0)}, list_groups ${(smallTotal.calls / smallTotal.seconds).toFixed(0)}, list_machines ${(listTotal.calls / listTotal.seconds).toFixed(0)} calls/s so far\n`);
+  }
+  const asRun = (t: ReturnType<typeof totals>) => ({ latencies: t.latencies, perSec: t.calls / t.seconds });
+  const bareRun = asRun(bareTotal);
+  const smallRun = asRun(smallTotal);
+  const listRun = asRun(listTotal);
+  const after = await settled();
+  const rssAfter = after.rss;
+  // Control: the same time again without calls. The fleet of simulated machines keeps writing history meanwhile,
+  // so this shows how much of the growth is the fleet's rather than the calls'.
+  const callsMs = (bareTotal.seconds + smallTotal.seconds + listTotal.seconds) * 1000;
+  await new Promise((r) => setTimeout(r, callsMs));
+  const idle = await settled();
+  const listBytes = Buffer.byteLength(await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL, authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_machines', arguments: {} } }) })).text());
   // Latency of one dashboard polling the fleet: one call at a time, so the figure is not queueing behind our own load.
   const fleetRun = await drive(url, token, 'get_fleet_status', {}, 500, 1);
   process.stdout.write(`  get_fleet_status: ${fleetRun.perSec.toFixed(0)} calls/s\n`);
@@ -119,6 +150,9 @@ export async function run(args: string[]): Promise<void> {
     bareCallsPerSec: bareRun.perSec,
     bareP50Ms: percentile(bareRun.latencies, 50),
     bareP99Ms: percentile(bareRun.latencies, 99),
+    listGroupsCallsPerSec: smallRun.perSec,
+    listGroupsRatio: smallRun.perSec / bareRun.perSec,
+    listMachinesBytes: listBytes,
     listMachinesCallsPerSec: listRun.perSec,
     listMachinesP50Ms: percentile(listRun.latencies, 50),
     listMachinesP99Ms: percentile(listRun.latencies, 99),
@@ -130,15 +164,22 @@ export async function run(args: string[]): Promise<void> {
     rssWarmMB: rssWarm / 1024 / 1024,
     rssAfterCallsMB: rssAfter / 1024 / 1024,
     rssGrowthMB: (rssAfter - rssWarm) / 1024 / 1024,
+    heapUsedGrowthMB: (after.heapUsed - warm.heapUsed) / 1024 / 1024,
+    heapTotalGrowthMB: (after.heapTotal - warm.heapTotal) / 1024 / 1024,
+    rssGrowthIdleControlMB: (idle.rss - after.rss) / 1024 / 1024,
+    externalGrowthMB: (after.external - warm.external) / 1024 / 1024,
   };
   printTable(`MCP benchmark (${machines} machines, concurrency ${concurrency}, Node ${process.version})`, [
     ['bare SDK server, calls/s', result.bareCallsPerSec.toFixed(0), ''],
-    ['list_machines, calls/s', result.listMachinesCallsPerSec.toFixed(0), ''],
+    ['list_groups (small answer) / bare', result.listGroupsRatio.toFixed(2), ''],
+    [`list_machines, calls/s (${(result.listMachinesBytes / 1024).toFixed(0)} KB answer)`, result.listMachinesCallsPerSec.toFixed(0), ''],
     ['list_machines p50 / p99, ms', `${result.listMachinesP50Ms.toFixed(1)} / ${result.listMachinesP99Ms.toFixed(1)}`, ''],
     ['list_machines / bare', result.listMachinesRatio.toFixed(2), '>= 0.7'],
     ['get_fleet_status p50 / p95, ms (1 at a time)', `${result.fleetStatusP50Ms.toFixed(1)} / ${result.fleetStatusP95Ms.toFixed(1)}`, 'p95 <= 50'],
     ['RSS after warm-up, MB', result.rssWarmMB.toFixed(0), ''],
-    [`RSS growth over ${calls} calls, MB`, result.rssGrowthMB.toFixed(1), '<= 20'],
+    [`RSS growth over ${listTotal.calls + bareTotal.calls + smallTotal.calls} calls, MB`, result.rssGrowthMB.toFixed(1), '<= 20'],
+    ['  JS heap in use / heap reserved / external growth, MB', `${result.heapUsedGrowthMB.toFixed(1)} / ${result.heapTotalGrowthMB.toFixed(1)} / ${result.externalGrowthMB.toFixed(1)}`, ''],
+    ['  RSS growth over the same time with no calls (control), MB', result.rssGrowthIdleControlMB.toFixed(1), ''],
   ]);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
