@@ -65,7 +65,7 @@ export class Database {
       'PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000; PRAGMA cache_size=-32768;',
     );
     const reader = file === ':memory:' ? writer : await openConnection(file, sqlite3.OPEN_READONLY);
-    if (reader !== writer) await execOn(reader, 'PRAGMA busy_timeout=5000; PRAGMA query_only=ON;');
+    if (reader !== writer) await execOn(reader, 'PRAGMA busy_timeout=5000; PRAGMA query_only=ON; PRAGMA cache_size=-32768; PRAGMA mmap_size=268435456;');
     return new Database(file, writer, reader);
   }
 

@@ -39,18 +39,22 @@ class RunCursor {
   private next = 0;
   private exhausted = false;
   private after: KeysetPosition | null = null;
-  /** The next chunk, asked for while the caller works through this one. */
-  private pending: Promise<RawRow[]> | null = null;
 
   constructor(
     private readonly db: Database,
     private readonly spec: HistoryCursorSpec,
     private readonly chunkRows: number,
-    private readonly prefetch: boolean,
   ) {}
 
-  private fetchChunk(): Promise<RawRow[]> {
-    const { sql, params } = buildCursorQuery(this.spec, this.after, this.chunkRows);
+  /**
+   * Makes sure a head row is loaded; false when the run has no more rows.
+   * `wanted` caps the chunk: the caller takes no more rows than that from all runs together.
+   */
+  async ready(wanted = Infinity): Promise<boolean> {
+    if (this.next < this.rows.length) return true;
+    if (this.exhausted) return false;
+    const size = Math.max(1, Math.min(this.chunkRows, wanted));
+    const { sql, params } = buildCursorQuery(this.spec, this.after, size);
     // SQLite builds the chunk as one JSON array on its own thread, data embedded as JSON rather
     // than as text: one JSON.parse here is far cheaper than node-sqlite3 materialising thousands
     // of row objects on the event loop and a second parse per row.
@@ -59,28 +63,13 @@ class RunCursor {
       ...(this.spec.withData ? ["'data', json(data)"] : []),
       ...(this.spec.dataPaths ?? []).map((_, i) => `'${dataPathColumn(i)}', json(${dataPathColumn(i)})`),
     ];
-    return this.db
-      .get<{ rows: string }>(`SELECT json_group_array(json_object(${columns.join(', ')})) AS rows FROM (${sql})`, params)
-      .then((chunk) => JSON.parse(chunk?.rows ?? '[]') as RawRow[]);
-  }
-
-  /** Makes sure a head row is loaded; false when the run has no more rows. */
-  async ready(): Promise<boolean> {
-    if (this.next < this.rows.length) return true;
-    if (this.exhausted) return false;
-    const rows = await (this.pending ?? this.fetchChunk());
-    this.pending = null;
-    this.rows = rows;
+    const chunk = await this.db.get<{ rows: string }>(`SELECT json_group_array(json_object(${columns.join(', ')})) AS rows FROM (${sql})`, params);
+    this.rows = JSON.parse(chunk?.rows ?? '[]') as RawRow[];
     this.next = 0;
-    if (rows.length < this.chunkRows) this.exhausted = true;
-    const last = rows[rows.length - 1];
+    if (this.rows.length < size) this.exhausted = true;
+    const last = this.rows[this.rows.length - 1];
     if (last) this.after = { ts: last.ts, seq: last.seq };
-    if (this.prefetch && !this.exhausted) {
-      this.pending = this.fetchChunk();
-      // A read that stops early never awaits it; a failure still surfaces when it is awaited.
-      this.pending.catch(() => undefined);
-    }
-    return rows.length > 0;
+    return this.rows.length > 0;
   }
 
   /** Whether a row is loaded without another query. */
@@ -155,15 +144,14 @@ export function chunkRowsFor(runs: number): number {
  * order (descending for `desc`), until the runs end or `onRow` returns false.
  * A run's rows are handed over synchronously for as long as they come before
  * every other run's next row, so one run costs one await per chunk, not per row.
- * With `prefetch`, each run asks for its next chunk while the caller works
- * through the current one; use it when the caller will read past one chunk.
+ * `maxRows` is the most rows the caller will take: no chunk reads beyond it.
  */
 export async function forEachHistoryRow(
   db: Database,
   spec: HistoryReadSpec,
   onRow: (row: StoredHistoryRow) => boolean | void,
   chunkRows = chunkRowsFor(spec.sources.length),
-  prefetch = false,
+  maxRows = Infinity,
 ): Promise<void> {
   const { sources, ...common } = spec;
   const before =
@@ -171,16 +159,18 @@ export async function forEachHistoryRow(
       ? (a: RawRow, b: RawRow) => a.ts < b.ts || (a.ts === b.ts && a.seq < b.seq)
       : (a: RawRow, b: RawRow) => a.ts > b.ts || (a.ts === b.ts && a.seq > b.seq);
   const heap = new CursorHeap(before);
+  let taken = 0;
   for (const source of sources) {
-    const cursor = new RunCursor(db, { ...common, ...source }, chunkRows, prefetch);
-    if (await cursor.ready()) heap.push(cursor);
+    const cursor = new RunCursor(db, { ...common, ...source }, chunkRows);
+    if (await cursor.ready(maxRows)) heap.push(cursor);
   }
   for (let cursor = heap.pop(); cursor; cursor = heap.pop()) {
     const rival = heap.peek()?.head();
     do {
+      taken++;
       if (onRow(cursor.take()) === false) return;
     } while (cursor.buffered() && (!rival || before(cursor.head(), rival)));
-    if (await cursor.ready()) heap.push(cursor);
+    if (await cursor.ready(maxRows - taken)) heap.push(cursor);
   }
 }
 
@@ -217,8 +207,8 @@ export async function readHistoryPage<T>(
       return true;
     },
     chunk,
-    // One chunk per run answers a limit below the chunk size; only longer reads gain from reading ahead.
-    limit === 0 || limit + 1 > chunk,
+    // The row after the limit only tells whether the limit cut the answer.
+    limit > 0 ? limit + 1 : Infinity,
   );
   return { rows, limitReached };
 }

@@ -8,7 +8,7 @@
  * with interval=3600, and 10,000 history rows oldest and newest first. Reports p50/p95 latency per case and the lag of a 10 ms
  * timer measured while they run (how long the event loop was held up).
  *
- *   npm run bench -- analysis [--days 30] [--runs 20] [--stateSec 30]
+ *   npm run bench -- analysis [--days 30] [--runs 20] [--stateSec 30] [--only <case name part>]
  *
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -20,7 +20,7 @@ import { Gateway } from '../../core/gateway.js';
 import type { HistoryWriter } from '../../core/store/history-writer.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../plugins/index.js';
-import { option, percentile, printTable } from './stats.js';
+import { option, percentile, printTable, textOption } from './stats.js';
 
 const MACHINE_ID = 'BENCH1';
 const DAY_MS = 86_400_000;
@@ -179,7 +179,8 @@ export async function run(args: string[]): Promise<void> {
     const principal = { username: 'bench', isAdmin: true, method: 'internal' as const };
     const results: { name: string; p50: number; p95: number; max: number; cpuP50: number; lagP95: number; lagMax: number }[] = [];
     const allLags: number[] = [];
-    for (const c of cases) {
+    const only = textOption(args, 'only');
+    for (const c of only ? cases.filter((k) => k.name.includes(only)) : cases) {
       const times: number[] = [];
       const cpu: number[] = [];
       const lags: number[] = [];

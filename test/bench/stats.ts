@@ -18,6 +18,16 @@ export function option(args: readonly string[], key: string, fallback: number): 
   return fallback;
 }
 
+/** A text option `--key value` or `--key=value`. */
+export function textOption(args: readonly string[], key: string): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    if (arg === `--${key}`) return args[i + 1];
+    if (arg.startsWith(`--${key}=`)) return arg.slice(key.length + 3);
+  }
+  return undefined;
+}
+
 export function printTable(title: string, rows: [string, string, string][]): void {
   const w0 = Math.max(...rows.map((r) => r[0].length), 6);
   const w1 = Math.max(...rows.map((r) => r[1].length), 6);

@@ -1,6 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { HistoryRow } from '../../core/store/history-writer.js';
 import { buildCursorQuery, HISTORY_INDEX, type HistoryCursorSpec } from '../../core/store/history-query.js';
+import type { SqlValue } from '../../core/store/database.js';
 import { readHistoryPage } from '../../core/store/history-stream.js';
 import { formatInZone, offsetMs } from '../../core/time.js';
 import { timeTextFormatter } from '../../plugins/history/time-text.js';
@@ -341,6 +342,27 @@ describe('streaming and the index', () => {
         expect(merged.rows, `${order} afterSeq=${afterSeq}`).toEqual(expected.map((r) => r.seq));
         expect(merged.rows.length).toBeGreaterThan(100);
       }
+    }
+  });
+
+  it('GW-60 a page of `limit` rows asks SQLite for no more than limit + 1 rows, however the chunks fall', async () => {
+    const { db } = gw.gateway.context;
+    const asked: number[] = [];
+    const get = db.get.bind(db);
+    const spy = vi.spyOn(db, 'get').mockImplementation((sql: string, params?: SqlValue[]) => {
+      // The chunk size is the last parameter of a cursor query (its LIMIT).
+      if (sql.includes('json_group_array')) asked.push(Number(params?.[params.length - 1]));
+      return get(sql, params);
+    });
+    try {
+      const sources = [{ machineID: 'BIG', cls: 'Count' }, { machineID: 'OTHER', cls: 'Count' }];
+      const page = await readHistoryPage(db, { sources, startMs: BASE, endMs: BASE + 400_000, order: 'asc' }, 25, (r) => r.seq, 10);
+      expect([page.rows.length, page.limitReached]).toEqual([25, true]);
+      // Each run may end up giving every row, so each chunk is capped by what is still wanted, not by the run.
+      expect(asked.every((n) => n <= 10)).toBe(true);
+      expect(asked.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(2 * 26);
+    } finally {
+      spy.mockRestore();
     }
   });
 
