@@ -1,4 +1,15 @@
-/** The simulated fleet the benchmarks run: mixed machine types and vendors, 1 s status sampling. */
+/** The simulated fleet the benchmarks run (mixed machine types and vendors, 1 s status sampling), and how a running fleet is measured. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { parseConfig } from '../../core/config.js';
+import { Gateway } from '../../core/gateway.js';
+import { DRIVERS } from '../../drivers/registry.js';
+import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { percentile } from './stats.js';
+
 const MACHINE_TYPES = ['lathe', 'mill', 'machiningCenter', 'turnMill', 'grinder'] as const;
 const SYSTEMS = ['FANUC', 'SIEMENS', 'HEIDENHAIN', 'MAZAK', 'OKUMA'] as const;
 
@@ -17,4 +28,85 @@ export function benchMachines(count: number, timeScale = 10): Record<string, unk
       tasks: { CNCStatus: { enabled: true, intervalMs: 1000 } },
     };
   });
+}
+
+/** What a fleet costs while it runs: measured after a warm-up, over `seconds`. */
+export interface FleetMeasurement {
+  seconds: number;
+  cpuPercentOfOneCore: number;
+  /** Highest RSS sampled while measuring. */
+  peakRssMB: number;
+  lagP50Ms: number;
+  lagP99Ms: number;
+  statusSamples: number;
+  statusSamplesPerSec: number;
+  historyRowsPerSec: number;
+  /** Machines by derived state, and how many were online, at the end. */
+  statesAtEnd: Record<string, number>;
+  online: number;
+}
+
+/** Starts a gateway on `machines` (SQLite in a temporary directory), measures it, and stops it. */
+export async function measureFleet(
+  machines: Record<string, unknown>[],
+  options: { seconds: number; warmup: number; label: string },
+): Promise<FleetMeasurement> {
+  const dataDir = mkdtempSync(join(tmpdir(), `gw-bench-${options.label}-`));
+  const config = parseConfig({ gateway: { dataDir, timeZone: 'UTC' }, logLevel: 'warn', machines });
+  let measuring = false;
+  const lags: number[] = [];
+  const gateway = await Gateway.create({
+    config,
+    drivers: DRIVERS,
+    plugins: GATEWAY_PLUGINS,
+    logger: pino({ level: 'warn' }),
+    onSampleLag: (task, lag) => {
+      if (measuring && task === 'CNCStatus') lags.push(lag);
+    },
+  });
+  try {
+    process.stdout.write(`${options.label}: ${machines.length} machines started; warming up ${options.warmup}s, measuring ${options.seconds}s\n`);
+    await sleep(options.warmup * 1000);
+    const stats = gateway.context.history.stats;
+    const rows0 = stats.rowsWritten + stats.pending;
+    let peakRss = process.memoryUsage().rss;
+    const rssTimer = setInterval(() => {
+      peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    }, 250);
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    measuring = true;
+    const progress = setInterval(() => {
+      process.stdout.write(`  ${((performance.now() - t0) / 1000).toFixed(0)}s / ${options.seconds}s, ${lags.length} status samples\n`);
+    }, 10_000);
+    await sleep(options.seconds * 1000);
+    measuring = false;
+    const wallMs = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    clearInterval(rssTimer);
+    clearInterval(progress);
+    const rows = stats.rowsWritten + stats.pending - rows0;
+    const statesAtEnd: Record<string, number> = {};
+    let online = 0;
+    for (const id of gateway.fleet.ids()) {
+      const view = gateway.fleet.view(id);
+      statesAtEnd[view.derived.state] = (statesAtEnd[view.derived.state] ?? 0) + 1;
+      if (view.connection.state === 'online') online++;
+    }
+    return {
+      seconds: wallMs / 1000,
+      cpuPercentOfOneCore: ((cpu.user + cpu.system) / 1000 / wallMs) * 100,
+      peakRssMB: peakRss / 1024 / 1024,
+      lagP50Ms: percentile(lags, 50),
+      lagP99Ms: percentile(lags, 99),
+      statusSamples: lags.length,
+      statusSamplesPerSec: lags.length / (wallMs / 1000),
+      historyRowsPerSec: rows / (wallMs / 1000),
+      statesAtEnd,
+      online,
+    };
+  } finally {
+    await gateway.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }

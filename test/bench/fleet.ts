@@ -10,77 +10,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
-import { parseConfig } from '../../core/config.js';
-import { Gateway } from '../../core/gateway.js';
 import { Database, type SqlValue } from '../../core/store/database.js';
 import { HistoryWriter } from '../../core/store/history-writer.js';
 import { migrate } from '../../core/store/migrations.js';
-import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
-import { option, percentile, printTable } from './stats.js';
-import { benchMachines } from './bench-fleet.js';
-
-async function runFleet(machines: number, seconds: number, warmup: number) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-fleet-'));
-  const config = parseConfig({
-    gateway: { dataDir, timeZone: 'UTC' },
-    logLevel: 'warn',
-    machines: benchMachines(machines),
-  });
-  let measuring = false;
-  const lags: number[] = [];
-  const gateway = await Gateway.create({
-    config,
-    drivers: DRIVERS,
-    plugins: GATEWAY_PLUGINS,
-    logger: pino({ level: 'warn' }),
-    onSampleLag: (task, lag) => {
-      if (measuring && task === 'CNCStatus') lags.push(lag);
-    },
-  });
-  process.stdout.write(`fleet: ${machines} machines started; warming up ${warmup}s, measuring ${seconds}s\n`);
-  await new Promise((r) => setTimeout(r, warmup * 1000));
-
-  const stats = gateway.context.history.stats;
-  const rows0 = stats.rowsWritten + stats.pending;
-  let peakRss = process.memoryUsage().rss;
-  const rssTimer = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage().rss);
-  }, 250);
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  measuring = true;
-  const progress = setInterval(() => {
-    const elapsed = (performance.now() - t0) / 1000;
-    process.stdout.write(`  ${elapsed.toFixed(0)}s / ${seconds}s, ${lags.length} status samples\n`);
-  }, 10_000);
-  await new Promise((r) => setTimeout(r, seconds * 1000));
-  measuring = false;
-  const wallMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  clearInterval(rssTimer);
-  clearInterval(progress);
-  const rows = stats.rowsWritten + stats.pending - rows0;
-  const states = gateway.fleet.ids().reduce<Record<string, number>>((acc, id) => {
-    const s = gateway.fleet.view(id).derived.state;
-    acc[s] = (acc[s] ?? 0) + 1;
-    return acc;
-  }, {});
-  await gateway.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-  return {
-    machines,
-    seconds: wallMs / 1000,
-    cpuPercentOfOneCore: ((cpu.user + cpu.system) / 1000 / wallMs) * 100,
-    peakRssMB: Math.max(peakRss, process.resourceUsage().maxRSS * 1024) / 1024 / 1024,
-    lagP50Ms: percentile(lags, 50),
-    lagP99Ms: percentile(lags, 99),
-    statusSamples: lags.length,
-    historyRowsPerSec: rows / (wallMs / 1000),
-    statesAtEnd: states,
-  };
-}
+import { option, printTable } from './stats.js';
+import { benchMachines, measureFleet } from './bench-fleet.js';
 
 function syntheticRow(i: number): [string, string, number, string] {
   return [`B${i % 1000}`, i % 5 === 0 ? 'Heartbeat' : 'CNCStatus', 1_800_000_000_000 + i, JSON.stringify({ i, state: 'running', reason: 'bench' })];
@@ -131,7 +65,9 @@ export async function run(args: string[]): Promise<void> {
   const seconds = option(args, 'seconds', 60);
   const warmup = option(args, 'warmup', 5);
   const rows = option(args, 'rows', 200_000);
-  const fleet = await runFleet(machines, seconds, warmup);
+  const measured = await measureFleet(benchMachines(machines), { seconds, warmup, label: 'fleet' });
+  // The peak of the whole process so far, start-up included, not only of the measured stretch.
+  const fleet = { machines, ...measured, peakRssMB: Math.max(measured.peakRssMB, (process.resourceUsage().maxRSS * 1024) / 1024 / 1024) };
   process.stdout.write(`writer: ${rows} rows through HistoryWriter and through a raw multi-row loop (x2, alternating)\n`);
   const writer: number[] = [];
   const raw: number[] = [];

@@ -13,24 +13,16 @@
  *
  *   npm run bench -- modbus [--machines 200] [--seconds 10] [--fleet-seconds 10] [--warmup 5]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
 import ModbusSerial from 'modbus-serial';
 import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
-import { parseConfig } from '../../core/config.js';
-import { Gateway } from '../../core/gateway.js';
 import { familyPlans } from '../../drivers/modbus/client.js';
 import { DEFAULT_MAP, ModbusClient, modbusDriver } from '../../drivers/modbus/index.js';
 import { startModbusSimulator } from '../../drivers/modbus/simulator.js';
 import type { RunningSimulator, SimulatedMachineSpec } from '../../drivers/protocol-simulator.js';
-import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
-import { benchMachines } from './bench-fleet.js';
+import { benchMachines, measureFleet } from './bench-fleet.js';
 import { option, percentile, printTable } from './stats.js';
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** The bench fleet's machines as simulator specs, so the Modbus fleet is the same mix. */
 function specsOf(machines: Record<string, unknown>[]): SimulatedMachineSpec[] {
@@ -99,51 +91,6 @@ async function rawRate(sim: RunningSimulator, machines: number, seconds: number,
   return result;
 }
 
-async function fleetLoad(sim: RunningSimulator, machines: Record<string, unknown>[], seconds: number, warmup: number) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-modbus-'));
-  const specs = specsOf(machines);
-  const config = parseConfig({
-    gateway: { dataDir, timeZone: 'UTC' },
-    logLevel: 'warn',
-    machines: machines.map((m, i) => ({ ...m, ...sim.machineConfig(specs[i] as SimulatedMachineSpec), tasks: m.tasks })),
-  });
-  const lags: number[] = [];
-  let measuring = false;
-  const gateway = await Gateway.create({
-    config,
-    drivers: DRIVERS,
-    plugins: GATEWAY_PLUGINS,
-    logger: pino({ level: 'warn' }),
-    onSampleLag: (task, lag) => {
-      if (measuring && task === 'CNCStatus') lags.push(lag);
-    },
-  });
-  await sleep(warmup * 1000);
-  let peakRss = process.memoryUsage().rss;
-  const rssTimer = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage().rss);
-  }, 250);
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  measuring = true;
-  await sleep(seconds * 1000);
-  measuring = false;
-  const wallMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  clearInterval(rssTimer);
-  const online = gateway.fleet.ids().filter((id) => gateway.fleet.connectionState(id) === 'online').length;
-  await gateway.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-  return {
-    cpuPercentOfOneCore: ((cpu.user + cpu.system) / 1000 / wallMs) * 100,
-    peakRssMB: peakRss / 1024 / 1024,
-    statusSamplesPerSec: lags.length / (wallMs / 1000),
-    lagP50Ms: percentile(lags, 50),
-    lagP99Ms: percentile(lags, 99),
-    online,
-  };
-}
-
 export async function run(args: string[]): Promise<void> {
   const machines = option(args, 'machines', 200);
   const seconds = option(args, 'seconds', 10);
@@ -158,7 +105,11 @@ export async function run(args: string[]): Promise<void> {
     const driver1 = await driverRate(sim, 1, seconds);
     const rawN = await rawRate(sim, machines, seconds, requestTimeoutMs);
     const driverN = await driverRate(sim, machines, seconds);
-    const load = await fleetLoad(sim, fleet, fleetSeconds, warmup);
+    const specs = specsOf(fleet);
+    const load = await measureFleet(
+      fleet.map((m, i) => ({ ...m, ...sim.machineConfig(specs[i] as SimulatedMachineSpec), tasks: m.tasks })),
+      { seconds: fleetSeconds, warmup, label: 'modbus fleet' },
+    );
     const result = {
       machines,
       requestsPerStatusRead: (familyPlans(DEFAULT_MAP, modbusDriver.configSchema.parse({})).status ?? []).length,
