@@ -98,7 +98,7 @@ export const responseSchemas = {
   cnc_rdsvmeter: z.object({ data_num: int.min(0), svload: z.array(scaledSchema) }),
   cnc_rdspmeter: z.object({ data_num: int.min(0), spload: z.array(scaledSchema) }),
   cnc_rdparam: z.object({ param: z.object({ datano: int, type: short, ldata: int }) }),
-  cnc_rdtlinfo: z.object({ tlinfo: z.object({ max_group: int.min(0), max_tool: int.min(0), max_minute: int.min(0), max_count: int.min(0) }) }),
+  cnc_rdtlinfo: z.object({ tlinfo: z.object({ max_group: int.min(0), max_tool: int.min(0), max_minute: int.min(0), max_cycle: int.min(0) }) }),
   cnc_rdtlgrp: z.object({
     tlgrp: z.object({
       ntool: int.min(0), nfree: int.min(0), life: int.min(0), count: int.min(0), use_tool: int.min(0),

@@ -171,7 +171,7 @@ export class SimulatedCnc {
 
   rdtlinfo(): Answer<BridgeResponse<'cnc_rdtlinfo'>> {
     const groups = this.toolGroups();
-    return ok({ tlinfo: { max_group: groups.length, max_tool: Math.max(0, ...groups.map((g) => g.length)), max_minute: 0, max_count: 9999 } });
+    return ok({ tlinfo: { max_group: groups.length, max_tool: Math.max(0, ...groups.map((g) => g.length)), max_minute: 0, max_cycle: 9999 } });
   }
 
   /** A group's life is that of its tool in use: the first one not yet expired. */
