@@ -13,6 +13,8 @@ export interface AlarmPiece {
   message: string;
   level: string;
   durationMs: number;
+  /** When the occurrence started (clipped to its end), unix ms; tells whether it was carried into a sub-window. */
+  startMs: number;
   /** This sub-window counts the occurrence. */
   counted: boolean;
 }
@@ -74,7 +76,7 @@ export function clipAlarms(
     do {
       const span = subWindows[k]!;
       const durationMs = Math.max(0, Math.min(clippedEnd, span.endMs) - Math.max(clippedStart, span.startMs));
-      out.push({ index: k, piece: { code, message, level, durationMs, counted: k === first } });
+      out.push({ index: k, piece: { code, message, level, durationMs, startMs: start, counted: k === first } });
       k++;
     } while (k < subWindows.length && subWindows[k]!.startMs < clippedEnd);
   }

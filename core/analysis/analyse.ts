@@ -22,12 +22,8 @@ export interface AnalysisSpec {
   heartbeatSec: number;
 }
 
-/** One machine and its history over the window. */
-export interface MachineSubject {
-  machineID: string;
-  idealCycleTimeSec: number | null;
-  history: MachineHistory;
-}
+/** One machine with its history over the window, or with its tallies per sub-window already made (plugins/analysis). */
+export type MachineSubject = { machineID: string; idealCycleTimeSec: number | null } & ({ history: MachineHistory } | { tallies: readonly Tally[] });
 
 interface IdealCycleTime {
   idealCycleTimeSec: number | null;
@@ -75,7 +71,8 @@ function machineIdeal(subject: MachineSubject): IdealCycleTime {
   return { idealCycleTimeSec: subject.idealCycleTimeSec, source: subject.idealCycleTimeSec === null ? 'notConfigured' : 'machineConfig' };
 }
 
-function tallies(spec: AnalysisSpec, subWindows: readonly TimeSpan[], subject: MachineSubject): Tally[] {
+function tallies(spec: AnalysisSpec, subWindows: readonly TimeSpan[], subject: MachineSubject): readonly Tally[] {
+  if ('tallies' in subject) return subject.tallies;
   return tallyMachine(subject.history, { subWindows, nowMs: spec.nowMs, heartbeatSec: spec.heartbeatSec, idealCycleTimeSec: subject.idealCycleTimeSec });
 }
 

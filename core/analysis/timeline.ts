@@ -22,20 +22,25 @@ export interface Segment {
  * is a gap too). Before the first stored heartbeat nothing is judged:
  * retention may have removed the older ones.
  */
-export function gatewayGaps(heartbeats: HeartbeatEvidence, range: TimeSpan, nowMs: number, maxGapMs: number): TimeSpan[] {
-  const gaps: TimeSpan[] = [];
+export function gatewayGaps(heartbeats: HeartbeatEvidence, range: TimeSpan, nowMs: number, maxGapMs: number): Gap[] {
+  const gaps: Gap[] = [];
   let previous = heartbeats.before;
   const consider = (next: number): void => {
     if (previous !== null && next - previous > maxGapMs) {
       const startMs = Math.max(previous, range.startMs);
       const endMs = Math.min(next, range.endMs);
-      if (endMs > startMs) gaps.push({ startMs, endMs });
+      if (endMs > startMs) gaps.push({ startMs, endMs, silentFromMs: previous });
     }
     previous = next;
   };
   for (const ts of heartbeats.within) consider(ts);
   consider(heartbeats.after ?? nowMs);
   return gaps;
+}
+
+/** A gateway gap clipped to a range, and the last heartbeat before it (which may lie before the range). */
+export interface Gap extends TimeSpan {
+  silentFromMs: number;
 }
 
 /** Receives one stretch of the timeline. */

@@ -215,18 +215,18 @@ describe('analysis of one machine', () => {
     const range = { startMs: at('10:00'), endMs: at('11:00') };
     const base = { before: at('09:59'), after: at('11:00') };
     expect(gatewayGaps({ ...base, within: [at('10:10'), at('10:12')] }, range, NOW, 120_000)).toEqual([
-      { startMs: at('10:00'), endMs: at('10:10') },
-      { startMs: at('10:12'), endMs: at('11:00') },
+      { startMs: at('10:00'), endMs: at('10:10'), silentFromMs: at('09:59') },
+      { startMs: at('10:12'), endMs: at('11:00'), silentFromMs: at('10:12') },
     ]);
     expect(gatewayGaps({ ...base, within: [at('10:01'), at('10:03')] }, range, NOW, 120_000)).toHaveLength(1);
     expect(gatewayGaps({ before: null, within: [at('10:30')], after: null }, range, at('10:31'), 120_000)).toEqual([]);
-    expect(gatewayGaps({ before: null, within: [at('10:30')], after: null }, range, NOW, 120_000)).toEqual([{ startMs: at('10:30'), endMs: at('11:00') }]);
+    expect(gatewayGaps({ before: null, within: [at('10:30')], after: null }, range, NOW, 120_000)).toEqual([{ startMs: at('10:30'), endMs: at('11:00'), silentFromMs: at('10:30') }]);
   });
 
   it('GW-59 before the first stored heartbeat nothing is judged a gap (retention), and an inactive machine stays inactive in a gap', () => {
     const range = { startMs: at('10:00'), endMs: at('11:00') };
     const gaps = gatewayGaps({ before: null, within: [at('10:30'), at('10:31')], after: at('11:00') }, range, NOW, 120_000);
-    expect(gaps).toEqual([{ startMs: at('10:31'), endMs: at('11:00') }]);
+    expect(gaps).toEqual([{ startMs: at('10:31'), endMs: at('11:00'), silentFromMs: at('10:31') }]);
     const segments = stateSegments({ stateBefore: 'inactive', states: [] }, range, gaps);
     expect(segments).toEqual([{ startMs: at('10:00'), endMs: at('11:00'), state: 'inactive', gap: false }]);
     const unknown = stateSegments({ stateBefore: null, states: [state('10:15', 'idle')] }, range, []);
