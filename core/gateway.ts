@@ -21,6 +21,7 @@ import { PluginHost, type Plugin } from './plugin-host.js';
 import type { GatewayContext } from './context.js';
 import { Database } from './store/database.js';
 import { FleetStore } from './store/fleet-store.js';
+import { HistoryRevisions, settleMsFor } from './store/history-revisions.js';
 import { HistoryWriter } from './store/history-writer.js';
 import { migrate } from './store/migrations.js';
 import { systemTimeZone } from './time.js';
@@ -83,6 +84,8 @@ export class Gateway {
         maxRows: config.history.flushRows,
         flushIntervalMs: config.history.flushIntervalMs,
         logger: logger.child({ component: 'history' }),
+        revisions: new HistoryRevisions(settleMsFor(config.history.heartbeatSec)),
+        now,
       });
       const store = await FleetStore.open(db, { machines: config.machines, groups: config.groups });
       const bus = new EventBus(logger.child({ component: 'bus' }));

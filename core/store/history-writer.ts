@@ -7,6 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { Database, SqlValue } from './database.js';
+import { HistoryRevisions, MIN_SETTLE_MS } from './history-revisions.js';
 
 export interface HistoryRow {
   machineID: string;
@@ -23,6 +24,10 @@ export interface HistoryWriterOptions {
   /** Rows kept in memory while the database refuses writes; beyond it the oldest are dropped and counted. */
   maxBufferedRows?: number;
   logger?: Logger;
+  /** Revisions bumped when committed rows land in the settled past; a new set settling after MIN_SETTLE_MS when absent. */
+  revisions?: HistoryRevisions;
+  /** Current time, unix ms. */
+  now?: () => number;
 }
 
 export interface HistoryWriterStats {
@@ -47,6 +52,9 @@ export class HistoryWriter {
   private readonly flushIntervalMs: number;
   private readonly maxBufferedRows: number;
   private readonly sqlByCount = new Map<number, string>();
+  /** Revisions of each machine's settled history, bumped by late rows. */
+  readonly revisions: HistoryRevisions;
+  private readonly now: () => number;
   readonly stats: HistoryWriterStats = {
     rowsWritten: 0,
     flushes: 0,
@@ -63,6 +71,8 @@ export class HistoryWriter {
     this.maxRows = options.maxRows ?? 500;
     this.flushIntervalMs = options.flushIntervalMs ?? 750;
     this.maxBufferedRows = options.maxBufferedRows ?? 200_000;
+    this.revisions = options.revisions ?? new HistoryRevisions(MIN_SETTLE_MS);
+    this.now = options.now ?? Date.now;
   }
 
   /** Creates a writer that continues the sequence stored in `db`. */
@@ -125,6 +135,7 @@ export class HistoryWriter {
       );
       this.stats.rowsWritten += rows.length;
       this.stats.flushes++;
+      this.noteSettledRows(rows);
     } catch (err) {
       // Keep the rows for the next flush rather than losing them; the buffer bound protects memory.
       this.stats.failedFlushes++;
@@ -132,6 +143,29 @@ export class HistoryWriter {
       this.buffer = rows.concat(this.buffer).slice(-this.maxBufferedRows);
       this.stats.pending = this.buffer.length;
       if (!this.closed && !this.timer) this.timer = setTimeout(() => void this.flush(), this.flushIntervalMs);
+    }
+  }
+
+  /**
+   * Bumps the revision of every machine with a committed row in its settled
+   * past: a row older than the settle time, or an AlarmHistory row (written
+   * when the alarm ends) whose alarm started there.
+   */
+  private noteSettledRows(rows: readonly SqlValue[][]): void {
+    const settledBefore = this.revisions.settledBefore(this.now());
+    let bumped: Set<string> | undefined;
+    for (const row of rows) {
+      const machineID = row[1] as string;
+      if (bumped?.has(machineID)) continue;
+      let earliest = row[3] as number;
+      if (row[2] === 'AlarmHistory' && earliest >= settledBefore && typeof row[4] === 'string') {
+        const start = (JSON.parse(row[4] as string) as { start?: unknown } | null)?.start;
+        if (typeof start === 'number') earliest = Math.min(earliest, start);
+      }
+      if (earliest < settledBefore) {
+        this.revisions.bump(machineID);
+        (bumped ??= new Set()).add(machineID);
+      }
     }
   }
 

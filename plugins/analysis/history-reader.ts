@@ -39,6 +39,9 @@ const OPEN_ALARMS_SQL = `SELECT json_group_array(json_array(s.data->>'$.code', s
     AND NOT EXISTS (SELECT 1 FROM history e WHERE e.machine_id = s.machine_id AND e.class = 'AlarmHistory' AND e.ts >= s.ts
       AND e.data->>'$.start' = s.data->>'$.since' AND e.data->>'$.code' = s.data->>'$.code' AND e.data->>'$.message' IS s.data->>'$.message')`;
 
+// Whether one occurrence (start, code, message) has an AlarmHistory row; it is written when the alarm ends, after its start.
+const ENDED_OCCURRENCE_SQL = `SELECT 1 AS ended FROM history WHERE machine_id = ? AND class = 'AlarmHistory' AND ts >= ?
+  AND data->>'$.start' = ? AND data->>'$.code' = ? AND data->>'$.message' IS ? LIMIT 1`;
 
 type JsonValue = string | number | null;
 
@@ -120,36 +123,51 @@ export class HistoryReader {
     return ascending(out, (c) => c.ts) ? out : out.sort((a, b) => a.ts - b.ts);
   }
 
-  private async alarms(machineID: string, range: TimeSpan, activeNow: readonly AlarmRecord[]): Promise<AlarmRecord[]> {
+  /** Alarms with a recorded end (AlarmHistory rows) that overlap the range. */
+  private async endedAlarms(machineID: string, range: TimeSpan): Promise<AlarmRecord[]> {
     const ended: JsonValue[][] = [];
-    const open: JsonValue[][] = [];
     // Short statements, slice by slice, keep the connection free for others in between.
     for (const slice of slices(range)) {
       for (const r of await this.column(ENDED_ALARMS_SQL, [machineID, slice.startMs, slice.endMs, range.endMs], 'rows')) ended.push(r as JsonValue[]);
-      for (const r of await this.column(OPEN_ALARMS_SQL, [machineID, slice.startMs, slice.endMs], 'rows')) open.push(r as JsonValue[]);
     }
     // Alarms active at the range end that ended later.
     for (const r of await this.column(ENDED_ALARMS_SQL, [machineID, range.endMs, Number.MAX_SAFE_INTEGER, range.endMs], 'rows')) ended.push(r as JsonValue[]);
-    const active = new Set(activeNow.map((a) => `${a.code}\u0000${a.message}\u0000${a.startMs}`));
-    const records: AlarmRecord[] = [...activeNow];
-    for (const r of ended) {
+    return ended.map((r) => {
       const endMs = num(r[4]) ?? Number(r[5]);
-      records.push({ code: text(r[0]), message: text(r[1]), level: text(r[2]), startMs: num(r[3]) ?? endMs, endMs, loggedMs: endMs, activeNow: false });
-    }
-    for (const r of open) {
-      const loggedMs = Number(r[4]);
-      const record = { code: text(r[0]), message: text(r[1]), level: text(r[2]), startMs: num(r[3]) ?? loggedMs, endMs: null, loggedMs };
-      records.push({ ...record, activeNow: active.has(`${record.code}\u0000${record.message}\u0000${record.startMs}`) });
+      return { code: text(r[0]), message: text(r[1]), level: text(r[2]), startMs: num(r[3]) ?? endMs, endMs, loggedMs: endMs, activeNow: false };
+    });
+  }
+
+  /**
+   * Alarms logged inside `range` that never ended (no AlarmHistory row after
+   * the log): still active, or lost when the gateway stopped before they
+   * ended. An alarm logged again after a restart gives one record per log.
+   * activeNow is false here; markActive sets it from the live status.
+   */
+  async loggedOpenAlarms(machineID: string, range: TimeSpan): Promise<AlarmRecord[]> {
+    const records: AlarmRecord[] = [];
+    for (const slice of slices(range)) {
+      for (const r of (await this.column(OPEN_ALARMS_SQL, [machineID, slice.startMs, slice.endMs], 'rows')) as JsonValue[][]) {
+        const loggedMs = Number(r[4]);
+        records.push({ code: text(r[0]), message: text(r[1]), level: text(r[2]), startMs: num(r[3]) ?? loggedMs, endMs: null, loggedMs, activeNow: false });
+      }
     }
     return records;
   }
 
+  /** The live alarms of which no ended record exists (a recorded end wins over a stale live status). */
+  async liveNotEnded(machineID: string, live: readonly AlarmRecord[]): Promise<AlarmRecord[]> {
+    const out: AlarmRecord[] = [];
+    for (const a of live) if (!(await this.db.get(ENDED_OCCURRENCE_SQL, [machineID, a.startMs, a.startMs, a.code, a.message]))) out.push(a);
+    return out;
+  }
+
   /**
    * The history of `machineID` over `range` (already clipped to now). Parts
-   * not needed stay empty. `activeNow` are the alarms the machine's live
-   * status shows, which may have started long before the range.
+   * not needed stay empty. Alarms are those with a recorded end; openAlarms
+   * gives the others, whose end depends on the whole analysed range and on now.
    */
-  async machineHistory(machineID: string, range: TimeSpan, needs: HistoryNeeds, activeNow: readonly AlarmRecord[] = []): Promise<MachineHistory> {
+  async machineHistory(machineID: string, range: TimeSpan, needs: HistoryNeeds): Promise<MachineHistory> {
     const empty: MachineHistory = { stateBefore: null, states: [], heartbeats: { before: null, within: [], after: null }, counts: [], alarms: [] };
     if (range.endMs <= range.startMs) return empty;
     // One query at a time: measured, issuing these concurrently on the one read connection held the event loop
@@ -161,7 +179,7 @@ export class HistoryReader {
       history.heartbeats = await this.heartbeats(machineID, range);
     }
     if (needs.counts) history.counts = await this.counts(machineID, range);
-    if (needs.alarms) history.alarms = await this.alarms(machineID, range, activeNow);
+    if (needs.alarms) history.alarms = await this.endedAlarms(machineID, range);
     return history;
   }
 }

@@ -7,15 +7,15 @@
  */
 import { z } from 'zod';
 import { analyseGroup, analyseMachine, checkInterval, type AnalysisSpec, type MachineSubject, type MemberWithoutData } from '../../core/analysis/analyse.js';
-import { ANALYSIS_KINDS, type AlarmRecord, type AnalysisKind, type TimeSpan } from '../../core/analysis/model.js';
+import { ANALYSIS_KINDS, type AlarmRecord, type AnalysisKind } from '../../core/analysis/model.js';
 import { splitWindow } from '../../core/analysis/sub-windows.js';
-import { analysedRange } from '../../core/analysis/tally.js';
 import type { GatewayContext } from '../../core/context.js';
 import { GatewayError } from '../../core/errors.js';
 import { queryBool, queryInt } from '../../core/interfaces.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import { resolveWindow, TIME_PARAM_FORMS, TIME_PARAM_SUMMARY, type TimeWindow } from '../../core/time-params.js';
 import { HistoryReader, type HistoryNeeds } from './history-reader.js';
+import { MachineTallies } from './machine-tallies.js';
 
 const MAX_WINDOW_DAYS = 31;
 
@@ -55,10 +55,10 @@ interface AnalysisInput {
 export const analysisPlugin = definePlugin<GatewayContext>({
   name: 'analysis',
   register(ctx) {
-    const reader = new HistoryReader(ctx.db);
+    const machineTallies = new MachineTallies(new HistoryReader(ctx.db), ctx.history.revisions);
 
     /** The window and the spec; refuses a bad window or interval before any history is read. */
-    const plan = (input: AnalysisInput): { spec: AnalysisSpec; range: TimeSpan } => {
+    const plan = (input: AnalysisInput): { spec: AnalysisSpec } => {
       const nowMs = ctx.now();
       const window: TimeWindow = resolveWindow(
         { start: input.start, ...(input.end !== undefined ? { end: input.end } : {}) },
@@ -73,7 +73,7 @@ export const analysisPlugin = definePlugin<GatewayContext>({
         nowMs,
         heartbeatSec: ctx.config.history.heartbeatSec,
       };
-      return { spec, range: analysedRange(splitWindow(window), nowMs) };
+      return { spec };
     };
 
     /** Alarms the machine's live status shows now, when it is online (an offline machine's cache is old). */
@@ -92,10 +92,18 @@ export const analysisPlugin = definePlugin<GatewayContext>({
       }));
     };
 
-    const subject = async (machineID: string, spec: AnalysisSpec, range: TimeSpan, needs: HistoryNeeds): Promise<MachineSubject> => {
-      const config = ctx.store.getMachine(machineID);
-      const history = await reader.machineHistory(machineID, range, needs, needs.alarms ? liveAlarms(machineID, spec.nowMs) : []);
-      return { machineID, idealCycleTimeSec: config.idealCycleTimeSec ?? null, history };
+    const subject = async (machineID: string, spec: AnalysisSpec, needs: HistoryNeeds): Promise<MachineSubject> => {
+      const idealCycleTimeSec = ctx.store.getMachine(machineID).idealCycleTimeSec ?? null;
+      const tallies = await machineTallies.tallies({
+        machineID,
+        subWindows: splitWindow(spec.window, spec.intervalSec),
+        nowMs: spec.nowMs,
+        heartbeatSec: spec.heartbeatSec,
+        needs,
+        liveAlarms: needs.alarms ? liveAlarms(machineID, spec.nowMs) : [],
+        idealCycleTimeSec,
+      });
+      return { machineID, idealCycleTimeSec, tallies };
     };
 
     ctx.interfaces.define({
@@ -110,8 +118,8 @@ export const analysisPlugin = definePlugin<GatewayContext>({
       handler: async (input) => {
         const config = ctx.store.getMachine(input.machineID);
         if (!config.isActive) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID '${input.machineID}' is inactive`);
-        const { spec, range } = plan(input);
-        const data = analyseMachine(spec, await subject(input.machineID, spec, range, NEEDS[input.kind]));
+        const { spec } = plan(input);
+        const data = analyseMachine(spec, await subject(input.machineID, spec, NEEDS[input.kind]));
         return { kind: input.kind, machineID: input.machineID, window: spec.window, data };
       },
     });
@@ -127,14 +135,14 @@ export const analysisPlugin = definePlugin<GatewayContext>({
         .strict(),
       handler: async (input) => {
         const group = ctx.store.getGroup(input.groupID);
-        const { spec, range } = plan(input);
+        const { spec } = plan(input);
         const needs: HistoryNeeds = { ...NEEDS[input.kind], timeline: true };
         const subjects: MachineSubject[] = [];
         const excluded: MemberWithoutData[] = [];
         for (const machineID of group.machineIDs) {
           if (!ctx.store.hasMachine(machineID)) excluded.push({ machineID, reason: 'unknown', detail: `machineID '${machineID}' does not exist` });
           else if (!ctx.store.getMachine(machineID).isActive) excluded.push({ machineID, reason: 'inactive', detail: `machineID '${machineID}' is inactive` });
-          else subjects.push(await subject(machineID, spec, range, needs));
+          else subjects.push(await subject(machineID, spec, needs));
         }
         const data = analyseGroup(spec, subjects, excluded);
         return { kind: input.kind, groupID: input.groupID, window: spec.window, data };

@@ -74,6 +74,9 @@ export class RetentionScheduler {
       })
       .finally(() => {
         this.current = undefined;
+        // Whatever was deleted (a failed run may have committed batches), what was computed from it is stale.
+        const last = this.lastRun;
+        if (!last || last.error !== null || last.totalDeleted > 0) this.ctx.history.revisions.bumpAll();
       });
     this.current = run;
     return run;

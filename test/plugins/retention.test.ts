@@ -177,7 +177,7 @@ describe('the retention job in the gateway', () => {
     return (res.json() as { data: Status }).data;
   };
 
-  it('runs on its timer from plugin start, shows the policy and the last run, and leaves no timer after stop', async () => {
+  it('runs on its timer from plugin start, shows the policy and the last run, makes kept analyses stale, and leaves no timer after stop', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const g = await startGateway({ intervalSec: 10, default: { maxAgeDays: 7, maxRows: 0 }, classes: { Heartbeat: { maxAgeDays: 1, maxRows: 0 } } });
     await seed(g, [...rows('A', 'State', 10, 10), ...rows('A', 'Heartbeat', 3, 3)]);
@@ -190,9 +190,14 @@ describe('the retention job in the gateway', () => {
       lastRun: null,
     });
     expect(vi.getTimerCount()).toBe(1);
+    const revisions = g.context.history.revisions;
+    const revisionBefore = [revisions.of('A'), revisions.of('B')];
 
     await vi.advanceTimersByTimeAsync(10_000);
     await vi.waitFor(async () => expect((await status(g)).lastRun).not.toBeNull());
+    // Analyses kept from the settled past (plugins/analysis) are stale for every machine once rows were deleted.
+    expect(revisions.of('A')).toBeGreaterThan(revisionBefore[0]!);
+    expect(revisions.of('B')).toBeGreaterThan(revisionBefore[1]!);
     const after = await status(g);
     expect(after.lastRun).toMatchObject({ startedAtMs: NOW, startedAt: '2026-06-01T12:00:00+00:00', deleted: { State: { byAge: 3, byRows: 0 }, Heartbeat: { byAge: 2, byRows: 0 } }, totalDeleted: 5, error: null });
     expect(await remaining(g, 'State')).toHaveLength(7);
