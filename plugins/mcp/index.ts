@@ -20,6 +20,7 @@ import { GatewayError, toGatewayError } from '../../core/errors.js';
 import type { Principal } from '../../core/interfaces.js';
 import { parseOrThrow } from '../../core/schema-errors.js';
 import { toJsonSchema } from '../../core/openapi.js';
+import { FrozenAnswers, splice, type Splices } from './frozen-answers.js';
 import { serverInstructions } from './instructions.js';
 import { createToolCaller, ToolFailure, type ToolDefinition } from './tool-runtime.js';
 import { TOOLS } from './tools.js';
@@ -44,14 +45,16 @@ function webHeaders(headers: IncomingHttpHeaders): Headers {
 
 /**
  * Writes the transport's web `Response` through fastify. JSON answers (the
- * only kind this stateless server gives) are read whole and sent as one
- * buffer; anything else is streamed.
+ * only kind this stateless server gives) are read whole, completed with the
+ * frozen answers they hold (frozen-answers.ts) and sent as one buffer;
+ * anything else is streamed.
  */
-async function sendResponse(reply: FastifyReply, response: Response): Promise<FastifyReply> {
+async function sendResponse(reply: FastifyReply, response: Response, splices: Splices): Promise<FastifyReply> {
   reply.code(response.status);
-  response.headers.forEach((value, name) => void reply.header(name, value));
+  response.headers.forEach((value, name) => void (name === 'content-length' ? undefined : reply.header(name, value)));
   if (!response.body) return reply.send();
-  if (response.headers.get('content-type')?.startsWith('application/json')) return reply.send(Buffer.from(await response.arrayBuffer()));
+  // An SSE answer holding a frozen answer is completed the same way (a JSON literal holds no line break).
+  if (splices.size > 0 || response.headers.get('content-type')?.startsWith('application/json')) return reply.send(splice(Buffer.from(await response.arrayBuffer()), splices));
   return reply.send(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>));
 }
 
@@ -66,20 +69,17 @@ function listing(tools: readonly ToolDefinition[]): Tool[] {
   }));
 }
 
-/** Texts of frozen tool results: a tool freezes an answer it hands out again unchanged (list_machines). */
-const frozenTexts = new WeakMap<object, string>();
+/** Frozen answers of every request, serialised once. */
+const frozenAnswers = new FrozenAnswers();
 
-function resultText(result: unknown): string {
-  if (typeof result !== 'object' || result === null || !Object.isFrozen(result)) return JSON.stringify(result);
-  let text = frozenTexts.get(result);
-  if (text === undefined) {
-    text = JSON.stringify(result);
-    frozenTexts.set(result, text);
-  }
-  return text;
-}
-
-async function runTool(ctx: GatewayContext & { logger: Logger }, tool: ToolDefinition, args: unknown, principal: Principal, sourceIp: string): Promise<CallToolResult> {
+async function runTool(
+  ctx: GatewayContext & { logger: Logger },
+  tool: ToolDefinition,
+  args: unknown,
+  principal: Principal,
+  sourceIp: string,
+  splices: Splices,
+): Promise<CallToolResult> {
   try {
     let input: unknown;
     try {
@@ -88,7 +88,7 @@ async function runTool(ctx: GatewayContext & { logger: Logger }, tool: ToolDefin
       throw new ToolFailure(tool.primaryPath, toGatewayError(err));
     }
     const result = await tool.run(input, createToolCaller(ctx, principal, sourceIp));
-    return { content: [{ type: 'text', text: resultText(result) }] };
+    return { content: [{ type: 'text', text: frozenAnswers.textOrPlaceholder(result, splices) }] };
   } catch (err) {
     const message = err instanceof ToolFailure ? err.message : toGatewayError(err).toToolMessage(tool.primaryPath);
     if (!(err instanceof ToolFailure)) ctx.logger.error({ err, tool: tool.name }, 'tool failed unexpectedly');
@@ -135,12 +135,13 @@ export const mcpPlugin = definePlugin<GatewayContext>({
         { capabilities: { tools: {} }, instructions: serverInstructions(`http://${request.headers.host ?? 'localhost'}/api/docs`), jsonSchemaValidator },
       );
       server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools_list }));
+      const splices: Splices = new Map();
       server.setRequestHandler(CallToolRequestSchema, async (req) => {
         const tool = tools.get(req.params.name);
         if (!tool) {
           return { content: [{ type: 'text', text: `Unknown tool '${req.params.name}'; accepted: ${[...tools.keys()].join(', ')}` }], isError: true };
         }
-        return runTool(ctx, tool, req.params.arguments, principal, request.ip);
+        return runTool(ctx, tool, req.params.arguments, principal, request.ip, splices);
       });
       // The web-standard transport with the already parsed body: the Node adapter would re-wrap
       // request and response in web streams, which costs more than the tool call for large results.
@@ -149,7 +150,7 @@ export const mcpPlugin = definePlugin<GatewayContext>({
         await server.connect(transport);
         const url = `http://${request.headers.host ?? 'localhost'}${request.url}`;
         const response = await transport.handleRequest(new Request(url, { method: request.method, headers: webHeaders(request.headers) }), { parsedBody: request.body });
-        return await sendResponse(reply, response);
+        return await sendResponse(reply, response, splices);
       } finally {
         void transport.close();
         void server.close();

@@ -61,6 +61,32 @@ describe('MCP tools', () => {
     expect(Object.keys(rows[0] ?? {}).sort()).toEqual(['ip', 'isActive', 'machineID', 'machineType', 'model', 'name', 'port', 'system'].sort());
   });
 
+  it('GW-50 GW-63 list_machines served from its frozen answer: the response bytes hold the text itself, and a fleet change gives a new answer', async () => {
+    const post = async () => {
+      const res = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gw.adminToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_machines', arguments: {} } }),
+      });
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const first = await post();
+    expect(first).not.toContain('frozen-answer-');
+    const message = JSON.parse(first) as { id: number; result: { content: { type: string; text: string }[] } };
+    expect(message.id).toBe(7);
+    expect(message.result.content).toEqual([{ type: 'text', text: (await mcp.call('list_machines')).text }]);
+    expect(await post()).toBe(first);
+
+    await gw.request('POST', '/api/config/machine/update', { machineID: 'M2', name: 'Lathe "two"' });
+    try {
+      const changed = JSON.parse(JSON.parse(await post()).result.content[0].text as string) as { machines: { machineID: string; name: string }[] };
+      expect(changed.machines.find((m) => m.machineID === 'M2')?.name).toBe('Lathe "two"');
+    } finally {
+      await gw.request('POST', '/api/config/machine/update', { machineID: 'M2', name: 'Machine M2' });
+    }
+  });
+
   it('GW-13 GW-51 list_groups returns groups with member machineIDs', async () => {
     const r = await mcp.call('list_groups');
     expect(r.json().groups).toEqual([{ groupID: 'cell', name: 'Cell', isActive: true, machineIDs: ['M1', 'M2'] }]);

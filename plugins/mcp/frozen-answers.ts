@@ -1,0 +1,74 @@
+/**
+ * Frozen tool answers serialised once. A tool that hands out the same answer
+ * until something changes (list_machines: the fleet's identity rows) freezes
+ * it. Its text, and that text as a JSON string literal, are computed once per
+ * answer; each call then puts a short placeholder in the tool result, the SDK
+ * builds and checks its JSON-RPC response around it as usual, and the
+ * placeholder's literal in the finished response bytes is replaced by the
+ * stored literal. The bytes on the wire are exactly those the SDK would have
+ * produced with the text itself, without escaping and encoding some hundred
+ * kilobytes again on every call.
+ */
+import { randomUUID } from 'node:crypto';
+
+interface Serialised {
+  placeholder: string;
+  /** JSON.stringify(text), UTF-8. */
+  literal: Buffer;
+}
+
+/** Placeholders found in one response and what replaces each. */
+export type Splices = Map<string, Buffer>;
+
+export class FrozenAnswers {
+  /** Unique to this process, so no tool text can contain it by chance. */
+  private readonly prefix = `frozen-answer-${randomUUID()}-`;
+  private count = 0;
+  private readonly byAnswer = new WeakMap<object, Serialised>();
+
+  /**
+   * What to put in the tool result for `result`: its text, or for a frozen
+   * answer a placeholder, noted in `splices` for the response to be completed.
+   */
+  textOrPlaceholder(result: unknown, splices: Splices): string {
+    if (typeof result !== 'object' || result === null || !Object.isFrozen(result)) return JSON.stringify(result);
+    const s = this.serialised(result);
+    splices.set(s.placeholder, s.literal);
+    return s.placeholder;
+  }
+
+  private serialised(result: object): Serialised {
+    let s = this.byAnswer.get(result);
+    if (s === undefined) {
+      const text = JSON.stringify(result);
+      s = { placeholder: `${this.prefix}${++this.count}`, literal: Buffer.from(JSON.stringify(text)) };
+      this.byAnswer.set(result, s);
+    }
+    return s;
+  }
+}
+
+/**
+ * `body` with each placeholder's JSON literal replaced by its stored literal.
+ * A placeholder the response does not hold (the call failed after all) is
+ * skipped; the body is returned unchanged when there is nothing to replace.
+ */
+export function splice(body: Buffer, splices: Splices): Buffer {
+  if (splices.size === 0) return body;
+  const found: { at: number; length: number; literal: Buffer }[] = [];
+  for (const [placeholder, literal] of splices) {
+    // Placeholders are plain ASCII without characters JSON escapes: their literal is the text in quotes.
+    const needle = `"${placeholder}"`;
+    for (let at = body.indexOf(needle); at !== -1; at = body.indexOf(needle, at + needle.length)) found.push({ at, length: needle.length, literal });
+  }
+  if (found.length === 0) return body;
+  found.sort((a, b) => a.at - b.at);
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (const f of found) {
+    parts.push(body.subarray(from, f.at), f.literal);
+    from = f.at + f.length;
+  }
+  parts.push(body.subarray(from));
+  return Buffer.concat(parts);
+}
