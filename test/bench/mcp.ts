@@ -5,11 +5,14 @@
  *  - the same for a bare SDK stateless server whose one tool returns a
  *    constant, on the same machine, as the ratio ours/bare;
  *  - RSS after warm-up and after 10,000 calls.
+ * The load generator runs in a worker thread (mcp-load.ts), so that the
+ * servers measured have the main thread's event loop to themselves; RSS is
+ * read with no load generator alive.
  *
  *   npm run bench -- mcp [--machines 1000] [--calls 10000] [--concurrency 4] [--rounds 5]
  */
 import { createServer, type Server as HttpServer } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -20,7 +23,9 @@ import { Gateway } from '../../core/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../plugins/index.js';
 import { option, percentile, printTable } from './stats.js';
+import { Worker } from 'node:worker_threads';
 import { benchMachines } from './bench-fleet.js';
+import type { LoadJob, LoadResult } from './mcp-load.js';
 
 const PROTOCOL = '2025-06-18';
 
@@ -46,31 +51,37 @@ async function bareServer(): Promise<{ url: string; close(): Promise<void> }> {
   return { url: `http://127.0.0.1:${port}/mcp`, close: () => new Promise((r) => http.close(() => r())) };
 }
 
-/** Runs `calls` tools/call requests with `concurrency` in flight; returns latencies (ms) and calls/s. */
-async function drive(url: string, token: string | null, tool: string, args: Record<string, unknown>, calls: number, concurrency: number) {
-  const latencies: number[] = [];
-  let next = 0;
-  const body = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: args } });
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': PROTOCOL,
-    ...(token ? { authorization: `Bearer ${token}` } : {}),
-  };
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < calls) {
-        const id = next++;
-        const s = performance.now();
-        const res = await fetch(url, { method: 'POST', headers, body: body(id) });
-        const json = (await res.json()) as { result?: { isError?: boolean } };
-        if (res.status !== 200 || json.result?.isError) throw new Error(`call ${id} failed: ${res.status} ${JSON.stringify(json).slice(0, 200)}`);
-        latencies.push(performance.now() - s);
-      }
-    }),
+/** The load generator in its worker thread, one job at a time. */
+class Load {
+  // A worker's own --import does not reach its entry module on Node 20, so the entry loads the TypeScript through tsx's API.
+  private readonly worker = new Worker(
+    `import('tsx/esm/api').then((tsx) => tsx.tsImport(${JSON.stringify(new URL('./mcp-load.ts', import.meta.url).href)}, ${JSON.stringify(import.meta.url)}))`,
+    { eval: true },
   );
-  return { latencies, perSec: calls / ((performance.now() - t0) / 1000) };
+
+  run(job: Omit<LoadJob, 'protocol'>): Promise<LoadResult> {
+    return new Promise((resolve, reject) => {
+      this.worker.once('message', (result: LoadResult) => (result.error ? reject(new Error(result.error)) : resolve(result)));
+      this.worker.once('error', reject);
+      this.worker.postMessage({ ...job, protocol: PROTOCOL });
+    });
+  }
+
+  close(): Promise<number> {
+    return this.worker.terminate();
+  }
+}
+
+/** Resident memory by kind from /proc (Linux): anonymous (heaps), file-backed (mapped files, code) and shared; zeros elsewhere. */
+function rssParts(): { rssAnon: number; rssFile: number; rssShmem: number } {
+  let status = '';
+  try {
+    status = readFileSync('/proc/self/status', 'utf8');
+  } catch {
+    // Not Linux.
+  }
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+  return { rssAnon: kb('RssAnon'), rssFile: kb('RssFile'), rssShmem: kb('RssShmem') };
 }
 
 export async function run(args: string[]): Promise<void> {
@@ -90,24 +101,28 @@ export async function run(args: string[]): Promise<void> {
   const token = login.data.token;
   const url = `${base}/mcp`;
   const bare = await bareServer();
+  let load = new Load();
   process.stdout.write(`mcp: ${machines} machines; warming up\n`);
   await new Promise((r) => setTimeout(r, 3000));
-  await drive(url, token, 'list_machines', {}, 500, concurrency);
-  await drive(bare.url, null, 'constant', {}, 500, concurrency);
+  await load.run({ url, token, tool: 'list_machines', args: {}, calls: 500, concurrency });
+  await load.run({ url: bare.url, token: null, tool: 'constant', args: {}, calls: 500, concurrency });
   // With --expose-gc (npm run bench sets it), RSS is read after full collections, so growth means retained memory.
   const settled = async () => {
     const gc = (globalThis as { gc?: () => void }).gc;
     gc?.();
     await new Promise((r) => setTimeout(r, 200));
     gc?.();
-    return process.memoryUsage();
+    return { ...process.memoryUsage(), ...rssParts() };
   };
+  // RSS is read with no load generator alive: its own heap (a worker has one) would be counted as the server's.
+  await load.close();
   const warm = await settled();
+  load = new Load();
   const rssWarm = warm.rss;
 
   // Rounds alternate the baseline and our tools, so both see the same background (the fleet's own timers and writes).
   const rounds = option(args, 'rounds', 5);
-  type Run = Awaited<ReturnType<typeof drive>>;
+  type Run = LoadResult;
   const totals = () => ({ latencies: [] as number[], calls: 0, seconds: 0 });
   const bareTotal = totals();
   const smallTotal = totals();
@@ -119,16 +134,17 @@ export async function run(args: string[]): Promise<void> {
   };
   for (let round = 0; round < rounds; round++) {
     const perRound = Math.ceil(calls / rounds);
-    add(bareTotal, await drive(bare.url, null, 'constant', {}, 400, concurrency), 400);
+    add(bareTotal, await load.run({ url: bare.url, token: null, tool: 'constant', args: {}, calls: 400, concurrency }), 400);
     // Our whole pipeline (auth, per-request server, registry) with a small answer: what list_machines costs beyond its payload.
-    add(smallTotal, await drive(url, token, 'list_groups', {}, 400, concurrency), 400);
-    add(listTotal, await drive(url, token, 'list_machines', {}, perRound, concurrency), perRound);
+    add(smallTotal, await load.run({ url, token, tool: 'list_groups', args: {}, calls: 400, concurrency }), 400);
+    add(listTotal, await load.run({ url, token, tool: 'list_machines', args: {}, calls: perRound, concurrency }), perRound);
     process.stdout.write(`  round ${round + 1}/${rounds}: bare ${(bareTotal.calls / bareTotal.seconds).toFixed(0)}, list_groups ${(smallTotal.calls / smallTotal.seconds).toFixed(0)}, list_machines ${(listTotal.calls / listTotal.seconds).toFixed(0)} calls/s so far\n`);
   }
   const asRun = (t: ReturnType<typeof totals>) => ({ latencies: t.latencies, perSec: t.calls / t.seconds });
   const bareRun = asRun(bareTotal);
   const smallRun = asRun(smallTotal);
   const listRun = asRun(listTotal);
+  await load.close();
   const after = await settled();
   const rssAfter = after.rss;
   // Control: the same time again without calls. The fleet of simulated machines keeps writing history meanwhile,
@@ -138,9 +154,11 @@ export async function run(args: string[]): Promise<void> {
   const idle = await settled();
   const listBytes = Buffer.byteLength(await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL, authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_machines', arguments: {} } }) })).text());
   // Latency of one dashboard polling the fleet: one call at a time, so the figure is not queueing behind our own load.
-  const fleetRun = await drive(url, token, 'get_fleet_status', {}, 500, 1);
+  load = new Load();
+  const fleetRun = await load.run({ url, token, tool: 'get_fleet_status', args: {}, calls: 500, concurrency: 1 });
   process.stdout.write(`  get_fleet_status: ${fleetRun.perSec.toFixed(0)} calls/s\n`);
 
+  await load.close();
   await bare.close();
   await gateway.stop();
   rmSync(dataDir, { recursive: true, force: true });
@@ -168,6 +186,9 @@ export async function run(args: string[]): Promise<void> {
     heapTotalGrowthMB: (after.heapTotal - warm.heapTotal) / 1024 / 1024,
     rssGrowthIdleControlMB: (idle.rss - after.rss) / 1024 / 1024,
     externalGrowthMB: (after.external - warm.external) / 1024 / 1024,
+    rssAnonGrowthMB: (after.rssAnon - warm.rssAnon) / 1024 / 1024,
+    rssFileGrowthMB: (after.rssFile - warm.rssFile) / 1024 / 1024,
+    rssShmemGrowthMB: (after.rssShmem - warm.rssShmem) / 1024 / 1024,
   };
   printTable(`MCP benchmark (${machines} machines, concurrency ${concurrency}, Node ${process.version})`, [
     ['bare SDK server, calls/s', result.bareCallsPerSec.toFixed(0), ''],
@@ -179,6 +200,7 @@ export async function run(args: string[]): Promise<void> {
     ['RSS after warm-up, MB', result.rssWarmMB.toFixed(0), ''],
     [`RSS growth over ${listTotal.calls + bareTotal.calls + smallTotal.calls} calls, MB`, result.rssGrowthMB.toFixed(1), '<= 20'],
     ['  JS heap in use / heap reserved / external growth, MB', `${result.heapUsedGrowthMB.toFixed(1)} / ${result.heapTotalGrowthMB.toFixed(1)} / ${result.externalGrowthMB.toFixed(1)}`, ''],
+    ['  of which anonymous / file-backed / shared, MB', `${result.rssAnonGrowthMB.toFixed(1)} / ${result.rssFileGrowthMB.toFixed(1)} / ${result.rssShmemGrowthMB.toFixed(1)}`, ''],
     ['  RSS growth over the same time with no calls (control), MB', result.rssGrowthIdleControlMB.toFixed(1), ''],
   ]);
   process.stdout.write(`${JSON.stringify(result)}\n`);

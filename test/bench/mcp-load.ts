@@ -1,0 +1,58 @@
+/**
+ * The MCP benchmark's load generator, run in a worker thread so that making
+ * requests and parsing answers does not take turns with the servers being
+ * measured on the main thread's event loop (a real client is another
+ * process, usually another machine). Jobs arrive as messages; each answer
+ * carries the latencies (ms) and calls/s of one job.
+ */
+import { parentPort } from 'node:worker_threads';
+
+export interface LoadJob {
+  url: string;
+  token: string | null;
+  tool: string;
+  args: Record<string, unknown>;
+  calls: number;
+  concurrency: number;
+  protocol: string;
+}
+
+export interface LoadResult {
+  latencies: number[];
+  perSec: number;
+  error?: string;
+}
+
+/** Runs `calls` tools/call requests with `concurrency` in flight. */
+export async function drive(job: LoadJob): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let next = 0;
+  const body = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: job.tool, arguments: job.args } });
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': job.protocol,
+    ...(job.token ? { authorization: `Bearer ${job.token}` } : {}),
+  };
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: job.concurrency }, async () => {
+      while (next < job.calls) {
+        const id = next++;
+        const s = performance.now();
+        const res = await fetch(job.url, { method: 'POST', headers, body: body(id) });
+        const json = (await res.json()) as { result?: { isError?: boolean } };
+        if (res.status !== 200 || json.result?.isError) throw new Error(`call ${id} failed: ${res.status} ${JSON.stringify(json).slice(0, 200)}`);
+        latencies.push(performance.now() - s);
+      }
+    }),
+  );
+  return { latencies, perSec: job.calls / ((performance.now() - t0) / 1000) };
+}
+
+parentPort?.on('message', (job: LoadJob) => {
+  drive(job).then(
+    (result) => parentPort!.postMessage(result),
+    (err: unknown) => parentPort!.postMessage({ latencies: [], perSec: 0, error: err instanceof Error ? err.message : String(err) }),
+  );
+});
