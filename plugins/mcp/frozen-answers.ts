@@ -49,19 +49,20 @@ export class FrozenAnswers {
 }
 
 /**
- * `body` with each placeholder's JSON literal replaced by its stored literal.
- * A placeholder the response does not hold (the call failed after all) is
- * skipped; the body is returned unchanged when there is nothing to replace.
+ * `body` as parts with each placeholder's JSON literal replaced by its stored
+ * literal: the stored literals themselves, not copies, between slices of
+ * `body`. A placeholder the response does not hold (the call failed after
+ * all) is skipped; nothing to replace gives `[body]`.
  */
-export function splice(body: Buffer, splices: Splices): Buffer {
-  if (splices.size === 0) return body;
+export function splice(body: Buffer, splices: Splices): Buffer[] {
+  if (splices.size === 0) return [body];
   const found: { at: number; length: number; literal: Buffer }[] = [];
   for (const [placeholder, literal] of splices) {
     // Placeholders are plain ASCII without characters JSON escapes: their literal is the text in quotes.
     const needle = `"${placeholder}"`;
     for (let at = body.indexOf(needle); at !== -1; at = body.indexOf(needle, at + needle.length)) found.push({ at, length: needle.length, literal });
   }
-  if (found.length === 0) return body;
+  if (found.length === 0) return [body];
   found.sort((a, b) => a.at - b.at);
   const parts: Buffer[] = [];
   let from = 0;
@@ -70,5 +71,5 @@ export function splice(body: Buffer, splices: Splices): Buffer {
     from = f.at + f.length;
   }
   parts.push(body.subarray(from));
-  return Buffer.concat(parts);
+  return parts;
 }

@@ -46,15 +46,21 @@ function webHeaders(headers: IncomingHttpHeaders): Headers {
 /**
  * Writes the transport's web `Response` through fastify. JSON answers (the
  * only kind this stateless server gives) are read whole, completed with the
- * frozen answers they hold (frozen-answers.ts) and sent as one buffer;
- * anything else is streamed.
+ * frozen answers they hold (frozen-answers.ts) and sent as one buffer, or as
+ * its parts around the stored answers; anything else is streamed.
  */
 async function sendResponse(reply: FastifyReply, response: Response, splices: Splices): Promise<FastifyReply> {
   reply.code(response.status);
   response.headers.forEach((value, name) => void (name === 'content-length' ? undefined : reply.header(name, value)));
   if (!response.body) return reply.send();
   // An SSE answer holding a frozen answer is completed the same way (a JSON literal holds no line break).
-  if (splices.size > 0 || response.headers.get('content-type')?.startsWith('application/json')) return reply.send(splice(Buffer.from(await response.arrayBuffer()), splices));
+  if (splices.size > 0 || response.headers.get('content-type')?.startsWith('application/json')) {
+    const parts = splice(Buffer.from(await response.arrayBuffer()), splices);
+    if (parts.length === 1) return reply.send(parts[0]);
+    // Written part by part: the stored literal goes to the socket as it is, without a copy per call.
+    reply.header('content-length', parts.reduce((n, p) => n + p.length, 0));
+    return reply.send(Readable.from(parts, { objectMode: false }));
+  }
   return reply.send(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>));
 }
 

@@ -1,11 +1,10 @@
 /**
- * The MCP benchmark's load generator, run in a worker thread so that making
- * requests and parsing answers does not take turns with the servers being
- * measured on the main thread's event loop (a real client is another
- * process, usually another machine). Jobs arrive as messages; each answer
- * carries the latencies (ms) and calls/s of one job.
+ * The MCP benchmark's load generator, run as a child process so that making
+ * requests and parsing answers neither takes turns with the servers being
+ * measured on their event loop nor counts in their RSS (a real client is
+ * another process, usually on another machine). Jobs arrive as IPC messages;
+ * each answer carries the latencies (ms) and calls/s of one job.
  */
-import { parentPort } from 'node:worker_threads';
 
 export interface LoadJob {
   url: string;
@@ -50,9 +49,11 @@ export async function drive(job: LoadJob): Promise<LoadResult> {
   return { latencies, perSec: job.calls / ((performance.now() - t0) / 1000) };
 }
 
-parentPort?.on('message', (job: LoadJob) => {
+process.on('message', (job: LoadJob) => {
   drive(job).then(
-    (result) => parentPort!.postMessage(result),
-    (err: unknown) => parentPort!.postMessage({ latencies: [], perSec: 0, error: err instanceof Error ? err.message : String(err) }),
+    (result) => process.send?.(result),
+    (err: unknown) => process.send?.({ latencies: [], perSec: 0, error: err instanceof Error ? err.message : String(err) }),
   );
 });
+// The benchmark ends the child by closing the channel.
+process.on('disconnect', () => process.exit(0));

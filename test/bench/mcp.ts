@@ -5,9 +5,9 @@
  *  - the same for a bare SDK stateless server whose one tool returns a
  *    constant, on the same machine, as the ratio ours/bare;
  *  - RSS after warm-up and after 10,000 calls.
- * The load generator runs in a worker thread (mcp-load.ts), so that the
- * servers measured have the main thread's event loop to themselves; RSS is
- * read with no load generator alive.
+ * The load generator runs as a child process (mcp-load.ts), so that the
+ * servers measured have their event loop to themselves and their RSS is
+ * theirs alone.
  *
  *   npm run bench -- mcp [--machines 1000] [--calls 10000] [--concurrency 4] [--rounds 5]
  */
@@ -23,7 +23,8 @@ import { Gateway } from '../../core/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../plugins/index.js';
 import { option, percentile, printTable } from './stats.js';
-import { Worker } from 'node:worker_threads';
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { benchMachines } from './bench-fleet.js';
 import type { LoadJob, LoadResult } from './mcp-load.js';
 
@@ -51,24 +52,29 @@ async function bareServer(): Promise<{ url: string; close(): Promise<void> }> {
   return { url: `http://127.0.0.1:${port}/mcp`, close: () => new Promise((r) => http.close(() => r())) };
 }
 
-/** The load generator in its worker thread, one job at a time. */
+/** The load generator in its child process, one job at a time. */
 class Load {
-  // A worker's own --import does not reach its entry module on Node 20, so the entry loads the TypeScript through tsx's API.
-  private readonly worker = new Worker(
-    `import('tsx/esm/api').then((tsx) => tsx.tsImport(${JSON.stringify(new URL('./mcp-load.ts', import.meta.url).href)}, ${JSON.stringify(import.meta.url)}))`,
-    { eval: true },
-  );
+  private readonly child: ChildProcess = fork(fileURLToPath(new URL('./mcp-load.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 
   run(job: Omit<LoadJob, 'protocol'>): Promise<LoadResult> {
     return new Promise((resolve, reject) => {
-      this.worker.once('message', (result: LoadResult) => (result.error ? reject(new Error(result.error)) : resolve(result)));
-      this.worker.once('error', reject);
-      this.worker.postMessage({ ...job, protocol: PROTOCOL });
+      const onExit = (code: number | null) => reject(new Error(`load generator exited (${code})`));
+      this.child.once('exit', onExit);
+      this.child.once('message', (result: LoadResult) => {
+        this.child.off('exit', onExit);
+        if (result.error) reject(new Error(result.error));
+        else resolve(result);
+      });
+      this.child.send({ ...job, protocol: PROTOCOL });
     });
   }
 
-  close(): Promise<number> {
-    return this.worker.terminate();
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.child.exitCode !== null) return resolve();
+      this.child.once('exit', () => resolve());
+      this.child.disconnect();
+    });
   }
 }
 
@@ -101,7 +107,7 @@ export async function run(args: string[]): Promise<void> {
   const token = login.data.token;
   const url = `${base}/mcp`;
   const bare = await bareServer();
-  let load = new Load();
+  const load = new Load();
   process.stdout.write(`mcp: ${machines} machines; warming up\n`);
   await new Promise((r) => setTimeout(r, 3000));
   await load.run({ url, token, tool: 'list_machines', args: {}, calls: 500, concurrency });
@@ -114,10 +120,7 @@ export async function run(args: string[]): Promise<void> {
     gc?.();
     return { ...process.memoryUsage(), ...rssParts() };
   };
-  // RSS is read with no load generator alive: its own heap (a worker has one) would be counted as the server's.
-  await load.close();
   const warm = await settled();
-  load = new Load();
   const rssWarm = warm.rss;
 
   // Rounds alternate the baseline and our tools, so both see the same background (the fleet's own timers and writes).
@@ -144,7 +147,6 @@ export async function run(args: string[]): Promise<void> {
   const bareRun = asRun(bareTotal);
   const smallRun = asRun(smallTotal);
   const listRun = asRun(listTotal);
-  await load.close();
   const after = await settled();
   const rssAfter = after.rss;
   // Control: the same time again without calls. The fleet of simulated machines keeps writing history meanwhile,
@@ -154,7 +156,6 @@ export async function run(args: string[]): Promise<void> {
   const idle = await settled();
   const listBytes = Buffer.byteLength(await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL, authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_machines', arguments: {} } }) })).text());
   // Latency of one dashboard polling the fleet: one call at a time, so the figure is not queueing behind our own load.
-  load = new Load();
   const fleetRun = await load.run({ url, token, tool: 'get_fleet_status', args: {}, calls: 500, concurrency: 1 });
   process.stdout.write(`  get_fleet_status: ${fleetRun.perSec.toFixed(0)} calls/s\n`);
 
