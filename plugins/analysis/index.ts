@@ -101,6 +101,7 @@ export const analysisPlugin = definePlugin<GatewayContext>({
         heartbeatSec: spec.heartbeatSec,
         needs,
         liveAlarms: needs.alarms ? liveAlarms(machineID, spec.nowMs) : [],
+        timeZone: spec.window.timeZone,
         idealCycleTimeSec,
       });
       return { machineID, idealCycleTimeSec, tallies };

@@ -1,7 +1,8 @@
 /**
  * The tallies of one machine over a window, built from cells: the window is
- * cut at sub-window borders and at UTC day borders, each whole settled day is
- * one cell kept in memory, and the rest is read from history. A 30-day
+ * cut at sub-window borders and at local midnights (the gateway's time zone),
+ * each whole settled day is one cell kept in memory, and the rest is read
+ * from history. A 30-day
  * analysis therefore reads at most the two partial days at its ends once the
  * days between have been analysed. A kept day is valid while the machine's
  * history revision holds (core/store/history-revisions.ts): late rows and
@@ -11,10 +12,17 @@
 import type { AlarmRecord, TimeSpan } from '../../core/analysis/model.js';
 import { analysedRange, emptyTally, tallyCells, tallySubWindows, type Cell, type Tally } from '../../core/analysis/tally.js';
 import type { HistoryRevisions } from '../../core/store/history-revisions.js';
+import { startOfLocalDay } from '../../core/time.js';
 import type { HistoryNeeds, HistoryReader } from './history-reader.js';
 
-/** Length of a kept cell: one UTC day. */
-export const DAY_CELL_MS = 86_400_000;
+/** More than the longest local day (25 h): from a midnight, this far on lies in the next day. */
+const INTO_NEXT_DAY_MS = 26 * 3_600_000;
+
+/** The first local midnight at or after `ms`. */
+function midnightFrom(ms: number, timeZone: string): number {
+  const start = startOfLocalDay(ms, timeZone);
+  return start >= ms ? start : startOfLocalDay(start + INTO_NEXT_DAY_MS, timeZone);
+}
 
 /** Memory kept for day cells across the fleet, estimated; the least recently used go first. */
 export const DEFAULT_CELL_CACHE_BYTES = 64 * 1024 * 1024;
@@ -48,12 +56,12 @@ export class DayCellCache {
 
   constructor(private readonly maxBytes = DEFAULT_CELL_CACHE_BYTES) {}
 
-  private static key(machineID: string, heartbeatSec: number, dayStartMs: number): string {
-    return `${machineID}\u0000${heartbeatSec}\u0000${dayStartMs}`;
+  private static key(machineID: string, heartbeatSec: number, day: TimeSpan): string {
+    return `${machineID}\u0000${heartbeatSec}\u0000${day.startMs}\u0000${day.endMs}`;
   }
 
-  get(machineID: string, heartbeatSec: number, dayStartMs: number, revision: number): KeptDay | undefined {
-    const key = DayCellCache.key(machineID, heartbeatSec, dayStartMs);
+  get(machineID: string, heartbeatSec: number, day: TimeSpan, revision: number): KeptDay | undefined {
+    const key = DayCellCache.key(machineID, heartbeatSec, day);
     const kept = this.entries.get(key);
     if (!kept || kept.revision !== revision) {
       if (kept) this.drop(key, kept);
@@ -66,8 +74,8 @@ export class DayCellCache {
     return kept.day;
   }
 
-  set(machineID: string, heartbeatSec: number, dayStartMs: number, revision: number, day: KeptDay): void {
-    const key = DayCellCache.key(machineID, heartbeatSec, dayStartMs);
+  set(machineID: string, heartbeatSec: number, span: TimeSpan, revision: number, day: KeptDay): void {
+    const key = DayCellCache.key(machineID, heartbeatSec, span);
     const old = this.entries.get(key);
     if (old) this.drop(key, old);
     const bytes = dayBytes(day);
@@ -94,7 +102,7 @@ export class DayCellCache {
   }
 }
 
-/** One stretch of the analysed range inside one sub-window; `day` marks a whole settled UTC day. */
+/** One stretch of the analysed range inside one sub-window; `day` marks a whole settled local day. */
 interface Piece {
   span: TimeSpan;
   day: boolean;
@@ -137,6 +145,8 @@ export interface MachineTallyRequest {
   needs: HistoryNeeds;
   /** Alarms the machine's live status shows now. */
   liveAlarms: readonly AlarmRecord[];
+  /** The gateway's time zone, whose midnights bound the kept days. */
+  timeZone: string;
   idealCycleTimeSec: number | null;
 }
 
@@ -147,17 +157,20 @@ export class MachineTallies {
     readonly cache: DayCellCache = new DayCellCache(),
   ) {}
 
-  /** The pieces of the analysed range: whole settled days that lie inside one sub-window, and the stretches between. */
-  private pieces(subWindows: readonly TimeSpan[], range: TimeSpan, settledBefore: number): Piece[] {
+  /** The pieces of the analysed range: whole settled local days that lie inside one sub-window, and the stretches between. */
+  private pieces(subWindows: readonly TimeSpan[], range: TimeSpan, settledBefore: number, timeZone: string): Piece[] {
     const pieces: Piece[] = [];
     for (const w of subWindows) {
       let t = Math.max(w.startMs, range.startMs);
       const end = Math.min(w.endMs, range.endMs);
       if (t >= end) continue;
-      for (let day = Math.ceil(t / DAY_CELL_MS) * DAY_CELL_MS; day + DAY_CELL_MS <= Math.min(end, settledBefore); day += DAY_CELL_MS) {
+      const limit = Math.min(end, settledBefore);
+      for (let day = midnightFrom(t, timeZone); day < limit; ) {
+        const next = midnightFrom(day + 1, timeZone);
+        if (next > limit) break;
         if (day > t) pieces.push({ span: { startMs: t, endMs: day }, day: false });
-        pieces.push({ span: { startMs: day, endMs: day + DAY_CELL_MS }, day: true });
-        t = day + DAY_CELL_MS;
+        pieces.push({ span: { startMs: day, endMs: next }, day: true });
+        t = day = next;
       }
       if (t < end) pieces.push({ span: { startMs: t, endMs: end }, day: false });
     }
@@ -171,9 +184,9 @@ export class MachineTallies {
     if (range.endMs <= range.startMs) return subWindows.map(() => emptyTally());
     // Read before any history: a revision that moves while this runs makes what was read unfit to keep.
     const revision = this.revisions.of(machineID);
-    const pieces = this.pieces(subWindows, range, this.revisions.settledBefore(nowMs));
+    const pieces = this.pieces(subWindows, range, this.revisions.settledBefore(nowMs), req.timeZone);
     for (const p of pieces) {
-      const kept = p.day ? this.cache.get(machineID, heartbeatSec, p.span.startMs, revision) : undefined;
+      const kept = p.day ? this.cache.get(machineID, heartbeatSec, p.span, revision) : undefined;
       if (kept) Object.assign(p, kept);
     }
 
@@ -202,7 +215,7 @@ export class MachineTallies {
         p.loggedOpen = loggedOpen.filter((a) => a.loggedMs >= p.span.startMs && a.loggedMs < p.span.endMs);
       });
       if (keep && this.revisions.of(machineID) === revision) {
-        for (const p of run) if (p.day) this.cache.set(machineID, heartbeatSec, p.span.startMs, revision, { cell: p.cell!, loggedOpen: p.loggedOpen! });
+        for (const p of run) if (p.day) this.cache.set(machineID, heartbeatSec, p.span, revision, { cell: p.cell!, loggedOpen: p.loggedOpen! });
       }
       i = j;
     }

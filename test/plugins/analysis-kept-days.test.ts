@@ -65,9 +65,10 @@ async function seedHistory(): Promise<void> {
 
 const LIVE: AlarmRecord[] = [{ code: 'A9', message: 'door', level: 'alarm', startMs: at('09T14:00:00'), endMs: null, loggedMs: NOW, activeNow: true }];
 
-function request(intervalSec?: number): MachineTallyRequest {
-  const window = { startUnix: at('05T06:30:00') / 1000, endUnix: at('10T11:00:00') / 1000, start: '', end: '', timeZone: 'UTC' };
+function request(intervalSec?: number, timeZone = 'UTC', from = at('05T06:30:00')): MachineTallyRequest {
+  const window = { startUnix: from / 1000, endUnix: at('10T11:00:00') / 1000, start: '', end: '', timeZone };
   return {
+    timeZone,
     machineID: 'M1',
     subWindows: splitWindow(window, intervalSec),
     nowMs: NOW,
@@ -81,6 +82,9 @@ function request(intervalSec?: number): MachineTallyRequest {
 const figures = (tallies: readonly Tally[]) => tallies.map((t) => overallFigures(t, { idealCycleTimeSec: 45, source: 'machineConfig' }, true));
 /** The same analysis with nothing kept. */
 const fromScratch = async (intervalSec?: number) => figures(await new MachineTallies(reader, revisions).tallies(request(intervalSec)));
+/** The same, read in one piece: a cache that keeps nothing. */
+const fromScratchIn = async (intervalSec: number, timeZone: string, from: number) =>
+  figures(await new MachineTallies(reader, revisions, new DayCellCache(0)).tallies(request(intervalSec, timeZone, from)));
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'gw-kept-days-'));
@@ -116,6 +120,23 @@ describe('analysis of kept days', () => {
     expect(overall.count.totalCount).toBeGreaterThan(500);
     expect(overall.gatewayDownSec).toBeGreaterThan(25 * 60);
     expect(overall.alarm.topByCount.map((a) => a.code)).toEqual(expect.arrayContaining(['L1', 'A9']));
+  });
+
+  it('GW-59 kept days are the gateway time zone’s days: daily sub-windows from local midnight keep every settled day', async () => {
+    // Europe/Berlin is UTC+1 in January: local days run 23:00Z to 23:00Z.
+    const berlinMidnight = Date.parse('2026-01-04T23:00:00Z');
+    const cache = new DayCellCache();
+    const tallies = new MachineTallies(reader, revisions, cache);
+    const first = figures(await tallies.tallies(request(86_400, 'Europe/Berlin', berlinMidnight)));
+    // The 5th to the 9th, local; the 10th is today.
+    expect(cache.size).toBe(5);
+    expect(figures(await tallies.tallies(request(86_400, 'Europe/Berlin', berlinMidnight)))).toEqual(first);
+    expect(cache.hits).toBe(5);
+    expect(first).toEqual(await fromScratchIn(86_400, 'Europe/Berlin', berlinMidnight));
+    // The same window in UTC days: no UTC day lies inside one Berlin day.
+    const utc = new DayCellCache();
+    await new MachineTallies(reader, revisions, utc).tallies({ ...request(86_400, 'Europe/Berlin', berlinMidnight), timeZone: 'UTC' });
+    expect(utc.size).toBe(0);
   });
 
   it('GW-59 a late row in a kept day makes it stale: the next analysis counts the row, as one from scratch does', async () => {
