@@ -186,6 +186,7 @@ export async function run(args: string[]): Promise<void> {
     heapUsedGrowthMB: (after.heapUsed - warm.heapUsed) / 1024 / 1024,
     heapTotalGrowthMB: (after.heapTotal - warm.heapTotal) / 1024 / 1024,
     rssGrowthIdleControlMB: (idle.rss - after.rss) / 1024 / 1024,
+    rssRetainedAfterIdleMB: (idle.rss - warm.rss) / 1024 / 1024,
     externalGrowthMB: (after.external - warm.external) / 1024 / 1024,
     rssAnonGrowthMB: (after.rssAnon - warm.rssAnon) / 1024 / 1024,
     rssFileGrowthMB: (after.rssFile - warm.rssFile) / 1024 / 1024,
@@ -205,6 +206,7 @@ export async function run(args: string[]): Promise<void> {
     ['  JS heap in use / heap reserved / external growth, MB', `${result.heapUsedGrowthMB.toFixed(1)} / ${result.heapTotalGrowthMB.toFixed(1)} / ${result.externalGrowthMB.toFixed(1)}`, ''],
     ['  of which anonymous / file-backed / shared, MB', `${result.rssAnonGrowthMB.toFixed(1)} / ${result.rssFileGrowthMB.toFixed(1)} / ${result.rssShmemGrowthMB.toFixed(1)}`, ''],
     ['  RSS growth over the same time with no calls (control), MB', result.rssGrowthIdleControlMB.toFixed(1), ''],
+    ['  RSS after that control, against after warm-up, MB', result.rssRetainedAfterIdleMB.toFixed(1), ''],
   ]);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
