@@ -7,10 +7,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { kindFigures } from '../../core/analysis/analyse.js';
-import type { AlarmRecord, CountRecord, MachineHistory, StateChange, TimeSpan } from '../../core/analysis/model.js';
+import type { TimeSpan } from '../../core/analysis/model.js';
 import { splitWindow } from '../../core/analysis/sub-windows.js';
 import { analysedRange, tallyCells, tallyMachine, tallySubWindows, type Cell, type Tally } from '../../core/analysis/tally.js';
 import { DERIVED_STATES } from '../../core/fleet/derive-state.js';
+import { historyIn, type Rows } from '../fixtures/analysis-history.js';
 
 const MIN = 60_000;
 const HEARTBEAT_SEC = 60;
@@ -22,13 +23,6 @@ function random(seed: number): () => number {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
     return s / 2 ** 32;
   };
-}
-
-interface Rows {
-  states: StateChange[];
-  heartbeats: number[];
-  counts: CountRecord[];
-  alarms: AlarmRecord[];
 }
 
 /** About two days of one machine, minute-grained so that cuts and state changes often meet. */
@@ -62,22 +56,6 @@ function randomRows(rnd: () => number, nowMs: number): Rows {
     }
   }
   return rows;
-}
-
-/** What the history reader gives for `range`. */
-function historyIn(rows: Rows, range: TimeSpan, alarms: readonly AlarmRecord[]): MachineHistory {
-  const inside = (ts: number) => ts >= range.startMs && ts < range.endMs;
-  return {
-    stateBefore: rows.states.filter((s) => s.ts < range.startMs).at(-1)?.state ?? null,
-    states: rows.states.filter((s) => inside(s.ts)),
-    heartbeats: {
-      before: rows.heartbeats.filter((t) => t < range.startMs).at(-1) ?? null,
-      within: rows.heartbeats.filter(inside),
-      after: rows.heartbeats.find((t) => t >= range.endMs) ?? null,
-    },
-    counts: rows.counts.filter((c) => inside(c.ts)),
-    alarms,
-  };
 }
 
 /** Cuts [startMs, endMs) at every sub-window border and at random points, then tallies runs of cells from their own history. */

@@ -6,24 +6,17 @@
 import { describe, expect, it } from 'vitest';
 import { analyseGroup, analyseMachine, type AnalysisSpec, type MachineSubject } from '../../core/analysis/analyse.js';
 import { nearestRank } from '../../core/analysis/figures.js';
-import type { AlarmRecord, CountRecord, MachineHistory, StateChange, TimeSpan } from '../../core/analysis/model.js';
+import type { AlarmRecord, CountRecord, StateChange } from '../../core/analysis/model.js';
 import { gatewayGaps, stateSegments } from '../../core/analysis/timeline.js';
 import type { AnalysisKind } from '../../core/analysis/model.js';
 import { GatewayError } from '../../core/errors.js';
 import type { DerivedStateName } from '../../core/fleet/derive-state.js';
 import { resolveWindow, type TimeWindow } from '../../core/time-params.js';
+import { historyIn, type Rows } from '../fixtures/analysis-history.js';
 
 const at = (hhmm: string) => Date.parse(`2026-01-05T${hhmm}:00Z`);
 const NOW = Date.parse('2026-06-01T00:00:00Z');
 const HEARTBEAT_SEC = 60;
-
-/** Every row of one machine, as the history table would hold them. */
-interface Rows {
-  states: StateChange[];
-  heartbeats: number[];
-  counts: CountRecord[];
-  alarms: AlarmRecord[];
-}
 
 const state = (hhmm: string, s: DerivedStateName): StateChange => ({ ts: at(hhmm), state: s });
 const count = (hhmm: string, delta: number, cycleTimeSec: number | null, program: string | null): CountRecord => ({ ts: at(hhmm), delta, cycleTimeSec, program });
@@ -44,22 +37,6 @@ function heartbeats(from: string, to: string, silent: [string, string][] = []): 
     if (!silent.some(([a, b]) => t > at(a) && t < at(b))) out.push(t);
   }
   return out;
-}
-
-/** What the history reader gives for `range`: the state before it, rows inside it, heartbeats around it. */
-function historyIn(rows: Rows, range: TimeSpan): MachineHistory {
-  const inside = (ts: number) => ts >= range.startMs && ts < range.endMs;
-  return {
-    stateBefore: rows.states.filter((s) => s.ts < range.startMs).at(-1)?.state ?? null,
-    states: rows.states.filter((s) => inside(s.ts)),
-    heartbeats: {
-      before: rows.heartbeats.filter((t) => t < range.startMs).at(-1) ?? null,
-      within: rows.heartbeats.filter(inside),
-      after: rows.heartbeats.find((t) => t >= range.endMs) ?? null,
-    },
-    counts: rows.counts.filter((c) => inside(c.ts)),
-    alarms: rows.alarms,
-  };
 }
 
 function windowOf(from: string, to: string): TimeWindow {
