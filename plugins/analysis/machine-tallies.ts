@@ -2,12 +2,12 @@
  * The tallies of one machine over a window, built from cells: the window is
  * cut at sub-window borders and at local midnights (the gateway's time zone),
  * each whole settled day is one cell kept in memory, and the rest is read
- * from history. A 30-day
- * analysis therefore reads at most the two partial days at its ends once the
- * days between have been analysed. A kept day is valid while the machine's
- * history revision holds (core/store/history-revisions.ts): late rows and
- * retention make it stale. Joining cells gives exactly what one pass over the
- * whole window gives (test/core/analysis-cells.test.ts).
+ * from history. A 30-day analysis therefore reads at most the two partial
+ * days at its ends once the days between have been analysed. A kept day is
+ * valid while the machine's history revision holds
+ * (core/store/history-revisions.ts): late rows and retention make it stale.
+ * Joining cells gives exactly what one pass over the whole window gives
+ * (test/core/analysis-cells.test.ts).
  */
 import type { AlarmRecord, TimeSpan } from '../../core/analysis/model.js';
 import { analysedRange, emptyTally, tallyCells, tallySubWindows, type Cell, type Tally } from '../../core/analysis/tally.js';
