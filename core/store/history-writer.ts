@@ -34,6 +34,8 @@ export interface HistoryWriterStats {
   rowsWritten: number;
   flushes: number;
   pending: number;
+  /** Rows handed to a flush and not yet committed (flushes wait for each other). */
+  inFlight: number;
   droppedRows: number;
   failedFlushes: number;
   lastSeq: number;
@@ -59,6 +61,7 @@ export class HistoryWriter {
     rowsWritten: 0,
     flushes: 0,
     pending: 0,
+    inFlight: 0,
     droppedRows: 0,
     failedFlushes: 0,
     lastSeq: 0,
@@ -114,7 +117,8 @@ export class HistoryWriter {
     this.buffer = [];
     this.stats.pending = 0;
     const lastSeq = rows[rows.length - 1]?.[0] as number;
-    this.flushing = this.flushing.then(() => this.writeRows(rows, lastSeq));
+    this.stats.inFlight += rows.length;
+    this.flushing = this.flushing.then(() => this.writeRows(rows, lastSeq)).finally(() => (this.stats.inFlight -= rows.length));
     return this.flushing;
   }
 

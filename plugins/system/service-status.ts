@@ -43,6 +43,7 @@ function historyWriterStatus(ctx: GatewayContext) {
   return {
     status: 'running' as const,
     pendingRows: s.pending,
+    inFlightRows: s.inFlight,
     rowsWritten: s.rowsWritten,
     flushes: s.flushes,
     failedFlushes: s.failedFlushes,

@@ -135,6 +135,12 @@ export async function run(args: string[]): Promise<void> {
     total.calls += n;
     total.seconds += n / run.perSec;
   };
+  // The history writer's backlog while the calls run: rows queued and rows in flushes not yet committed.
+  let maxBacklog = 0;
+  const backlogTimer = setInterval(() => {
+    const h = gateway.context.history.stats;
+    maxBacklog = Math.max(maxBacklog, h.pending + h.inFlight);
+  }, 50);
   for (let round = 0; round < rounds; round++) {
     const perRound = Math.ceil(calls / rounds);
     add(bareTotal, await load.run({ url: bare.url, token: null, tool: 'constant', args: {}, calls: 400, concurrency }), 400);
@@ -143,6 +149,7 @@ export async function run(args: string[]): Promise<void> {
     add(listTotal, await load.run({ url, token, tool: 'list_machines', args: {}, calls: perRound, concurrency }), perRound);
     process.stdout.write(`  round ${round + 1}/${rounds}: bare ${(bareTotal.calls / bareTotal.seconds).toFixed(0)}, list_groups ${(smallTotal.calls / smallTotal.seconds).toFixed(0)}, list_machines ${(listTotal.calls / listTotal.seconds).toFixed(0)} calls/s so far\n`);
   }
+  clearInterval(backlogTimer);
   const asRun = (t: ReturnType<typeof totals>) => ({ latencies: t.latencies, perSec: t.calls / t.seconds });
   const bareRun = asRun(bareTotal);
   const smallRun = asRun(smallTotal);
@@ -187,6 +194,7 @@ export async function run(args: string[]): Promise<void> {
     heapTotalGrowthMB: (after.heapTotal - warm.heapTotal) / 1024 / 1024,
     rssGrowthIdleControlMB: (idle.rss - after.rss) / 1024 / 1024,
     rssRetainedAfterIdleMB: (idle.rss - warm.rss) / 1024 / 1024,
+    historyBacklogMaxRows: maxBacklog,
     externalGrowthMB: (after.external - warm.external) / 1024 / 1024,
     rssAnonGrowthMB: (after.rssAnon - warm.rssAnon) / 1024 / 1024,
     rssFileGrowthMB: (after.rssFile - warm.rssFile) / 1024 / 1024,
@@ -207,6 +215,7 @@ export async function run(args: string[]): Promise<void> {
     ['  of which anonymous / file-backed / shared, MB', `${result.rssAnonGrowthMB.toFixed(1)} / ${result.rssFileGrowthMB.toFixed(1)} / ${result.rssShmemGrowthMB.toFixed(1)}`, ''],
     ['  RSS growth over the same time with no calls (control), MB', result.rssGrowthIdleControlMB.toFixed(1), ''],
     ['  RSS after that control, against after warm-up, MB', result.rssRetainedAfterIdleMB.toFixed(1), ''],
+    ['history writer backlog during the calls, max rows', String(result.historyBacklogMaxRows), ''],
   ]);
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

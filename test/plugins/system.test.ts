@@ -207,6 +207,7 @@ describe('system interfaces', () => {
     expect(status.historyWriter).toEqual({
       status: 'running',
       pendingRows: g.gateway.context.history.stats.pending,
+      inFlightRows: expect.any(Number),
       rowsWritten: expect.any(Number),
       flushes: expect.any(Number),
       failedFlushes: 0,

@@ -36,6 +36,37 @@ describe('store', () => {
 });
 
 describe('HistoryWriter', () => {
+  it('counts rows in flushes not yet committed as in flight, and none once they are', async () => {
+    const { db } = await freshDb();
+    const writer = await HistoryWriter.open(db, { maxRows: 1000, flushIntervalMs: 60_000 });
+    for (let i = 0; i < 30; i++) writer.push(row(i));
+    const first = writer.flush();
+    for (let i = 30; i < 40; i++) writer.push(row(i));
+    const second = writer.flush();
+    expect(writer.stats).toMatchObject({ pending: 0, inFlight: 40 });
+    await first;
+    await second;
+    expect(writer.stats).toMatchObject({ pending: 0, inFlight: 0, rowsWritten: 40 });
+    await writer.close();
+  });
+
+  it('bumps the revision of a machine whose committed rows land in its settled past, and only then', async () => {
+    const { db } = await freshDb();
+    const now = 1_800_000_000_000;
+    const writer = await HistoryWriter.open(db, { now: () => now });
+    const settled = writer.revisions.settledBefore(now);
+    const before = [writer.revisions.of('A'), writer.revisions.of('B'), writer.revisions.of('C')];
+    writer.push({ machineID: 'A', cls: 'Count', ts: now - 1000, data: { delta: 1 } });
+    writer.push({ machineID: 'B', cls: 'Count', ts: settled - 1, data: { delta: 1 } });
+    writer.push({ machineID: 'C', cls: 'AlarmHistory', ts: now - 1000, data: { start: settled - 60_000, end: now - 1000 } });
+    expect(writer.revisions.of('B')).toBe(before[1]);
+    await writer.flush();
+    expect(writer.revisions.of('A')).toBe(before[0]);
+    expect(writer.revisions.of('B')).toBeGreaterThan(before[1]!);
+    expect(writer.revisions.of('C')).toBeGreaterThan(before[2]!);
+    await writer.close();
+  });
+
   it('flushes by row count as one multi-row transaction', async () => {
     const { db } = await freshDb();
     const writer = await HistoryWriter.open(db, { maxRows: 100, flushIntervalMs: 1000 });
