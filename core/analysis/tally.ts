@@ -207,9 +207,9 @@ export function applyIdealCycleTime(t: Tally, idealCycleTimeSec: number | null):
 
 /** One tally per sub-window for one machine; time after `nowMs` is not analysed. */
 export function tallyMachine(history: MachineHistory, opts: MachineTallyOptions): Tally[] {
+  // One cell per sub-window, every alarm (open ones too) already in the cells.
   const cells = tallyCells(history, opts.subWindows, opts.nowMs, opts.heartbeatSec);
-  const range = analysedRange(opts.subWindows, opts.nowMs);
-  return stitchCells(cells, range.startMs).map((t) => applyIdealCycleTime(t, opts.idealCycleTimeSec));
+  return tallySubWindows(opts.subWindows, cells, [], analysedRange(opts.subWindows, opts.nowMs), opts.idealCycleTimeSec);
 }
 
 /**

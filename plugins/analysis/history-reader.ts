@@ -164,8 +164,9 @@ export class HistoryReader {
 
   /**
    * The history of `machineID` over `range` (already clipped to now). Parts
-   * not needed stay empty. Alarms are those with a recorded end; openAlarms
-   * gives the others, whose end depends on the whole analysed range and on now.
+   * not needed stay empty. Alarms are those with a recorded end;
+   * loggedOpenAlarms and liveNotEnded give the others, whose end depends on
+   * the whole analysed range and on now.
    */
   async machineHistory(machineID: string, range: TimeSpan, needs: HistoryNeeds): Promise<MachineHistory> {
     const empty: MachineHistory = { stateBefore: null, states: [], heartbeats: { before: null, within: [], after: null }, counts: [], alarms: [] };

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { analyseGroup, analyseMachine, checkInterval, type AnalysisSpec, type MachineSubject, type MemberWithoutData } from '../../core/analysis/analyse.js';
-import { ANALYSIS_KINDS, type AlarmRecord, type AnalysisKind } from '../../core/analysis/model.js';
+import { ANALYSIS_KINDS, type AlarmRecord, type AnalysisKind, type TimeSpan } from '../../core/analysis/model.js';
 import { splitWindow } from '../../core/analysis/sub-windows.js';
 import type { GatewayContext } from '../../core/context.js';
 import { GatewayError } from '../../core/errors.js';
@@ -58,7 +58,7 @@ export const analysisPlugin = definePlugin<GatewayContext>({
     const machineTallies = new MachineTallies(new HistoryReader(ctx.db), ctx.history.revisions);
 
     /** The window and the spec; refuses a bad window or interval before any history is read. */
-    const plan = (input: AnalysisInput): { spec: AnalysisSpec } => {
+    const plan = (input: AnalysisInput): AnalysisSpec => {
       const nowMs = ctx.now();
       const window: TimeWindow = resolveWindow(
         { start: input.start, ...(input.end !== undefined ? { end: input.end } : {}) },
@@ -73,7 +73,7 @@ export const analysisPlugin = definePlugin<GatewayContext>({
         nowMs,
         heartbeatSec: ctx.config.history.heartbeatSec,
       };
-      return { spec };
+      return spec;
     };
 
     /** Alarms the machine's live status shows now, when it is online (an offline machine's cache is old). */
@@ -92,11 +92,11 @@ export const analysisPlugin = definePlugin<GatewayContext>({
       }));
     };
 
-    const subject = async (machineID: string, spec: AnalysisSpec, needs: HistoryNeeds): Promise<MachineSubject> => {
+    const subject = async (machineID: string, spec: AnalysisSpec, subWindows: readonly TimeSpan[], needs: HistoryNeeds): Promise<MachineSubject> => {
       const idealCycleTimeSec = ctx.store.getMachine(machineID).idealCycleTimeSec ?? null;
       const tallies = await machineTallies.tallies({
         machineID,
-        subWindows: splitWindow(spec.window, spec.intervalSec),
+        subWindows,
         nowMs: spec.nowMs,
         heartbeatSec: spec.heartbeatSec,
         needs,
@@ -119,8 +119,8 @@ export const analysisPlugin = definePlugin<GatewayContext>({
       handler: async (input) => {
         const config = ctx.store.getMachine(input.machineID);
         if (!config.isActive) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID '${input.machineID}' is inactive`);
-        const { spec } = plan(input);
-        const data = analyseMachine(spec, await subject(input.machineID, spec, NEEDS[input.kind]));
+        const spec = plan(input);
+        const data = analyseMachine(spec, await subject(input.machineID, spec, splitWindow(spec.window, spec.intervalSec), NEEDS[input.kind]));
         return { kind: input.kind, machineID: input.machineID, window: spec.window, data };
       },
     });
@@ -136,14 +136,15 @@ export const analysisPlugin = definePlugin<GatewayContext>({
         .strict(),
       handler: async (input) => {
         const group = ctx.store.getGroup(input.groupID);
-        const { spec } = plan(input);
+        const spec = plan(input);
+        const subWindows = splitWindow(spec.window, spec.intervalSec);
         const needs: HistoryNeeds = { ...NEEDS[input.kind], timeline: true };
         const subjects: MachineSubject[] = [];
         const excluded: MemberWithoutData[] = [];
         for (const machineID of group.machineIDs) {
           if (!ctx.store.hasMachine(machineID)) excluded.push({ machineID, reason: 'unknown', detail: `machineID '${machineID}' does not exist` });
           else if (!ctx.store.getMachine(machineID).isActive) excluded.push({ machineID, reason: 'inactive', detail: `machineID '${machineID}' is inactive` });
-          else subjects.push(await subject(machineID, spec, needs));
+          else subjects.push(await subject(machineID, spec, subWindows, needs));
         }
         const data = analyseGroup(spec, subjects, excluded);
         return { kind: input.kind, groupID: input.groupID, window: spec.window, data };
