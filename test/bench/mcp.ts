@@ -201,7 +201,8 @@ export async function run(args: string[]): Promise<void> {
     rssShmemGrowthMB: (after.rssShmem - warm.rssShmem) / 1024 / 1024,
   };
   const allocator = ['MALLOC_MMAP_THRESHOLD_', 'MALLOC_TRIM_THRESHOLD_'].map((k) => `${k}=${process.env[k] ?? '(glibc default)'}`).join(' ');
-  process.stdout.write(`allocator: ${allocator}\n`);
+  const v8Flags = process.execArgv.filter((a) => a.startsWith('--') && !a.startsWith('--import') && !a.startsWith('--require')).join(' ');
+  process.stdout.write(`allocator: ${allocator}; node flags: ${v8Flags || '(none)'}\n`);
   printTable(`MCP benchmark (${machines} machines, concurrency ${concurrency}, Node ${process.version})`, [
     ['bare SDK server, calls/s', result.bareCallsPerSec.toFixed(0), ''],
     ['list_groups (small answer) / bare', result.listGroupsRatio.toFixed(2), ''],
