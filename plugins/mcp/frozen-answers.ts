@@ -1,8 +1,16 @@
 /**
- * Frozen tool answers serialised once. A tool that hands out the same answer
- * until something changes (list_machines: the fleet's identity rows) freezes
- * it. Its text, and that text as a JSON string literal, are computed once per
- * answer; each call then puts a short placeholder in the tool result, the SDK
+ * Tool answers serialised once.
+ *
+ * A tool that hands out the same answer until something changes
+ * (list_machines: the fleet's identity rows) freezes it. Its text, and that
+ * text as a JSON string literal, are computed once per answer.
+ *
+ * A tool whose answer is made of parts that mostly stay the same from call to
+ * call (get_fleet_status: one entry per machine) returns a SerialisedAnswer:
+ * its text already as the escaped content of a JSON string literal, in parts
+ * it keeps between calls.
+ *
+ * Either way each call puts a short placeholder in the tool result, the SDK
  * builds and checks its JSON-RPC response around it as usual, and the
  * placeholder's literal in the finished response bytes is replaced by the
  * stored literal. The bytes on the wire are exactly those the SDK would have
@@ -17,8 +25,30 @@ interface Serialised {
   literal: Buffer;
 }
 
-/** Placeholders found in one response and what replaces each. */
-export type Splices = Map<string, Buffer>;
+/** Placeholders found in one response and what replaces each: the parts of a JSON string literal, quotes included. */
+export type Splices = Map<string, readonly Buffer[]>;
+
+const QUOTE = Buffer.from('"');
+
+/** `text` escaped as in a JSON string literal, without the quotes, UTF-8. */
+export function literalContent(text: string): Buffer {
+  return Buffer.from(JSON.stringify(text).slice(1, -1));
+}
+
+/**
+ * An answer whose text is given as the escaped content of its JSON string
+ * literal, in parts. JSON escapes character by character, and every part
+ * escapes whole JSON values or punctuation, so the parts joined are the
+ * literal of the texts joined.
+ */
+export class SerialisedAnswer {
+  constructor(readonly parts: readonly Buffer[]) {}
+
+  /** The answer's text. */
+  text(): string {
+    return JSON.parse(`"${Buffer.concat(this.parts as Buffer[]).toString()}"`) as string;
+  }
+}
 
 export class FrozenAnswers {
   /** Unique to this process, so no tool text can contain it by chance. */
@@ -31,9 +61,14 @@ export class FrozenAnswers {
    * answer a placeholder, noted in `splices` for the response to be completed.
    */
   textOrPlaceholder(result: unknown, splices: Splices): string {
+    if (result instanceof SerialisedAnswer) {
+      const placeholder = `${this.prefix}${++this.count}`;
+      splices.set(placeholder, [QUOTE, ...result.parts, QUOTE]);
+      return placeholder;
+    }
     if (typeof result !== 'object' || result === null || !Object.isFrozen(result)) return JSON.stringify(result);
     const s = this.serialised(result);
-    splices.set(s.placeholder, s.literal);
+    splices.set(s.placeholder, [s.literal]);
     return s.placeholder;
   }
 
@@ -50,13 +85,13 @@ export class FrozenAnswers {
 
 /**
  * `body` as parts with each placeholder's JSON literal replaced by its stored
- * literal: the stored literals themselves, not copies, between slices of
+ * literal: the stored parts themselves, not copies, between slices of
  * `body`. A placeholder the response does not hold (the call failed after
  * all) is skipped; nothing to replace gives `[body]`.
  */
 export function splice(body: Buffer, splices: Splices): Buffer[] {
   if (splices.size === 0) return [body];
-  const found: { at: number; length: number; literal: Buffer }[] = [];
+  const found: { at: number; length: number; literal: readonly Buffer[] }[] = [];
   for (const [placeholder, literal] of splices) {
     // Placeholders are plain ASCII without characters JSON escapes: their literal is the text in quotes.
     const needle = `"${placeholder}"`;
@@ -67,7 +102,7 @@ export function splice(body: Buffer, splices: Splices): Buffer[] {
   const parts: Buffer[] = [];
   let from = 0;
   for (const f of found) {
-    parts.push(body.subarray(from, f.at), f.literal);
+    parts.push(body.subarray(from, f.at), ...f.literal);
     from = f.at + f.length;
   }
   parts.push(body.subarray(from));

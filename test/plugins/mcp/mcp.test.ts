@@ -115,6 +115,32 @@ describe('MCP tools', () => {
     expect(cell.machines.map((m) => m.machineID)).toEqual(['M1', 'M2']);
   });
 
+  it('GW-53 GW-63 get_fleet_status built from kept entries: the response bytes are the JSON the SDK writes, and follow the caches', async () => {
+    const post = async () => {
+      const res = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gw.adminToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'get_fleet_status', arguments: {} } }),
+      });
+      expect(res.status).toBe(200);
+      const raw = await res.text();
+      expect(raw).not.toContain('frozen-answer-');
+      // Canonical JSON.stringify output, as the SDK writes a message: nothing was spliced in out of place.
+      expect(JSON.stringify(JSON.parse(raw))).toBe(raw);
+      expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(raw));
+      const message = JSON.parse(raw) as { id: number; result: { content: { text: string }[] } };
+      expect(message.id).toBe(9);
+      return JSON.parse(message.result.content[0]!.text) as { machines: { machineID: string; status?: { time: number } }[] };
+    };
+    const first = await post();
+    expect(first.machines.map((m) => m.machineID)).toEqual(['M1', 'M2', 'OFF']);
+    // M1 samples its status every 200 ms: a later answer carries its newer sample.
+    await vi.waitFor(async () => {
+      const later = await post();
+      expect(later.machines[0]!.status!.time).toBeGreaterThan(first.machines[0]!.status!.time);
+    }, { timeout: 3000, interval: 100 });
+  });
+
   it('GW-54 GW-95 read_task_data: an invalid class lists the valid values; a not-ready task is a tool error (GW-91)', async () => {
     const bad = await mcp.call('read_task_data', { type: 'Banana', machineID: 'M1' });
     expect(bad.isError).toBe(true);

@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayError } from '../../../core/errors.js';
+import { SerialisedAnswer } from '../../../plugins/mcp/frozen-answers.js';
+import { fleetStatus } from '../../../plugins/mcp/fleet-status.js';
+import { sectionMessage, type Section, type ToolCaller } from '../../../plugins/mcp/tool-runtime.js';
+
+/**
+ * fleetStatus keeps each machine's serialised entry between calls. These
+ * tests drive it with sections they control (the interfaces themselves are
+ * tested against the simulator in mcp.test.ts), change them between calls,
+ * and require every answer to be exactly the JSON of the entries as they are
+ * at that call.
+ */
+
+interface Status {
+  cncStatus: string;
+  adjustedStatus: string;
+  alarmStatus: boolean;
+  alarmLevel: string;
+  mode: string;
+  programStatus: string;
+  time: number;
+}
+
+function fleet(n: number) {
+  const machines = Array.from({ length: n }, (_, i) => ({ machineID: `M${i}`, name: `Machine ${i}`, isActive: true }));
+  const status = (i: number, time: number): Status => ({ cncStatus: 'STRT', adjustedStatus: 'RUNNING', alarmStatus: false, alarmLevel: 'none', mode: 'AUTO', programStatus: 'running', time: time + i });
+  const tasks = machines.map((m, i) => ({ machineID: m.machineID, time: 1000, data: { status: status(i, 1000) } as { status?: Status }, error: null as { errorCode: number; errorMsg: string } | null, state: 'running', reason: 'running: executing a program', statusStale: false }));
+  const health = machines.map((m) => ({ machineID: m.machineID, connection: { state: 'online', errorCode: 0, error: null as string | null, since: 1 } }));
+  const denied = new Set<string>();
+  const caller: ToolCaller = {
+    call: () => Promise.reject(new Error('not used')),
+    body: () => Promise.reject(new Error('not used')),
+    section: <T>(path: string, input?: Record<string, unknown>): Promise<Section<T>> => {
+      if (denied.has(path)) {
+        const error = new GatewayError('FORBIDDEN', `not allowed to call ${path}`);
+        return Promise.resolve({ ok: false, message: sectionMessage(path, error), error, path });
+      }
+      const only = typeof input?.machineIDs === 'string' ? new Set(input.machineIDs.split(',')) : null;
+      const pick = <R extends { machineID: string }>(rows: R[]) => (only ? rows.filter((r) => only.has(r.machineID)) : rows);
+      const data = path === '/api/config/machines' ? machines : path === '/api/task/batchReadTaskData' ? pick(tasks) : path === '/api/task/batchReadErrors' ? pick(health) : path === '/api/config/group' ? { machineIDs: ['M2', 'M0'] } : undefined;
+      return Promise.resolve({ ok: true, data: data as T });
+    },
+  };
+  return { machines, tasks, health, denied, caller, status };
+}
+
+/** The answer built the plain way, from the sections as they are now: what the serialised answer must equal byte for byte. */
+function expectedText(f: ReturnType<typeof fleet>, order = f.machines.map((m) => m.machineID), groupID?: string): string {
+  const summary: Record<string, number> = { running: 0, idle: 0, alarm: 0, setup: 0, offline: 0, noData: 0, inactive: 0 };
+  const entries = order.map((id) => {
+    const m = f.machines.find((x) => x.machineID === id)!;
+    const t = f.tasks.find((x) => x.machineID === id)!;
+    const h = f.health.find((x) => x.machineID === id)!;
+    summary[t.state] = (summary[t.state] ?? 0) + 1;
+    const entry: Record<string, unknown> = { machineID: id, name: m.name, isActive: m.isActive };
+    entry.connection = f.denied.has('/api/task/batchReadErrors')
+      ? { error: sectionMessage('/api/task/batchReadErrors', new GatewayError('FORBIDDEN', 'not allowed to call /api/task/batchReadErrors')) }
+      : { errorCode: h.connection.errorCode, state: h.connection.state, ...(h.connection.error ? { error: h.connection.error } : {}) };
+    const s = t.data.status;
+    if (s) entry.status = { cncStatus: s.cncStatus, adjustedStatus: s.adjustedStatus, alarmStatus: s.alarmStatus, alarmLevel: s.alarmLevel, mode: s.mode, programStatus: s.programStatus, time: s.time };
+    else if (t.error) entry.statusError = `${t.error.errorMsg} (errorCode ${t.error.errorCode})`;
+    Object.assign(entry, { state: t.state, reason: t.reason, statusStale: t.statusStale });
+    return entry;
+  });
+  return JSON.stringify({ ...(groupID !== undefined ? { groupID } : {}), summary: { total: entries.length, ...summary }, machines: entries });
+}
+
+async function text(f: ReturnType<typeof fleet>, groupID?: string): Promise<string> {
+  const answer = await fleetStatus(f.caller, groupID);
+  expect(answer).toBeInstanceOf(SerialisedAnswer);
+  return (answer as SerialisedAnswer).text();
+}
+
+describe('get_fleet_status answers from kept entries', () => {
+  it('GW-53 every answer equals the entries as they are at that call, whatever changed in between', async () => {
+    const f = fleet(50);
+    expect(await text(f)).toBe(expectedText(f));
+    expect(await text(f)).toBe(expectedText(f));
+
+    // A new sample (a new object), a status changed in place (same object), an error instead of a status,
+    // a derived state moving, and a connection dropping: each is seen at the next call.
+    f.tasks[3]!.data = { status: f.status(3, 2000) };
+    f.tasks[4]!.data.status!.mode = 'MDI';
+    f.tasks[4]!.data.status!.time += 1;
+    f.tasks[5]!.data = {};
+    f.tasks[5]!.error = { errorCode: 1303, errorMsg: 'task not ready' };
+    f.tasks[6]!.state = 'alarm';
+    f.tasks[6]!.reason = 'alarm: an alarm of level alarm is active';
+    f.health[7]!.connection = { state: 'reconnecting', errorCode: 1101, error: 'connection refused', since: 2 };
+    f.tasks[7]!.statusStale = true;
+    expect(await text(f)).toBe(expectedText(f));
+
+    // Back as before: the answer follows again.
+    f.tasks[6]!.state = 'running';
+    f.tasks[6]!.reason = 'running: executing a program';
+    f.health[7]!.connection = { state: 'online', errorCode: 0, error: null, since: 3 };
+    expect(await text(f)).toBe(expectedText(f));
+  });
+
+  it('GW-53 a renamed machine and a group filter give their own answers', async () => {
+    const f = fleet(5);
+    expect(await text(f)).toBe(expectedText(f));
+    f.machines.splice(0, f.machines.length, ...f.machines.map((m) => (m.machineID === 'M1' ? { ...m, name: 'Lathe "one"\n' } : m)));
+    expect(await text(f)).toBe(expectedText(f));
+    expect(await text(f, 'cell')).toBe(expectedText(f, ['M2', 'M0'], 'cell'));
+  });
+
+  it('GW-53 GW-77 a forbidden section is a Forbidden: message in each entry and the others still return', async () => {
+    const f = fleet(4);
+    expect(await text(f)).toBe(expectedText(f));
+    f.denied.add('/api/task/batchReadErrors');
+    const answer = await text(f);
+    expect(answer).toBe(expectedText(f));
+    expect((JSON.parse(answer) as { machines: { connection: { error: string } }[] }).machines[0]!.connection.error).toMatch(/^Forbidden: /);
+  });
+});
