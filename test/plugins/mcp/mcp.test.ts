@@ -23,6 +23,17 @@ beforeAll(async () => {
   }, { timeout: 5000, interval: 50 });
 });
 
+/** A tools/call POSTed by hand, for the exact response bytes. */
+async function postToolCall(name: string, id: number): Promise<{ res: Response; raw: string }> {
+  const res = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gw.adminToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } }),
+  });
+  expect(res.status).toBe(200);
+  return { res, raw: await res.text() };
+}
+
 afterAll(async () => {
   await mcp?.close();
   await gw?.stop();
@@ -62,15 +73,7 @@ describe('MCP tools', () => {
   });
 
   it('GW-50 GW-63 list_machines served from its frozen answer: the response bytes hold the text itself, and a fleet change gives a new answer', async () => {
-    const post = async () => {
-      const res = await fetch(`${base}/mcp`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${gw.adminToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_machines', arguments: {} } }),
-      });
-      expect(res.status).toBe(200);
-      return res.text();
-    };
+    const post = async () => (await postToolCall('list_machines', 7)).raw;
     const first = await post();
     expect(first).not.toContain('frozen-answer-');
     const message = JSON.parse(first) as { id: number; result: { content: { type: string; text: string }[] } };
@@ -117,13 +120,7 @@ describe('MCP tools', () => {
 
   it('GW-53 GW-63 get_fleet_status built from kept entries: the response bytes are the JSON the SDK writes, and follow the caches', async () => {
     const post = async () => {
-      const res = await fetch(`${base}/mcp`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${gw.adminToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'get_fleet_status', arguments: {} } }),
-      });
-      expect(res.status).toBe(200);
-      const raw = await res.text();
+      const { res, raw } = await postToolCall('get_fleet_status', 9);
       expect(raw).not.toContain('frozen-answer-');
       // Canonical JSON.stringify output, as the SDK writes a message: nothing was spliced in out of place.
       expect(JSON.stringify(JSON.parse(raw))).toBe(raw);
