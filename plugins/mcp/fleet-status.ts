@@ -68,14 +68,14 @@ function unchanged(kept: SerialisedEntry, meta: Meta | undefined, h: ErrorEntry 
 }
 
 function serialise(entry: Record<string, unknown>, meta: Meta | undefined, h: ErrorEntry | undefined, t: TaskEntry | undefined): SerialisedEntry {
-  const status = t?.data?.status;
   return {
     meta: meta && { machineID: meta.machineID, name: meta.name, isActive: meta.isActive },
     connState: h?.connection.state,
     connCode: h?.connection.errorCode,
     connError: h?.connection.error,
     hasTask: t !== undefined,
-    status: status && (Object.fromEntries(STATUS_FIELDS.map((f) => [f, status[f]])) as Record<StatusField, unknown>),
+    // The entry's own copy of the status fields.
+    status: entry.status as Record<StatusField, unknown> | undefined,
     errorCode: t?.error?.errorCode,
     errorMsg: t?.error?.errorMsg,
     state: t?.state,
