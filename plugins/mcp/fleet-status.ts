@@ -34,7 +34,9 @@ type Meta = { machineID: string; name: string; isActive: boolean };
 
 /** One machine's entry as serialised, with what it was made from. */
 interface SerialisedEntry {
-  meta: Meta | undefined;
+  hasMeta: boolean;
+  name: string | undefined;
+  isActive: boolean | undefined;
   connState: string | undefined;
   connCode: number | undefined;
   connError: string | null | undefined;
@@ -56,7 +58,7 @@ const entriesByList = new WeakMap<object, Map<string, SerialisedEntry>>();
 
 /** Whether `kept` was made from what makes this entry now (values compared, so a sample changed in place is seen too). */
 function unchanged(kept: SerialisedEntry, meta: Meta | undefined, h: ErrorEntry | undefined, t: TaskEntry | undefined): boolean {
-  if (kept.meta?.name !== meta?.name || kept.meta?.isActive !== meta?.isActive || (kept.meta === undefined) !== (meta === undefined)) return false;
+  if (kept.hasMeta !== (meta !== undefined) || kept.name !== meta?.name || kept.isActive !== meta?.isActive) return false;
   if (kept.connState !== h?.connection.state || kept.connCode !== h?.connection.errorCode || kept.connError !== h?.connection.error) return false;
   if (kept.hasTask !== (t !== undefined)) return false;
   if (t === undefined) return true;
@@ -69,7 +71,9 @@ function unchanged(kept: SerialisedEntry, meta: Meta | undefined, h: ErrorEntry 
 
 function serialise(entry: Record<string, unknown>, meta: Meta | undefined, h: ErrorEntry | undefined, t: TaskEntry | undefined): SerialisedEntry {
   return {
-    meta: meta && { machineID: meta.machineID, name: meta.name, isActive: meta.isActive },
+    hasMeta: meta !== undefined,
+    name: meta?.name,
+    isActive: meta?.isActive,
     connState: h?.connection.state,
     connCode: h?.connection.errorCode,
     connError: h?.connection.error,

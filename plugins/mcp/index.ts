@@ -49,8 +49,9 @@ const MAX_WRITTEN_PARTS = 16;
 /**
  * Writes the transport's web `Response` through fastify. JSON answers (the
  * only kind this stateless server gives) are read whole, completed with the
- * frozen answers they hold (frozen-answers.ts) and sent as one buffer, or as
- * its parts around the stored answers; anything else is streamed.
+ * serialised answers they hold (frozen-answers.ts: frozen ones and ones kept
+ * in parts) and sent as one buffer, or as its parts around a large stored
+ * answer; anything else is streamed.
  */
 async function sendResponse(reply: FastifyReply, response: Response, splices: Splices): Promise<FastifyReply> {
   reply.code(response.status);
