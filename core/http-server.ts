@@ -67,5 +67,13 @@ async function handle(
   const input = def.method === 'GET' ? request.query : (request.body ?? {});
   const result = await registry.call(def.path, input, { ...ctxBase, principal });
   if (!result.ok) return sendError(reply, result.error);
-  return reply.code(200).send({ errorCode: 0, errorMsg: 'OK', data: result.data });
+  return reply.code(200).send({ errorCode: 0, errorMsg: 'OK', ...liftedFields(def, result.data), data: result.data });
+}
+
+/** The fields `def.topLevel` names, taken from the data. */
+function liftedFields(def: InterfaceDefinition, data: unknown): Record<string, unknown> {
+  if (!def.topLevel || data === null || typeof data !== 'object') return {};
+  const out: Record<string, unknown> = {};
+  for (const key of def.topLevel) if (key in data) out[key] = (data as Record<string, unknown>)[key];
+  return out;
 }

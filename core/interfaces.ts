@@ -35,6 +35,11 @@ export interface InterfaceDefinition<S extends z.ZodType = z.ZodType, O = unknow
   output?: z.ZodType<O>;
   /** Permission key; defaults to the path. `null` marks a public interface that needs no credentials. */
   permission?: string | null;
+  /**
+   * Fields of the data that HTTP also sends at the top level of the body, beside
+   * errorCode and errorMsg, where the specification names them there (login's `token`).
+   */
+  topLevel?: readonly string[];
   handler(input: z.output<S>, ctx: CallContext): Promise<O> | O;
 }
 

@@ -200,11 +200,13 @@ const ERROR_ENVELOPE: JsonSchema = {
   },
 };
 
-function successEnvelope(data: JsonSchema): JsonSchema {
+function successEnvelope(data: JsonSchema, topLevel: readonly string[] = []): JsonSchema {
+  const dataProps = (data.properties ?? {}) as Record<string, JsonSchema>;
+  const lifted = Object.fromEntries(topLevel.filter((k) => k in dataProps).map((k) => [k, dataProps[k] as JsonSchema]));
   return {
     type: 'object',
-    required: ['errorCode', 'errorMsg', 'data'],
-    properties: { errorCode: { const: 0 }, errorMsg: { const: 'OK' }, data },
+    required: ['errorCode', 'errorMsg', ...Object.keys(lifted), 'data'],
+    properties: { errorCode: { const: 0 }, errorMsg: { const: 'OK' }, ...lifted, data },
   };
 }
 
@@ -255,7 +257,7 @@ export function buildOpenApiDocument(interfaces: readonly InterfaceDefinition[],
     const responses: Operation['responses'] = {
       '200': {
         description: `Success: errorCode 0 with the data. Information-level errors (${INFO_LEVEL_ERRORS}) also answer 200, with the error envelope.`,
-        content: { 'application/json': { schema: data ? successEnvelope(data) : { $ref: '#/components/schemas/SuccessEnvelope' } } },
+        content: { 'application/json': { schema: data ? successEnvelope(data, def.topLevel) : { $ref: '#/components/schemas/SuccessEnvelope' } } },
       },
     };
     for (const [status, ref] of errorRefs) {

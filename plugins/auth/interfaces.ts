@@ -76,7 +76,10 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
     summary: 'Logs in with username and password; returns a JWT valid 24 hours. Exempt from the IP white list; failures are throttled (429 with Retry-After).',
     tags: ['authentication'],
     permission: null,
+    // The specification's Login response has the field `token`: a client written from it reads response.token.
+    topLevel: ['token'],
     input: z.object({ username: z.string().min(1).max(64), password: z.string().min(1).max(256) }).strict(),
+    output: z.object({ token: z.string() }),
     handler: async (input, call) => {
       const key = throttleKey(call, input.username);
       checkThrottle(deps, key);

@@ -31,6 +31,8 @@ describe('login and JWT', () => {
     const res = await gw.request('POST', '/api/auth/login', { username: 'admin', password: TEST_ADMIN_PASSWORD }, { token: null });
     expect(res.status).toBe(200);
     const { token } = res.body.data as { token: string };
+    // The specification's Login response has `token` at the top level; the envelope's data carries it too.
+    expect(res.body.token).toBe(token);
     expect(decodeProtectedHeader(token).alg).toBe('HS256');
     const payload = JSON.parse(Buffer.from(token.split('.')[1] as string, 'base64url').toString()) as { exp: number; iat: number; sub: string };
     expect(payload.exp - payload.iat).toBe(24 * 3600);
