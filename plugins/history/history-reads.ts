@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { GatewayContext } from '../../core/context.js';
 import { GatewayError } from '../../core/errors.js';
-import { queryBool, queryInt } from '../../core/interfaces.js';
+import { queryBool, queryInt, type CallContext } from '../../core/interfaces.js';
 import { readHistoryPage, type HistoryReadSpec, type StoredHistoryRow } from '../../core/store/history-stream.js';
 import { resolveWindow, TIME_PARAM_SUMMARY, windowMs, type TimeWindow } from '../../core/time-params.js';
 import { assertClasses, HISTORY_CLASSES } from './classes.js';
@@ -37,6 +37,28 @@ const readInputShape = {
 
 type ReadInput = z.output<z.ZodObject<typeof readInputShape>>;
 
+/** The interface whose permission newest-first reads need (GW-65). */
+export const NEWEST_FIRST_PERMISSION = '/api/db/query';
+
+/**
+ * One rule for newest-first history, whichever way it is asked for: it is a
+ * free-form query, so the caller must be authorised for /api/db/query (GW-65
+ * says so for the MCP tool, which calls that interface; the HTTP history
+ * interfaces apply the same check themselves).
+ */
+function authorizeNewestFirst(ctx: GatewayContext, call: CallContext): void {
+  const query = ctx.interfaces.get(NEWEST_FIRST_PERMISSION);
+  if (!query) return;
+  try {
+    ctx.interfaces.accessPolicy.authorize(call.principal, query);
+  } catch (err) {
+    if (err instanceof GatewayError && err.errorName === 'FORBIDDEN') {
+      throw new GatewayError('FORBIDDEN', `newestFirst=true is a query through ${NEWEST_FIRST_PERMISSION}, which is not in the authorised API list of '${call.principal.username ?? ''}'; read oldest first, or ask an administrator for ${NEWEST_FIRST_PERMISSION}`);
+    }
+    throw err;
+  }
+}
+
 /** The window of a history read: [start, end); without `end`, everything recorded up to this moment. */
 export function historyWindow(ctx: GatewayContext, input: { start: string | number; end?: string | number | undefined }): {
   window: TimeWindow;
@@ -62,7 +84,8 @@ function rowMapper(ctx: GatewayContext, withMachine: boolean): (row: StoredHisto
   });
 }
 
-async function readClass(ctx: GatewayContext, machineIDs: readonly string[], input: ReadInput, withMachine: boolean) {
+async function readClass(ctx: GatewayContext, call: CallContext, machineIDs: readonly string[], input: ReadInput, withMachine: boolean) {
+  if (input.newestFirst) authorizeNewestFirst(ctx, call);
   const { window, startMs, endMs } = historyWindow(ctx, input);
   await assertClasses(ctx.db, 'type', [input.type], machineIDs);
   const spec: HistoryReadSpec = {
@@ -88,17 +111,17 @@ export function defineHistoryReadInterfaces(ctx: GatewayContext): void {
     path: '/api/history/machine',
     method: 'GET',
     summary:
-      'History rows of one machine and data class over [start, end): oldest first (newestFirst=true for the most recent), at most `limit` (default 200, 0 = all); limitReached tells that more rows existed. Inactive machines keep their history readable.',
+      'History rows of one machine and data class over [start, end): oldest first (newestFirst=true for the most recent; it needs authorisation for /api/db/query too, as query_history does), at most `limit` (default 200, 0 = all); limitReached tells that more rows existed. Inactive machines keep their history readable.',
     tags: ['history'],
     input: z
       .object({ machineID: z.string().min(1).describe('the machine; GET /api/config/machines lists them'), ...readInputShape })
       .strict(),
-    handler: async (input) => {
+    handler: async (input, call) => {
       // History outlives activity: an inactive machine's rows stay readable; only an unknown machineID is refused.
       if (!ctx.store.hasMachine(input.machineID)) {
         throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID '${input.machineID}' does not exist`);
       }
-      const answer = await readClass(ctx, [input.machineID], input, false);
+      const answer = await readClass(ctx, call, [input.machineID], input, false);
       return { type: input.type, machineID: input.machineID, ...answer };
     },
   });
@@ -110,9 +133,9 @@ export function defineHistoryReadInterfaces(ctx: GatewayContext): void {
       'History rows of one data class for every member machine of a group, merged in time order, each with its machineID; `limit` applies to the merged answer. Same inputs and answer as /api/history/machine.',
     tags: ['history'],
     input: z.object({ groupID: z.string().min(1).describe('the group; GET /api/config/groups lists them'), ...readInputShape }).strict(),
-    handler: async (input) => {
+    handler: async (input, call) => {
       const group = ctx.store.getGroup(input.groupID);
-      const answer = await readClass(ctx, group.machineIDs, input, true);
+      const answer = await readClass(ctx, call, group.machineIDs, input, true);
       return { type: input.type, groupID: input.groupID, machineIDs: group.machineIDs, ...answer };
     },
   });

@@ -29,7 +29,7 @@ export const READ_MACHINE_ITEMS = {
 type ReadMachineItem = keyof typeof READ_MACHINE_ITEMS;
 const ITEM_NAMES = Object.keys(READ_MACHINE_ITEMS) as [ReadMachineItem, ...ReadMachineItem[]];
 
-const SYSTEM_SECTIONS = {
+export const SYSTEM_SECTIONS = {
   gateway: '/api/system/gateway-info',
   core: '/api/system/info',
   license: '/api/system/license-info',

@@ -42,3 +42,40 @@ describe('docs/mcp.md examples', () => {
     });
   }
 });
+
+/** The interface paths each documented example reaches through the registry. */
+async function pathsCalledBy(example: { tool: string; args: Record<string, unknown> }): Promise<string[]> {
+  const spy = vi.spyOn(gw.gateway.context.interfaces, 'call');
+  try {
+    const r = await mcp.call(example.tool, example.args);
+    expect([example.tool, r.isError]).toEqual([example.tool, false]);
+    return [...new Set(spy.mock.calls.map((c) => c[0]))];
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe('what the tools reach', () => {
+  it('GW-66 GW-02 no tool reaches a file-stream interface, user configuration or security settings, or any interface that writes', async () => {
+    const reached = new Set<string>();
+    for (const example of EXAMPLES) for (const path of await pathsCalledBy(example)) reached.add(path);
+    expect(reached.size).toBeGreaterThan(10);
+    for (const path of reached) {
+      expect([path, /^\/api\/(file|security|auth)\//.test(path)]).toEqual([path, false]);
+      expect([path, gw.gateway.context.interfaces.get(path)?.method]).toEqual([path, 'GET']);
+    }
+    // The interfaces that exist and that no tool may reach.
+    const sensitive = gw.gateway.context.interfaces.list().filter((d) => /^\/api\/(file|security|auth)\//.test(d.path));
+    expect(sensitive.map((d) => d.path)).toEqual(expect.arrayContaining(['/api/file/program/upload', '/api/file/program/download', '/api/security/users', '/api/auth/change-password']));
+  });
+
+  it('GW-05 composite tools call several interfaces and merge the results', async () => {
+    const composite = { get_fleet_status: 3, read_machine: 2, get_system_info: 6 };
+    for (const [tool, atLeast] of Object.entries(composite)) {
+      const example = EXAMPLES.find((e) => e.tool === tool);
+      if (!example) throw new Error(`docs/mcp.md has no example for ${tool}`);
+      const paths = await pathsCalledBy(example);
+      expect([tool, paths.length >= atLeast]).toEqual([tool, true]);
+    }
+  });
+});
