@@ -22,6 +22,15 @@ export class ConfigError extends Error {
   }
 }
 
+// Which file each parsed config came from, so the gateway can name it when it applies the
+// config's fleet without every caller passing the path along.
+const sources = new WeakMap<GatewayConfig, string>();
+
+/** The file a config was loaded from, or the label it was parsed under (`(inline)` by default). */
+export function configSource(config: GatewayConfig): string {
+  return sources.get(config) ?? '(inline)';
+}
+
 /** A loaded config plus where it came from. */
 export interface LoadedConfig {
   file: string;
@@ -68,6 +77,7 @@ export function parseConfig(raw: unknown, file = '(inline)', env: NodeJS.Process
   applyEnvironment(copy, env, file);
   const result = gatewayConfigSchema.safeParse(copy, { reportInput: true });
   if (!result.success) throw new ConfigError(file, describeIssues(result.error.issues, copy));
+  sources.set(result.data, file);
   return result.data;
 }
 

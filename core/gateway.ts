@@ -19,7 +19,11 @@ import { createHttpApp, serveInterfaces } from './http-server.js';
 import { InterfaceRegistry } from './interfaces.js';
 import { PluginHost, type Plugin } from './plugin-host.js';
 import type { GatewayContext } from './context.js';
+import { configSource } from './config.js';
 import { Database } from './store/database.js';
+import { describeConfigFleet } from './store/config-fleet.js';
+import { CredentialBox } from './store/credential-box.js';
+import { prepareDataDirectory, restrictDataDirectory } from './store/data-directory.js';
 import { FleetStore } from './store/fleet-store.js';
 import { HistoryRevisions, settleMsFor } from './store/history-revisions.js';
 import { HistoryWriter } from './store/history-writer.js';
@@ -36,6 +40,8 @@ export interface GatewayOptions {
   onSampleLag?: (task: MachineTaskClass, lagMs: number) => void;
   /** Environment for settings that must not live in files (GATEWAY_ADMIN_PASSWORD); defaults to process.env. */
   env?: NodeJS.ProcessEnv;
+  /** The config file's path, for the log and banner; defaults to the file `loadConfig` read it from. */
+  configFile?: string;
 }
 
 function packageVersion(): string {
@@ -45,6 +51,16 @@ function packageVersion(): string {
   } catch {
     return '0.0.0';
   }
+}
+
+/** What opening the store applied from the config, and which plain-text credentials it encrypted. */
+function fleetAnnouncements(store: FleetStore, source: string): string[] {
+  const { configChanges, encrypted } = store.opened;
+  const lines = describeConfigFleet(configChanges, source);
+  if (encrypted.length) {
+    lines.push(`encrypted the credentials of ${encrypted.length} machine(s) stored in plain text by an earlier version: ${encrypted.join(', ')}`);
+  }
+  return lines;
 }
 
 export class Gateway {
@@ -76,6 +92,8 @@ export class Gateway {
     const problems = config.machines.flatMap((m, i) => drivers.validate(m).map((p) => `machines[${i}].${p}`));
     if (problems.length) throw new Error(`invalid machine driver settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 
+    prepareDataDirectory(dataDir);
+    const credentials = CredentialBox.open(dataDir);
     const db = await Database.open(join(dataDir, 'gateway.db'));
     let history: HistoryWriter | undefined;
     try {
@@ -87,7 +105,11 @@ export class Gateway {
         revisions: new HistoryRevisions(settleMsFor(config.history.heartbeatSec)),
         now,
       });
-      const store = await FleetStore.open(db, { machines: config.machines, groups: config.groups });
+      const source = options.configFile ?? configSource(config);
+      const store = await FleetStore.open(db, { credentials, config: { source, machines: config.machines, groups: config.groups } });
+      const announcements = fleetAnnouncements(store, source);
+      const storeLog = logger.child({ component: 'store', config: source });
+      for (const line of announcements) storeLog.info(line);
       const bus = new EventBus(logger.child({ component: 'bus' }));
       const interfaces = new InterfaceRegistry(logger.child({ component: 'interfaces' }));
       const fleet = new Fleet({
@@ -118,11 +140,13 @@ export class Gateway {
         now,
         version: packageVersion(),
         startedAt: now(),
-        announcements: [],
+        announcements,
         env: options.env ?? process.env,
         startedPlugins: () => host.names(),
       };
       await host.start(context);
+      // Plugins create files of their own on first start (the JWT key, the gateway ID).
+      restrictDataDirectory(dataDir);
       serveInterfaces(http, interfaces);
       await http.ready();
       return new Gateway(context, host, logger);

@@ -4,8 +4,9 @@
  * read-only connection, which WAL lets run beside the writer.
  */
 import sqlite3 from 'sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { DIRECTORY_MODE, FILE_MODE, restrictFile } from './data-directory.js';
 
 export type SqlValue = string | number | bigint | null | Buffer;
 export type Row = Record<string, unknown>;
@@ -56,14 +57,24 @@ export class Database {
     private readonly reader: sqlite3.Database,
   ) {}
 
-  /** Opens (creating if needed) the database in WAL mode with synchronous=NORMAL. */
+  /**
+   * Opens (creating if needed) the database in WAL mode with synchronous=NORMAL.
+   * The file and its -wal/-shm companions are readable by the owner only.
+   */
   static async open(file: string): Promise<Database> {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    if (file !== ':memory:') {
+      mkdirSync(dirname(file), { recursive: true, mode: DIRECTORY_MODE });
+      // SQLite would create the file 0644 (less the umask); an empty file is a valid new
+      // database, and SQLite gives -wal and -shm the main file's mode.
+      closeSync(openSync(file, 'a', FILE_MODE));
+      restrictFile(file);
+    }
     const writer = await openConnection(file, sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE);
     await execOn(
       writer,
       'PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000; PRAGMA cache_size=-32768;',
     );
+    if (file !== ':memory:') for (const companion of [`${file}-wal`, `${file}-shm`]) restrictFile(companion);
     const reader = file === ':memory:' ? writer : await openConnection(file, sqlite3.OPEN_READONLY);
     if (reader !== writer) await execOn(reader, 'PRAGMA busy_timeout=5000; PRAGMA query_only=ON; PRAGMA cache_size=-32768; PRAGMA mmap_size=268435456;');
     return new Database(file, writer, reader);

@@ -1,51 +1,172 @@
 /**
- * Machines and groups, persisted in SQLite and mirrored in memory. The
- * config file's fleet seeds an empty database; afterwards the database is
- * the truth and the HTTP API edits it.
+ * Machines and groups, persisted in SQLite and mirrored in memory. At open,
+ * the config file's fleet is applied declaratively (see config-fleet.ts);
+ * the HTTP API edits the store afterwards. Machine credentials are stored
+ * encrypted (see credential-box.ts) and kept in plain text in memory only,
+ * where the drivers need them.
  */
-import { groupConfigSchema, machineConfigSchema, type GroupConfig, type MachineConfig } from '../../config/schema.js';
+import { groupConfigSchema, machineConfigSchema, WRITE_ONLY_MACHINE_FIELDS, type GroupConfig, type MachineConfig } from '../../config/schema.js';
 import { GatewayError } from '../errors.js';
-import type { Database } from './database.js';
+import { planConfigFleet, type ConfigFleet, type ConfigFleetPlan } from './config-fleet.js';
+import { CredentialDecryptError, isSealedCredential, type CredentialBox } from './credential-box.js';
+import type { Database, WriteTx } from './database.js';
+
+export interface FleetStoreOptions {
+  /** Encrypts and decrypts the machines' credentials. */
+  credentials: CredentialBox;
+  /** The config file's machines and groups, applied at open. */
+  config: ConfigFleet;
+}
+
+/** What opening the store did, for the log and the start-up banner. */
+export interface FleetStoreOpening {
+  configChanges: ConfigFleetPlan;
+  /** Machines whose credentials an earlier version stored in plain text and that were encrypted now. */
+  encrypted: string[];
+}
 
 export class FleetStore {
   private readonly machines = new Map<string, MachineConfig>();
   private readonly groups = new Map<string, GroupConfig>();
   private machineRevision = 0;
+  private readonly configNamed: ReadonlySet<string>;
+  private opening: FleetStoreOpening = { configChanges: planConfigFleet({ machines: new Map(), groups: new Map() }, { source: '', machines: [], groups: [] }), encrypted: [] };
 
-  private constructor(private readonly db: Database) {}
+  private constructor(
+    private readonly db: Database,
+    private readonly credentials: CredentialBox,
+    config: ConfigFleet,
+  ) {
+    this.configNamed = new Set(config.machines.map((m) => m.machineID));
+  }
 
-  /** Loads the stored fleet; seeds it from the config when the database holds no machines and no groups. */
-  static async open(db: Database, seed: { machines: MachineConfig[]; groups: GroupConfig[] }): Promise<FleetStore> {
-    const store = new FleetStore(db);
-    const machineRows = await db.all<{ config: string }>('SELECT config FROM machines ORDER BY machine_id');
+  /**
+   * Loads the stored fleet, decrypting credentials (a credential that does not
+   * decrypt stops the start unless the config supplies it), encrypts credentials
+   * an earlier version stored in plain text, then applies the config's fleet.
+   */
+  static async open(db: Database, options: FleetStoreOptions): Promise<FleetStore> {
+    const { credentials, config } = options;
+    const store = new FleetStore(db, credentials, config);
+    const machineRows = await db.all<{ machine_id: string; config: string }>('SELECT machine_id, config FROM machines ORDER BY machine_id');
     const groupRows = await db.all<{ config: string }>('SELECT config FROM groups ORDER BY group_id');
-    if (machineRows.length === 0 && groupRows.length === 0 && (seed.machines.length || seed.groups.length)) {
-      const now = Date.now();
-      await db.write(
-        async (tx) => {
-          for (const m of seed.machines) {
-            await tx.run('INSERT INTO machines (machine_id, config, created_at, updated_at) VALUES (?, ?, ?, ?)', [m.machineID, JSON.stringify(m), now, now]);
-          }
-          for (const g of seed.groups) {
-            await tx.run('INSERT INTO groups (group_id, config, created_at, updated_at) VALUES (?, ?, ?, ?)', [g.groupID, JSON.stringify(g), now, now]);
-          }
-        },
-        { transaction: true },
-      );
-      for (const m of seed.machines) store.machines.set(m.machineID, m);
-      for (const g of seed.groups) store.groups.set(g.groupID, g);
-      return store;
-    }
-    // Stored rows are parsed again so that defaults added by later versions apply.
+    const unreadable = new Set<string>();
+    const plaintext: MachineConfig[] = [];
     for (const row of machineRows) {
-      const m = machineConfigSchema.parse(JSON.parse(row.config));
+      const raw = JSON.parse(row.config) as Record<string, unknown>;
+      let inPlainText = false;
+      for (const field of WRITE_ONLY_MACHINE_FIELDS) {
+        const value = raw[field];
+        if (isSealedCredential(value)) {
+          try {
+            raw[field] = credentials.open(row.machine_id, field, value);
+          } catch (err) {
+            if (!(err instanceof CredentialDecryptError)) throw err;
+            unreadable.add(`${row.machine_id}/${field}`);
+            delete raw[field];
+          }
+        } else if (typeof value === 'string') inPlainText = true;
+      }
+      // Stored rows are parsed again so that defaults added by later versions apply.
+      const m = machineConfigSchema.parse(raw);
       store.machines.set(m.machineID, m);
+      if (inPlainText) plaintext.push(m);
     }
     for (const row of groupRows) {
       const g = groupConfigSchema.parse(JSON.parse(row.config));
       store.groups.set(g.groupID, g);
     }
+    store.refuseUnreadable(unreadable, config);
+    if (plaintext.length) await store.encryptPlaintextRows(plaintext);
+    const configChanges = planConfigFleet({ machines: store.machines, groups: store.groups }, config, unreadable);
+    await store.applyConfig(configChanges);
+    store.opening = { configChanges, encrypted: plaintext.map((m) => m.machineID) };
     return store;
+  }
+
+  /** Fails closed: a stored credential that does not decrypt stops the start, unless the config gives its value. */
+  private refuseUnreadable(unreadable: ReadonlySet<string>, config: ConfigFleet): void {
+    const supplied = new Set(config.machines.flatMap((m) => WRITE_ONLY_MACHINE_FIELDS.filter((f) => m[f] !== undefined).map((f) => `${m.machineID}/${f}`)));
+    const missing = [...unreadable].filter((key) => !supplied.has(key));
+    if (!missing.length) return;
+    const named = missing.map((key) => {
+      const [machineID, field] = key.split('/') as [string, string];
+      return `  - machine '${machineID}' ${field}`;
+    });
+    const keyHint = this.credentials.created
+      ? `${this.credentials.file} did not exist (it was not kept: restore the one backed up with this data directory).`
+      : `${this.credentials.file} is not the key that encrypted them, or the stored data was altered.`;
+    if (this.credentials.created) this.credentials.discard();
+    throw new Error(
+      [
+        `stored machine credentials do not decrypt (AES-256-GCM authentication failed):`,
+        ...named,
+        keyHint,
+        `Restore the credentials.key that belongs to this data directory, or give these credentials in the config file's machine entries to replace the stored values.`,
+      ].join('\n'),
+    );
+  }
+
+  /** Encrypts credentials an earlier version stored in plain text, and scrubs the old row content from the file. */
+  private async encryptPlaintextRows(machines: readonly MachineConfig[]): Promise<void> {
+    await this.db.write(async (tx) => {
+      // secure_delete zeroes the freed cells that held the plain text; the checkpoint
+      // then copies the pages into the main file and empties the WAL.
+      await tx.run('PRAGMA secure_delete=ON');
+      try {
+        await inTransaction(tx, async () => {
+          for (const m of machines) await tx.run('UPDATE machines SET config = ? WHERE machine_id = ?', [this.machineRow(m), m.machineID]);
+        });
+      } finally {
+        await tx.run('PRAGMA secure_delete=OFF');
+      }
+      await tx.run('PRAGMA wal_checkpoint(TRUNCATE)');
+    });
+  }
+
+  private async applyConfig(changes: ConfigFleetPlan): Promise<void> {
+    const { machines, groups } = changes;
+    if (!machines.added.length && !machines.updated.length && !groups.added.length && !groups.updated.length) return;
+    const now = Date.now();
+    await this.db.write(
+      async (tx) => {
+        for (const m of machines.added) {
+          await tx.run('INSERT INTO machines (machine_id, config, created_at, updated_at) VALUES (?, ?, ?, ?)', [m.machineID, this.machineRow(m), now, now]);
+        }
+        for (const { config: m } of machines.updated) {
+          await tx.run('UPDATE machines SET config = ?, updated_at = ? WHERE machine_id = ?', [this.machineRow(m), now, m.machineID]);
+        }
+        for (const g of groups.added) {
+          await tx.run('INSERT INTO groups (group_id, config, created_at, updated_at) VALUES (?, ?, ?, ?)', [g.groupID, JSON.stringify(g), now, now]);
+        }
+        for (const { config: g } of groups.updated) {
+          await tx.run('UPDATE groups SET config = ?, updated_at = ? WHERE group_id = ?', [JSON.stringify(g), now, g.groupID]);
+        }
+      },
+      { transaction: true },
+    );
+    for (const m of [...machines.added, ...machines.updated.map((u) => u.config)]) this.machines.set(m.machineID, m);
+    for (const g of [...groups.added, ...groups.updated.map((u) => u.config)]) this.groups.set(g.groupID, g);
+  }
+
+  /** The JSON stored for a machine: its config with each credential encrypted. */
+  private machineRow(config: MachineConfig): string {
+    const row: Record<string, unknown> = { ...config };
+    for (const field of WRITE_ONLY_MACHINE_FIELDS) {
+      const value = config[field];
+      if (value !== undefined) row[field] = this.credentials.seal(config.machineID, field, value);
+    }
+    return JSON.stringify(row);
+  }
+
+  /** What the last open applied from the config and which plain-text credentials it encrypted. */
+  get opened(): FleetStoreOpening {
+    return this.opening;
+  }
+
+  /** True when the config file names this machine, so the next start replaces API edits of it. */
+  isConfigManaged(machineID: string): boolean {
+    return this.configNamed.has(machineID);
   }
 
   /** Raised by every machine change, so derived views (e.g. the public list) can be cached. */
@@ -73,7 +194,7 @@ export class FleetStore {
     }
     const now = Date.now();
     await this.db.write((tx) =>
-      tx.run('INSERT INTO machines (machine_id, config, created_at, updated_at) VALUES (?, ?, ?, ?)', [config.machineID, JSON.stringify(config), now, now]),
+      tx.run('INSERT INTO machines (machine_id, config, created_at, updated_at) VALUES (?, ?, ?, ?)', [config.machineID, this.machineRow(config), now, now]),
     );
     this.machines.set(config.machineID, config);
     this.machineRevision++;
@@ -83,7 +204,7 @@ export class FleetStore {
   async updateMachine(config: MachineConfig): Promise<MachineConfig> {
     this.getMachine(config.machineID);
     await this.db.write((tx) =>
-      tx.run('UPDATE machines SET config = ?, updated_at = ? WHERE machine_id = ?', [JSON.stringify(config), Date.now(), config.machineID]),
+      tx.run('UPDATE machines SET config = ?, updated_at = ? WHERE machine_id = ?', [this.machineRow(config), Date.now(), config.machineID]),
     );
     this.machines.set(config.machineID, config);
     this.machineRevision++;
@@ -153,5 +274,17 @@ export class FleetStore {
     this.getGroup(groupID);
     await this.db.write((tx) => tx.run('DELETE FROM groups WHERE group_id = ?', [groupID]));
     this.groups.delete(groupID);
+  }
+}
+
+/** Runs `job` inside BEGIN IMMEDIATE … COMMIT on a write job that needs statements outside the transaction too. */
+async function inTransaction(tx: WriteTx, job: () => Promise<void>): Promise<void> {
+  await tx.run('BEGIN IMMEDIATE');
+  try {
+    await job();
+    await tx.run('COMMIT');
+  } catch (err) {
+    await tx.run('ROLLBACK').catch(() => undefined);
+    throw err;
   }
 }

@@ -5,11 +5,14 @@ import type { GatewayContext } from '../../core/context.js';
 import { GatewayError } from '../../core/errors.js';
 import { parseOrThrow } from '../../core/schema-errors.js';
 
-/** A machine as the API shows it: write-only credentials removed, and whether each is set. */
-export function publicMachine(config: MachineConfig) {
+/**
+ * A machine as the API shows it: write-only credentials removed, whether each is set, and
+ * whether the config file names it (`managedBy: 'config'`: the next start replaces API edits).
+ */
+export function publicMachine(config: MachineConfig, managedBy: 'config' | 'api') {
   // Destructuring rather than delete: the fleet list builds a thousand of these per call.
   const { password, fileServerPassword, ...shown } = config;
-  return { ...shown, passwordSet: Boolean(password), fileServerPasswordSet: Boolean(fileServerPassword) };
+  return { ...shown, passwordSet: Boolean(password), fileServerPasswordSet: Boolean(fileServerPassword), managedBy };
 }
 
 const machineIDInput = z.object({ machineID: z.string().min(1) }).strict();
@@ -44,10 +47,11 @@ function mergeMachine(existing: MachineConfig, patch: Record<string, unknown>): 
 
 export function defineMachineInterfaces(ctx: GatewayContext): void {
   const { interfaces, store, bus } = ctx;
+  const machineView = (config: MachineConfig) => publicMachine(config, store.isConfigManaged(config.machineID) ? 'config' : 'api');
   // Dashboards and agents list the fleet often; the public list is rebuilt only when a machine changes.
   let listed: { revision: number; machines: ReturnType<typeof publicMachine>[] } | undefined;
   const publicMachines = () => {
-    if (listed?.revision !== store.machinesRevision) listed = { revision: store.machinesRevision, machines: store.listMachines().map(publicMachine) };
+    if (listed?.revision !== store.machinesRevision) listed = { revision: store.machinesRevision, machines: store.listMachines().map(machineView) };
     return listed.machines;
   };
 
@@ -69,7 +73,7 @@ export function defineMachineInterfaces(ctx: GatewayContext): void {
     handler: ({ machineID }) => {
       const config = store.getMachine(machineID);
       const families = ctx.fleet.has(machineID) && config.isActive ? [...ctx.fleet.client(machineID).families] : [];
-      return { ...publicMachine(config), families };
+      return { ...machineView(config), families };
     },
   });
 
@@ -83,7 +87,7 @@ export function defineMachineInterfaces(ctx: GatewayContext): void {
       const config = parseMachine(body, ctx);
       await store.createMachine(config);
       bus.emit('machine.saved', { config, created: true });
-      return publicMachine(config);
+      return machineView(config);
     },
   });
 
@@ -98,7 +102,7 @@ export function defineMachineInterfaces(ctx: GatewayContext): void {
       const config = parseMachine(mergeMachine(existing, patch), ctx);
       await store.updateMachine(config);
       bus.emit('machine.saved', { config, created: false });
-      return publicMachine(config);
+      return machineView(config);
     },
   });
 
