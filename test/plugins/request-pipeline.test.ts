@@ -84,6 +84,40 @@ describe('request pipeline', () => {
     expect(failures).toEqual([]);
   });
 
+  it('a chunked body without a length is refused with 413 as soon as it passes the limit, not after it is buffered whole', async () => {
+    const status = await new Promise<string | null>((resolve, reject) => {
+      const socket = connect(base.port, base.host);
+      let received = '';
+      let sent = 0;
+      const timer = setTimeout(() => {
+        socket.destroy();
+        resolve(null);
+      }, 5000);
+      socket.on('error', reject);
+      socket.on('data', (chunk) => {
+        received += chunk.toString('latin1');
+        if (received.includes('\r\n')) {
+          clearTimeout(timer);
+          socket.destroy();
+          resolve(received.split('\r\n')[0] ?? null);
+        }
+      });
+      socket.on('connect', () => {
+        socket.write(['POST /api/config/machine/add HTTP/1.1', `host: ${base.host}`, 'content-type: application/json', 'transfer-encoding: chunked', `authorization: Bearer ${gw.adminToken}`, '', ''].join('\r\n'));
+        // Chunks of 16 KiB, one at a time, up to 8 MiB; the answer must come long before the last.
+        const chunk = `4000\r\n${'['.repeat(16384)}\r\n`;
+        const pump = () => {
+          while (sent < 8 * 1024 * 1024 && !socket.destroyed) {
+            sent += 16384;
+            if (!socket.write(chunk)) return void socket.once('drain', pump);
+          }
+        };
+        pump();
+      });
+    });
+    expect(status).toContain(' 413 ');
+  });
+
   it('every POST interface reads up to its body limit and refuses one byte more with 413, errorCode 15, naming the limit', async () => {
     const failures: string[] = [];
     for (const def of postInterfaces()) {
