@@ -19,11 +19,21 @@ export const DEFAULT_TASK_INTERVAL_MS: Record<MachineTaskClass, number> = {
   OEE: 60_000,
 };
 
-const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-const idSchema = (field: string) =>
-  z
-    .string()
-    .regex(ID_PATTERN, `${field} must be 1-64 characters of letters, digits, '_', '.' or '-', starting with a letter or digit`);
+/** Longest machineID or groupID. */
+export const ID_MAX_LENGTH = 64;
+/** What a machineID or groupID may be; every interface and MCP tool taking one checks it with the schemas below. */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+const idSchema = (field: string) => {
+  const rule = `${field} must be 1-${ID_MAX_LENGTH} characters of letters, digits, '_', '.' or '-', starting with a letter or digit (pattern ${ID_PATTERN.source})`;
+  // max first: an over-long value is refused by its length, before the pattern looks at it.
+  return z.string().max(ID_MAX_LENGTH, rule).regex(ID_PATTERN, rule);
+};
+
+/** A machineID: the one schema for creating a machine and for naming one in any input. */
+export const machineIdSchema = idSchema('machineID');
+/** A groupID: the one schema for creating a group and for naming one in any input. */
+export const groupIdSchema = idSchema('groupID');
 
 const taskSchema = (cls: MachineTaskClass) =>
   z
@@ -59,7 +69,7 @@ export const connectionPolicySchema = z
 
 export const machineConfigSchema = z
   .object({
-    machineID: idSchema('machineID'),
+    machineID: machineIdSchema,
     name: z.string().min(1).max(128),
     system: z.string().max(64).default(''),
     model: z.string().max(64).default(''),
@@ -114,10 +124,10 @@ export type GroupTasks = z.output<typeof groupTasksSchema>;
 
 export const groupConfigSchema = z
   .object({
-    groupID: idSchema('groupID'),
+    groupID: groupIdSchema,
     name: z.string().min(1).max(128),
     isActive: z.boolean().default(true),
-    machineIDs: z.array(idSchema('machineID')).default([]),
+    machineIDs: z.array(machineIdSchema).default([]),
     tasks: groupTasksSchema.default(groupTasksSchema.parse({})),
   })
   .strict();

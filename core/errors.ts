@@ -99,6 +99,12 @@ export const ERRORS = {
     description: 'Unknown secret key.',
     hint: 'List the keys with GET /api/security/secret-keys.',
   },
+  BODY_TOO_LARGE: {
+    code: 15,
+    http: 413,
+    description: 'Request body too large.',
+    hint: 'Send a smaller body; docs/api.md lists the body limit of each interface.',
+  },
   TASK_NOT_ENABLED: {
     code: 1301,
     http: 200,
@@ -215,6 +221,28 @@ export class GatewayError extends Error {
     const description = this.message.replace(/\.$/, '');
     return `${path} failed: ${this.errorName}(${this.errorCode}) ${description}. Hint: ${this.hint}`;
   }
+}
+
+/** The most characters of a client's value an error message repeats. */
+export const QUOTE_MAX_CHARS = 64;
+
+/**
+ * A client-supplied value as an error message quotes it: in single quotes,
+ * cut to QUOTE_MAX_CHARS characters with an ellipsis and the full length, so
+ * an answer or a log entry never grows with the input that caused it.
+ */
+export function quote(value: string): string {
+  if (value.length <= QUOTE_MAX_CHARS) return `'${value}'`;
+  return `'${value.slice(0, QUOTE_MAX_CHARS)}…' (${value.length} characters)`;
+}
+
+/** Client values listed in one message; the rest are counted. */
+export const QUOTE_MAX_ITEMS = 5;
+
+/** Several client values, each quoted, at most QUOTE_MAX_ITEMS of them and a count of the rest. */
+export function quoteList(values: readonly string[]): string {
+  const shown = values.slice(0, QUOTE_MAX_ITEMS).map(quote).join(', ');
+  return values.length > QUOTE_MAX_ITEMS ? `${shown} and ${values.length - QUOTE_MAX_ITEMS} more` : shown;
 }
 
 /** Turns anything thrown into a GatewayError; unexpected errors become UNKNOWN_ERROR with no internals. */

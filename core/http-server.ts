@@ -3,15 +3,66 @@
  * GET interfaces take their input from the query string, POST interfaces
  * from the JSON body. Success is `{errorCode: 0, errorMsg: 'OK', data}`;
  * failure is `{errorCode, errorMsg, hint}` with the status from the error table.
+ *
+ * The caller is known before the body is read: every interface route
+ * authenticates (credentials, IP white list) in its `onRequest` hook, so an
+ * anonymous body is refused unread. A body is read up to the interface's
+ * `bodyLimit`, its nesting depth is checked on the raw text, and only then is
+ * it parsed (docs/api.md, "Request bodies").
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { GatewayError, toGatewayError } from './errors.js';
-import type { InterfaceDefinition, InterfaceRegistry } from './interfaces.js';
+import { GatewayError, quote, toGatewayError } from './errors.js';
+import { ANONYMOUS, DEFAULT_BODY_LIMIT, type InterfaceDefinition, type InterfaceRegistry, type Principal } from './interfaces.js';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller, set by the route's onRequest hook; null on routes without one. */
+    principal: Principal | null;
+  }
+}
+
+/** Where `GET /` leads a person: the API reference page. */
+export const ROOT_REDIRECT = '/api/docs';
+
+/** Characters of a framework's error message kept in an answer. */
+const FRAMEWORK_MESSAGE_MAX_CHARS = 200;
 
 function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
   if (error.retryAfterSec !== undefined) reply.header('retry-after', String(error.retryAfterSec));
   return reply.code(error.httpStatus).send({ ...error.toBody(), hint: error.hint });
+}
+
+/**
+ * The GatewayError for anything that failed while a request was read or
+ * routed: a body over the route's limit (413), bad JSON, a body nested too
+ * deep, a wrong content type (400), or an unexpected failure (500).
+ */
+export function requestError(err: Error & { statusCode?: number }, request: FastifyRequest): GatewayError {
+  if (err instanceof GatewayError) return err;
+  if (err.statusCode === 413) {
+    return new GatewayError('BODY_TOO_LARGE', `request body: larger than the ${request.routeOptions.bodyLimit ?? DEFAULT_BODY_LIMIT}-byte limit of ${quote(request.url.split('?')[0] ?? '')}`);
+  }
+  if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+    const message = err.message.length > FRAMEWORK_MESSAGE_MAX_CHARS ? `${err.message.slice(0, FRAMEWORK_MESSAGE_MAX_CHARS)}…` : err.message;
+    return new GatewayError('INVALID_PARAMETER', `request body: ${message}`);
+  }
+  return toGatewayError(err);
+}
+
+/** Parses a JSON body after checking its nesting depth on the raw text; `__proto__` and `constructor` keys are refused as fastify does. */
+function installJsonParser(app: FastifyInstance): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (exceedsJsonDepth(text)) {
+      done(new GatewayError('INVALID_PARAMETER', `request body: JSON nested deeper than ${MAX_JSON_DEPTH} levels; accepted: at most ${MAX_JSON_DEPTH} levels of arrays and objects`), undefined);
+      return;
+    }
+    parseJson(request, text, done);
+  });
 }
 
 /** Builds the fastify app (not yet listening). */
@@ -20,22 +71,57 @@ export function createHttpApp(logger: Logger, trustProxy: false | string[] = fal
     loggerInstance: logger,
     // Per-request logs would dominate at fleet scale; failures are logged where they are handled.
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: 8 * 1024 * 1024,
+    // Routes that read a larger body say so themselves (interfaces with bodyLimit, /mcp).
+    bodyLimit: DEFAULT_BODY_LIMIT,
     // Proxies are not trusted by default; see docs/security.md.
     trustProxy,
   }) as unknown as FastifyInstance;
-  app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, request, reply) => {
-    // fastify's own errors: bad JSON, wrong content type, body too large.
-    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-      return sendError(reply, new GatewayError('INVALID_PARAMETER', `request body: ${err.message}`));
-    }
-    request.log.error({ err, url: request.url }, 'request failed');
-    return sendError(reply, toGatewayError(err));
+  app.decorateRequest('principal', null);
+  installJsonParser(app);
+  app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
+    const error = requestError(err, request);
+    if (error.errorName === 'UNKNOWN_ERROR') request.log.error({ err, url: request.url }, 'request failed');
+    return sendError(reply, error);
   });
   app.setNotFoundHandler((request, reply) =>
-    sendError(reply, new GatewayError('NOT_FOUND', `no interface at ${request.method} ${request.url.split('?')[0]}`)),
+    sendError(reply, new GatewayError('NOT_FOUND', `no interface at ${request.method} ${quote(request.url.split('?')[0] ?? '')}`)),
   );
+  // A person opening the gateway's address in a browser lands on the API reference.
+  app.get('/', (_request, reply) => reply.redirect(ROOT_REDIRECT, 302));
   return app;
+}
+
+/**
+ * Authenticates the caller of `path` from the request's headers and source
+ * address (no body needed) and puts the principal on the request. A refusal
+ * goes to the error log and is returned for the caller to answer in its own
+ * format; if a body is on its way, the connection is closed after that
+ * answer, so the refused client stops sending instead of the gateway reading
+ * the body only to drop it.
+ */
+export async function authenticateRequest(
+  registry: InterfaceRegistry,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  path: string,
+  def: InterfaceDefinition | undefined,
+): Promise<GatewayError | null> {
+  try {
+    request.principal = await registry.accessPolicy.authenticate({ headers: request.headers, sourceIp: request.ip, path }, def);
+    return null;
+  } catch (err) {
+    const error = toGatewayError(err);
+    if (error.errorName === 'UNKNOWN_ERROR') request.log.error({ err, path }, 'authentication failed unexpectedly');
+    registry.reportError(path, error, { principal: ANONYMOUS, sourceIp: request.ip, logger: request.log as unknown as Logger });
+    if (hasBody(request)) reply.header('connection', 'close');
+    return error;
+  }
+}
+
+/** Whether the request announces a body (a length above zero, or chunked). */
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /** Adds one route per registered interface. */
@@ -44,6 +130,11 @@ export function serveInterfaces(app: FastifyInstance, registry: InterfaceRegistr
     app.route({
       method: def.method,
       url: def.path,
+      bodyLimit: def.bodyLimit ?? DEFAULT_BODY_LIMIT,
+      onRequest: async (request, reply) => {
+        const refused = await authenticateRequest(registry, request, reply, def.path, def);
+        if (refused) return sendError(reply, refused);
+      },
       handler: (request, reply) => handle(registry, def, request, reply),
     });
   }
@@ -55,17 +146,9 @@ async function handle(
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
-  const ctxBase = { sourceIp: request.ip, logger: request.log as unknown as Logger };
-  let principal;
-  try {
-    principal = await registry.accessPolicy.authenticate({ headers: request.headers, sourceIp: request.ip, path: def.path }, def);
-  } catch (err) {
-    const error = toGatewayError(err);
-    registry.reportError(def.path, error, { ...ctxBase, principal: { username: null, isAdmin: false, method: 'none' } });
-    return sendError(reply, error);
-  }
   const input = def.method === 'GET' ? request.query : (request.body ?? {});
-  const result = await registry.call(def.path, input, { ...ctxBase, principal });
+  const principal = request.principal ?? ANONYMOUS;
+  const result = await registry.call(def.path, input, { principal, sourceIp: request.ip, logger: request.log as unknown as Logger });
   if (!result.ok) return sendError(reply, result.error);
   return reply.code(200).send({ errorCode: 0, errorMsg: 'OK', ...liftedFields(def, result.data), data: result.data });
 }

@@ -17,6 +17,9 @@ export interface Principal {
   method: 'none' | 'jwt' | 'secretKey' | 'internal';
 }
 
+/** The body limit of an interface that does not set its own: ample for any ID, settings or config input. */
+export const DEFAULT_BODY_LIMIT = 64 * 1024;
+
 export const ANONYMOUS: Principal = Object.freeze({ username: null, isAdmin: false, method: 'none' as const });
 
 export interface CallContext {
@@ -40,6 +43,12 @@ export interface InterfaceDefinition<S extends z.ZodType = z.ZodType, O = unknow
    * errorCode and errorMsg, where the specification names them there (login's `token`).
    */
   topLevel?: readonly string[];
+  /**
+   * Largest request body, in bytes, that HTTP reads for this interface
+   * (POST only); a larger one is refused with 413 while it streams in, before
+   * it is buffered. Defaults to DEFAULT_BODY_LIMIT.
+   */
+  bodyLimit?: number;
   handler(input: z.output<S>, ctx: CallContext): Promise<O> | O;
 }
 

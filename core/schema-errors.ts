@@ -3,7 +3,16 @@
  * found there, and what is accepted.
  */
 import type { z } from 'zod';
-import { GatewayError } from './errors.js';
+import { GatewayError, QUOTE_MAX_CHARS, quote } from './errors.js';
+
+/** Issues described in one message; the rest are counted, so the message stays small whatever the input. */
+export const MAX_DESCRIBED_ISSUES = 5;
+
+/** Unknown field names listed in one issue. */
+const MAX_LISTED_KEYS = 5;
+
+/** Characters of a found value shown in a message. */
+const FOUND_MAX_CHARS = 60;
 
 type PathKey = PropertyKey;
 
@@ -11,8 +20,9 @@ type PathKey = PropertyKey;
 export function formatPath(path: readonly PathKey[]): string {
   let out = '';
   for (const key of path) {
+    const name = typeof key === 'number' ? '' : clip(String(key));
     if (typeof key === 'number') out += `[${key}]`;
-    else out += out ? `.${String(key)}` : String(key);
+    else out += out ? `.${name}` : name;
   }
   return out || '(root)';
 }
@@ -29,22 +39,70 @@ function valueAt(root: unknown, path: readonly PathKey[]): unknown {
 /** Keys that must never be echoed back, even in an error message. */
 const SECRET_KEYS = /password|secret|token|key/i;
 
-function describeFound(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  const text = JSON.stringify(value, (key, v: unknown) => (key && SECRET_KEYS.test(key) ? '(hidden)' : v));
-  if (text === undefined) return typeof value;
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+/** A path key or field name cut to the quoting cap. */
+function clip(text: string): string {
+  return text.length > QUOTE_MAX_CHARS ? `${text.slice(0, QUOTE_MAX_CHARS)}…` : text;
 }
 
-/** One line per issue: `path: found X; <what is accepted>`. */
+/**
+ * Appends JSON-like text for `value` to `out` until `out` holds `budget`
+ * characters, then stops. Work is bounded by the budget, not by the value:
+ * a long string is cut before it is escaped, a wide object is left after the
+ * budget is spent, and nesting deeper than the budget cannot be reached
+ * because every level writes at least one character.
+ */
+function render(value: unknown, out: { text: string }, budget: number): void {
+  if (out.text.length >= budget) return;
+  if (typeof value === 'string') {
+    out.text += JSON.stringify(value.slice(0, budget - out.text.length + 1));
+    return;
+  }
+  if (value === null || typeof value !== 'object') {
+    out.text += typeof value === 'number' || typeof value === 'boolean' ? String(value) : value === null ? 'null' : typeof value;
+    return;
+  }
+  const isArray = Array.isArray(value);
+  out.text += isArray ? '[' : '{';
+  let first = true;
+  if (isArray) {
+    for (const item of value as unknown[]) {
+      if (out.text.length >= budget) return;
+      if (!first) out.text += ',';
+      first = false;
+      render(item, out, budget);
+    }
+  } else {
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      if (out.text.length >= budget) return;
+      if (!first) out.text += ',';
+      first = false;
+      out.text += `${JSON.stringify(clip(key))}:`;
+      if (SECRET_KEYS.test(key)) out.text += '"(hidden)"';
+      else render((value as Record<string, unknown>)[key], out, budget);
+    }
+  }
+  out.text += isArray ? ']' : '}';
+}
+
+/** What was found, as at most FOUND_MAX_CHARS characters of JSON-like text; bounded in time and size for any input. */
+export function describeFound(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const out = { text: '' };
+  render(value, out, FOUND_MAX_CHARS + 1);
+  return out.text.length > FOUND_MAX_CHARS ? `${out.text.slice(0, FOUND_MAX_CHARS - 3)}...` : out.text;
+}
+
+/** One line per issue, `path: found X; <what is accepted>`, for at most MAX_DESCRIBED_ISSUES issues and a count of the rest. */
 export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unknown): string[] {
-  return issues.map((issue) => {
+  const lines = issues.slice(0, MAX_DESCRIBED_ISSUES).map((issue) => {
     const path = formatPath(issue.path);
     const last = issue.path[issue.path.length - 1];
     const secret = typeof last === 'string' && SECRET_KEYS.test(last);
     let accepted = issue.message;
     if (issue.code === 'unrecognized_keys') {
-      accepted = `unknown field(s) ${issue.keys.map((k) => `'${k}'`).join(', ')}; remove them`;
+      const more = issue.keys.length > MAX_LISTED_KEYS ? ` and ${issue.keys.length - MAX_LISTED_KEYS} more` : '';
+      accepted = `unknown field(s) ${issue.keys.slice(0, MAX_LISTED_KEYS).map(quote).join(', ')}${more}; remove them`;
       return `${path}: ${accepted}`;
     }
     // With reportInput, zod gives the value as the schema saw it (after preprocessing, e.g. a split list).
@@ -53,8 +111,18 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unkno
     const value = reported !== undefined && !Number.isNaN(reported) ? reported : valueAt(input, issue.path);
     const found = secret ? '(hidden)' : describeFound(value);
     accepted = accepted.replace(/^Invalid (input|option): /, '');
-    return `${path}: found ${found}; ${accepted}`;
+    return `${path}: found ${found}; ${clipMessage(accepted)}`;
   });
+  const rest = issues.length - lines.length;
+  if (rest > 0) lines.push(`and ${rest} more issue(s)`);
+  return lines;
+}
+
+/** Characters of a schema's own message kept; a custom message may quote input. */
+const ACCEPTED_MAX_CHARS = 600;
+
+function clipMessage(text: string): string {
+  return text.length > ACCEPTED_MAX_CHARS ? `${text.slice(0, ACCEPTED_MAX_CHARS)}…` : text;
 }
 
 /** Parses `raw` with `schema`, or throws INVALID_PARAMETER naming each field, what was found and what is accepted. */

@@ -6,11 +6,12 @@
  * decisions are in docs/analysis.md.
  */
 import { z } from 'zod';
+import { groupIdSchema, machineIdSchema } from '../../config/schema.js';
 import { analyseGroup, analyseMachine, checkInterval, type AnalysisSpec, type MachineSubject, type MemberWithoutData } from '../../core/analysis/analyse.js';
 import { ANALYSIS_KINDS, type AlarmRecord, type AnalysisKind, type TimeSpan } from '../../core/analysis/model.js';
 import { splitWindow } from '../../core/analysis/sub-windows.js';
 import type { GatewayContext } from '../../core/context.js';
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError, quote } from '../../core/errors.js';
 import { queryBool, queryInt } from '../../core/interfaces.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import { resolveWindow, TIME_PARAM_FORMS, TIME_PARAM_SUMMARY, type TimeWindow } from '../../core/time-params.js';
@@ -114,11 +115,11 @@ export const analysisPlugin = definePlugin<GatewayContext>({
         'Analysis of one machine’s history over a window shorter than 31 days: kind oee (availability × performance × quality), alarm (counts, durations, top alarms, MTBF, MTTR), count (parts), cycle (cycle-time statistics) or overall (time per state and SEMI E10 bucket plus all of these). `interval` splits the window into sub-windows whose figures add up to the whole.',
       tags: ['analysis'],
       input: z
-        .object({ ...commonInput, machineID: z.string().min(1).describe('the machine; GET /api/config/machines lists them') })
+        .object({ ...commonInput, machineID: machineIdSchema.describe('the machine; GET /api/config/machines lists them') })
         .strict(),
       handler: async (input) => {
         const config = ctx.store.getMachine(input.machineID);
-        if (!config.isActive) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID '${input.machineID}' is inactive`);
+        if (!config.isActive) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID ${quote(input.machineID)} is inactive`);
         const spec = plan(input);
         const data = analyseMachine(spec, await subject(input.machineID, spec, splitWindow(spec.window, spec.intervalSec), NEEDS[input.kind]));
         return { kind: input.kind, machineID: input.machineID, window: spec.window, data };
@@ -132,7 +133,7 @@ export const analysisPlugin = definePlugin<GatewayContext>({
         'The same analysis for a group as if it were one machine: its members’ times and counts added per sub-window and the ratios recomputed from the sums, each member’s own figures under members, and members without data in the window (or inactive) under membersWithoutData.',
       tags: ['analysis'],
       input: z
-        .object({ ...commonInput, groupID: z.string().min(1).describe('the group; GET /api/config/groups lists them') })
+        .object({ ...commonInput, groupID: groupIdSchema.describe('the group; GET /api/config/groups lists them') })
         .strict(),
       handler: async (input) => {
         const group = ctx.store.getGroup(input.groupID);

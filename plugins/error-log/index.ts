@@ -1,10 +1,12 @@
 /**
  * The interface error log behind GET /api/log/error: every failed interface
  * call (authentication and white-list refusals included) with time, path,
- * errorCode, message, user and source IP. Kept in memory, bounded to the
- * newest `ERROR_LOG_CAPACITY` entries, so a flood of failures cannot grow
- * memory; it starts empty at every gateway start. Messages come from the
- * error table and never carry credentials.
+ * errorCode, message, user and source IP. Kept in memory and bounded twice,
+ * so a flood of failures cannot grow memory or the answer of GET
+ * /api/log/error: to the newest `ERROR_LOG_CAPACITY` entries and to
+ * `ERROR_LOG_MAX_BYTES` of text, each message cut to
+ * `ERROR_LOG_MESSAGE_MAX_CHARS`. It starts empty at every gateway start.
+ * Messages come from the error table and never carry credentials.
  */
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
@@ -12,6 +14,12 @@ import type { GatewayContext } from '../../core/context.js';
 import { resolveWindow, timeParamSchema, windowMs } from '../../core/time-params.js';
 
 export const ERROR_LOG_CAPACITY = 5000;
+/** Most text the log holds (messages, paths, names, addresses), in UTF-16 code units; the oldest entries go first. */
+export const ERROR_LOG_MAX_BYTES = 2 * 1024 * 1024;
+/** Longest message kept per entry; longer ones are cut with an ellipsis. */
+export const ERROR_LOG_MESSAGE_MAX_CHARS = 1024;
+/** What an entry costs beyond its text: the numbers and the object itself. */
+const ENTRY_OVERHEAD = 64;
 
 export interface ErrorLogEntry {
   /** Unix milliseconds. */
@@ -24,20 +32,52 @@ export interface ErrorLogEntry {
   sourceIp: string | null;
 }
 
-/** A fixed-size ring of the newest entries, oldest first when read. */
+/** The size an entry counts against ERROR_LOG_MAX_BYTES. */
+function entrySize(e: ErrorLogEntry): number {
+  return ENTRY_OVERHEAD + e.path.length + e.errorName.length + e.errorMsg.length + (e.user?.length ?? 0) + (e.sourceIp?.length ?? 0);
+}
+
+/** A ring of the newest entries, bounded by count and by size, oldest first when read. */
 export class ErrorLog {
   private readonly entries: (ErrorLogEntry | undefined)[];
   private next = 0;
   private size = 0;
+  private bytes = 0;
 
-  constructor(private readonly capacity = ERROR_LOG_CAPACITY) {
+  constructor(
+    private readonly capacity = ERROR_LOG_CAPACITY,
+    private readonly maxBytes = ERROR_LOG_MAX_BYTES,
+  ) {
     this.entries = new Array<ErrorLogEntry | undefined>(capacity);
   }
 
-  add(entry: ErrorLogEntry): void {
+  /** Size of the entries held, as counted against the byte bound. */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
+  /** Entries held. */
+  get length(): number {
+    return this.size;
+  }
+
+  add(raw: ErrorLogEntry): void {
+    const entry =
+      raw.errorMsg.length > ERROR_LOG_MESSAGE_MAX_CHARS ? { ...raw, errorMsg: `${raw.errorMsg.slice(0, ERROR_LOG_MESSAGE_MAX_CHARS)}…` } : raw;
+    if (this.size === this.capacity) this.dropOldest();
     this.entries[this.next] = entry;
     this.next = (this.next + 1) % this.capacity;
-    this.size = Math.min(this.capacity, this.size + 1);
+    this.size++;
+    this.bytes += entrySize(entry);
+    while (this.bytes > this.maxBytes && this.size > 1) this.dropOldest();
+  }
+
+  private dropOldest(): void {
+    const index = (this.next - this.size + this.capacity) % this.capacity;
+    const oldest = this.entries[index];
+    if (oldest) this.bytes -= entrySize(oldest);
+    this.entries[index] = undefined;
+    this.size--;
   }
 
   /** Entries with fromMs <= time <= toMs, oldest first. */

@@ -3,21 +3,21 @@
  * machine actors' caches. Nothing here contacts a machine.
  */
 import { z } from 'zod';
-import { MACHINE_TASK_CLASSES, type MachineTaskClass } from '../../config/schema.js';
+import { MACHINE_TASK_CLASSES, type MachineTaskClass, machineIdSchema } from '../../config/schema.js';
 import type { GatewayContext } from '../../core/context.js';
-import { ERRORS, GatewayError } from '../../core/errors.js';
+import { ERRORS, GatewayError, quoteList } from '../../core/errors.js';
 import { memberShortfall } from '../../core/fleet/group-aggregates.js';
 import type { MachineView } from '../../core/fleet/fleet.js';
 import { queryList } from '../../core/interfaces.js';
 
-const machineIDsInput = queryList(z.string().min(1)).optional().describe('machineIDs, comma-separated; omit for every machine');
+const machineIDsInput = queryList(machineIdSchema).optional().describe('machineIDs, comma-separated; omit for every machine');
 
 /** Resolves the requested machines, failing with 10003 naming every unknown one. */
 function viewsFor(ctx: GatewayContext, machineIDs: string[] | undefined): MachineView[] {
   const ids = machineIDs ?? ctx.store.listMachines().map((m) => m.machineID);
   const unknown = ids.filter((id) => !ctx.fleet.has(id));
   if (unknown.length) {
-    throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineIDs: unknown ${unknown.map((id) => `'${id}'`).join(', ')}`);
+    throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineIDs: unknown ${quoteList(unknown)}`);
   }
   return ids.map((id) => ctx.fleet.view(id));
 }

@@ -1,6 +1,6 @@
 /** Configuration interfaces for groups: list, get, add, update, delete. */
 import { z } from 'zod';
-import { groupConfigSchema, type GroupConfig } from '../../config/schema.js';
+import { groupConfigSchema, type GroupConfig, groupIdSchema } from '../../config/schema.js';
 import type { GatewayContext } from '../../core/context.js';
 import { parseOrThrow } from '../../core/schema-errors.js';
 
@@ -8,7 +8,7 @@ function parseGroup(raw: unknown): GroupConfig {
   return parseOrThrow(groupConfigSchema, raw);
 }
 
-const groupIDInput = z.object({ groupID: z.string().min(1) }).strict();
+const groupIDInput = z.object({ groupID: groupIdSchema }).strict();
 
 export function defineGroupInterfaces(ctx: GatewayContext): void {
   const { interfaces, store, bus } = ctx;
@@ -49,7 +49,7 @@ export function defineGroupInterfaces(ctx: GatewayContext): void {
     method: 'POST',
     summary: 'Changes fields of a group; `machineIDs` replaces the member list.',
     tags: ['configuration'],
-    input: z.looseObject({ groupID: z.string().min(1) }),
+    input: z.looseObject({ groupID: groupIdSchema }),
     handler: async (patch) => {
       const existing = store.getGroup(patch.groupID);
       const config = await store.updateGroup(parseGroup({ ...existing, ...patch }));

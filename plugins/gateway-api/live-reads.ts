@@ -6,6 +6,7 @@
  * machine-reads.ts.
  */
 import { z } from 'zod';
+import { machineIdSchema } from '../../config/schema.js';
 import type { GatewayContext } from '../../core/context.js';
 import type { DriverClient, FamilyValues, ReadOptions, ReadableFamily, ToolLifeRecord } from '../../core/driver.js';
 import type { MachineView } from '../../core/fleet/fleet.js';
@@ -15,13 +16,13 @@ import { requestMachine } from './machine-reads.js';
 /** Every input a live read may take; each interface picks machineID, channel and the ones it lists. */
 const liveReadInput = z
   .object({
-    machineID: z.string().min(1).describe('the machine to read; GET /api/config/machines lists them'),
+    machineID: machineIdSchema.describe('the machine to read; GET /api/config/machines lists them'),
     channel: queryInt().min(1).optional().describe('controller path (channel), 1-based; omit for the first'),
     toolNum: queryInt().min(0).optional().describe('only this tool number'),
     groupNum: queryInt().min(0).optional().describe('only tools of this tool-life group'),
     offsetNum: queryInt().min(0).optional().describe('only tools with this offset number'),
-    dirAtCNC: z.string().min(1).optional().describe('directory on the controller; omit for the default program directory'),
-    subDir: z.string().min(1).optional().describe('sub-directory below dirAtCNC'),
+    dirAtCNC: z.string().min(1).max(1024).optional().describe('directory on the controller; omit for the default program directory'),
+    subDir: z.string().min(1).max(1024).optional().describe('sub-directory below dirAtCNC'),
     startPrgNo: queryInt().min(0).optional().describe('only programs numbered from this O-number on'),
   })
   .strict();

@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import type { GatewayContext } from '../../core/context.js';
 import { assertFamily, type DriverClient, type ItemFamily } from '../../core/driver.js';
-import { ERRORS, GatewayError, type ErrorName } from '../../core/errors.js';
+import { ERRORS, GatewayError, type ErrorName, quote } from '../../core/errors.js';
 import type { MachineView } from '../../core/fleet/fleet.js';
 import { withTimeout } from '../../core/timeout.js';
 
@@ -26,9 +26,9 @@ export function errorDetail(name: ErrorName, message: string): string {
 
 /** The view of an active machine; unknown and inactive machineIDs are both 10003 (GW-94). */
 export function activeMachineView(ctx: GatewayContext, machineID: string): MachineView {
-  if (!ctx.fleet.has(machineID)) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID '${machineID}' does not exist`);
+  if (!ctx.fleet.has(machineID)) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID ${quote(machineID)} does not exist`);
   const view = ctx.fleet.view(machineID);
-  if (!view.config.isActive) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID '${machineID}' is inactive`);
+  if (!view.config.isActive) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID ${quote(machineID)} is inactive`);
   return view;
 }
 

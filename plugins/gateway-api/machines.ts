@@ -1,6 +1,6 @@
 /** Configuration interfaces for machines: list, get, add, update, delete. */
 import { z } from 'zod';
-import { machineConfigSchema, WRITE_ONLY_MACHINE_FIELDS, type MachineConfig } from '../../config/schema.js';
+import { machineConfigSchema, WRITE_ONLY_MACHINE_FIELDS, type MachineConfig, machineIdSchema } from '../../config/schema.js';
 import type { GatewayContext } from '../../core/context.js';
 import { GatewayError } from '../../core/errors.js';
 import { parseOrThrow } from '../../core/schema-errors.js';
@@ -15,7 +15,7 @@ export function publicMachine(config: MachineConfig, managedBy: 'config' | 'api'
   return { ...shown, passwordSet: Boolean(password), fileServerPasswordSet: Boolean(fileServerPassword), managedBy };
 }
 
-const machineIDInput = z.object({ machineID: z.string().min(1) }).strict();
+const machineIDInput = z.object({ machineID: machineIdSchema }).strict();
 
 /** Parses a full machine config, reporting every problem with its field path. */
 function parseMachine(raw: unknown, ctx: GatewayContext): MachineConfig {
@@ -96,7 +96,7 @@ export function defineMachineInterfaces(ctx: GatewayContext): void {
     method: 'POST',
     summary: 'Changes fields of a machine; its actor restarts (or stops, when deactivated) at once.',
     tags: ['configuration'],
-    input: z.looseObject({ machineID: z.string().min(1) }),
+    input: z.looseObject({ machineID: machineIdSchema }),
     handler: async (patch) => {
       const existing = store.getMachine(patch.machineID);
       const config = parseMachine(mergeMachine(existing, patch), ctx);

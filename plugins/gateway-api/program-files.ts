@@ -6,12 +6,20 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { machineIdSchema } from '../../config/schema.js';
 import type { GatewayContext } from '../../core/context.js';
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError, quote } from '../../core/errors.js';
 import { requestMachine } from './machine-reads.js';
 
 /** Largest program accepted for upload, in bytes after decoding. */
 export const MAX_PROGRAM_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Body limit of the upload interface: a 4 MiB program as base64 (4/3 of it,
+ * about 5.4 MiB) with room for the other fields, or as text whose JSON
+ * escapes (line breaks, quotes) add up to half again. docs/api.md.
+ */
+export const PROGRAM_UPLOAD_BODY_LIMIT = 6 * 1024 * 1024;
 
 /** C0 and C1 control characters and DEL: never part of a file name or directory. */
 const hasControlCharacter = (text: string): boolean =>
@@ -31,7 +39,7 @@ function isSafeDir(dir: string): boolean {
 }
 
 const fileInput = {
-  machineID: z.string().min(1).describe('the machine; GET /api/config/machines lists them'),
+  machineID: machineIdSchema.describe('the machine; GET /api/config/machines lists them'),
   dir: z
     .string()
     .min(1)
@@ -90,7 +98,7 @@ export function defineProgramFileInterfaces(ctx: GatewayContext): void {
     tags: ['program files'],
     input: z.object(fileInput).strict(),
     handler: ({ machineID, dir, name }, call) =>
-      requestMachine(ctx, { machineID, family: 'programFiles', what: `download of '${name}' from '${dir}'`, logger: call.logger }, async ({ client }) => {
+      requestMachine(ctx, { machineID, family: 'programFiles', what: `download of ${quote(name)} from ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
         const content = await client.downloadProgram(dir, name);
         const bytes = Buffer.from(content, 'utf8');
         return { machineID, dir, name, content, size: bytes.length, sha256: sha256(bytes) };
@@ -102,10 +110,11 @@ export function defineProgramFileInterfaces(ctx: GatewayContext): void {
     method: 'POST',
     summary: `Uploads a program file to the machine, as text (content) or base64 (contentBase64), at most ${MAX_PROGRAM_BYTES} bytes; answers its size and sha256.`,
     tags: ['program files'],
+    bodyLimit: PROGRAM_UPLOAD_BODY_LIMIT,
     input: uploadInput,
     handler: ({ machineID, dir, name, content, contentBase64 }, call) => {
       const program = programContent({ content, contentBase64 });
-      return requestMachine(ctx, { machineID, family: 'programFiles', what: `upload of '${name}' to '${dir}'`, logger: call.logger }, async ({ client }) => {
+      return requestMachine(ctx, { machineID, family: 'programFiles', what: `upload of ${quote(name)} to ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
         await client.uploadProgram(dir, name, program.text);
         return { machineID, dir, name, size: program.bytes.length, sha256: sha256(program.bytes) };
       });

@@ -7,7 +7,7 @@
  * errorCode (GW-91). readGroupTaskData does the same for a group class.
  */
 import { z } from 'zod';
-import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, type GroupConfig, type GroupTaskClass, type MachineTaskClass } from '../../config/schema.js';
+import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, type GroupConfig, type GroupTaskClass, type MachineTaskClass, groupIdSchema, machineIdSchema } from '../../config/schema.js';
 import type { GatewayContext } from '../../core/context.js';
 import { ERRORS, GatewayError } from '../../core/errors.js';
 import type { MachineView } from '../../core/fleet/fleet.js';
@@ -76,7 +76,7 @@ export function defineTaskDataInterfaces(ctx: GatewayContext): void {
     input: z
       .object({
         type: z.enum(MACHINE_TASK_CLASSES),
-        machineID: z.string().min(1).describe('the machine; GET /api/config/machines lists them'),
+        machineID: machineIdSchema.describe('the machine; GET /api/config/machines lists them'),
         tag: tagInput,
       })
       .strict(),
@@ -98,7 +98,7 @@ export function defineTaskDataInterfaces(ctx: GatewayContext): void {
     input: z
       .object({
         type: z.enum(GROUP_TASK_CLASSES),
-        groupID: z.string().min(1).describe('the group; GET /api/config/groups lists them'),
+        groupID: groupIdSchema.describe('the group; GET /api/config/groups lists them'),
         tag: tagInput,
       })
       .strict(),

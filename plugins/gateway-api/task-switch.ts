@@ -16,6 +16,8 @@ import {
   type GroupTaskClass,
   type MachineConfig,
   type MachineTaskClass,
+  groupIdSchema,
+  machineIdSchema,
 } from '../../config/schema.js';
 import type { GatewayContext } from '../../core/context.js';
 
@@ -40,8 +42,8 @@ const taskSwitchInput = z
     type: z.enum(TASK_CLASSES),
     enabled: z.boolean(),
     intervalMs: intervalMsInput.optional().describe('sampling (machine class) or refresh (group class, at least 1000) interval in ms; omit to keep the current one'),
-    machineID: z.string().min(1).optional().describe('one machine (machine classes only); or give groupID'),
-    groupID: z.string().min(1).optional().describe('the group itself for a group class, every member for a machine class; or give machineID'),
+    machineID: machineIdSchema.optional().describe('one machine (machine classes only); or give groupID'),
+    groupID: groupIdSchema.optional().describe('the group itself for a group class, every member for a machine class; or give machineID'),
   })
   .strict()
   .superRefine((body, check) => {

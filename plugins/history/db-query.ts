@@ -7,8 +7,9 @@
  * runs on the database's read-only (query_only) connection.
  */
 import { z } from 'zod';
+import { machineIdSchema } from '../../config/schema.js';
 import type { GatewayContext } from '../../core/context.js';
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError, quoteList } from '../../core/errors.js';
 import { queryInt, queryList } from '../../core/interfaces.js';
 import { hasHistory, historyClasses, historyMachineIDs } from '../../core/store/history-catalog.js';
 import {
@@ -66,7 +67,7 @@ function parseJsonText(value: unknown): unknown {
 export const dbQueryInput = z
   .object({
     table: z.enum(QUERY_TABLES).default('history').describe('the table to read; only history'),
-    machineIDs: queryList(z.string().min(1).max(128))
+    machineIDs: queryList(machineIdSchema)
       .pipe(z.array(z.string()).max(1000))
       .optional()
       .describe('machines to read, comma-separated; default: every machine with history (deleted machines included)'),
@@ -98,7 +99,7 @@ async function queriedMachines(ctx: GatewayContext, machineIDs: readonly string[
     if (!ctx.store.hasMachine(id) && !(await hasHistory(ctx.db, id))) unknown.push(id);
   }
   if (unknown.length) {
-    throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineIDs: unknown ${unknown.map((id) => `'${id}'`).join(', ')} (neither configured nor in the history)`);
+    throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineIDs: unknown ${quoteList(unknown)} (neither configured nor in the history)`);
   }
   return [...new Set(machineIDs)];
 }

@@ -5,8 +5,9 @@
  * groupID belong to separate interfaces, so they cannot be confused.
  */
 import { z } from 'zod';
+import { groupIdSchema, machineIdSchema } from '../../config/schema.js';
 import type { GatewayContext } from '../../core/context.js';
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError, quote } from '../../core/errors.js';
 import { queryBool, queryInt, type CallContext } from '../../core/interfaces.js';
 import { readHistoryPage, type HistoryReadSpec, type StoredHistoryRow } from '../../core/store/history-stream.js';
 import { resolveWindow, TIME_PARAM_SUMMARY, windowMs, type TimeWindow } from '../../core/time-params.js';
@@ -114,12 +115,12 @@ export function defineHistoryReadInterfaces(ctx: GatewayContext): void {
       'History rows of one machine and data class over [start, end): oldest first (newestFirst=true for the most recent; it needs authorisation for /api/db/query too, as query_history does), at most `limit` (default 200, 0 = all); limitReached tells that more rows existed. Inactive machines keep their history readable.',
     tags: ['history'],
     input: z
-      .object({ machineID: z.string().min(1).describe('the machine; GET /api/config/machines lists them'), ...readInputShape })
+      .object({ machineID: machineIdSchema.describe('the machine; GET /api/config/machines lists them'), ...readInputShape })
       .strict(),
     handler: async (input, call) => {
       // History outlives activity: an inactive machine's rows stay readable; only an unknown machineID is refused.
       if (!ctx.store.hasMachine(input.machineID)) {
-        throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID '${input.machineID}' does not exist`);
+        throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID ${quote(input.machineID)} does not exist`);
       }
       const answer = await readClass(ctx, call, [input.machineID], input, false);
       return { type: input.type, machineID: input.machineID, ...answer };
@@ -132,7 +133,7 @@ export function defineHistoryReadInterfaces(ctx: GatewayContext): void {
     summary:
       'History rows of one data class for every member machine of a group, merged in time order, each with its machineID; `limit` applies to the merged answer. Same inputs and answer as /api/history/machine.',
     tags: ['history'],
-    input: z.object({ groupID: z.string().min(1).describe('the group; GET /api/config/groups lists them'), ...readInputShape }).strict(),
+    input: z.object({ groupID: groupIdSchema.describe('the group; GET /api/config/groups lists them'), ...readInputShape }).strict(),
     handler: async (input, call) => {
       const group = ctx.store.getGroup(input.groupID);
       const answer = await readClass(ctx, call, group.machineIDs, input, true);

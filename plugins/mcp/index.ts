@@ -16,8 +16,9 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/context.js';
-import { GatewayError, toGatewayError } from '../../core/errors.js';
-import type { Principal } from '../../core/interfaces.js';
+import { GatewayError, toGatewayError, quote } from '../../core/errors.js';
+import { authenticateRequest, requestError } from '../../core/http-server.js';
+import { ANONYMOUS, type Principal } from '../../core/interfaces.js';
 import { parseOrThrow } from '../../core/schema-errors.js';
 import { toJsonSchema } from '../../core/openapi.js';
 import { FrozenAnswers, splice, type Splices } from './frozen-answers.js';
@@ -26,6 +27,28 @@ import { createToolCaller, ToolFailure, type ToolDefinition } from './tool-runti
 import { TOOLS } from './tools.js';
 
 export const MCP_PATH = '/mcp';
+
+/** Largest JSON-RPC request body /mcp reads, in bytes: tool calls are small; this is generous (docs/api.md). */
+export const MCP_BODY_LIMIT = 256 * 1024;
+
+/**
+ * A body /mcp could not read, answered as JSON-RPC with the codes the SDK's
+ * transport uses: too large 413/-32000, unsupported content type
+ * 415/-32000, unparsable or nested too deep 400/-32700 (parse error).
+ */
+function sendBodyError(err: Error & { statusCode?: number }, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const error = requestError(err, request);
+  const [status, code, message] =
+    error.errorName === 'BODY_TOO_LARGE'
+      ? [413, -32000, `Payload Too Large: ${error.message}`]
+      : err.statusCode === 415
+        ? [415, -32000, 'Unsupported Media Type: Content-Type must be application/json']
+        : error.errorName === 'INVALID_PARAMETER'
+          ? [400, -32700, `Parse error: ${error.message}`]
+          : [500, -32603, 'Internal error'];
+  if (status === 500) request.log.error({ err, url: request.url }, 'mcp request failed');
+  return reply.code(status).send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
 
 function sendError(reply: FastifyReply, error: GatewayError, status = error.httpStatus): FastifyReply {
   if (status === 401) reply.header('www-authenticate', 'Bearer');
@@ -122,26 +145,25 @@ export const mcpPlugin = definePlugin<GatewayContext>({
     const checkOrigin = (request: FastifyRequest): GatewayError | null => {
       const origin = request.headers.origin;
       if (origin !== undefined && !allowedOrigins.includes(origin)) {
-        return new GatewayError('FORBIDDEN', `Origin '${origin}' is not allowed for ${MCP_PATH}; accepted: ${allowedOrigins.length ? allowedOrigins.join(', ') : 'no browser origins (configure mcp.allowedOrigins)'}`);
+        return new GatewayError('FORBIDDEN', `Origin ${quote(origin)} is not allowed for ${MCP_PATH}; accepted: ${allowedOrigins.length ? allowedOrigins.join(', ') : 'no browser origins (configure mcp.allowedOrigins)'}`);
       }
       const host = request.headers.host;
       if (allowedHosts.length && (host === undefined || !allowedHosts.includes(host))) {
-        return new GatewayError('FORBIDDEN', `Host '${host ?? ''}' is not allowed for ${MCP_PATH}; accepted: ${allowedHosts.join(', ')}`);
+        return new GatewayError('FORBIDDEN', `Host ${quote(host ?? '')} is not allowed for ${MCP_PATH}; accepted: ${allowedHosts.join(', ')}`);
       }
       return null;
     };
 
-    const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    /** Origin and Host, then credentials: all from the headers, before a byte of the body is read. */
+    const admit = async (request: FastifyRequest, reply: FastifyReply) => {
       const refused = checkOrigin(request);
       if (refused) return sendError(reply, refused, 403);
-      let principal: Principal;
-      try {
-        principal = await ctx.interfaces.accessPolicy.authenticate({ headers: request.headers, sourceIp: request.ip, path: MCP_PATH }, undefined);
-      } catch (err) {
-        const error = toGatewayError(err);
-        ctx.interfaces.reportError(MCP_PATH, error, { principal: { username: null, isAdmin: false, method: 'none' }, sourceIp: request.ip, logger: ctx.logger });
-        return sendError(reply, error);
-      }
+      const unauthenticated = await authenticateRequest(ctx.interfaces, request, reply, MCP_PATH, undefined);
+      if (unauthenticated) return sendError(reply, unauthenticated);
+    };
+
+    const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+      const principal = request.principal ?? ANONYMOUS;
       const server = new Server(
         { name: 'cnc-machine-gateway', version: ctx.version },
         { capabilities: { tools: {} }, instructions: serverInstructions(`http://${request.headers.host ?? 'localhost'}/api/docs`), jsonSchemaValidator },
@@ -151,7 +173,7 @@ export const mcpPlugin = definePlugin<GatewayContext>({
       server.setRequestHandler(CallToolRequestSchema, async (req) => {
         const tool = tools.get(req.params.name);
         if (!tool) {
-          return { content: [{ type: 'text', text: `Unknown tool '${req.params.name}'; accepted: ${[...tools.keys()].join(', ')}` }], isError: true };
+          return { content: [{ type: 'text', text: `Unknown tool ${quote(req.params.name)}; accepted: ${[...tools.keys()].join(', ')}` }], isError: true };
         }
         return runTool(ctx, tool, req.params.arguments, principal, request.ip, splices);
       });
@@ -169,7 +191,7 @@ export const mcpPlugin = definePlugin<GatewayContext>({
       }
     };
 
-    ctx.http.post(MCP_PATH, handle);
+    ctx.http.post(MCP_PATH, { bodyLimit: MCP_BODY_LIMIT, onRequest: admit, errorHandler: sendBodyError }, handle);
     // Stateless: there is no stream to open and no session to end.
     const notAllowed = (_request: FastifyRequest, reply: FastifyReply) =>
       reply

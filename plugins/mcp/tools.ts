@@ -5,14 +5,14 @@
  * its IDs come from.
  */
 import { z } from 'zod';
-import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES } from '../../config/schema.js';
-import { GatewayError } from '../../core/errors.js';
+import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, groupIdSchema, machineIdSchema } from '../../config/schema.js';
+import { GatewayError, quote } from '../../core/errors.js';
 import { TIME_PARAM_SUMMARY, timeParamSchema } from '../../core/time-params.js';
 import { defineTool, defined, oneTarget, ToolFailure, type ToolCaller, type ToolDefinition } from './tool-runtime.js';
 import { fleetStatus } from './fleet-status.js';
 
-const machineID = z.string().min(1).describe('machineID from list_machines');
-const groupID = z.string().min(1).describe('groupID from list_groups');
+const machineID = machineIdSchema.describe('machineID from list_machines');
+const groupID = groupIdSchema.describe('groupID from list_groups');
 const start = timeParamSchema.describe(`Window start in the gateway time zone: ${TIME_PARAM_SUMMARY}`);
 const end = timeParamSchema.optional().describe(`Window end (default now): ${TIME_PARAM_SUMMARY}`);
 
@@ -133,10 +133,10 @@ export const TOOLS: readonly ToolDefinition[] = [
       const target = oneTarget('/api/task/readTaskData', input);
       const isGroupClass = (GROUP_TASK_CLASSES as readonly string[]).includes(input.type);
       if (target.kind === 'machine' && isGroupClass) {
-        throw new ToolFailure('/api/task/readTaskData', new GatewayError('INVALID_PARAMETER', `type: found "${input.type}"; with machineID the accepted values are ${MACHINE_TASK_CLASSES.join(', ')}`));
+        throw new ToolFailure('/api/task/readTaskData', new GatewayError('INVALID_PARAMETER', `type: found ${quote(input.type)}; with machineID the accepted values are ${MACHINE_TASK_CLASSES.join(', ')}`));
       }
       if (target.kind === 'group' && !isGroupClass) {
-        throw new ToolFailure('/api/task/readGroupTaskData', new GatewayError('INVALID_PARAMETER', `type: found "${input.type}"; with groupID the accepted values are ${GROUP_TASK_CLASSES.join(', ')}`));
+        throw new ToolFailure('/api/task/readGroupTaskData', new GatewayError('INVALID_PARAMETER', `type: found ${quote(input.type)}; with groupID the accepted values are ${GROUP_TASK_CLASSES.join(', ')}`));
       }
       return target.kind === 'machine'
         ? caller.body('/api/task/readTaskData', defined({ type: input.type, machineID: target.id, tag: input.tag }))
@@ -203,8 +203,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: z
       .object({
         machineID,
-        dirAtCNC: z.string().optional().describe('directory on the controller, e.g. //CNC_MEM/USER/PATH1/ (optional)'),
-        subDir: z.string().optional().describe('sub-directory (optional)'),
+        dirAtCNC: z.string().max(1024).optional().describe('directory on the controller, e.g. //CNC_MEM/USER/PATH1/ (optional)'),
+        subDir: z.string().max(1024).optional().describe('sub-directory (optional)'),
         startPrgNo: z.number().int().min(0).optional().describe('first program number to list (optional)'),
       })
       .strict(),
@@ -218,8 +218,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     input: z
       .object({
         machineID,
-        dirAtCNC: z.string().optional().describe('directory on the controller (optional)'),
-        subDir: z.string().optional().describe('sub-directory (optional)'),
+        dirAtCNC: z.string().max(1024).optional().describe('directory on the controller (optional)'),
+        subDir: z.string().max(1024).optional().describe('sub-directory (optional)'),
         maxChars: z.number().int().min(0).default(20000).describe('maximum characters of content (default 20000; 0 = unlimited)'),
       })
       .strict(),
@@ -264,7 +264,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       'Historical rows of a machine or of a group’s machines. Data classes include CNCStatus, AlarmLog, AlarmHistory, Count, OEE, State and Heartbeat. Oldest first by default; newestFirst=true returns the most recent rows. Returns {type, machineID or groupID, window, order, count, limitReached, data}.',
     input: z
       .object({
-        type: z.string().min(1).describe('data class, e.g. CNCStatus, AlarmLog, AlarmHistory, Count, OEE, State, Heartbeat'),
+        type: z.string().min(1).max(64).describe('data class, e.g. CNCStatus, AlarmLog, AlarmHistory, Count, OEE, State, Heartbeat'),
         start,
         end,
         machineID: machineID.optional(),

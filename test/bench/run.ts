@@ -8,6 +8,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   mcp: () => import('./mcp.js'),
   analysis: () => import('./analysis.js'),
   modbus: () => import('./modbus.js'),
+  'body-flood': () => import('./body-flood.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

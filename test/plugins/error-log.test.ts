@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorLog } from '../../plugins/error-log/index.js';
+import { ERROR_LOG_MAX_BYTES, ERROR_LOG_MESSAGE_MAX_CHARS, ErrorLog } from '../../plugins/error-log/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 
 let gw: TestGateway | undefined;
@@ -65,5 +65,26 @@ describe('error log', () => {
     const log = new ErrorLog(3);
     for (let i = 1; i <= 5; i++) log.add({ time: i, path: `/api/p${i}`, errorCode: 1, errorName: 'X', errorMsg: '', user: null, sourceIp: null });
     expect(log.between(0, Infinity).map((e) => e.path)).toEqual(['/api/p3', '/api/p4', '/api/p5']);
+  });
+
+  it('is bounded by size as well: long messages are cut, and the oldest entries go when the text exceeds the byte bound', () => {
+    const log = new ErrorLog(1000, 10_000);
+    for (let i = 1; i <= 100; i++) log.add({ time: i, path: `/api/p${i}`, errorCode: 2, errorName: 'INVALID_PARAMETER', errorMsg: 'x'.repeat(100_000), user: null, sourceIp: '10.0.0.1' });
+    const kept = log.between(0, Infinity);
+    expect(log.heldBytes).toBeLessThanOrEqual(10_000);
+    expect(kept.length).toBe(log.length);
+    expect(kept.length).toBeGreaterThan(1);
+    expect(kept.length).toBeLessThan(100);
+    expect(kept.at(-1)?.path).toBe('/api/p100');
+    expect(kept.every((e) => e.errorMsg.length <= ERROR_LOG_MESSAGE_MAX_CHARS + 1)).toBe(true);
+    expect(ERROR_LOG_MAX_BYTES).toBeLessThanOrEqual(4 * 1024 * 1024);
+  });
+
+  it('20 requests with megabyte IDs leave a small error log answer', async () => {
+    gw = await startTestGateway();
+    for (let i = 0; i < 20; i++) await gw.request('GET', `/api/config/machine?machineID=${'A'.repeat(1_000_000)}`);
+    const res = await gw.request('GET', '/api/log/error?limit=0');
+    expect((res.body.data as Log).total).toBe(20);
+    expect(res.raw.length).toBeLessThan(20 * 1024);
   });
 });

@@ -90,7 +90,7 @@ describe('gateway HTTP API (minimal)', () => {
     const type = await gw.request('GET', '/api/task/batchReadTaskData?type=Banana');
     expect(type.status).toBe(400);
     expect(type.body.errorMsg).toMatch(/type: found "Banana".*CNCStatus.*ToolLife/);
-    const json = await gw.gateway.http.inject({ method: 'POST', url: '/api/config/machine/add', headers: { 'content-type': 'application/json' }, payload: '{bad' });
+    const json = await gw.gateway.http.inject({ method: 'POST', url: '/api/config/machine/add', headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.adminToken}` }, payload: '{bad' });
     expect(json.statusCode).toBe(400);
     expect(json.json().errorCode).toBe(2);
     expect((await gw.request('GET', '/api/config/machines')).body.data).toEqual([]);

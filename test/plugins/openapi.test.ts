@@ -155,7 +155,7 @@ describe('OpenAPI document of the interface registry', () => {
     expect(byName.machineIDs).toMatchObject({ in: 'query', required: false, style: 'form', explode: false, schema: { type: 'array', items: { type: 'string' } } });
     expect(byName.machineIDs?.description).toMatch(/comma-separated/);
     expect(operationOf(doc, '/api/config/machine', 'get').parameters).toEqual([
-      expect.objectContaining({ name: 'machineID', in: 'query', required: true, schema: { type: 'string', minLength: 1 } }),
+      expect.objectContaining({ name: 'machineID', in: 'query', required: true, schema: { type: 'string', maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$' } }),
     ]);
     expect(operationOf(doc, '/api/config/machines', 'get').parameters).toBeUndefined();
   });
