@@ -35,7 +35,6 @@ export const authPlugin = definePlugin<GatewayContext>({
         passwordHash: await hashPassword(password),
         isAdmin: true,
         authorizedApis: [],
-        tokenVersion: 1,
         createdAt: now,
         updatedAt: now,
       });

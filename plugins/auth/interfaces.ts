@@ -9,11 +9,9 @@ import { parseWhiteListEntry } from './ip-white-list.js';
 import type { LoginThrottle } from './login-throttle.js';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
 import { createSecretKey, signJwt } from './tokens.js';
-import type { User, UserStore } from './user-store.js';
+import { USERNAME_PATTERN, type User, type UserStore } from './user-store.js';
 
-const username = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/, 'username must be 1-64 letters, digits, _ . @ -, starting with a letter or digit');
+const username = z.string().regex(USERNAME_PATTERN, 'username must be 1-64 letters, digits, _ . @ -, starting with a letter or digit');
 const password = z.string().min(MIN_PASSWORD_LENGTH, `password must have at least ${MIN_PASSWORD_LENGTH} characters`).max(256);
 
 export interface AuthDeps {
@@ -90,7 +88,7 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
         throw new GatewayError('PASSWORD_MISMATCH');
       }
       throttle.succeed(key);
-      return { token: await signJwt(deps.signingKey, { username: user.username, tokenVersion: user.tokenVersion }, ctx.now()) };
+      return { token: await signJwt(deps.signingKey, { username: user.username, accountId: user.accountId, tokenVersion: user.tokenVersion }, ctx.now()) };
     },
   });
 
@@ -142,7 +140,6 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
         passwordHash: await hashPassword(input.password),
         isAdmin: input.isAdmin,
         authorizedApis: input.authorizedApis,
-        tokenVersion: 1,
         createdAt: now,
         updatedAt: now,
       });
@@ -204,9 +201,9 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
     tags: ['security'],
     input: z.object({ username, label: z.string().max(128).default('') }).strict(),
     handler: async (input) => {
-      users.getUser(input.username);
+      const owner = users.getUser(input.username);
       const created = createSecretKey();
-      await users.addKey({ id: created.id, username: input.username, keyHash: created.hash, label: input.label, createdAt: ctx.now(), revokedAt: null, lastUsedAt: null });
+      await users.addKey({ id: created.id, accountId: owner.accountId, username: input.username, keyHash: created.hash, label: input.label, createdAt: ctx.now(), revokedAt: null, lastUsedAt: null });
       return { id: created.id, username: input.username, label: input.label, key: created.key };
     },
   });

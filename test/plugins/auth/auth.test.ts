@@ -44,9 +44,9 @@ describe('login and JWT', () => {
 
   it('GW-23 a JWT is refused after 24 hours and a new login is needed', async () => {
     gw = await startTestGateway();
-    const fresh = await jwtIssuedAgo(gw.dataDir, 'admin', 23.9 * 3600_000);
+    const fresh = await jwtIssuedAgo(gw.dataDir, gw.adminToken, 23.9 * 3600_000);
     expect((await gw.request('GET', '/api/config/machines', undefined, { token: fresh })).status).toBe(200);
-    const expired = await jwtIssuedAgo(gw.dataDir, 'admin', 24 * 3600_000 + 5000);
+    const expired = await jwtIssuedAgo(gw.dataDir, gw.adminToken, 24 * 3600_000 + 5000);
     const res = await gw.request('GET', '/api/config/machines', undefined, { token: expired });
     expect([res.status, res.body.errorCode]).toEqual([401, 4]);
   });
