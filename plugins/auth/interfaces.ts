@@ -1,5 +1,6 @@
 /** The authentication and security-administration interfaces (HTTP only; no MCP tool exposes them). */
 import { z } from 'zod';
+import type { Logger } from 'pino';
 import type { GatewayContext } from '../../core/context.js';
 import { GatewayError } from '../../core/errors.js';
 import type { CallContext } from '../../core/interfaces.js';
@@ -7,7 +8,7 @@ import type { GatewayAccessPolicy } from './access-policy.js';
 import { isAdminOnly } from './access-policy.js';
 import { parseWhiteListEntry } from './ip-white-list.js';
 import type { LoginThrottle } from './login-throttle.js';
-import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
+import { hashPassword, MIN_PASSWORD_LENGTH, needsRehash, verifyPassword, type ScryptCost } from './passwords.js';
 import { createSecretKey, signJwt } from './tokens.js';
 import { USERNAME_PATTERN, type User, type UserStore } from './user-store.js';
 
@@ -15,13 +16,15 @@ const username = z.string().regex(USERNAME_PATTERN, 'username must be 1-64 lette
 const password = z.string().min(MIN_PASSWORD_LENGTH, `password must have at least ${MIN_PASSWORD_LENGTH} characters`).max(256);
 
 export interface AuthDeps {
-  ctx: GatewayContext;
+  ctx: GatewayContext & { logger: Logger };
   users: UserStore;
   policy: GatewayAccessPolicy;
   throttle: LoginThrottle;
   signingKey: Uint8Array;
-  /** A valid scrypt hash of a random password, verified for unknown usernames so timing does not reveal which exist. */
-  dummyHash: string;
+  /** The cost of new hashes; stored hashes of a lower cost are re-hashed at login. */
+  passwordCost: ScryptCost;
+  /** A valid scrypt hash (at passwordCost) of a random password, verified for unknown usernames so timing does not reveal which exist. */
+  dummyHash: () => Promise<string>;
 }
 
 /** What the API shows of a user: never the password hash. */
@@ -60,6 +63,24 @@ function checkApiList(ctx: GatewayContext, list: readonly string[]): void {
   }
 }
 
+/**
+ * Hashes the password again at the current cost after a successful login, when the stored hash is
+ * cheaper. Skipped if the user changed meanwhile (another password, or deleted and created again).
+ * A failure is logged and the login still succeeds: the old hash stays valid.
+ */
+async function rehashIfCheaper(deps: AuthDeps, user: User, password: string): Promise<void> {
+  if (!needsRehash(user.passwordHash, deps.passwordCost)) return;
+  try {
+    const passwordHash = await hashPassword(password, deps.passwordCost);
+    const current = deps.users.findUser(user.username);
+    if (current?.accountId !== user.accountId || current.passwordHash !== user.passwordHash) return;
+    await deps.users.updateUser({ ...current, passwordHash });
+    deps.ctx.logger.info({ username: user.username, cost: deps.passwordCost }, 'password re-hashed at the current cost');
+  } catch (err) {
+    deps.ctx.logger.warn({ username: user.username, err: (err as Error).message }, 'password re-hash failed; the old hash stays valid');
+  }
+}
+
 function adminCount(users: UserStore): number {
   return users.listUsers().filter((u) => u.isAdmin).length;
 }
@@ -82,12 +103,13 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
       const key = throttleKey(call, input.username);
       checkThrottle(deps, key);
       const user = users.findUser(input.username);
-      const ok = await verifyPassword(input.password, user?.passwordHash ?? deps.dummyHash);
+      const ok = await verifyPassword(input.password, user?.passwordHash ?? (await deps.dummyHash()));
       if (!user || !ok) {
         throttle.fail(key, ctx.now());
         throw new GatewayError('PASSWORD_MISMATCH');
       }
       throttle.succeed(key);
+      await rehashIfCheaper(deps, user, input.password);
       return { token: await signJwt(deps.signingKey, { username: user.username, accountId: user.accountId, tokenVersion: user.tokenVersion }, ctx.now()) };
     },
   });
@@ -112,7 +134,7 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
       }
       if (input.newPassword === input.currentPassword) throw new GatewayError('WEAK_PASSWORD', 'newPassword must differ from currentPassword');
       throttle.succeed(key);
-      await users.updateUser({ ...user, passwordHash: await hashPassword(input.newPassword), tokenVersion: user.tokenVersion + 1, updatedAt: ctx.now() });
+      await users.updateUser({ ...user, passwordHash: await hashPassword(input.newPassword, deps.passwordCost), tokenVersion: user.tokenVersion + 1, updatedAt: ctx.now() });
       return { username: user.username, reloginRequired: true };
     },
   });
@@ -137,7 +159,7 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
       const now = ctx.now();
       const user = await users.createUser({
         username: input.username,
-        passwordHash: await hashPassword(input.password),
+        passwordHash: await hashPassword(input.password, deps.passwordCost),
         isAdmin: input.isAdmin,
         authorizedApis: input.authorizedApis,
         createdAt: now,
@@ -161,7 +183,7 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
       }
       const updated = await users.updateUser({
         ...user,
-        ...(input.password ? { passwordHash: await hashPassword(input.password), tokenVersion: user.tokenVersion + 1 } : {}),
+        ...(input.password ? { passwordHash: await hashPassword(input.password, deps.passwordCost), tokenVersion: user.tokenVersion + 1 } : {}),
         ...(input.isAdmin !== undefined ? { isAdmin: input.isAdmin } : {}),
         ...(input.authorizedApis ? { authorizedApis: input.authorizedApis } : {}),
         updatedAt: ctx.now(),
