@@ -39,12 +39,12 @@ function publicUser(u: User, users: UserStore) {
   };
 }
 
-function throttleKey(call: CallContext, name: string): string {
-  return `${call.sourceIp ?? 'internal'}|${name}`;
+function throttleSource(call: CallContext): string {
+  return call.sourceIp ?? 'internal';
 }
 
-function checkThrottle(deps: AuthDeps, key: string): void {
-  const wait = deps.throttle.retryAfterSec(key, deps.ctx.now());
+function checkThrottle(deps: AuthDeps, source: string, name: string): void {
+  const wait = deps.throttle.retryAfterSec(source, name, deps.ctx.now());
   if (wait > 0) throw new GatewayError('TOO_MANY_REQUESTS', `too many failed attempts; retry in ${wait} s`, { retryAfterSec: wait });
 }
 
@@ -100,15 +100,15 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
     input: z.object({ username: z.string().min(1).max(64), password: z.string().min(1).max(256) }).strict(),
     output: z.object({ token: z.string() }),
     handler: async (input, call) => {
-      const key = throttleKey(call, input.username);
-      checkThrottle(deps, key);
+      const source = throttleSource(call);
+      checkThrottle(deps, source, input.username);
       const user = users.findUser(input.username);
       const ok = await verifyPassword(input.password, user?.passwordHash ?? (await deps.dummyHash()));
       if (!user || !ok) {
-        throttle.fail(key, ctx.now());
+        throttle.fail(source, input.username, ctx.now());
         throw new GatewayError('PASSWORD_MISMATCH');
       }
-      throttle.succeed(key);
+      throttle.succeed(source, input.username);
       await rehashIfCheaper(deps, user, input.password);
       return { token: await signJwt(deps.signingKey, { username: user.username, accountId: user.accountId, tokenVersion: user.tokenVersion }, ctx.now()) };
     },
@@ -125,15 +125,15 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
       if (principal.method !== 'jwt' || !principal.username) {
         throw new GatewayError('UNAUTHORIZED', 'change-password takes the user from a JWT: send Authorization: Bearer <JWT from /api/auth/login>');
       }
-      const key = throttleKey(call, principal.username);
-      checkThrottle(deps, key);
+      const source = throttleSource(call);
+      checkThrottle(deps, source, principal.username);
       const user = users.getUser(principal.username);
       if (!(await verifyPassword(input.currentPassword, user.passwordHash))) {
-        throttle.fail(key, ctx.now());
+        throttle.fail(source, principal.username, ctx.now());
         throw new GatewayError('PASSWORD_MISMATCH', 'currentPassword is wrong');
       }
       if (input.newPassword === input.currentPassword) throw new GatewayError('WEAK_PASSWORD', 'newPassword must differ from currentPassword');
-      throttle.succeed(key);
+      throttle.succeed(source, principal.username);
       await users.updateUser({ ...user, passwordHash: await hashPassword(input.newPassword, deps.passwordCost), tokenVersion: user.tokenVersion + 1, updatedAt: ctx.now() });
       return { username: user.username, reloginRequired: true };
     },
