@@ -11,9 +11,9 @@ import { defineAuthInterfaces } from './interfaces.js';
 import { LoginThrottle } from './login-throttle.js';
 import { adminPasswordFromEnv, generatePassword, hashPassword, PASSWORD_COST, type ScryptCost } from './passwords.js';
 import { loadSigningKey } from './tokens.js';
-import { UserStore } from './user-store.js';
+import { ADMIN_USERNAME, UserStore } from './user-store.js';
 
-export const ADMIN_USERNAME = 'admin';
+export { ADMIN_USERNAME } from './user-store.js';
 
 /** Options of the auth plugin; the gateway itself (`authPlugin`) uses none. */
 export interface AuthPluginOptions {
