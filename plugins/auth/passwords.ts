@@ -20,8 +20,8 @@ export interface ScryptCost {
  */
 export const PASSWORD_COST: Readonly<ScryptCost> = Object.freeze({ N: 2 ** 17, r: 8, p: 1 });
 
-/** Stored hashes claiming more than this are refused rather than computed: a tampered row must not exhaust memory. */
-const MAX_N = 2 ** 20;
+/** Stored hashes needing more memory (128·N·r bytes) are refused rather than computed: a tampered row must not exhaust memory. */
+const MAX_HASH_MEMORY = 2 ** 30;
 const KEY_LENGTH = 32;
 
 /**
@@ -65,7 +65,8 @@ function parseHash(stored: string): ParsedHash | null {
   if (scheme !== 'scrypt' || !n || !r || !p || !salt || !hash || rest.length) return null;
   const cost = { N: Number(n), r: Number(r), p: Number(p) };
   const powerOfTwo = Number.isInteger(cost.N) && cost.N >= 2 && (cost.N & (cost.N - 1)) === 0;
-  if (!powerOfTwo || cost.N > MAX_N || !Number.isInteger(cost.r) || cost.r < 1 || cost.r > 32 || !Number.isInteger(cost.p) || cost.p < 1 || cost.p > 16) return null;
+  if (!powerOfTwo || !Number.isInteger(cost.r) || cost.r < 1 || !Number.isInteger(cost.p) || cost.p < 1 || cost.p > 16) return null;
+  if (128 * cost.N * cost.r > MAX_HASH_MEMORY) return null;
   return { cost, salt: Buffer.from(salt, 'base64'), hash: Buffer.from(hash, 'base64') };
 }
 

@@ -85,7 +85,7 @@ describe('password hashing cost', () => {
     expect(needsRehash('not-a-hash')).toBe(false);
     expect(await verifyPassword('some-password-1', current)).toBe(true);
     const [, , , , salt, hash] = current.split('$');
-    for (const bad of [`scrypt$${2 ** 24}$8$1$${salt}$${hash}`, `scrypt$1000$8$1$${salt}$${hash}`, `scrypt$1024$8$1$${salt}`, 'bcrypt$x']) {
+    for (const bad of [`scrypt$${2 ** 24}$8$1$${salt}$${hash}`, `scrypt$${2 ** 20}$64$1$${salt}$${hash}`, `scrypt$1000$8$1$${salt}$${hash}`, `scrypt$1024$8$1$${salt}`, 'bcrypt$x']) {
       expect(await verifyPassword('some-password-1', bad)).toBe(false);
     }
   });
