@@ -82,6 +82,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX history_alarm_log_fields ON history (machine_id, class, ts, data->>'$.event', data->>'$.code', data->>'$.message', data->>'$.level', data->>'$.since') WHERE class = 'AlarmLog';
     `,
   },
+  {
+    version: 4,
+    name: 'account identity for users and secret keys',
+    // A token or key is bound to the account it was issued to, not to a name that can be deleted and
+    // created again: every user gets a random, never-reused account id (existing rows get one here),
+    // and each secret key records the account it belongs to.
+    sql: `
+      ALTER TABLE users ADD COLUMN account_id TEXT;
+      UPDATE users SET account_id = lower(hex(randomblob(16)));
+      CREATE UNIQUE INDEX users_account_id ON users (account_id);
+      ALTER TABLE secret_keys ADD COLUMN account_id TEXT REFERENCES users (account_id) ON DELETE CASCADE;
+      UPDATE secret_keys SET account_id = (SELECT u.account_id FROM users u WHERE u.username = secret_keys.username)
+    `,
+  },
 ];
 
 /** Applies every migration newer than the database's version; returns the versions applied. */

@@ -71,7 +71,7 @@ export class GatewayAccessPolicy implements AccessPolicy {
     const claims = await verifyJwt(this.signingKey, token, this.now());
     if (!claims) return null;
     const user = this.users.findUser(claims.username);
-    if (!user || user.tokenVersion !== claims.tokenVersion) return null;
+    if (!user || user.accountId !== claims.accountId || user.tokenVersion !== claims.tokenVersion) return null;
     return { username: user.username, isAdmin: user.isAdmin, method: 'jwt' };
   }
 
@@ -81,7 +81,7 @@ export class GatewayAccessPolicy implements AccessPolicy {
     const record = this.users.findKey(parsed.id);
     if (!record || record.revokedAt !== null || !secretMatches(parsed.secret, record.keyHash)) return null;
     const user = this.users.findUser(record.username);
-    if (!user) return null;
+    if (!user || user.accountId !== record.accountId) return null;
     this.users.touchKey(record, this.now());
     return { username: user.username, isAdmin: user.isAdmin, method: 'secretKey' };
   }

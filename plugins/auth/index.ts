@@ -9,53 +9,69 @@ import type { GatewayContext } from '../../core/context.js';
 import { GatewayAccessPolicy } from './access-policy.js';
 import { defineAuthInterfaces } from './interfaces.js';
 import { LoginThrottle } from './login-throttle.js';
-import { generatePassword, hashPassword, MIN_PASSWORD_LENGTH } from './passwords.js';
+import { adminPasswordFromEnv, generatePassword, hashPassword, PASSWORD_COST, type ScryptCost } from './passwords.js';
 import { loadSigningKey } from './tokens.js';
-import { UserStore } from './user-store.js';
+import { ADMIN_USERNAME, UserStore } from './user-store.js';
 
-export const ADMIN_USERNAME = 'admin';
+export { ADMIN_USERNAME } from './user-store.js';
 
-export const authPlugin = definePlugin<GatewayContext>({
-  name: 'auth',
-  async register(ctx) {
-    const users = await UserStore.open(ctx.db, {
-      securityControl: ctx.config.security.securityControl,
-      enableIpWhiteList: ctx.config.communication.enableIpWhiteList,
-      ipWhiteList: ctx.config.communication.ipWhiteList,
-    });
-    if (users.userCount() === 0) {
-      const fromEnv = ctx.env.GATEWAY_ADMIN_PASSWORD;
-      if (fromEnv !== undefined && fromEnv.length < MIN_PASSWORD_LENGTH) {
-        throw new Error(`GATEWAY_ADMIN_PASSWORD must have at least ${MIN_PASSWORD_LENGTH} characters`);
-      }
-      const password = fromEnv || generatePassword();
-      const now = ctx.now();
-      await users.createUser({
-        username: ADMIN_USERNAME,
-        passwordHash: await hashPassword(password),
-        isAdmin: true,
-        authorizedApis: [],
-        tokenVersion: 1,
-        createdAt: now,
-        updatedAt: now,
+/** Options of the auth plugin; the gateway itself (`authPlugin`) uses none. */
+export interface AuthPluginOptions {
+  /**
+   * The scrypt cost of new password hashes. Only the test fixture lowers it (hundreds of test gateways
+   * each hash passwords); it is not reachable from the config file or the environment, so production
+   * always hashes at PASSWORD_COST.
+   */
+  passwordCost?: ScryptCost;
+}
+
+/** The auth plugin with the given options. */
+export function createAuthPlugin(options: AuthPluginOptions = {}) {
+  const passwordCost = options.passwordCost ?? PASSWORD_COST;
+  return definePlugin<GatewayContext>({
+    name: 'auth',
+    async register(ctx) {
+      const users = await UserStore.open(ctx.db, {
+        securityControl: ctx.config.security.securityControl,
+        enableIpWhiteList: ctx.config.communication.enableIpWhiteList,
+        ipWhiteList: ctx.config.communication.ipWhiteList,
       });
+      if (users.userCount() === 0) {
+        const fromEnv = adminPasswordFromEnv(ctx.env);
+        const password = fromEnv ?? generatePassword();
+        const now = ctx.now();
+        await users.createUser({
+          username: ADMIN_USERNAME,
+          passwordHash: await hashPassword(password, passwordCost),
+          isAdmin: true,
+          authorizedApis: [],
+          createdAt: now,
+          updatedAt: now,
+        });
+        ctx.announcements.push(
+          fromEnv
+            ? `administrator:  '${ADMIN_USERNAME}', password from GATEWAY_ADMIN_PASSWORD`
+            : `administrator:  '${ADMIN_USERNAME}', password ${password}  (shown once; change it with POST /api/auth/change-password)`,
+        );
+        ctx.logger.info({ username: ADMIN_USERNAME }, 'first administrator created');
+      }
+      const signingKey = loadSigningKey(ctx.dataDir);
+      const policy = new GatewayAccessPolicy(users, signingKey, ctx.now);
+      ctx.interfaces.setAccessPolicy(policy);
+      // Computed at the first login of an unknown user, not at start-up: at 0.65 s a hash, every start
+      // (and every test gateway) would pay for it. Only that first unknown-user login takes longer.
+      let dummy: Promise<string> | undefined;
+      const dummyHash = () => (dummy ??= hashPassword(generatePassword(), passwordCost));
+      defineAuthInterfaces({ ctx, users, policy, throttle: new LoginThrottle(), signingKey, passwordCost, dummyHash });
+      const s = users.settings;
       ctx.announcements.push(
-        fromEnv
-          ? `administrator:  '${ADMIN_USERNAME}', password from GATEWAY_ADMIN_PASSWORD`
-          : `administrator:  '${ADMIN_USERNAME}', password ${password}  (shown once; change it with POST /api/auth/change-password)`,
+        s.securityControl
+          ? `log in:         POST /api/auth/login {"username","password"} → {token}; then Authorization: Bearer <token>`
+          : 'security control is OFF: /api needs no credentials',
       );
-      ctx.logger.info({ username: ADMIN_USERNAME }, 'first administrator created');
-    }
-    const signingKey = loadSigningKey(ctx.dataDir);
-    const policy = new GatewayAccessPolicy(users, signingKey, ctx.now);
-    ctx.interfaces.setAccessPolicy(policy);
-    defineAuthInterfaces({ ctx, users, policy, throttle: new LoginThrottle(), signingKey, dummyHash: await hashPassword(generatePassword()) });
-    const s = users.settings;
-    ctx.announcements.push(
-      s.securityControl
-        ? `log in:         POST /api/auth/login {"username","password"} → {token}; then Authorization: Bearer <token>`
-        : 'security control is OFF: /api needs no credentials',
-    );
-    if (s.enableIpWhiteList) ctx.announcements.push(`IP white list:  on (${s.ipWhiteList.length} entries)`);
-  },
-});
+      if (s.enableIpWhiteList) ctx.announcements.push(`IP white list:  on (${s.ipWhiteList.length} entries)`);
+    },
+  });
+}
+
+export const authPlugin = createAuthPlugin();

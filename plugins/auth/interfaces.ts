@@ -1,5 +1,6 @@
 /** The authentication and security-administration interfaces (HTTP only; no MCP tool exposes them). */
 import { z } from 'zod';
+import type { Logger } from 'pino';
 import type { GatewayContext } from '../../core/context.js';
 import { GatewayError } from '../../core/errors.js';
 import type { CallContext } from '../../core/interfaces.js';
@@ -7,23 +8,23 @@ import type { GatewayAccessPolicy } from './access-policy.js';
 import { isAdminOnly } from './access-policy.js';
 import { parseWhiteListEntry } from './ip-white-list.js';
 import type { LoginThrottle } from './login-throttle.js';
-import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords.js';
+import { hashPassword, MIN_PASSWORD_LENGTH, needsRehash, verifyPassword, type ScryptCost } from './passwords.js';
 import { createSecretKey, signJwt } from './tokens.js';
-import type { User, UserStore } from './user-store.js';
+import { USERNAME_PATTERN, type User, type UserStore } from './user-store.js';
 
-const username = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/, 'username must be 1-64 letters, digits, _ . @ -, starting with a letter or digit');
+const username = z.string().regex(USERNAME_PATTERN, 'username must be 1-64 letters, digits, _ . @ -, starting with a letter or digit');
 const password = z.string().min(MIN_PASSWORD_LENGTH, `password must have at least ${MIN_PASSWORD_LENGTH} characters`).max(256);
 
 export interface AuthDeps {
-  ctx: GatewayContext;
+  ctx: GatewayContext & { logger: Logger };
   users: UserStore;
   policy: GatewayAccessPolicy;
   throttle: LoginThrottle;
   signingKey: Uint8Array;
-  /** A valid scrypt hash of a random password, verified for unknown usernames so timing does not reveal which exist. */
-  dummyHash: string;
+  /** The cost of new hashes; stored hashes of a lower cost are re-hashed at login. */
+  passwordCost: ScryptCost;
+  /** A valid scrypt hash (at passwordCost) of a random password, verified for unknown usernames so timing does not reveal which exist. */
+  dummyHash: () => Promise<string>;
 }
 
 /** What the API shows of a user: never the password hash. */
@@ -38,12 +39,12 @@ function publicUser(u: User, users: UserStore) {
   };
 }
 
-function throttleKey(call: CallContext, name: string): string {
-  return `${call.sourceIp ?? 'internal'}|${name}`;
+function throttleSource(call: CallContext): string {
+  return call.sourceIp ?? 'internal';
 }
 
-function checkThrottle(deps: AuthDeps, key: string): void {
-  const wait = deps.throttle.retryAfterSec(key, deps.ctx.now());
+function checkThrottle(deps: AuthDeps, source: string, name: string): void {
+  const wait = deps.throttle.retryAfterSec(source, name, deps.ctx.now());
   if (wait > 0) throw new GatewayError('TOO_MANY_REQUESTS', `too many failed attempts; retry in ${wait} s`, { retryAfterSec: wait });
 }
 
@@ -59,6 +60,24 @@ function checkApiList(ctx: GatewayContext, list: readonly string[]): void {
       'INVALID_PARAMETER',
       `authorizedApis: unknown or administrator-only entries ${bad.map((b) => `'${b}'`).join(', ')}; accepted: interface paths such as /api/config/machines, or a prefix such as /api/cnc/*`,
     );
+  }
+}
+
+/**
+ * Hashes the password again at the current cost after a successful login, when the stored hash is
+ * cheaper. Skipped if the user changed meanwhile (another password, or deleted and created again).
+ * A failure is logged and the login still succeeds: the old hash stays valid.
+ */
+async function rehashIfCheaper(deps: AuthDeps, user: User, password: string): Promise<void> {
+  if (!needsRehash(user.passwordHash, deps.passwordCost)) return;
+  try {
+    const passwordHash = await hashPassword(password, deps.passwordCost);
+    const current = deps.users.findUser(user.username);
+    if (current?.accountId !== user.accountId || current.passwordHash !== user.passwordHash) return;
+    await deps.users.updateUser({ ...current, passwordHash });
+    deps.ctx.logger.info({ username: user.username, cost: deps.passwordCost }, 'password re-hashed at the current cost');
+  } catch (err) {
+    deps.ctx.logger.warn({ username: user.username, err: (err as Error).message }, 'password re-hash failed; the old hash stays valid');
   }
 }
 
@@ -81,16 +100,17 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
     input: z.object({ username: z.string().min(1).max(64), password: z.string().min(1).max(256) }).strict(),
     output: z.object({ token: z.string() }),
     handler: async (input, call) => {
-      const key = throttleKey(call, input.username);
-      checkThrottle(deps, key);
+      const source = throttleSource(call);
+      checkThrottle(deps, source, input.username);
       const user = users.findUser(input.username);
-      const ok = await verifyPassword(input.password, user?.passwordHash ?? deps.dummyHash);
+      const ok = await verifyPassword(input.password, user?.passwordHash ?? (await deps.dummyHash()));
       if (!user || !ok) {
-        throttle.fail(key, ctx.now());
+        throttle.fail(source, input.username, ctx.now());
         throw new GatewayError('PASSWORD_MISMATCH');
       }
-      throttle.succeed(key);
-      return { token: await signJwt(deps.signingKey, { username: user.username, tokenVersion: user.tokenVersion }, ctx.now()) };
+      throttle.succeed(source, input.username);
+      await rehashIfCheaper(deps, user, input.password);
+      return { token: await signJwt(deps.signingKey, { username: user.username, accountId: user.accountId, tokenVersion: user.tokenVersion }, ctx.now()) };
     },
   });
 
@@ -105,16 +125,16 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
       if (principal.method !== 'jwt' || !principal.username) {
         throw new GatewayError('UNAUTHORIZED', 'change-password takes the user from a JWT: send Authorization: Bearer <JWT from /api/auth/login>');
       }
-      const key = throttleKey(call, principal.username);
-      checkThrottle(deps, key);
+      const source = throttleSource(call);
+      checkThrottle(deps, source, principal.username);
       const user = users.getUser(principal.username);
       if (!(await verifyPassword(input.currentPassword, user.passwordHash))) {
-        throttle.fail(key, ctx.now());
+        throttle.fail(source, principal.username, ctx.now());
         throw new GatewayError('PASSWORD_MISMATCH', 'currentPassword is wrong');
       }
       if (input.newPassword === input.currentPassword) throw new GatewayError('WEAK_PASSWORD', 'newPassword must differ from currentPassword');
-      throttle.succeed(key);
-      await users.updateUser({ ...user, passwordHash: await hashPassword(input.newPassword), tokenVersion: user.tokenVersion + 1, updatedAt: ctx.now() });
+      throttle.succeed(source, principal.username);
+      await users.updateUser({ ...user, passwordHash: await hashPassword(input.newPassword, deps.passwordCost), tokenVersion: user.tokenVersion + 1, updatedAt: ctx.now() });
       return { username: user.username, reloginRequired: true };
     },
   });
@@ -139,10 +159,9 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
       const now = ctx.now();
       const user = await users.createUser({
         username: input.username,
-        passwordHash: await hashPassword(input.password),
+        passwordHash: await hashPassword(input.password, deps.passwordCost),
         isAdmin: input.isAdmin,
         authorizedApis: input.authorizedApis,
-        tokenVersion: 1,
         createdAt: now,
         updatedAt: now,
       });
@@ -164,7 +183,7 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
       }
       const updated = await users.updateUser({
         ...user,
-        ...(input.password ? { passwordHash: await hashPassword(input.password), tokenVersion: user.tokenVersion + 1 } : {}),
+        ...(input.password ? { passwordHash: await hashPassword(input.password, deps.passwordCost), tokenVersion: user.tokenVersion + 1 } : {}),
         ...(input.isAdmin !== undefined ? { isAdmin: input.isAdmin } : {}),
         ...(input.authorizedApis ? { authorizedApis: input.authorizedApis } : {}),
         updatedAt: ctx.now(),
@@ -204,9 +223,9 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
     tags: ['security'],
     input: z.object({ username, label: z.string().max(128).default('') }).strict(),
     handler: async (input) => {
-      users.getUser(input.username);
+      const owner = users.getUser(input.username);
       const created = createSecretKey();
-      await users.addKey({ id: created.id, username: input.username, keyHash: created.hash, label: input.label, createdAt: ctx.now(), revokedAt: null, lastUsedAt: null });
+      await users.addKey({ id: created.id, accountId: owner.accountId, username: input.username, keyHash: created.hash, label: input.label, createdAt: ctx.now(), revokedAt: null, lastUsedAt: null });
       return { id: created.id, username: input.username, label: input.label, key: created.key };
     },
   });

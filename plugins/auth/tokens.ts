@@ -27,14 +27,17 @@ export function loadSigningKey(dataDir: string): Uint8Array {
 }
 
 export interface JwtClaims {
+  /** The `sub` claim: the user name, which change-password reads (GW-31). */
   username: string;
-  /** The user's token version when the token was issued; a password change or deletion invalidates older tokens. */
+  /** The `aid` claim: the account the token was issued to; a user created again under the same name is another account. */
+  accountId: string;
+  /** The `tv` claim: the user's token version when the token was issued; a password change invalidates older tokens. */
   tokenVersion: number;
 }
 
 export async function signJwt(key: Uint8Array, claims: JwtClaims, nowMs: number): Promise<string> {
   const iat = Math.floor(nowMs / 1000);
-  return new SignJWT({ tv: claims.tokenVersion })
+  return new SignJWT({ aid: claims.accountId, tv: claims.tokenVersion })
     .setProtectedHeader({ alg: JWT_ALGORITHM, typ: 'JWT' })
     .setSubject(claims.username)
     .setIssuer(JWT_ISSUER)
@@ -52,8 +55,8 @@ export async function verifyJwt(key: Uint8Array, token: string, nowMs: number): 
       currentDate: new Date(nowMs),
       requiredClaims: ['sub', 'exp', 'iat'],
     });
-    if (typeof payload.sub !== 'string' || typeof payload.tv !== 'number') return null;
-    return { username: payload.sub, tokenVersion: payload.tv };
+    if (typeof payload.sub !== 'string' || typeof payload.aid !== 'string' || typeof payload.tv !== 'number') return null;
+    return { username: payload.sub, accountId: payload.aid, tokenVersion: payload.tv };
   } catch {
     return null;
   }

@@ -2,10 +2,23 @@
  * Users, secret keys and security settings, persisted in SQLite and mirrored
  * in memory so that authenticating a request never waits on the database.
  */
+import { randomBytes } from 'node:crypto';
 import type { Database } from '../../core/store/database.js';
 import { GatewayError } from '../../core/errors.js';
 
+/** The first administrator's user name. */
+export const ADMIN_USERNAME = 'admin';
+
+/** What a username may look like: 1-64 letters, digits, `_ . @ -`, starting with a letter or digit. */
+export const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/;
+
 export interface User {
+  /**
+   * The account's identity: 128 random bits generated when the user is created and never reused. JWTs and
+   * secret keys are bound to it, so deleting a user and creating one with the same name does not bring
+   * the old user's tokens or keys back to life.
+   */
+  accountId: string;
   username: string;
   passwordHash: string;
   isAdmin: boolean;
@@ -17,8 +30,13 @@ export interface User {
   updatedAt: number;
 }
 
+/** A user to create: the store gives it its account id and the first token version. */
+export type NewUser = Omit<User, 'accountId' | 'tokenVersion'>;
+
 export interface SecretKeyRecord {
   id: string;
+  /** The account the key was created for; a key whose account no longer exists authenticates nobody. */
+  accountId: string;
   username: string;
   keyHash: string;
   label: string;
@@ -36,6 +54,7 @@ export interface SecuritySettings {
 const SETTINGS_KEY = 'security';
 
 type UserRow = {
+  account_id: string;
   username: string;
   password_hash: string;
   is_admin: number;
@@ -47,6 +66,7 @@ type UserRow = {
 
 type KeyRow = {
   id: string;
+  account_id: string | null;
   username: string;
   key_hash: string;
   label: string;
@@ -76,6 +96,7 @@ export class UserStore {
     const store = new UserStore(db, settings);
     for (const u of await db.all<UserRow>('SELECT * FROM users')) {
       store.users.set(u.username, {
+        accountId: u.account_id,
         username: u.username,
         passwordHash: u.password_hash,
         isAdmin: u.is_admin === 1,
@@ -86,8 +107,11 @@ export class UserStore {
       });
     }
     for (const k of await db.all<KeyRow>('SELECT * FROM secret_keys')) {
+      // A key row without an account (never written by this version) cannot authenticate anyone.
+      if (k.account_id === null) continue;
       store.keys.set(k.id, {
         id: k.id,
+        accountId: k.account_id,
         username: k.username,
         keyHash: k.key_hash,
         label: k.label,
@@ -126,31 +150,40 @@ export class UserStore {
     return [...this.users.values()];
   }
 
-  async createUser(user: User): Promise<User> {
-    if (this.users.has(user.username)) throw new GatewayError('USER_EXISTED', `username '${user.username}' already exists`);
+  /** Creates a user with a new account id and token version 1. */
+  async createUser(input: NewUser): Promise<User> {
+    if (this.users.has(input.username)) throw new GatewayError('USER_EXISTED', `username '${input.username}' already exists`);
+    const user: User = { ...input, accountId: newAccountId(), tokenVersion: 1 };
     await this.db.write((tx) =>
       tx.run(
-        'INSERT INTO users (username, password_hash, is_admin, authorized_apis, token_version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        [user.username, user.passwordHash, user.isAdmin ? 1 : 0, JSON.stringify(user.authorizedApis), user.tokenVersion, user.createdAt, user.updatedAt],
+        'INSERT INTO users (account_id, username, password_hash, is_admin, authorized_apis, token_version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        [user.accountId, user.username, user.passwordHash, user.isAdmin ? 1 : 0, JSON.stringify(user.authorizedApis), user.tokenVersion, user.createdAt, user.updatedAt],
       ),
     );
     this.users.set(user.username, user);
     return user;
   }
 
+  /**
+   * Saves a changed user. The change applies only to the same account: a handler that read the user,
+   * then waited (hashing a password) while the user was deleted and created again under the same name,
+   * gets USER_NOT_EXISTED rather than writing the old account's role or password over the new one.
+   */
   async updateUser(user: User): Promise<User> {
-    this.getUser(user.username);
+    const current = this.getUser(user.username);
+    if (current.accountId !== user.accountId) throw new GatewayError('USER_NOT_EXISTED', `username '${user.username}' was deleted meanwhile`);
     await this.db.write((tx) =>
-      tx.run('UPDATE users SET password_hash = ?, is_admin = ?, authorized_apis = ?, token_version = ?, updated_at = ? WHERE username = ?', [
+      tx.run('UPDATE users SET password_hash = ?, is_admin = ?, authorized_apis = ?, token_version = ?, updated_at = ? WHERE username = ? AND account_id = ?', [
         user.passwordHash,
         user.isAdmin ? 1 : 0,
         JSON.stringify(user.authorizedApis),
         user.tokenVersion,
         user.updatedAt,
         user.username,
+        user.accountId,
       ]),
     );
-    this.users.set(user.username, user);
+    if (this.users.get(user.username)?.accountId === user.accountId) this.users.set(user.username, user);
     return user;
   }
 
@@ -170,16 +203,16 @@ export class UserStore {
     return [...this.keys.values()];
   }
 
+  /** Stores a key for its account; USER_NOT_EXISTED when that account is gone, even if its name was taken again. */
   async addKey(key: SecretKeyRecord): Promise<void> {
-    await this.db.write((tx) =>
-      tx.run('INSERT INTO secret_keys (id, username, key_hash, label, created_at, revoked_at, last_used_at) VALUES (?, ?, ?, ?, ?, NULL, NULL)', [
-        key.id,
-        key.username,
-        key.keyHash,
-        key.label,
-        key.createdAt,
-      ]),
+    const inserted = await this.db.write((tx) =>
+      tx.run(
+        'INSERT INTO secret_keys (id, account_id, username, key_hash, label, created_at, revoked_at, last_used_at) ' +
+          'SELECT ?, account_id, username, ?, ?, ?, NULL, NULL FROM users WHERE username = ? AND account_id = ?',
+        [key.id, key.keyHash, key.label, key.createdAt, key.username, key.accountId],
+      ),
     );
+    if (inserted.changes === 0) throw new GatewayError('USER_NOT_EXISTED', `username '${key.username}' does not exist`);
     this.keys.set(key.id, key);
   }
 
@@ -199,4 +232,9 @@ export class UserStore {
     key.lastUsedAt = at;
     void this.db.write((tx) => tx.run('UPDATE secret_keys SET last_used_at = ? WHERE id = ?', [at, key.id])).catch(() => undefined);
   }
+}
+
+/** 128 random bits as hex: an account id that is never reused. */
+function newAccountId(): string {
+  return randomBytes(16).toString('hex');
 }

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../core/config.js';
 import { Gateway } from '../../core/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { TEST_PLUGINS } from '../fixtures/gateway.js';
 import { simMachine, TEST_ADMIN_PASSWORD } from '../fixtures/gateway.js';
 
 interface Response {
@@ -104,7 +104,7 @@ beforeAll(async () => {
     ],
   });
   // Once in the list whether or not plugins/index.ts registers the analysis plugin yet.
-  const plugins = GATEWAY_PLUGINS;
+  const plugins = TEST_PLUGINS;
   gateway = await Gateway.create({ config, drivers: DRIVERS, plugins, logger: pino({ level: 'silent' }), env: { GATEWAY_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD } });
   const login = await gateway.http.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: TEST_ADMIN_PASSWORD } });
   token = (login.json() as { data: { token: string } }).data.token;

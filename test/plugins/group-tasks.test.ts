@@ -8,7 +8,7 @@ import { parseConfig } from '../../core/config.js';
 import { schedulePhase } from '../../core/fleet/schedule-phase.js';
 import { Gateway } from '../../core/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { TEST_PLUGINS } from '../fixtures/gateway.js';
 import { simMachine, TEST_ADMIN_PASSWORD } from '../fixtures/gateway.js';
 
 type Body = { errorCode: number; errorMsg: string; data?: unknown; hint?: string };
@@ -40,7 +40,7 @@ afterEach(async () => {
 async function start(raw: Record<string, unknown>): Promise<GroupTaskGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-group-tasks-'));
   const config = parseConfig({ logLevel: 'silent', ...raw, gateway: { dataDir, timeZone: 'UTC' } });
-  const plugins = GATEWAY_PLUGINS;
+  const plugins = TEST_PLUGINS;
   const gateway = await Gateway.create({ config, drivers: DRIVERS, plugins, logger: pino({ level: 'silent' }), env: { GATEWAY_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD } });
   running = { gateway, dataDir };
   const login = await gateway.http.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: TEST_ADMIN_PASSWORD } });

@@ -10,7 +10,7 @@ import { Gateway } from '../../core/gateway.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { SimulatorClient } from '../../drivers/simulator/index.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { TEST_PLUGINS } from '../fixtures/gateway.js';
 import { LIVE_READS, defineLiveReadInterfaces } from '../../plugins/gateway-api/live-reads.js';
 import { simMachine } from '../fixtures/gateway.js';
 
@@ -65,7 +65,7 @@ beforeAll(async () => {
       simMachine('LOST', { connection: { backoffBaseMs: 60_000, backoffMaxMs: 60_000 } }),
     ],
   });
-  gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: [...GATEWAY_PLUGINS, liveReadsUnderTest], logger: pino({ level: 'silent' }), env: {} });
+  gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: [...TEST_PLUGINS, liveReadsUnderTest], logger: pino({ level: 'silent' }), env: {} });
   await vi.waitFor(
     () => {
       for (const id of ['A', 'NARROW', 'SLOW', 'LOST']) expect(gateway.fleet.connectionState(id)).toBe('online');

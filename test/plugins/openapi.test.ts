@@ -13,7 +13,7 @@ import { queryBool, queryInt, queryList, type InterfaceDefinition } from '../../
 import { buildOpenApiDocument, toJsonSchema, type JsonSchema, type OpenApiDocument, type Operation } from '../../core/openapi.js';
 import { definePlugin, type Plugin } from '../../core/plugin-host.js';
 import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { TEST_PLUGINS } from '../fixtures/gateway.js';
 import { openapiPlugin } from '../../plugins/openapi/index.js';
 
 let gateway: Gateway | undefined;
@@ -27,7 +27,7 @@ async function startDocsGateway(extra: Plugin<GatewayContext>[] = []): Promise<G
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-openapi-'));
   const config = parseConfig({ logLevel: 'silent', gateway: { dataDir, timeZone: 'UTC' } });
   // Works before and after the openapi plugin joins GATEWAY_PLUGINS.
-  const plugins = [...GATEWAY_PLUGINS.filter((p) => p.name !== openapiPlugin.name), openapiPlugin, ...extra];
+  const plugins = [...TEST_PLUGINS.filter((p) => p.name !== openapiPlugin.name), openapiPlugin, ...extra];
   gateway = await Gateway.create({ config, drivers: DRIVERS, plugins, logger: pino({ level: 'silent' }) });
   return gateway;
 }

@@ -10,7 +10,7 @@ import { Gateway } from '../../core/gateway.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { SimulatorClient } from '../../drivers/simulator/index.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { TEST_PLUGINS } from '../fixtures/gateway.js';
 import { MAX_PROGRAM_BYTES, defineProgramFileInterfaces } from '../../plugins/gateway-api/program-files.js';
 import { simMachine } from '../fixtures/gateway.js';
 
@@ -41,7 +41,7 @@ beforeAll(async () => {
     security: { securityControl: false },
     machines: [simMachine('P'), simMachine('NF', { driverOptions: { families: ['status'] } }), simMachine('OFF', { isActive: false })],
   });
-  gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: [...GATEWAY_PLUGINS, programFilesUnderTest], logger: pino({ level: 'silent' }), env: {} });
+  gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: [...TEST_PLUGINS, programFilesUnderTest], logger: pino({ level: 'silent' }), env: {} });
   await vi.waitFor(() => {
     for (const id of ['P', 'NF']) expect(gateway.fleet.connectionState(id)).toBe('online');
   }, { timeout: 5000, interval: 20 });

@@ -8,7 +8,7 @@ import { Gateway } from '../../core/gateway.js';
 import type { HistoryRow } from '../../core/store/history-writer.js';
 import { runRetention, type RetentionPolicy } from '../../core/store/history-retention.js';
 import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { TEST_PLUGINS } from '../fixtures/gateway.js';
 import { historyPlugin } from '../../plugins/history/index.js';
 import { TEST_ADMIN_PASSWORD } from '../fixtures/gateway.js';
 
@@ -34,7 +34,7 @@ async function startGateway(retention: Record<string, unknown> = {}, dataDir = m
   gateway = await Gateway.create({
     config,
     drivers: DRIVERS,
-    plugins: [...GATEWAY_PLUGINS.filter((p) => p.name !== historyPlugin.name), historyPlugin],
+    plugins: [...TEST_PLUGINS.filter((p) => p.name !== historyPlugin.name), historyPlugin],
     logger: pino({ level: 'silent' }),
     env: { GATEWAY_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD },
     now: () => NOW,

@@ -9,7 +9,7 @@ import { parseConfig } from '../../core/config.js';
 import { Gateway } from '../../core/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { SimulatorClient } from '../../drivers/simulator/index.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { TEST_PLUGINS } from '../fixtures/gateway.js';
 import { simMachine } from '../fixtures/gateway.js';
 
 // Every event-loop histogram the gateway creates, to check that stop() disables it.
@@ -59,7 +59,7 @@ async function startSystemGateway(raw: Record<string, unknown> = {}, options: St
     gateway: { dataDir, timeZone: 'UTC', ...((raw.gateway as object) ?? {}) },
   });
   options.adjust?.(config);
-  const plugins = GATEWAY_PLUGINS;
+  const plugins = TEST_PLUGINS;
   const gateway = await Gateway.create({
     config,
     drivers: DRIVERS,

@@ -8,7 +8,7 @@ import type { GatewayContext } from '../../core/context.js';
 import { Gateway } from '../../core/gateway.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { TEST_PLUGINS } from '../fixtures/gateway.js';
 import { defineTaskDataInterfaces } from '../../plugins/gateway-api/task-data.js';
 import { groupTasksPlugin } from '../../plugins/group-tasks/index.js';
 import { simMachine } from '../fixtures/gateway.js';
@@ -45,7 +45,7 @@ async function start(raw: Record<string, unknown>): Promise<Gateway> {
   // Access control has its own tests; these are about the task data.
   const config = parseConfig({ logLevel: 'silent', ...raw, security: { securityControl: false }, gateway: { dataDir, timeZone: 'UTC' } });
   // Group task data is served from the cache the group-tasks plugin refreshes.
-  const plugins = [...GATEWAY_PLUGINS.filter((p) => p.name !== groupTasksPlugin.name), groupTasksPlugin, taskDataUnderTest];
+  const plugins = [...TEST_PLUGINS.filter((p) => p.name !== groupTasksPlugin.name), groupTasksPlugin, taskDataUnderTest];
   gateway = await Gateway.create({ config, drivers: DRIVERS, plugins, logger: pino({ level: 'silent' }), env: {} });
   return gateway;
 }

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeProtectedHeader } from 'jose';
-import { simMachine, startTestGateway, TEST_ADMIN_PASSWORD, type TestGateway } from '../../fixtures/gateway.js';
+import { simMachine, startTestGateway, TEST_ADMIN_PASSWORD, TEST_PASSWORD_COST, type TestGateway } from '../../fixtures/gateway.js';
 import { jwtIssuedAgo, jwtWithForeignKey, unsignedJwt } from '../../fixtures/credentials.js';
 
 let gw: TestGateway | undefined;
@@ -44,9 +44,9 @@ describe('login and JWT', () => {
 
   it('GW-23 a JWT is refused after 24 hours and a new login is needed', async () => {
     gw = await startTestGateway();
-    const fresh = await jwtIssuedAgo(gw.dataDir, 'admin', 23.9 * 3600_000);
+    const fresh = await jwtIssuedAgo(gw.dataDir, gw.adminToken, 23.9 * 3600_000);
     expect((await gw.request('GET', '/api/config/machines', undefined, { token: fresh })).status).toBe(200);
-    const expired = await jwtIssuedAgo(gw.dataDir, 'admin', 24 * 3600_000 + 5000);
+    const expired = await jwtIssuedAgo(gw.dataDir, gw.adminToken, 24 * 3600_000 + 5000);
     const res = await gw.request('GET', '/api/config/machines', undefined, { token: expired });
     expect([res.status, res.body.errorCode]).toEqual([401, 4]);
   });
@@ -155,7 +155,8 @@ describe('secret keys and users', () => {
     gw = await startTestGateway();
     await addUser(gw, 'carol');
     const rows = await gw.gateway.context.db.all<{ password_hash: string }>('SELECT password_hash FROM users');
-    for (const r of rows) expect(r.password_hash).toMatch(/^scrypt\$16384\$8\$1\$/);
+    // Test gateways hash at the fixture's lowered cost; password-cost.test.ts checks the production one.
+    for (const r of rows) expect(r.password_hash).toMatch(new RegExp(`^scrypt\\$${TEST_PASSWORD_COST.N}\\$8\\$1\\$`));
     const users = await gw.request('GET', '/api/security/users');
     expect(users.raw).not.toMatch(/scrypt|password/i);
   });

@@ -90,7 +90,7 @@ beforeAll(async () => {
   await gw.request('POST', '/api/security/secret-key/revoke', { id: revoked.id });
   tokens['no credentials'] = null;
   tokens['malformed header'] = null;
-  tokens['expired JWT'] = await jwtIssuedAgo(gw.dataDir, 'admin', 25 * 3600_000);
+  tokens['expired JWT'] = await jwtIssuedAgo(gw.dataDir, gw.adminToken, 25 * 3600_000);
   tokens['JWT signed with another key'] = await jwtWithForeignKey('admin');
   tokens['JWT with alg none'] = unsignedJwt('admin');
   tokens['unknown secret key'] = `gwk_${randomBytes(6).toString('hex')}_${randomBytes(32).toString('base64url')}`;
