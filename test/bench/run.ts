@@ -8,6 +8,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   mcp: () => import('./mcp.js'),
   analysis: () => import('./analysis.js'),
   modbus: () => import('./modbus.js'),
+  audit: () => import('./audit.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -10,7 +10,7 @@
  * milliseconds. `hash` = lowercase hex SHA-256 of that text's UTF-8 bytes.
  */
 import canonicalize from 'canonicalize';
-import { createHash } from 'node:crypto';
+import crypto from 'node:crypto';
 import { GatewayError } from '../../errors.js';
 
 /** What a caller records; the chain adds seq, time, prevHash and hash. */
@@ -123,9 +123,15 @@ export function canonicalTextByLibrary(f: HashedFields): string {
   return text;
 }
 
+/** Lowercase hex SHA-256 of UTF-8 text; the one-shot crypto.hash (Node 20.12+) is twice as fast as createHash. */
+export const sha256Hex: (text: string) => string =
+  typeof crypto.hash === 'function'
+    ? (text) => crypto.hash('sha256', text, 'hex')
+    : (text) => crypto.createHash('sha256').update(text).digest('hex');
+
 /** Lowercase hex SHA-256 of the record's canonical text. */
 export function recordHash(f: HashedFields): string {
-  return createHash('sha256').update(canonicalText(f)).digest('hex');
+  return sha256Hex(canonicalText(f));
 }
 
 /** The hashed fields of a stored row. */

@@ -48,8 +48,7 @@ export const AUDIT_SCHEMA_STATEMENTS: readonly string[] = [
   // The database itself refuses a record that does not continue the chain (seq = head + 1,
   // prev_hash = head hash): a stale in-memory head fails here instead of forking the chain.
   `CREATE TRIGGER IF NOT EXISTS audit_log_links_to_head BEFORE INSERT ON audit_log
-   WHEN NEW.seq IS NOT (SELECT seq + 1 FROM audit_head WHERE id = 1)
-     OR NEW.prev_hash IS NOT (SELECT hash FROM audit_head WHERE id = 1)
+   WHEN NOT EXISTS (SELECT 1 FROM audit_head WHERE id = 1 AND seq = NEW.seq - 1 AND hash = NEW.prev_hash)
    BEGIN SELECT RAISE(ABORT, '${HEAD_MOVED}'); END`,
   `CREATE TRIGGER IF NOT EXISTS audit_log_moves_head AFTER INSERT ON audit_log
    BEGIN UPDATE audit_head SET seq = NEW.seq, hash = NEW.hash WHERE id = 1; END`,

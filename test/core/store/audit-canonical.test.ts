@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { canonicalText, canonicalTextByLibrary, type HashedFields, prepareEntry, recordHash } from '../../../core/store/audit/record.js';
+import { type AuditRow, canonicalText, canonicalTextByLibrary, type HashedFields, hashedFieldsOf, prepareEntry, recordHash } from '../../../core/store/audit/record.js';
+import { CANONICAL_PREFIX_SQL } from '../../../core/store/audit/verify.js';
+import { openChain } from './audit-fixture.js';
 
 /** A small deterministic generator, so a failure can be replayed. */
 function random(seed: number): () => number {
@@ -87,5 +89,26 @@ describe('audit record canonical text', () => {
     }
     // A well-formed pair is one character, not two lone halves.
     expect(canonicalText({ ...record, entityId: '\uD83D\uDE00' })).toBe(canonicalize({ ...record, entityId: '😀' }));
+  });
+});
+
+describe('audit record canonical text built by SQLite for verify', () => {
+  it('equals canonicalText for 2,000 stored random records with odd strings, so verify stays on its fast path', async () => {
+    const { db, chain } = await openChain();
+    try {
+      const rnd = random(7);
+      const entries = Array.from({ length: 2000 }, () => {
+        const r = randomRecord(rnd);
+        return { ...r, details: JSON.parse(r.details ?? '{}') as Record<string, unknown> };
+      });
+      await db.write((tx) => chain.appendMany(tx, entries), { transaction: true });
+      const rows = await db.all<AuditRow & { prefix: string }>(`SELECT *, ${CANONICAL_PREFIX_SQL} AS prefix FROM audit_log ORDER BY seq`);
+      expect(rows).toHaveLength(2000);
+      const differing = rows.find((row) => `${row.prefix},"time":"${new Date(row.ts).toISOString()}"}` !== canonicalText(hashedFieldsOf(row)));
+      expect(differing).toBeUndefined();
+      expect(await chain.verify()).toEqual({ intact: true, checked: 2000, firstBrokenSeq: null });
+    } finally {
+      await db.close();
+    }
   });
 });

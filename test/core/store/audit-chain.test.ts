@@ -176,6 +176,8 @@ describe('AuditChain verify', () => {
       sql: [[`UPDATE audit_log SET seq = -5 WHERE seq = 5`], [`UPDATE audit_log SET seq = 5 WHERE seq = 6`], [`UPDATE audit_log SET seq = 6 WHERE seq = -5`]],
       broken: 5,
     },
+    { name: 'a field replaced by a BLOB', sql: [["UPDATE audit_log SET machine = x'00ff' WHERE seq = 9"]], broken: 9 },
+    { name: 'a time replaced by text', sql: [["UPDATE audit_log SET ts = 'yesterday' WHERE seq = 2"]], broken: 2 },
     {
       name: 'a forged record behind the anchor, at the end, linked to the last hash',
       sql: [
