@@ -128,8 +128,9 @@ export class AuditChain {
       const params: (string | number | null)[] = [];
       const part = prepared.slice(i, i + INSERT_ROWS);
       for (const entry of part) {
-        // Times never go backwards along the chain, even when the clock is set back.
-        const ts = Math.max(this.clock(), head.ts);
+        // Whole milliseconds (what the ISO time shows), never going backwards along the chain,
+        // even when the clock is set back.
+        const ts = Math.max(Math.floor(this.clock()), head.ts);
         const fields = { ...entry, seq: head.seq + 1, time: new Date(ts).toISOString(), prevHash: head.hash };
         const hash = recordHash(fields);
         params.push(fields.seq, ts, entry.principalName, entry.onBehalfOf, entry.authMethod, entry.category, entry.action);
