@@ -9,6 +9,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   analysis: () => import('./analysis.js'),
   modbus: () => import('./modbus.js'),
   'body-flood': () => import('./body-flood.js'),
+  audit: () => import('./audit.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);
