@@ -31,6 +31,26 @@ export function configSource(config: GatewayConfig): string {
   return sources.get(config) ?? '(inline)';
 }
 
+// The settings each parsed config file wrote itself (dotted paths two levels deep), as opposed to
+// those the schema defaulted: a stored setting is overridden only by a value the user wrote.
+const written = new WeakMap<GatewayConfig, ReadonlySet<string>>();
+
+/** Whether the config file wrote `path` (e.g. `security.securityControl`) itself rather than taking its default. */
+export function configWrites(config: GatewayConfig, path: string): boolean {
+  return written.get(config)?.has(path) ?? false;
+}
+
+function writtenPaths(raw: Record<string, unknown>): Set<string> {
+  const out = new Set<string>();
+  for (const [key, value] of Object.entries(raw)) {
+    out.add(key);
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const inner of Object.keys(value)) out.add(`${key}.${inner}`);
+    }
+  }
+  return out;
+}
+
 /** A loaded config plus where it came from. */
 export interface LoadedConfig {
   file: string;
@@ -78,6 +98,7 @@ export function parseConfig(raw: unknown, file = '(inline)', env: NodeJS.Process
   const result = gatewayConfigSchema.safeParse(copy, { reportInput: true });
   if (!result.success) throw new ConfigError(file, describeIssues(result.error.issues, copy));
   sources.set(result.data, file);
+  written.set(result.data, writtenPaths(raw as Record<string, unknown>));
   return result.data;
 }
 

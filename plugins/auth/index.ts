@@ -7,6 +7,7 @@
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/context.js';
 import { GatewayAccessPolicy } from './access-policy.js';
+import { applyConfigSettings } from './config-settings.js';
 import { defineAuthInterfaces } from './interfaces.js';
 import { LoginThrottle } from './login-throttle.js';
 import { adminPasswordFromEnv, generatePassword, hashPassword, PASSWORD_COST, type ScryptCost } from './passwords.js';
@@ -36,6 +37,7 @@ export function createAuthPlugin(options: AuthPluginOptions = {}) {
         enableIpWhiteList: ctx.config.communication.enableIpWhiteList,
         ipWhiteList: ctx.config.communication.ipWhiteList,
       });
+      ctx.announcements.push(...(await applyConfigSettings(users, ctx.config, ctx.logger)));
       if (users.userCount() === 0) {
         const fromEnv = adminPasswordFromEnv(ctx.env);
         const password = fromEnv ?? generatePassword();

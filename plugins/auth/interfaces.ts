@@ -6,6 +6,7 @@ import { GatewayError } from '../../core/errors.js';
 import type { CallContext } from '../../core/interfaces.js';
 import type { GatewayAccessPolicy } from './access-policy.js';
 import { isAdminOnly } from './access-policy.js';
+import { configManagedSettings, SETTING_PATHS } from './config-settings.js';
 import { parseWhiteListEntry } from './ip-white-list.js';
 import type { LoginThrottle } from './login-throttle.js';
 import { hashPassword, MIN_PASSWORD_LENGTH, needsRehash, verifyPassword, type ScryptCost } from './passwords.js';
@@ -272,7 +273,11 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
       const next = { ...users.settings, ...input };
       await users.saveSettings(next);
       policy.reload();
-      return next;
+      // A setting the config file writes returns to the file's value at the next start: say so now.
+      const managed = configManagedSettings(ctx.config).filter((key) => key in input);
+      return managed.length
+        ? { ...next, configManaged: managed.map((key) => SETTING_PATHS[key]), warning: `the config file sets ${managed.map((key) => SETTING_PATHS[key]).join(', ')}; the next start applies the file's value again — change the file to keep this` }
+        : next;
     },
   });
 }
