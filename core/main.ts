@@ -1,12 +1,18 @@
 /**
  * `npm start`: loads the config, starts the gateway, prints where to look,
- * and stops cleanly on SIGINT/SIGTERM (a second signal forces the exit).
+ * and stops cleanly on SIGINT/SIGTERM (core/process-signals.ts: copies of one
+ * Ctrl-C count once; a later press forces the exit; the stop has a deadline).
  */
 import { createLogger } from './logger.js';
 import { ConfigError, loadConfig } from './config.js';
 import { Gateway } from './gateway.js';
 import { DRIVERS } from '../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../plugins/index.js';
+import { StopOnSignals } from './process-signals.js';
+import { startupBanner } from './startup-banner.js';
+
+/** A clean stop closes HTTP, the actors, the drivers and flushes history; past this it exits 1 naming what hung. */
+const GATEWAY_STOP_DEADLINE_MS = 15_000;
 
 async function main(): Promise<void> {
   let loaded;
@@ -31,58 +37,38 @@ async function main(): Promise<void> {
   const url = await gateway.listen();
   const { context } = gateway;
   process.stdout.write(
-    [
-      '',
-      `  CNC machine gateway ${context.version} is running`,
-      `  config:      ${file}`,
-      `  data:        ${context.dataDir} (SQLite: gateway.db)`,
-      `  time zone:   ${context.timeZone}`,
-      `  machines:    ${context.store.listMachines().length} (${driversInUse(context.store.listMachines())})`,
-      '',
-      `  health:      ${url}/api/health`,
-      `  machines:    ${url}/api/config/machines`,
-      `  fleet state: ${url}/api/task/batchReadTaskData?type=CNCStatus`,
-      `  errors:      ${url}/api/task/batchReadErrors`,
-      `  API docs:    ${url}/api/docs`,
-      '',
-      ...context.announcements.map((line) => `  ${line}`),
-      ...(context.announcements.length ? [''] : []),
-      '  Press Ctrl-C to stop.',
-      '',
-    ].join('\n') + '\n',
+    startupBanner({
+      version: context.version,
+      configFile: file,
+      dataDir: context.dataDir,
+      timeZone: context.timeZone,
+      machines: context.store.listMachines(),
+      url,
+      announcements: context.announcements,
+    }),
   );
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) {
-      process.stderr.write(`${signal} again: exiting without a clean stop\n`);
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal }, 'stopping');
-    gateway
-      .stop()
-      .then(() => {
-        logger.info({ history: gateway.context.history.stats }, 'stopped cleanly');
-        process.exit(0);
-      })
-      .catch((err: unknown) => {
-        logger.error({ err }, 'unclean stop');
-        process.exit(1);
-      });
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  const stopping = new StopOnSignals({
+    parts: [
+      {
+        name: 'gateway (HTTP server, machine actors, drivers, history writer, database)',
+        stop: async () => {
+          logger.info('stopping');
+          await gateway.stop();
+        },
+        detail: () => {
+          const { pending, inFlight } = context.history.stats;
+          return `HTTP ${context.http.server.listening ? 'still listening' : 'closed'}, history writer ${pending} rows pending, ${inFlight} in flight`;
+        },
+      },
+    ],
+    onStopped: () => logger.info({ history: context.history.stats }, 'stopped cleanly'),
+    deadlineMs: GATEWAY_STOP_DEADLINE_MS,
+  });
+  stopping.install();
 }
 
 main().catch((err: unknown) => {
   process.stderr.write(`fatal: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 });
-
-/** `simulator 12` or `opcua 2, modbus 2`: how many machines use each driver. */
-function driversInUse(machines: readonly { driver: string }[]): string {
-  const counts = new Map<string, number>();
-  for (const m of machines) counts.set(m.driver, (counts.get(m.driver) ?? 0) + 1);
-  return [...counts].map(([driver, n]) => `${driver} ${n}`).join(', ') || 'none';
-}

@@ -1,19 +1,26 @@
 /**
  * `npm run sim [-- <scheme> …]`: starts the protocol simulators on their
- * documented local ports (all of them, or those named), prints where they
- * listen, and stops them cleanly on Ctrl-C. Point a gateway at them with
+ * documented local ports (all of them, or those named; SIM_<SCHEME>_PORT
+ * moves one, 0 lets the OS choose), prints where they listen, and stops them
+ * cleanly on Ctrl-C with the same signal rules as `npm start`
+ * (core/process-signals.ts). Point a gateway at them with
  * `npm start -- --config config/simulators.json`.
  */
 import { pino } from 'pino';
-import { SIMULATOR_PLANS, startSimulators } from './simulators.js';
+import { StopOnSignals } from '../core/process-signals.js';
+import type { RunningSimulator } from './protocol-simulator.js';
+import { SIMULATOR_PLANS, simulatorPortsFromEnv, startSimulators } from './simulators.js';
+
+/** Closing a simulator drops its clients and its listener; past this it exits 1 naming the ones left. */
+const SIMULATOR_STOP_DEADLINE_MS = 10_000;
 
 const schemes = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const host = process.env.SIM_HOST ?? '127.0.0.1';
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'warn' });
 
-let running;
+let running: RunningSimulator[];
 try {
-  running = await startSimulators(schemes, { host, logger });
+  running = await startSimulators(schemes, { host, logger, portFor: simulatorPortsFromEnv(process.env) });
 } catch (err) {
   process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
   process.stderr.write(`usage: npm run sim [-- ${SIMULATOR_PLANS.map((p) => p.scheme).join('|')} …]\n`);
@@ -26,16 +33,13 @@ for (const sim of running) {
 }
 process.stdout.write('\nWatch them through a gateway: npm start -- --config config/simulators.json\nCtrl-C stops the simulators.\n');
 
-let stopping = false;
-const stop = async (signal: string) => {
-  if (stopping) return;
-  stopping = true;
-  process.stdout.write(`\n${signal}: stopping simulators\n`);
-  const results = await Promise.allSettled(running.map((s) => s.close()));
-  const failed = results.filter((r) => r.status === 'rejected');
-  for (const f of failed) process.stderr.write(`close failed: ${String((f as PromiseRejectedResult).reason)}\n`);
-  process.stdout.write('simulators stopped\n');
-  process.exit(failed.length ? 1 : 0);
-};
-process.on('SIGINT', () => void stop('SIGINT'));
-process.on('SIGTERM', () => void stop('SIGTERM'));
+new StopOnSignals({
+  parts: running.map((sim) => ({
+    name: `${sim.scheme} simulator on port ${sim.port}`,
+    stop: async () => {
+      await sim.close();
+    },
+  })),
+  onStopped: () => void process.stdout.write('simulators stopped cleanly\n'),
+  deadlineMs: SIMULATOR_STOP_DEADLINE_MS,
+}).install();

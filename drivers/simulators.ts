@@ -83,3 +83,25 @@ export async function startSimulators(
   }
   return running;
 }
+
+/** The environment variable that moves a simulator off its documented port, e.g. SIM_MODBUS_PORT. */
+export function simulatorPortVariable(scheme: string): string {
+  return `SIM_${scheme.toUpperCase()}_PORT`;
+}
+
+/**
+ * The port of each simulator: its documented one, or SIM_<SCHEME>_PORT from
+ * `env` (0 lets the OS choose). Throws naming the variable and the accepted values.
+ */
+export function simulatorPortsFromEnv(env: NodeJS.ProcessEnv): (plan: SimulatorPlan) => number {
+  const ports = new Map<string, number>();
+  for (const plan of SIMULATOR_PLANS) {
+    const name = simulatorPortVariable(plan.scheme);
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw.trim()) || n > 65535) throw new Error(`${name}: found "${raw}"; expected an integer 0-65535 (0 lets the OS choose)`);
+    ports.set(plan.scheme, n);
+  }
+  return (plan) => ports.get(plan.scheme) ?? plan.port;
+}

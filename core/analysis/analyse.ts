@@ -7,6 +7,7 @@
 import type { TimeWindow } from '../time-params.js';
 import { alarmFigures, countFigures, cycleFigures, e10TimeSec, oeeFigures, overallFigures, type IdealCycleTimeSource } from './figures.js';
 import type { AnalysisKind, MachineHistory, TimeSpan } from './model.js';
+import { roundFigures } from './rounding.js';
 import { splitWindow, subWindowObject } from './sub-windows.js';
 import { sumTallies, tallyMachine, type Tally } from './tally.js';
 
@@ -37,8 +38,12 @@ export interface MemberWithoutData {
   detail: string;
 }
 
-/** The figures of `kind` for one tally. */
+/** The figures of `kind` for one tally, rounded as they leave the analysis (every figure returned passes here). */
 export function kindFigures(kind: AnalysisKind, tally: Tally, ideal: IdealCycleTime, perProgram: boolean) {
+  return roundFigures(exactFigures(kind, tally, ideal, perProgram));
+}
+
+function exactFigures(kind: AnalysisKind, tally: Tally, ideal: IdealCycleTime, perProgram: boolean) {
   switch (kind) {
     case 'oee':
       return { ...oeeFigures(tally, ideal), e10TimeSec: e10TimeSec(tally) };

@@ -87,17 +87,20 @@ export function statusFrom(map: RegisterMap, values: ReadValues, now: number, al
   const section = map.status;
   if (!section) throw new GatewayError('DRIVER_FAMILY_UNSUPPORTED', "driver 'modbus' does not support item family 'status'");
   const f = new Fields(values, 'status');
-  const adjustedStatus = f.choice<ExecutionState>('adjustedStatus', section.adjustedStatus);
-  const emergency = section.emergency ? f.bool('emergency', section.emergency) : adjustedStatus === 'EMERGENCY';
+  const reported = f.choice<ExecutionState>('adjustedStatus', section.adjustedStatus);
+  const emergency = section.emergency ? f.bool('emergency', section.emergency) : reported === 'EMERGENCY';
+  // An engaged emergency stop is the most severe state, whatever the other registers say
+  // (docs/derived-states.md, "Emergency stop"): every driver reports it the same way.
+  const adjustedStatus: ExecutionState = emergency ? 'EMERGENCY' : reported;
   let alarmLevel: AlarmLevel;
   if (section.alarmLevel) alarmLevel = f.choice<AlarmLevel>('alarmLevel', section.alarmLevel);
   else if (section.alarmStatus) alarmLevel = f.bool('alarmStatus', section.alarmStatus) ? 'alarm' : 'none';
   else alarmLevel = (alarms ?? []).reduce<AlarmLevel>((worst, alarm) => (LEVEL_RANK[alarm.level] > LEVEL_RANK[worst] ? alarm.level : worst), 'none');
   if (emergency) alarmLevel = 'emergency';
-  const alarmStatus = section.alarmStatus ? f.bool('alarmStatus', section.alarmStatus) : alarmLevel === 'alarm' || alarmLevel === 'emergency';
+  const alarmStatus = emergency || (section.alarmStatus ? f.bool('alarmStatus', section.alarmStatus) : alarmLevel === 'alarm');
   const raw = values.get('status.adjustedStatus');
   const status: CncStatus = {
-    cncStatus: section.cncStatus ? f.text('cncStatus', section.cncStatus) : String(raw ?? adjustedStatus),
+    cncStatus: section.cncStatus ? f.text('cncStatus', section.cncStatus) : String(raw ?? reported),
     adjustedStatus,
     alarmStatus,
     alarmLevel,

@@ -137,16 +137,20 @@ function readStatus(g: Gather): FamilyRead<CncStatus> {
   const time = g.mapped('status.time') ? g.need('status.time') : undefined;
   const program = g.want('status.program');
   return g.result(() => {
-    const state = adjustedStatus as ExecutionState;
-    const level = alarmLevel as AlarmLevel;
+    const reported = adjustedStatus as ExecutionState;
+    // An engaged emergency stop is the most severe state, whatever severity the peer sends beside it
+    // (docs/derived-states.md, "Emergency stop"): every driver reports it the same way.
+    const engaged = emergency === undefined ? reported === 'EMERGENCY' : emergency === true;
+    const state: ExecutionState = engaged ? 'EMERGENCY' : reported;
+    const level: AlarmLevel = engaged ? 'emergency' : (alarmLevel as AlarmLevel);
     return {
-      cncStatus: String(cncStatus ?? state),
+      cncStatus: String(cncStatus ?? reported),
       adjustedStatus: state,
-      alarmStatus: alarmStatus === undefined ? level === 'alarm' || level === 'emergency' : alarmStatus === true,
+      alarmStatus: engaged || (alarmStatus === undefined ? level === 'alarm' || level === 'emergency' : alarmStatus === true),
       alarmLevel: level,
       mode: mode as OperatingMode,
       programStatus: (programStatus ?? (state === 'RUNNING' ? 'running' : state === 'HOLD' ? 'hold' : 'stopped')) as CncStatus['programStatus'],
-      emergency: emergency === undefined ? state === 'EMERGENCY' : emergency === true,
+      emergency: engaged,
       ...(program !== undefined ? { program: String(program) } : {}),
       time: time === undefined ? g.newest : num(time),
     };

@@ -68,7 +68,7 @@ export function createAuthPlugin(options: AuthPluginOptions = {}) {
       const s = users.settings;
       ctx.announcements.push(
         s.securityControl
-          ? `log in:         POST /api/auth/login {"username","password"} → {token}; then Authorization: Bearer <token>`
+          ? `log in:         POST /api/auth/login {"username","password"} → {"token": ...}; then Authorization: Bearer <token>`
           : 'security control is OFF: /api needs no credentials',
       );
       if (s.enableIpWhiteList) ctx.announcements.push(`IP white list:  on (${s.ipWhiteList.length} entries)`);

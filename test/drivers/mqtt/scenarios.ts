@@ -141,7 +141,8 @@ export function mqttScenarios(kind: BrokerKind): void {
         const s = await client.read('status');
         return s.adjustedStatus === 'EMERGENCY' ? s : undefined;
       });
-      expect(estop).toMatchObject({ emergency: true, mode: 'JOG', alarmLevel: 'alarm', alarmStatus: true, programStatus: 'stopped' });
+      // An engaged emergency stop outranks the alarm beside it (docs/derived-states.md, "Emergency stop").
+      expect(estop).toMatchObject({ emergency: true, mode: 'JOG', alarmLevel: 'emergency', alarmStatus: true, programStatus: 'stopped' });
 
       await publisher.publishAsync('plant/hall-2/MX-7/state', state({ state: 'WEIRD', mode: 'AUTOMATIC' }, []));
       const invalid = await until('the unknown word to be reported', () =>
