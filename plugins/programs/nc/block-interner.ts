@@ -6,6 +6,7 @@
  */
 import { canonicalBlock, type CanonicalRules } from './blocks.js';
 import type { ProgramText } from './program-text.js';
+import { LineTable } from './line-table.js';
 import { StringTable } from './string-table.js';
 
 /** One program's compared blocks: canonical id and original line (1-based) of each. */
@@ -18,7 +19,7 @@ const DROPPED = -1;
 
 export class BlockInterner {
   // Each distinct line seen, and per line its canonical id (or DROPPED).
-  private readonly lines = new StringTable();
+  private readonly lines = new LineTable();
   private idOfLine = new Int32Array(1024);
   private readonly byKey = new StringTable();
   /** Form the machine summary reads (every rule on) per id. */
@@ -48,18 +49,19 @@ export class BlockInterner {
 
   /** The compared blocks of one program; blocks empty once canonicalised are left out when comments or blanks are ignored. */
   blocks(text: ProgramText): ComparedBlocks {
-    const n = text.lines.length;
+    const n = text.count;
+    const p = this.lines.program(text);
     const ids = new Int32Array(n);
     const lineOf = new Int32Array(n);
     let k = 0;
     for (let i = 0; i < n; i++) {
-      const line = text.lines[i] as string;
       const seen = this.lines.size;
-      const lineId = this.lines.add(line);
+      const lineId = this.lines.add(p, i);
       let id: number;
       if (lineId < seen) {
         id = this.idOfLine[lineId] as number;
       } else {
+        const line = text.line(i);
         const key = canonicalBlock(line, this.rules);
         id = key === '' && this.dropEmpty ? DROPPED : this.intern(key, line);
         if (lineId >= this.idOfLine.length) {
@@ -71,7 +73,7 @@ export class BlockInterner {
       }
       if (id === DROPPED) continue;
       // Compared as written, a last line without its line ending differs from one with it, as in diff.
-      if (i === n - 1 && !text.finalNewline && !this.rules.ignore.whitespace) id = this.intern(`${this.keys[id] as string}\u0000`, line);
+      if (i === n - 1 && !text.finalNewline && !this.rules.ignore.whitespace) id = this.intern(`${this.keys[id] as string}\u0000`, text.line(i));
       ids[k] = id;
       lineOf[k] = i + 1;
       k++;

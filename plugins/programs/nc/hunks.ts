@@ -5,6 +5,7 @@
  * number and in lines.
  */
 import type { ChangeRun } from './machine-summary.js';
+import type { ProgramText } from './program-text.js';
 
 export interface HunkLine {
   op: ' ' | '-' | '+';
@@ -28,13 +29,13 @@ export interface Hunk {
   cut?: true;
 }
 
-/** One program: the original line number (1-based) of each compared block, and all its lines. */
+/** One program: the original line number (1-based) of each compared block, and its text. */
 export interface HunkSide {
   lineOf: Int32Array;
-  lines: readonly string[];
+  text: ProgramText;
 }
 
-const textOf = (side: HunkSide, i: number): string => side.lines[(side.lineOf[i] as number) - 1] as string;
+const textOf = (side: HunkSide, i: number): string => side.text.line((side.lineOf[i] as number) - 1);
 
 /** The change runs between the equal runs (flat `[a, b, length]` triples) of two sequences of lengths nA and nB. */
 export function changeRuns(runs: readonly number[], nA: number, nB: number): ChangeRun[] {

@@ -48,7 +48,7 @@ export interface ProgramDiff {
 }
 
 function sideInfo(bytes: Uint8Array, text: ProgramText, blocks: ComparedBlocks): ProgramSideInfo {
-  return { blocks: blocks.ids.length, lines: text.lines.length, bytes: bytes.byteLength, sha256: createHash('sha256').update(bytes).digest('hex'), encoding: text.encoding };
+  return { blocks: blocks.ids.length, lines: text.count, bytes: bytes.byteLength, sha256: createHash('sha256').update(bytes).digest('hex'), encoding: text.encoding };
 }
 
 function cutList<T>(list: T[], max: number, name: string, cut: Record<string, CountShown>): T[] {
@@ -62,7 +62,7 @@ export function diffPrograms(fromBytes: Uint8Array, toBytes: Uint8Array, input: 
   const options = resolveOptions(input);
   const fromText = readProgramText(fromBytes);
   const toText = readProgramText(toBytes);
-  const dialect = resolveDialect(options.dialect, fromText.lines, toText.lines);
+  const dialect = resolveDialect(options.dialect, fromText, toText);
   const rules: CanonicalRules = { dialect, ignore: options.ignore, pointSignificant: dialect === 'iso' && !options.calculatorDecimalInput };
   const machine = machineRules(dialect, options.calculatorDecimalInput);
   const interner = new BlockInterner(rules, machine);
@@ -71,7 +71,7 @@ export function diffPrograms(fromBytes: Uint8Array, toBytes: Uint8Array, input: 
   const diff = diffBlocks(from.ids, to.ids, interner.keys.length, options.workLimit);
   const changes = changeRuns(diff.runs, from.ids.length, to.ids.length);
 
-  const list = buildHunks(changes, { lineOf: from.lineOf, lines: fromText.lines }, { lineOf: to.lineOf, lines: toText.lines }, options.context, options.maxHunks, options.maxLines);
+  const list = buildHunks(changes, { lineOf: from.lineOf, text: fromText }, { lineOf: to.lineOf, text: toText }, options.context, options.maxHunks, options.maxLines);
   const words = new BlockWords(interner.machine);
   const full = summarise(
     changes,
@@ -100,8 +100,8 @@ export function diffPrograms(fromBytes: Uint8Array, toBytes: Uint8Array, input: 
   };
   if (options.unified) {
     const missing = {
-      fromLine: fromText.finalNewline ? 0 : fromText.lines.length,
-      toLine: toText.finalNewline ? 0 : toText.lines.length,
+      fromLine: fromText.finalNewline ? 0 : fromText.count,
+      toLine: toText.finalNewline ? 0 : toText.count,
     };
     result.unified = renderUnified(list.hunks, missing);
   }

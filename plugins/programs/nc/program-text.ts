@@ -6,36 +6,72 @@
  * never fails. NC code itself is ASCII; only comments and operator messages
  * carry other characters, written by newer controls in UTF-8 and by older ones
  * and many post-processors in a latin1 code page.
+ *
+ * Lines are kept as byte ranges of the stored bytes and decoded only when
+ * needed (a line not seen before, a line shown in a hunk): two versions of a
+ * program share nearly all their lines.
  */
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { Dialect, DialectOption } from './options.js';
 
-/** A program split into lines, line endings removed. */
+/** A program as lines: byte ranges of `bytes`, line endings excluded. */
 export interface ProgramText {
-  lines: string[];
+  bytes: Buffer;
+  /** Start and end (exclusive) byte offset of each line. */
+  starts: Int32Array;
+  ends: Int32Array;
   /** Whether the last line ended with a line ending (as `diff` reports it). */
   finalNewline: boolean;
   encoding: 'utf-8' | 'latin1';
+  /** Text of line i (0-based). */
+  line(i: number): string;
+  readonly count: number;
 }
 
-/** Decodes `bytes` and splits them at CRLF, LF or CR. */
-export function readProgramText(bytes: Uint8Array): ProgramText {
-  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let text: string;
-  let encoding: ProgramText['encoding'] = 'utf-8';
+/** Splits `bytes` at CRLF, LF or CR and picks the decoding. */
+export function readProgramText(stored: Uint8Array): ProgramText {
+  const bytes = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+  const n = bytes.length;
   // Plain ASCII (nearly every NC file) decodes the same either way; latin1 is the fast copy.
-  if (isAscii(buffer)) text = buffer.toString('latin1');
-  else if (isUtf8(buffer)) text = buffer.toString('utf8').replace(/^\uFEFF/, '');
-  else {
-    text = buffer.toString('latin1');
-    encoding = 'latin1';
+  const utf8 = !isAscii(bytes) && isUtf8(bytes);
+  const encoding: ProgramText['encoding'] = isAscii(bytes) || utf8 ? 'utf-8' : 'latin1';
+  let starts = new Int32Array(1024);
+  let ends = new Int32Array(1024);
+  let count = 0;
+  let start = utf8 && n >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  const push = (end: number): void => {
+    if (count === starts.length) {
+      const s = new Int32Array(count * 2);
+      s.set(starts);
+      starts = s;
+      const e = new Int32Array(count * 2);
+      e.set(ends);
+      ends = e;
+    }
+    starts[count] = start;
+    ends[count] = end;
+    count++;
+  };
+  for (let i = start; i < n; i++) {
+    const b = bytes[i] as number;
+    if (b === 10 || b === 13) {
+      push(i);
+      if (b === 13 && bytes[i + 1] === 10) i++;
+      start = i + 1;
+    }
   }
-  if (text.length === 0) return { lines: [], finalNewline: true, encoding };
-  const lines = text.includes('\r') ? text.split(/\r\n|\r|\n/) : text.split('\n');
-  const last = text.charCodeAt(text.length - 1);
-  const finalNewline = last === 10 || last === 13;
-  if (finalNewline) lines.pop();
-  return { lines, finalNewline, encoding };
+  const finalNewline = start >= n;
+  if (!finalNewline) push(n);
+  const decode = utf8 ? 'utf8' : 'latin1';
+  return {
+    bytes,
+    starts: starts.subarray(0, count),
+    ends: ends.subarray(0, count),
+    finalNewline,
+    encoding,
+    count,
+    line: (i: number) => bytes.toString(decode, starts[i], ends[i]),
+  };
 }
 
 // Markers read in the first lines of a program. Heidenhain conversational is
@@ -43,25 +79,16 @@ export function readProgramText(bytes: Uint8Array): ProgramText {
 // Siemens is recognised by constructs ISO G-code does not have.
 const HEIDENHAIN = /^\s*\d*\s*(BEGIN PGM|END PGM|TOOL CALL|CYCL DEF|BLK FORM|LBL\s)|^\s*\d+\s+L\s+[XYZIJKABC][+-]/im;
 const SIEMENS = /^%_N_|MSG\s*\(|\bCYCLE\d+\s*\(|\bT\s*=\s*"|\bG5(0[0-9]|[1-9][0-9])\b|\bDEF\s+(REAL|INT|BOOL|STRING|CHAR|AXIS|FRAME)\b|\b(TRANS|ATRANS|SUPA|MCALL|WORKPIECE|G642|CFC)\b|\bM17\b/im;
-const SAMPLE_CHARS = 64 * 1024;
+const SAMPLE_BYTES = 64 * 1024;
 
-function sample(lines: readonly string[]): string {
-  const out: string[] = [];
-  let size = 0;
-  for (const line of lines) {
-    out.push(line);
-    size += line.length + 1;
-    if (size > SAMPLE_CHARS) break;
-  }
-  return out.join('\n');
-}
+const sample = (text: ProgramText): string => text.bytes.toString('latin1', 0, Math.min(text.bytes.length, SAMPLE_BYTES));
 
 /**
  * The dialect to canonicalise with. `auto` looks at the first 64 KiB of both
  * programs: Heidenhain if either shows Heidenhain markers, else Siemens if
  * either shows Siemens markers, else ISO (FANUC and alike).
  */
-export function resolveDialect(option: DialectOption, from: readonly string[], to: readonly string[]): Dialect {
+export function resolveDialect(option: DialectOption, from: ProgramText, to: ProgramText): Dialect {
   if (option === 'fanuc' || option === 'iso') return 'iso';
   if (option !== 'auto') return option;
   const a = sample(from);
