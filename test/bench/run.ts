@@ -8,6 +8,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   mcp: () => import('./mcp.js'),
   analysis: () => import('./analysis.js'),
   modbus: () => import('./modbus.js'),
+  'programs-diff': () => import('./programs-diff.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../../core/errors.js';
 import { diffPrograms } from '../../../../plugins/programs/nc/index.js';
+import { LineTable } from '../../../../plugins/programs/nc/line-table.js';
+import { readProgramText } from '../../../../plugins/programs/nc/program-text.js';
 import { StringTable } from '../../../../plugins/programs/nc/string-table.js';
 
 const FANUC = ['%', 'O1001 (PLATE)', 'N10 G21 G90', 'N20 T1 M6', 'N30 G54 G0 X0. Y0. S3000 M3', 'N40 G1 X50. F500.', 'N50 M30', '%'];
@@ -104,5 +106,18 @@ describe('StringTable', () => {
     expect(words.map((w) => table.add(w))).toEqual(ids);
     expect(words.map((w) => table.get(w))).toEqual(ids);
     expect(table.get('nope')).toBe(-1);
+  });
+});
+
+describe('LineTable', () => {
+  it('gives equal lines of either program one id, blank lines included, whatever their line endings', () => {
+    const table = new LineTable();
+    const a = readProgramText(Buffer.from('\nG1 X1.\r\n\nG1 X1.'));
+    const b = readProgramText(Buffer.from('G1 X1.\r\rG1 X2.\n'));
+    const pa = table.program(a);
+    const pb = table.program(b);
+    expect([0, 1, 2, 3].map((i) => table.add(pa, i))).toEqual([0, 1, 0, 1]);
+    expect([0, 1, 2].map((i) => table.add(pb, i))).toEqual([1, 0, 2]);
+    expect([a.line(1), b.line(2), a.finalNewline, b.finalNewline]).toEqual(['G1 X1.', 'G1 X2.', false, true]);
   });
 });
