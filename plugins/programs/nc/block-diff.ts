@@ -125,7 +125,7 @@ function diffRegion(state: DiffState, a0: number, a1: number, b0: number, b1: nu
  * Blocks unique on both sides of the region, as flat pairs `[aIndex, bIndex]`,
  * reduced to the longest chain increasing on both sides (patience sorting).
  */
-function patienceAnchors(state: DiffState, a0: number, a1: number, b0: number, b1: number): number[] {
+function patienceAnchors(state: DiffState, a0: number, a1: number, b0: number, b1: number): Int32Array {
   const { a, b, countA, countB, posA, budget } = state;
   budget.left -= 3 * (a1 - a0 + b1 - b0);
   for (let i = a0; i < a1; i++) {
@@ -137,36 +137,45 @@ function patienceAnchors(state: DiffState, a0: number, a1: number, b0: number, b
     const id = b[j] as number;
     countB[id] = (countB[id] as number) + 1;
   }
-  const candA: number[] = [];
-  const candB: number[] = [];
+  // Typed arrays throughout: a plain array this long (new Array(n) above ~32,000) is a slow dictionary.
+  const candA = new Int32Array(Math.min(a1 - a0, b1 - b0));
+  const candB = new Int32Array(candA.length);
+  let k = 0;
   for (let j = b0; j < b1; j++) {
     const id = b[j] as number;
     if (countA[id] === 1 && countB[id] === 1) {
-      candA.push(posA[id] as number);
-      candB.push(j);
+      candA[k] = posA[id] as number;
+      candB[k] = j;
+      k++;
     }
   }
   for (let i = a0; i < a1; i++) countA[a[i] as number] = 0;
   for (let j = b0; j < b1; j++) countB[b[j] as number] = 0;
   // Longest increasing subsequence of candA (candB is increasing already).
-  const tails: number[] = [];
-  const back = new Int32Array(candA.length);
-  for (let c = 0; c < candA.length; c++) {
+  const tails = new Int32Array(k);
+  let length = 0;
+  const back = new Int32Array(k);
+  for (let c = 0; c < k; c++) {
     const x = candA[c] as number;
     let lo = 0;
-    let hi = tails.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((candA[tails[mid] as number] as number) < x) lo = mid + 1;
-      else hi = mid;
+    let hi = length;
+    // Nearly always the chain just grows: try the end first.
+    if (length > 0 && (candA[tails[length - 1] as number] as number) < x) lo = length;
+    else {
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if ((candA[tails[mid] as number] as number) < x) lo = mid + 1;
+        else hi = mid;
+      }
     }
     back[c] = lo > 0 ? (tails[lo - 1] as number) : -1;
     tails[lo] = c;
+    if (lo === length) length++;
   }
-  budget.left -= candA.length * 4;
-  const out: number[] = new Array<number>(tails.length * 2);
-  let c = tails.length > 0 ? (tails[tails.length - 1] as number) : -1;
-  for (let i = tails.length - 1; i >= 0; i--) {
+  budget.left -= k * 4;
+  const out = new Int32Array(length * 2);
+  let c = length > 0 ? (tails[length - 1] as number) : -1;
+  for (let i = length - 1; i >= 0; i--) {
     out[2 * i] = candA[c] as number;
     out[2 * i + 1] = candB[c] as number;
     c = back[c] as number;
