@@ -60,7 +60,6 @@ export async function run(args: string[]): Promise<void> {
     const theirs: number[] = [];
     let result = diffPrograms(fromBytes, toBytes, { unified: true });
     for (let i = 0; i < runs; i++) {
-      (globalThis as { gc?: () => void }).gc?.();
       const started = performance.now();
       const cpu = process.cpuUsage();
       result = diffPrograms(fromBytes, toBytes, { unified: true });
