@@ -4,10 +4,10 @@
  * two versions of a program share nearly all their lines, so about half the
  * canonicalisation is saved, and the diff compares integers.
  */
-import { canonicalBlock, type CanonicalRules } from './blocks.js';
+import { canonicalBlock, canonicalInto, canonicalUnits, type CanonicalRules } from './blocks.js';
 import type { ProgramText } from './program-text.js';
 import { LineTable } from './line-table.js';
-import { StringTable } from './string-table.js';
+import { UnitTable } from './unit-table.js';
 
 /** One program's compared blocks: canonical id and original line (1-based) of each. */
 export interface ComparedBlocks {
@@ -21,9 +21,9 @@ export class BlockInterner {
   // Each distinct line seen, and per line its canonical id (or DROPPED).
   private readonly lines = new LineTable();
   private idOfLine = new Int32Array(1024);
-  private readonly byKey = new StringTable();
-  /** Form the machine summary reads (every rule on) per id. */
-  readonly machine: string[] = [];
+  private readonly byKey = new UnitTable();
+  // Form the machine summary reads (every rule on) per id, when it differs from the compared form.
+  private readonly machine: string[] = [];
   private readonly dropEmpty: boolean;
   private readonly same: boolean;
 
@@ -35,15 +35,31 @@ export class BlockInterner {
     this.same = sameRules(rules, machineRules);
   }
 
-  /** Canonical form per id. */
-  get keys(): readonly string[] {
-    return this.byKey.strings;
+  /** Number of distinct canonical forms (ids are below it). */
+  get size(): number {
+    return this.byKey.size;
   }
 
-  private intern(key: string, line: string): number {
-    const before = this.byKey.size;
-    const id = this.byKey.add(key);
-    if (id === before) this.machine.push(this.same ? key : canonicalBlock(line, this.machineRules));
+  /** The canonical form with this id. */
+  key(id: number): string {
+    return this.byKey.text(id);
+  }
+
+  /**
+   * Whether the machine form of this id may contain one of `wanted`'s
+   * characters (true whenever the compared form is not the machine form).
+   */
+  machineFormMayContain(id: number, wanted: Uint8Array): boolean {
+    return !this.same || this.byKey.contains(id, wanted);
+  }
+
+  /** The form the machine summary reads for this id (every rule on). */
+  machineForm(id: number): string {
+    return this.same ? this.byKey.text(id) : (this.machine[id] as string);
+  }
+
+  private added(id: number, before: number, line: string): number {
+    if (id === before && !this.same) this.machine.push(canonicalBlock(line, this.machineRules));
     return id;
   }
 
@@ -62,8 +78,9 @@ export class BlockInterner {
         id = this.idOfLine[lineId] as number;
       } else {
         const line = text.line(i);
-        const key = canonicalBlock(line, this.rules);
-        id = key === '' && this.dropEmpty ? DROPPED : this.intern(key, line);
+        const length = canonicalInto(line, this.rules);
+        const before = this.byKey.size;
+        id = length === 0 && this.dropEmpty ? DROPPED : this.added(this.byKey.add(canonicalUnits(), length), before, line);
         if (lineId >= this.idOfLine.length) {
           const grown = new Int32Array(this.idOfLine.length * 2);
           grown.set(this.idOfLine);
@@ -73,7 +90,10 @@ export class BlockInterner {
       }
       if (id === DROPPED) continue;
       // Compared as written, a last line without its line ending differs from one with it, as in diff.
-      if (i === n - 1 && !text.finalNewline && !this.rules.ignore.whitespace) id = this.intern(`${this.keys[id] as string}\u0000`, text.line(i));
+      if (i === n - 1 && !text.finalNewline && !this.rules.ignore.whitespace) {
+        const before = this.byKey.size;
+        id = this.added(this.byKey.addString(`${this.key(id)}\u0000`), before, text.line(i));
+      }
       ids[k] = id;
       lineOf[k] = i + 1;
       k++;

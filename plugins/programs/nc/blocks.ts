@@ -135,9 +135,25 @@ function written(): string {
 
 /** The canonical form of `line` under `rules`; '' for a block with nothing left in it. */
 export function canonicalBlock(line: string, rules: CanonicalRules): string {
-  const { ignore, dialect, pointSignificant } = rules;
+  const { ignore } = rules;
   if (!ignore.blockNumbers && !ignore.comments && !ignore.whitespace && !ignore.case && !ignore.numberFormat) return line;
+  canonicalInto(line, rules);
+  return written();
+}
+
+/**
+ * Writes the canonical form of `line` into the shared buffer and returns
+ * its length; `canonicalUnits()` reads it until the next call. Spares a
+ * string per line where only the id of the form is wanted.
+ */
+export function canonicalInto(line: string, rules: CanonicalRules): number {
+  const { ignore, dialect, pointSignificant } = rules;
   const n = line.length;
+  if (!ignore.blockNumbers && !ignore.comments && !ignore.whitespace && !ignore.case && !ignore.numberFormat) {
+    len = 0;
+    for (let i = 0; i < n; i++) put(line.charCodeAt(i));
+    return len;
+  }
   len = 0;
   wide = false;
   last = -1;
@@ -232,5 +248,10 @@ export function canonicalBlock(line: string, rules: CanonicalRules): string {
     putRange(line, i, i + 1, false);
     i++;
   }
-  return written();
+  return len;
+}
+
+/** The code units `canonicalInto` wrote last (a view, valid until its next call). */
+export function canonicalUnits(): Uint16Array {
+  return buf;
 }

@@ -68,11 +68,14 @@ export function diffPrograms(fromBytes: Uint8Array, toBytes: Uint8Array, input: 
   const interner = new BlockInterner(rules, machine);
   const from = interner.blocks(fromText);
   const to = interner.blocks(toText);
-  const diff = diffBlocks(from.ids, to.ids, interner.keys.length, options.workLimit);
+  const diff = diffBlocks(from.ids, to.ids, interner.size, options.workLimit);
   const changes = changeRuns(diff.runs, from.ids.length, to.ids.length);
 
   const list = buildHunks(changes, { lineOf: from.lineOf, text: fromText }, { lineOf: to.lineOf, text: toText }, options.context, options.maxHunks, options.maxLines);
-  const words = new BlockWords(interner.machine);
+  const words = new BlockWords(
+    (id) => interner.machineForm(id),
+    (id, letters) => interner.machineFormMayContain(id, letters),
+  );
   const full = summarise(
     changes,
     { ids: from.ids, words, facts: readProgramFacts(from.ids, words, dialect), lineOf: from.lineOf },

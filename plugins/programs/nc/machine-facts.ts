@@ -51,23 +51,43 @@ export function addressWords(canonical: string): [string, string, string][] {
 }
 
 type Words = [string, string, string][];
+const WORD_LETTERS = new Uint8Array(128);
+for (const c of 'DFHMPST') WORD_LETTERS[c.charCodeAt(0)] = 1;
 const NONE: Words = [];
 
 /** The address words of each canonical block id, read once per id however often the block occurs. */
 export class BlockWords {
   private readonly cache: (Words | undefined)[] = [];
+  private readonly toolCalls = new Map<number, string>();
 
-  constructor(readonly forms: readonly string[]) {}
+  /**
+   * `form(id)`: the canonical form (every rule on) of block id;
+   * `mayHave(id, letters)`: false when that form surely has none of `letters`, so it need not be made.
+   */
+  constructor(
+    readonly form: (id: number) => string,
+    private readonly mayHave: (id: number, letters: Uint8Array) => boolean = () => true,
+  ) {}
 
   of(id: number): Words {
     let words = this.cache[id];
     if (words === undefined) {
-      const form = this.forms[id] as string;
-      // Most blocks are plain moves without any of these letters.
-      words = /[DFHMPST]/.test(form) ? addressWords(form) : NONE;
+      // Most blocks are plain moves without any of these letters (T also catches TOOL CALL).
+      if (this.mayHave(id, WORD_LETTERS)) {
+        const form = this.form(id);
+        if (form.startsWith('TOOL CALL')) this.toolCalls.set(id, form);
+        words = /[DFHMPST]/.test(form) ? addressWords(form) : NONE;
+      } else {
+        words = NONE;
+      }
       this.cache[id] = words;
     }
     return words;
+  }
+
+  /** The form of block id when it is a Heidenhain TOOL CALL (after `of(id)`). */
+  toolCall(id: number): string | undefined {
+    return this.toolCalls.get(id);
   }
 }
 
@@ -93,9 +113,10 @@ export function readProgramFacts(ids: Int32Array, words: BlockWords, dialect: Di
   };
   for (let i = 0; i < n; i++) {
     const id = ids[i] as number;
+    const list = words.of(id);
     if (dialect === 'heidenhain') {
-      const c = words.forms[id] as string;
-      if (c.startsWith('TOOL CALL')) {
+      const c = words.toolCall(id);
+      if (c !== undefined) {
         const call = TOOL_CALL.exec(c);
         if (call?.[1] !== undefined) active = String(programValue(call[1]));
         note(active, call?.[2] !== undefined ? `axis ${call[2]}` : null);
@@ -105,7 +126,7 @@ export function readProgramFacts(ids: Int32Array, words: BlockWords, dialect: Di
     }
     // H and D in the block that names a tool belong to that tool (`T5 D1`, before its M6); elsewhere to the tool in the spindle.
     let owner = active;
-    for (const word of words.of(id)) {
+    for (const word of list) {
       const [letter, , text] = word;
       if (letter === 'F') f = feed.values.push(programValue(text)) - 1;
       // Siemens `S1=..` names a spindle; one spindle is assumed, the index is dropped.

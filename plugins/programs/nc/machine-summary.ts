@@ -95,7 +95,7 @@ function codeChanges(changes: readonly ChangeRun[], from: SummarySide, to: Summa
     const found = new Map<string, number[]>();
     for (let i = i0; i < i1; i++) {
       const id = side.ids[i] as number;
-      for (const code of blockCodes(side.words.forms[id] as string, side.words.of(id), dialect)[pick]) {
+      for (const code of blockCodes(side.words.form(id), side.words.of(id), dialect)[pick]) {
         const lines = found.get(code);
         if (lines) lines.push(side.lineOf[i] as number);
         else found.set(code, [side.lineOf[i] as number]);

@@ -4,7 +4,7 @@ import { GatewayError } from '../../../../core/errors.js';
 import { diffPrograms } from '../../../../plugins/programs/nc/index.js';
 import { LineTable } from '../../../../plugins/programs/nc/line-table.js';
 import { readProgramText } from '../../../../plugins/programs/nc/program-text.js';
-import { StringTable } from '../../../../plugins/programs/nc/string-table.js';
+import { UnitTable } from '../../../../plugins/programs/nc/unit-table.js';
 
 const FANUC = ['%', 'O1001 (PLATE)', 'N10 G21 G90', 'N20 T1 M6', 'N30 G54 G0 X0. Y0. S3000 M3', 'N40 G1 X50. F500.', 'N50 M30', '%'];
 const lf = (lines: string[]): Buffer => Buffer.from(`${lines.join('\n')}\n`);
@@ -97,15 +97,15 @@ describe('diffPrograms', () => {
   });
 });
 
-describe('StringTable', () => {
-  it('gives each distinct string one id, the empty string included, across growth', () => {
-    const table = new StringTable();
-    const words = ['', 'G1', 'g1', ...Array.from({ length: 5_000 }, (_, i) => `X${i}`)];
-    const ids = words.map((w) => table.add(w));
+describe('UnitTable', () => {
+  it('gives each distinct form one id, the empty one included, across growth, and gives the form back', () => {
+    const table = new UnitTable();
+    const words = ['', 'G1', 'g1', 'MSG("Schlüssel ✓")', ...Array.from({ length: 5_000 }, (_, i) => `X${i}`)];
+    const ids = words.map((w) => table.addString(w));
     expect(ids).toEqual(words.map((_, i) => i));
-    expect(words.map((w) => table.add(w))).toEqual(ids);
-    expect(words.map((w) => table.get(w))).toEqual(ids);
-    expect(table.get('nope')).toBe(-1);
+    expect(words.map((w) => table.addString(w))).toEqual(ids);
+    expect(ids.map((id) => table.text(id))).toEqual(words);
+    expect(table.size).toBe(words.length);
   });
 });
 
