@@ -10,6 +10,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   modbus: () => import('./modbus.js'),
   'body-flood': () => import('./body-flood.js'),
   audit: () => import('./audit.js'),
+  'programs-diff': () => import('./programs-diff.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -1,0 +1,107 @@
+/**
+ * Lines to canonical block ids shared by both programs. A line already seen
+ * (the same text anywhere in either program) is not canonicalised again:
+ * two versions of a program share nearly all their lines, so about half the
+ * canonicalisation is saved, and the diff compares integers.
+ */
+import { canonicalBlock, canonicalInto, canonicalUnits, type CanonicalRules } from './blocks.js';
+import type { ProgramText } from './program-text.js';
+import { LineTable } from './line-table.js';
+import { UnitTable } from './unit-table.js';
+
+/** One program's compared blocks: canonical id and original line (1-based) of each. */
+export interface ComparedBlocks {
+  ids: Int32Array;
+  lineOf: Int32Array;
+}
+
+const DROPPED = -1;
+
+export class BlockInterner {
+  // Each distinct line seen, and per line its canonical id (or DROPPED).
+  private readonly lines = new LineTable();
+  private idOfLine = new Int32Array(1024);
+  private readonly byKey = new UnitTable();
+  // Form the machine summary reads (every rule on) per id, when it differs from the compared form.
+  private readonly machine: string[] = [];
+  private readonly dropEmpty: boolean;
+  private readonly same: boolean;
+
+  constructor(
+    private readonly rules: CanonicalRules,
+    private readonly machineRules: CanonicalRules,
+  ) {
+    this.dropEmpty = rules.ignore.whitespace || rules.ignore.comments;
+    this.same = sameRules(rules, machineRules);
+  }
+
+  /** Number of distinct canonical forms (ids are below it). */
+  get size(): number {
+    return this.byKey.size;
+  }
+
+  /** The canonical form with this id. */
+  key(id: number): string {
+    return this.byKey.text(id);
+  }
+
+  /**
+   * Whether the machine form of this id may contain one of `wanted`'s
+   * characters (true whenever the compared form is not the machine form).
+   */
+  machineFormMayContain(id: number, wanted: Uint8Array): boolean {
+    return !this.same || this.byKey.contains(id, wanted);
+  }
+
+  /** The form the machine summary reads for this id (every rule on). */
+  machineForm(id: number): string {
+    return this.same ? this.byKey.text(id) : (this.machine[id] as string);
+  }
+
+  private added(id: number, before: number, line: string): number {
+    if (id === before && !this.same) this.machine.push(canonicalBlock(line, this.machineRules));
+    return id;
+  }
+
+  /** The compared blocks of one program; blocks empty once canonicalised are left out when comments or blanks are ignored. */
+  blocks(text: ProgramText): ComparedBlocks {
+    const n = text.count;
+    const p = this.lines.program(text);
+    const ids = new Int32Array(n);
+    const lineOf = new Int32Array(n);
+    let k = 0;
+    for (let i = 0; i < n; i++) {
+      const seen = this.lines.size;
+      const lineId = this.lines.add(p, i);
+      let id: number;
+      if (lineId < seen) {
+        id = this.idOfLine[lineId] as number;
+      } else {
+        const line = text.line(i);
+        const length = canonicalInto(line, this.rules);
+        const before = this.byKey.size;
+        id = length === 0 && this.dropEmpty ? DROPPED : this.added(this.byKey.add(canonicalUnits(), length), before, line);
+        if (lineId >= this.idOfLine.length) {
+          const grown = new Int32Array(this.idOfLine.length * 2);
+          grown.set(this.idOfLine);
+          this.idOfLine = grown;
+        }
+        this.idOfLine[lineId] = id;
+      }
+      if (id === DROPPED) continue;
+      // Compared as written, a last line without its line ending differs from one with it, as in diff.
+      if (i === n - 1 && !text.finalNewline && !this.rules.ignore.whitespace) {
+        const before = this.byKey.size;
+        id = this.added(this.byKey.addString(`${this.key(id)}\u0000`), before, text.line(i));
+      }
+      ids[k] = id;
+      lineOf[k] = i + 1;
+      k++;
+    }
+    return { ids: ids.subarray(0, k), lineOf: lineOf.subarray(0, k) };
+  }
+}
+
+function sameRules(a: CanonicalRules, b: CanonicalRules): boolean {
+  return a.pointSignificant === b.pointSignificant && (Object.keys(a.ignore) as (keyof CanonicalRules['ignore'])[]).every((k) => a.ignore[k] === b.ignore[k]);
+}

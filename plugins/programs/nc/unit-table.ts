@@ -1,0 +1,98 @@
+/**
+ * Canonical forms to dense ids, taken straight from the canonicaliser's
+ * buffer: the code units are pooled and a string is made only when one is
+ * asked for, so the forms of 100,000 blocks are not 100,000 strings for the
+ * collector to move.
+ */
+export class UnitTable {
+  private pool = new Uint16Array(1 << 16);
+  private used = 0;
+  private starts = new Int32Array(1024);
+  private ends = new Int32Array(1024);
+  private hashes = new Int32Array(1024);
+  private slots = new Int32Array(2048);
+  private mask = 2047;
+  size = 0;
+
+  /** The id of units[0..length), given a new one when new. */
+  add(units: Uint16Array, length: number): number {
+    let h = 0x811c9dc5;
+    for (let k = 0; k < length; k++) h = Math.imul(h ^ (units[k] as number), 0x01000193);
+    h |= 0;
+    let slot = h & this.mask;
+    for (; ; slot = (slot + 1) & this.mask) {
+      const entry = this.slots[slot] as number;
+      if (entry === 0) break;
+      if (this.hashes[entry - 1] === h && this.equal(entry - 1, units, length)) return entry - 1;
+    }
+    const id = this.size++;
+    if (id === this.hashes.length) {
+      this.starts = widen(this.starts);
+      this.ends = widen(this.ends);
+      this.hashes = widen(this.hashes);
+    }
+    while (this.used + length > this.pool.length) {
+      const pool = new Uint16Array(this.pool.length * 2);
+      pool.set(this.pool);
+      this.pool = pool;
+    }
+    // A plain loop: a subarray view per form would cost an object and a native call.
+    const pool = this.pool;
+    for (let k = 0; k < length; k++) pool[this.used + k] = units[k] as number;
+    this.starts[id] = this.used;
+    this.used += length;
+    this.ends[id] = this.used;
+    this.hashes[id] = h;
+    this.slots[slot] = id + 1;
+    if (this.size * 2 > this.slots.length) this.rehash();
+    return id;
+  }
+
+  /** The id of `s`, given a new one when new. */
+  addString(s: string): number {
+    const units = new Uint16Array(s.length);
+    for (let i = 0; i < s.length; i++) units[i] = s.charCodeAt(i);
+    return this.add(units, s.length);
+  }
+
+  /** The form with this id as a string. */
+  text(id: number): string {
+    const s = this.starts[id] as number;
+    const e = this.ends[id] as number;
+    return Buffer.from(this.pool.buffer, this.pool.byteOffset + 2 * s, 2 * (e - s)).toString('utf16le');
+  }
+
+  /** Whether the form with this id contains any of the characters in `wanted` (a 128-entry ASCII lookup). */
+  contains(id: number, wanted: Uint8Array): boolean {
+    const e = this.ends[id] as number;
+    for (let k = this.starts[id] as number; k < e; k++) {
+      const c = this.pool[k] as number;
+      if (c < 128 && wanted[c] === 1) return true;
+    }
+    return false;
+  }
+
+  private equal(id: number, units: Uint16Array, length: number): boolean {
+    const s = this.starts[id] as number;
+    if ((this.ends[id] as number) - s !== length) return false;
+    for (let k = 0; k < length; k++) if (this.pool[s + k] !== units[k]) return false;
+    return true;
+  }
+
+  private rehash(): void {
+    const size = this.slots.length * 2;
+    this.slots = new Int32Array(size);
+    this.mask = size - 1;
+    for (let id = 0; id < this.size; id++) {
+      let slot = (this.hashes[id] as number) & this.mask;
+      while (this.slots[slot] !== 0) slot = (slot + 1) & this.mask;
+      this.slots[slot] = id + 1;
+    }
+  }
+}
+
+function widen(a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(a.length * 2);
+  b.set(a);
+  return b;
+}
