@@ -154,19 +154,10 @@ export function hashedFieldsOf(row: AuditRow): HashedFields {
 
 /** The record a stored row shows to readers. */
 export function recordOf(row: AuditRow): AuditRecord {
+  // The hashed fields as stored, with details parsed for readers and the record's own hash.
   return {
-    seq: row.seq,
-    time: new Date(row.ts).toISOString(),
-    principalName: row.principal_name,
-    onBehalfOf: row.on_behalf_of,
-    authMethod: row.auth_method,
-    category: row.category,
-    action: row.action,
-    entityType: row.entity_type,
-    entityId: row.entity_id,
-    machine: row.machine,
+    ...hashedFieldsOf(row),
     details: row.details === null ? null : (JSON.parse(row.details) as Record<string, unknown>),
-    prevHash: row.prev_hash,
     hash: row.hash,
   };
 }
