@@ -2,6 +2,58 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * House rules on imports (docs/architecture.md, "House rules"). Imports are
+ * relative, so each rule is written per directory depth: at depth d,
+ * `../` × d is the top of the file's area. A file matches exactly one block,
+ * because a later block's `no-restricted-imports` replaces an earlier one.
+ */
+const MAX_DEPTH = 6;
+const up = (n) => '(\\.\\./)'.concat(`{${n}}`);
+
+/** The composition roots: the only files outside test/ that wire plugins and drivers together. */
+const COMPOSITION_ROOTS = ['core/main.ts', 'core/reset-admin-password.ts', 'plugins/index.ts', 'drivers/registry.ts', 'drivers/sim-main.ts', 'drivers/simulators.ts'];
+
+/** `files` glob for the TypeScript files exactly `depth` directories below `area`. */
+const atDepth = (area, depth) => [`${area}/${'*/'.repeat(depth - 1)}*.ts`];
+
+const importRules = [];
+for (let d = 1; d <= MAX_DEPTH; d++) {
+  // plugins/<x>/…: `../` × d lands in plugins/, so any import that goes exactly that far up reaches another plugin.
+  if (d >= 2) {
+    importRules.push({
+      files: atDepth('plugins', d),
+      ignores: COMPOSITION_ROOTS,
+      rules: {
+        'no-restricted-imports': ['error', {
+          patterns: [
+            { regex: `^${up(d - 1)}(?!\\.\\./)`, message: 'A plugin must not import another plugin (or plugins/index.ts): lift shared code into core/ or meet through the interface registry and the event bus.' },
+            { regex: `^${up(d)}(plugins|drivers)(/|$)`, message: 'A plugin must not import plugins/ or drivers/: only the composition roots wire them (see eslint.config.js).' },
+          ],
+        }],
+      },
+    });
+  }
+  importRules.push({
+    files: atDepth('core', d),
+    ignores: COMPOSITION_ROOTS,
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ regex: `^${up(d)}(plugins|drivers)(/|$)`, message: 'core/ must not import plugins/ or drivers/: pass what it needs in, or make the file a composition root.' }],
+      }],
+    },
+  });
+  importRules.push({
+    files: atDepth('drivers', d),
+    ignores: COMPOSITION_ROOTS,
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [{ regex: `^${up(d)}plugins(/|$)`, message: 'A driver must not import plugins/: only the composition roots wire them.' }],
+      }],
+    },
+  });
+}
+
 export default tseslint.config(
   { ignores: ['node_modules/**', 'dist/**', 'data/**', '.tmp/**'] },
   js.configs.recommended,
@@ -17,4 +69,5 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
+  ...importRules,
 );

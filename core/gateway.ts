@@ -27,7 +27,7 @@ import { prepareDataDirectory, restrictDataDirectory } from './store/data-direct
 import { FleetStore } from './store/fleet-store.js';
 import { HistoryRevisions, settleMsFor } from './store/history-revisions.js';
 import { HistoryWriter } from './store/history-writer.js';
-import { migrate } from './store/migrations.js';
+import { applyMigrations, migrate } from './store/migrations.js';
 import { systemTimeZone } from './time.js';
 import { PACKAGE_ROOT } from './package-root.js';
 
@@ -123,7 +123,7 @@ export class Gateway {
         ...(options.onSampleLag ? { onSampleLag: options.onSampleLag } : {}),
       });
       const http = createHttpApp(logger.child({ component: 'http' }), config.communication.trustProxy);
-      const host = new PluginHost(options.plugins, logger);
+      const host = new PluginHost(options.plugins, logger, (owner, migrations) => applyMigrations(db, owner, migrations, now));
       const context: GatewayContext = {
         config,
         timeZone,

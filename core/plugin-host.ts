@@ -1,9 +1,12 @@
 /**
- * Plugins are named, declare what they depend on, and receive an explicit
- * context. They boot in dependency order and stop in reverse order; a missing
- * or cyclic dependency fails at start with the names involved.
+ * Plugins are named, declare what they depend on and the schema migrations
+ * of the tables they own, and receive an explicit context. Their migrations
+ * run first, in boot order; then they boot in dependency order and stop in
+ * reverse order; a missing or cyclic dependency fails at start with the names
+ * involved.
  */
 import type { Logger } from 'pino';
+import { BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
 
 /** What a plugin's register() may return to be told when to stop. */
 export interface PluginHandle {
@@ -13,13 +16,23 @@ export interface PluginHandle {
 export interface Plugin<Ctx> {
   name: string;
   dependsOn: readonly string[];
+  /** Schema changes of the tables this plugin owns, recorded under its name; they run before any plugin registers. */
+  migrations: readonly Migration[];
   register(ctx: Ctx & { logger: Logger }): Promise<PluginHandle | void> | PluginHandle | void;
 }
 
 /** Declares a plugin; the identity function exists for type inference and readability. */
-export function definePlugin<Ctx>(plugin: { name: string; dependsOn?: readonly string[]; register: Plugin<Ctx>['register'] }): Plugin<Ctx> {
-  return { dependsOn: [], ...plugin };
+export function definePlugin<Ctx>(plugin: {
+  name: string;
+  dependsOn?: readonly string[];
+  migrations?: readonly Migration[];
+  register: Plugin<Ctx>['register'];
+}): Plugin<Ctx> {
+  return { dependsOn: [], migrations: [], ...plugin };
 }
+
+/** Applies one owner's migrations to the role's database; returns the ids applied. */
+export type MigrationRunner = (owner: string, migrations: readonly Migration[]) => Promise<number[]>;
 
 export class PluginError extends Error {
   constructor(message: string) {
@@ -32,6 +45,7 @@ export class PluginError extends Error {
 export function bootOrder<Ctx>(plugins: readonly Plugin<Ctx>[]): Plugin<Ctx>[] {
   const byName = new Map<string, Plugin<Ctx>>();
   for (const p of plugins) {
+    if (p.name === BASE_SCHEMA_OWNER) throw new PluginError(`plugin name '${p.name}' is reserved for the base schema's migrations`);
     if (byName.has(p.name)) throw new PluginError(`plugin '${p.name}' is registered twice`);
     byName.set(p.name, p);
   }
@@ -67,10 +81,24 @@ export class PluginHost<Ctx> {
   constructor(
     private readonly plugins: readonly Plugin<Ctx>[],
     private readonly logger: Logger,
+    /** Runs plugins' migrations on the role's database; a host without one refuses plugins that declare any. */
+    private readonly runMigrations?: MigrationRunner,
   ) {}
 
   async start(ctx: Ctx): Promise<void> {
-    for (const plugin of bootOrder(this.plugins)) {
+    const order = bootOrder(this.plugins);
+    // Every schema is in place before any plugin starts, so a failed migration leaves nothing to stop.
+    for (const plugin of order) {
+      if (plugin.migrations.length === 0) continue;
+      if (!this.runMigrations) throw new PluginError(`plugin '${plugin.name}' declares migrations, but this host has no database`);
+      try {
+        const applied = await this.runMigrations(plugin.name, plugin.migrations);
+        if (applied.length) this.logger.info({ plugin: plugin.name, migrations: applied }, 'applied schema migrations');
+      } catch (err) {
+        throw new PluginError(`plugin '${plugin.name}': ${(err as Error).message}`);
+      }
+    }
+    for (const plugin of order) {
       const logger = this.logger.child({ plugin: plugin.name });
       try {
         const handle = await plugin.register({ ...ctx, logger });

@@ -9,8 +9,9 @@ import type { GatewayContext } from '../../core/context.js';
 import { GatewayAccessPolicy } from './access-policy.js';
 import { applyConfigSettings } from './config-settings.js';
 import { defineAuthInterfaces } from './interfaces.js';
-import { LoginThrottle } from './login-throttle.js';
-import { adminPasswordFromEnv, generatePassword, hashPassword, PASSWORD_COST, type ScryptCost } from './passwords.js';
+import { LoginThrottle } from '../../core/auth/login-throttle.js';
+import { generatePassword, hashPassword, PASSWORD_COST, type ScryptCost } from '../../core/auth/passwords.js';
+import { adminPasswordFromEnv } from './admin-password.js';
 import { loadSigningKey } from './tokens.js';
 import { ADMIN_USERNAME, UserStore } from './user-store.js';
 

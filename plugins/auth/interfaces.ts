@@ -8,8 +8,8 @@ import type { GatewayAccessPolicy } from './access-policy.js';
 import { isAdminOnly } from './access-policy.js';
 import { configManagedSettings, SETTING_PATHS } from './config-settings.js';
 import { parseWhiteListEntry } from './ip-white-list.js';
-import type { LoginThrottle } from './login-throttle.js';
-import { hashPassword, MIN_PASSWORD_LENGTH, needsRehash, verifyPassword, type ScryptCost } from './passwords.js';
+import type { LoginThrottle } from '../../core/auth/login-throttle.js';
+import { hashPassword, MIN_PASSWORD_LENGTH, needsRehash, verifyPassword, type ScryptCost } from '../../core/auth/passwords.js';
 import { createSecretKey, signJwt } from './tokens.js';
 import { USERNAME_PATTERN, type User, type UserStore } from './user-store.js';
 

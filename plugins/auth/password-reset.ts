@@ -12,7 +12,8 @@ import sqlite3 from 'sqlite3';
 import type { GatewayConfig } from '../../config/schema.js';
 import { Database } from '../../core/store/database.js';
 import { migrate } from '../../core/store/migrations.js';
-import { adminPasswordFromEnv, generatePassword, hashPassword } from './passwords.js';
+import { generatePassword, hashPassword } from '../../core/auth/passwords.js';
+import { adminPasswordFromEnv } from './admin-password.js';
 import { USERNAME_PATTERN, UserStore } from './user-store.js';
 
 export interface PasswordResetRequest {

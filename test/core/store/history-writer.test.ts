@@ -25,8 +25,8 @@ describe('store', () => {
     const { db, file } = await freshDb();
     const mode = await db.get<{ journal_mode: string }>('PRAGMA journal_mode');
     expect(mode?.journal_mode).toBe('wal');
-    const versions = await db.all<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-    expect(versions.map((v) => v.version)).toEqual(MIGRATIONS.map((m) => m.version));
+    const versions = await db.all<{ plugin: string; version: number }>('SELECT plugin, version FROM schema_migrations ORDER BY version');
+    expect(versions).toEqual(MIGRATIONS.map((m) => ({ plugin: 'core', version: m.id })));
     await db.close();
     open.pop();
     const again = await Database.open(file);

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { decodeJwt } from 'jose';
 import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { Database } from '../../../core/store/database.js';
-import { migrate, MIGRATIONS } from '../../../core/store/migrations.js';
+import { migrate } from '../../../core/store/migrations.js';
+import { writeLegacySchema } from '../../fixtures/legacy-database.js';
 import { UserStore } from '../../../plugins/auth/user-store.js';
 import { GatewayError } from '../../../core/errors.js';
 
@@ -108,12 +109,8 @@ describe('tokens and keys are bound to the account, not to its name', () => {
   it('the migration gives existing users distinct account ids and binds their keys to them', async () => {
     db = await Database.open(join(mkdtempSync(join(tmpdir(), 'gw-users-')), 'gateway.db'));
     // A database as the previous release left it: migrations up to 3, a user with a key.
+    await writeLegacySchema(db, 3);
     await db.write(async (tx) => {
-      await tx.run('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
-      for (const m of MIGRATIONS.filter((x) => x.version <= 3)) {
-        for (const statement of m.sql.split(';').map((s) => s.trim()).filter(Boolean)) await tx.run(statement);
-        await tx.run('INSERT INTO schema_migrations VALUES (?, ?, 0)', [m.version, m.name]);
-      }
       for (const name of ['admin', 'eve']) {
         await tx.run("INSERT INTO users VALUES (?, 'h', 1, '[]', 1, 0, 0)", [name]);
       }

@@ -99,13 +99,5 @@ export function generatePassword(): string {
   return Array.from(bytes, (b) => alphabet[b % alphabet.length]).join('');
 }
 
-/** Minimum length for every password the gateway accepts. */
+/** Minimum length for every password a role accepts. */
 export const MIN_PASSWORD_LENGTH = 10;
-
-/** GATEWAY_ADMIN_PASSWORD when set (non-empty); throws when it is shorter than the minimum. */
-export function adminPasswordFromEnv(env: NodeJS.ProcessEnv): string | undefined {
-  const fromEnv = env.GATEWAY_ADMIN_PASSWORD;
-  if (fromEnv === undefined || fromEnv === '') return undefined;
-  if (fromEnv.length < MIN_PASSWORD_LENGTH) throw new Error(`GATEWAY_ADMIN_PASSWORD must have at least ${MIN_PASSWORD_LENGTH} characters`);
-  return fromEnv;
-}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LoginThrottle } from '../../../plugins/auth/login-throttle.js';
+import { LoginThrottle } from '../../../core/auth/login-throttle.js';
 
 const T0 = 1_700_000_000_000;
 const MINUTE = 60_000;
