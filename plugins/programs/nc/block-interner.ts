@@ -4,7 +4,7 @@
  * two versions of a program share nearly all their lines, so about half the
  * canonicalisation is saved, and the diff compares integers.
  */
-import { canonicalBlock, canonicalInto, canonicalUnits, type CanonicalRules } from './blocks.js';
+import { canonicalInto, canonicalLoaded, canonicalUnits, loadLineBytes, loadLineString, type CanonicalRules } from './blocks.js';
 import type { ProgramText } from './program-text.js';
 import { LineTable } from './line-table.js';
 import { UnitTable } from './unit-table.js';
@@ -58,9 +58,16 @@ export class BlockInterner {
     return this.same ? this.byKey.text(id) : (this.machine[id] as string);
   }
 
-  private added(id: number, before: number, line: string): number {
-    if (id === before && !this.same) this.machine.push(canonicalBlock(line, this.machineRules));
+  /** Records the machine form of a new id from the loaded line. */
+  private added(id: number, before: number): number {
+    if (id === before && !this.same) this.machine.push(canonicalLoaded(this.machineRules));
     return id;
+  }
+
+  /** Loads line i of `text` into the canonicaliser: straight from its bytes unless it is UTF-8 beyond ASCII. */
+  private load(text: ProgramText, i: number): void {
+    const latin1 = text.encoding === 'latin1';
+    if (!loadLineBytes(text.bytes, text.starts[i] as number, text.ends[i] as number, !latin1)) loadLineString(text.line(i));
   }
 
   /** The compared blocks of one program; blocks empty once canonicalised are left out when comments or blanks are ignored. */
@@ -77,10 +84,10 @@ export class BlockInterner {
       if (lineId < seen) {
         id = this.idOfLine[lineId] as number;
       } else {
-        const line = text.line(i);
-        const length = canonicalInto(line, this.rules);
+        this.load(text, i);
+        const length = canonicalInto(this.rules);
         const before = this.byKey.size;
-        id = length === 0 && this.dropEmpty ? DROPPED : this.added(this.byKey.add(canonicalUnits(), length), before, line);
+        id = length === 0 && this.dropEmpty ? DROPPED : this.added(this.byKey.add(canonicalUnits(), length), before);
         if (lineId >= this.idOfLine.length) {
           const grown = new Int32Array(this.idOfLine.length * 2);
           grown.set(this.idOfLine);
@@ -92,7 +99,9 @@ export class BlockInterner {
       // Compared as written, a last line without its line ending differs from one with it, as in diff.
       if (i === n - 1 && !text.finalNewline && !this.rules.ignore.whitespace) {
         const before = this.byKey.size;
-        id = this.added(this.byKey.addString(`${this.key(id)}\u0000`), before, text.line(i));
+        const marked = this.byKey.addString(`${this.key(id)}\u0000`);
+        if (marked === before && !this.same) this.load(text, i);
+        id = this.added(marked, before);
       }
       ids[k] = id;
       lineOf[k] = i + 1;
