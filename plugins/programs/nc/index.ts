@@ -10,8 +10,9 @@ import { BlockInterner, type ComparedBlocks } from './block-interner.js';
 import { machineRules, type CanonicalRules } from './blocks.js';
 import { diffBlocks } from './block-diff.js';
 import { buildHunks, changeRuns, type Hunk } from './hunks.js';
-import { BlockWords, readProgramFacts } from './machine-facts.js';
+import { BlockWords } from './machine-facts.js';
 import { summarise, type MachineSummary } from './machine-summary.js';
+import { readProgramFacts } from './program-facts.js';
 import { resolveOptions, type Dialect, type DiffOptionsInput } from './options.js';
 import { readProgramText, resolveDialect, type ProgramText } from './program-text.js';
 import { renderUnified } from './unified.js';
@@ -78,8 +79,8 @@ export function diffPrograms(fromBytes: Uint8Array, toBytes: Uint8Array, input: 
   );
   const full = summarise(
     changes,
-    { ids: from.ids, words, facts: readProgramFacts(from.ids, words, dialect), lineOf: from.lineOf },
-    { ids: to.ids, words, facts: readProgramFacts(to.ids, words, dialect), lineOf: to.lineOf },
+    { ids: from.ids, words, facts: readProgramFacts(from.ids, words, dialect, changes, 'from'), lineOf: from.lineOf },
+    { ids: to.ids, words, facts: readProgramFacts(to.ids, words, dialect, changes, 'to'), lineOf: to.lineOf },
     dialect,
   );
   const cut: Record<string, CountShown> = {};
