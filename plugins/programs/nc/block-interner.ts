@@ -74,6 +74,14 @@ export class BlockInterner {
   blocks(text: ProgramText): ComparedBlocks {
     const n = text.count;
     const p = this.lines.program(text);
+    // The first program's lines are nearly all new: room for all of them at
+    // once (canonical forms are rarely longer than their bytes). The second
+    // shares most of its lines with the first and grows the tables as needed.
+    if (this.lines.size === 0) {
+      this.lines.reserve(n);
+      this.byKey.reserve(n, text.bytes.length);
+      if (n > this.idOfLine.length) this.idOfLine = new Int32Array(n);
+    }
     const ids = new Int32Array(n);
     const lineOf = new Int32Array(n);
     let k = 0;

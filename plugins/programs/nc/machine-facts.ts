@@ -9,15 +9,19 @@ import type { Dialect } from './options.js';
 /** A programmed value: a number, or the expression written (`#1`, `R5`). */
 export type ProgramValue = number | string;
 
-/** A modal value per block, as an index into `values` (-1: none programmed yet). Typed, so 100,000 blocks cost no objects. */
+/**
+ * A modal value per block, as an index into `values` (-1: none programmed
+ * yet): typed, so 100,000 blocks cost no objects; or, when only the blocks
+ * around the changes are read, a map from block to index.
+ */
 export interface ModalValues {
-  at: Int32Array;
+  at: Int32Array | Map<number, number>;
   values: ProgramValue[];
 }
 
 /** The modal value in effect after block i (null before it is first programmed, or for i < 0). */
 export function modalAt(modal: ModalValues, i: number): ProgramValue | null {
-  const k = i >= 0 ? (modal.at[i] ?? -1) : -1;
+  const k = i >= 0 ? ((modal.at instanceof Map ? modal.at.get(i) : modal.at[i]) ?? -1) : -1;
   return k >= 0 ? (modal.values[k] as ProgramValue) : null;
 }
 

@@ -32,11 +32,13 @@ function valueIn(ids: Int32Array, i: number, words: BlockWords, letter: string, 
 
 /**
  * The modal value of `letter` (F or S) after each block in [run start − 1,
- * run end) of every change run; other entries are not filled.
+ * run end) of every change run; no other block has an entry.
  */
 export function modalAround(ids: Int32Array, words: BlockWords, letter: 'F' | 'S', changes: readonly ChangeRun[], side: RunSide): ModalValues {
   const letters = letter === 'F' ? F_LETTER : S_LETTER;
-  const modal: ModalValues = { at: new Int32Array(ids.length), values: [] };
+  // A map, not an array per block: only a few blocks are read, and a large fresh array is faulted in page by page.
+  const at = new Map<number, number>();
+  const modal: ModalValues = { at, values: [] };
   // The state after block `known` is `state` (-1: nothing programmed yet).
   let known = -1;
   let state = -1;
@@ -59,7 +61,7 @@ export function modalAround(ids: Int32Array, words: BlockWords, letter: 'F' | 'S
     for (; i <= hi; i++) {
       const v = valueIn(ids, i, words, letter, letters, modal.values);
       if (v >= 0) state = v;
-      modal.at[i] = state;
+      at.set(i, state);
     }
     known = hi;
   }

@@ -14,6 +14,27 @@ export class UnitTable {
   private mask = 2047;
   size = 0;
 
+  /**
+   * Makes room for `more` new forms of about `units` code units in all, so
+   * that a large program is not grown and rehashed step by step.
+   */
+  reserve(more: number, units: number): void {
+    const need = this.size + more;
+    if (need > this.hashes.length) {
+      this.starts = widen(this.starts, need);
+      this.ends = widen(this.ends, need);
+      this.hashes = widen(this.hashes, need);
+    }
+    if (this.used + units > this.pool.length) {
+      const pool = new Uint16Array(this.used + units);
+      pool.set(this.pool.subarray(0, this.used));
+      this.pool = pool;
+    }
+    let slots = this.slots.length;
+    while (need * 2 > slots) slots *= 2;
+    if (slots > this.slots.length) this.rehash(slots);
+  }
+
   /** The id of units[0..length), given a new one when new. */
   add(units: Uint16Array, length: number): number {
     let h = 0x811c9dc5;
@@ -27,9 +48,9 @@ export class UnitTable {
     }
     const id = this.size++;
     if (id === this.hashes.length) {
-      this.starts = widen(this.starts);
-      this.ends = widen(this.ends);
-      this.hashes = widen(this.hashes);
+      this.starts = widen(this.starts, id * 2);
+      this.ends = widen(this.ends, id * 2);
+      this.hashes = widen(this.hashes, id * 2);
     }
     while (this.used + length > this.pool.length) {
       const pool = new Uint16Array(this.pool.length * 2);
@@ -44,7 +65,7 @@ export class UnitTable {
     this.ends[id] = this.used;
     this.hashes[id] = h;
     this.slots[slot] = id + 1;
-    if (this.size * 2 > this.slots.length) this.rehash();
+    if (this.size * 2 > this.slots.length) this.rehash(this.slots.length * 2);
     return id;
   }
 
@@ -79,8 +100,7 @@ export class UnitTable {
     return true;
   }
 
-  private rehash(): void {
-    const size = this.slots.length * 2;
+  private rehash(size: number): void {
     this.slots = new Int32Array(size);
     this.mask = size - 1;
     for (let id = 0; id < this.size; id++) {
@@ -91,8 +111,8 @@ export class UnitTable {
   }
 }
 
-function widen(a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
-  const b = new Int32Array(a.length * 2);
+function widen(a: Int32Array<ArrayBuffer>, length: number): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(length);
   b.set(a);
   return b;
 }

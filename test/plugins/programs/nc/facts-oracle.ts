@@ -15,8 +15,10 @@ const isM6 = ([letter, index, text]: [string, string, string]): boolean => lette
 /** Reads feeds, speeds and tools from a program given as canonical block ids. */
 export function readProgramFacts(ids: Int32Array, words: BlockWords, dialect: Dialect): ProgramFacts {
   const n = ids.length;
-  const feed: ModalValues = { at: new Int32Array(n), values: [] };
-  const speed: ModalValues = { at: new Int32Array(n), values: [] };
+  const feedAt = new Int32Array(n);
+  const speedAt = new Int32Array(n);
+  const feed: ModalValues = { at: feedAt, values: [] };
+  const speed: ModalValues = { at: speedAt, values: [] };
   const toolData = new Map<string, Set<string>>();
   let usesM6 = false;
   if (dialect !== 'heidenhain') for (let i = 0; i < n && !usesM6; i++) usesM6 = words.of(ids[i] as number).some(isM6);
@@ -60,8 +62,8 @@ export function readProgramFacts(ids: Int32Array, words: BlockWords, dialect: Di
       else if (letter === 'H' && dialect === 'iso') note(owner, `H${text}`);
       else if (letter === 'D') note(owner, `D${text}`);
     }
-    feed.at[i] = f;
-    speed.at[i] = s;
+    feedAt[i] = f;
+    speedAt[i] = s;
   }
   const tools = new Map<string, string[]>();
   for (const [tool, set] of toolData) tools.set(tool, [...set].sort());
