@@ -17,11 +17,18 @@ export interface ComparedBlocks {
 
 const DROPPED = -1;
 
+// The tables of the last diff, kept for the next one: on this kind of machine
+// every page of fresh memory costs a fault (tens of microseconds), and a
+// 100,000-block diff fills megabytes of tables. Kept only up to about a
+// million lines, so an outsized program does not hold its memory afterwards.
+const KEEP_SLOTS = 1 << 21;
+let spare: { lines: LineTable; byKey: UnitTable; idOfLine: Int32Array } | null = null;
+
 export class BlockInterner {
   // Each distinct line seen, and per line its canonical id (or DROPPED).
-  private readonly lines = new LineTable();
-  private idOfLine = new Int32Array(1024);
-  private readonly byKey = new UnitTable();
+  private readonly lines: LineTable;
+  private idOfLine: Int32Array;
+  private readonly byKey: UnitTable;
   // Form the machine summary reads (every rule on) per id, when it differs from the compared form.
   private readonly machine: string[] = [];
   private readonly dropEmpty: boolean;
@@ -33,6 +40,22 @@ export class BlockInterner {
   ) {
     this.dropEmpty = rules.ignore.whitespace || rules.ignore.comments;
     this.same = sameRules(rules, machineRules);
+    const kept = spare;
+    spare = null;
+    this.lines = kept?.lines ?? new LineTable();
+    this.byKey = kept?.byKey ?? new UnitTable();
+    this.idOfLine = kept?.idOfLine ?? new Int32Array(1024);
+  }
+
+  /**
+   * Hands the tables on to the next interner (cleared, so no program is held).
+   * This interner must not be used afterwards.
+   */
+  release(): void {
+    if (this.lines.capacity > KEEP_SLOTS || this.byKey.capacity > KEEP_SLOTS) return;
+    this.lines.clear();
+    this.byKey.clear();
+    spare = { lines: this.lines, byKey: this.byKey, idOfLine: this.idOfLine };
   }
 
   /** Number of distinct canonical forms (ids are below it). */

@@ -15,6 +15,18 @@ export class LineTable {
   private mask = 2047;
   size = 0;
 
+  /** Entries the slot table holds (what keeping this table for reuse costs). */
+  get capacity(): number {
+    return this.slots.length;
+  }
+
+  /** Forgets every line and program (the memory stays, already faulted in, for the next diff). */
+  clear(): void {
+    this.texts = [];
+    this.size = 0;
+    this.slots.fill(0);
+  }
+
   /** Registers a program whose lines will be added; returns its index for `add`. */
   program(text: ProgramText): number {
     this.texts.push(text);

@@ -14,6 +14,18 @@ export class UnitTable {
   private mask = 2047;
   size = 0;
 
+  /** Entries the slot table holds (what keeping this table for reuse costs). */
+  get capacity(): number {
+    return this.slots.length;
+  }
+
+  /** Forgets every form (the memory stays, already faulted in, for the next diff). */
+  clear(): void {
+    this.size = 0;
+    this.used = 0;
+    this.slots.fill(0);
+  }
+
   /**
    * Makes room for `more` new forms of about `units` code units in all, so
    * that a large program is not grown and rehashed step by step.
