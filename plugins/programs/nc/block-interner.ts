@@ -22,12 +22,14 @@ const DROPPED = -1;
 // 100,000-block diff fills megabytes of tables. Kept only up to about a
 // million lines, so an outsized program does not hold its memory afterwards.
 const KEEP_SLOTS = 1 << 21;
-let spare: { lines: LineTable; byKey: UnitTable; idOfLine: Int32Array } | null = null;
+let spare: { lines: LineTable; byKey: UnitTable; idOfLine: Int32Array; blockArrays: Int32Array[] } | null = null;
 
 export class BlockInterner {
   // Each distinct line seen, and per line its canonical id (or DROPPED).
   private readonly lines: LineTable;
   private idOfLine: Int32Array;
+  // The ids and line numbers arrays of the first two programs, per program.
+  private readonly blockArrays: Int32Array[];
   private readonly byKey: UnitTable;
   // Form the machine summary reads (every rule on) per id, when it differs from the compared form.
   private readonly machine: string[] = [];
@@ -45,17 +47,29 @@ export class BlockInterner {
     this.lines = kept?.lines ?? new LineTable();
     this.byKey = kept?.byKey ?? new UnitTable();
     this.idOfLine = kept?.idOfLine ?? new Int32Array(1024);
+    this.blockArrays = kept?.blockArrays ?? [];
+  }
+
+  /** An array of at least n entries for program p: kept from an earlier diff for the first two programs. */
+  private blockArray(p: number, k: number, n: number): Int32Array {
+    if (p > 1) return new Int32Array(n);
+    const kept = this.blockArrays[2 * p + k];
+    if (kept !== undefined && kept.length >= n) return kept;
+    const made = new Int32Array(n);
+    this.blockArrays[2 * p + k] = made;
+    return made;
   }
 
   /**
    * Hands the tables on to the next interner (cleared, so no program is held).
-   * This interner must not be used afterwards.
+   * Neither this interner nor the blocks it gave may be used afterwards: the
+   * next diff writes over them.
    */
   release(): void {
     if (this.lines.capacity > KEEP_SLOTS || this.byKey.capacity > KEEP_SLOTS) return;
     this.lines.clear();
     this.byKey.clear();
-    spare = { lines: this.lines, byKey: this.byKey, idOfLine: this.idOfLine };
+    spare = { lines: this.lines, byKey: this.byKey, idOfLine: this.idOfLine, blockArrays: this.blockArrays };
   }
 
   /** Number of distinct canonical forms (ids are below it). */
@@ -105,8 +119,8 @@ export class BlockInterner {
       this.byKey.reserve(n, text.bytes.length);
       if (n > this.idOfLine.length) this.idOfLine = new Int32Array(n);
     }
-    const ids = new Int32Array(n);
-    const lineOf = new Int32Array(n);
+    const ids = this.blockArray(p, 0, n);
+    const lineOf = this.blockArray(p, 1, n);
     let k = 0;
     for (let i = 0; i < n; i++) {
       const seen = this.lines.size;
