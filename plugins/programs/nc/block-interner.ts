@@ -86,7 +86,7 @@ export class BlockInterner {
    * Whether the machine form of this id may contain one of `wanted`'s
    * characters (true whenever the compared form is not the machine form).
    */
-  machineFormMayContain(id: number, wanted: Uint8Array): boolean {
+  machineFormMayContain(id: number, wanted: number): boolean {
     return !this.same || this.byKey.contains(id, wanted);
   }
 

@@ -5,6 +5,7 @@
  * and work offsets. docs/nc-diff.md gives the rules per dialect.
  */
 import type { Dialect } from './options.js';
+import { letterMask } from './unit-table.js';
 
 /** A programmed value: a number, or the expression written (`#1`, `R5`). */
 export type ProgramValue = number | string;
@@ -55,8 +56,7 @@ export function addressWords(canonical: string): [string, string, string][] {
 }
 
 type Words = [string, string, string][];
-const WORD_LETTERS = new Uint8Array(128);
-for (const c of 'DFHMPST') WORD_LETTERS[c.charCodeAt(0)] = 1;
+const WORD_LETTERS = letterMask('DFHMPST');
 const NONE: Words = [];
 
 /** The address words of each canonical block id, read once per id however often the block occurs. */
@@ -70,7 +70,7 @@ export class BlockWords {
    */
   constructor(
     readonly form: (id: number) => string,
-    private readonly mayHave: (id: number, letters: Uint8Array) => boolean = () => true,
+    private readonly mayHave: (id: number, letters: number) => boolean = () => true,
   ) {}
 
   of(id: number): Words {
@@ -90,7 +90,7 @@ export class BlockWords {
   }
 
   /** False when block id surely has none of `letters` (a 128-entry ASCII lookup), so its words need not be read for them. */
-  mayContain(id: number, letters: Uint8Array): boolean {
+  mayContain(id: number, letters: number): boolean {
     return this.mayHave(id, letters);
   }
 
@@ -102,16 +102,9 @@ export class BlockWords {
 
 const isM6 = ([letter, index, text]: [string, string, string]): boolean => letter === 'M' && index === '' && Number(text) === 6;
 
-/** A 128-entry ASCII lookup of `letters`, for `BlockWords.mayContain`. */
-export function letterSet(letters: string): Uint8Array {
-  const set = new Uint8Array(128);
-  for (const c of letters) set[c.charCodeAt(0)] = 1;
-  return set;
-}
-
-const M_LETTER = letterSet('M');
+const M_LETTER = letterMask('M');
 // Tool data comes from T, M6, H and D words (Heidenhain: TOOL CALL, which has a T).
-const TOOL_LETTERS = letterSet('DHMT');
+const TOOL_LETTERS = letterMask('DHMT');
 
 /**
  * The tools a program calls, with the sorted data each is called with. Only

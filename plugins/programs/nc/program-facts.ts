@@ -8,12 +8,13 @@
  * over the block ids, and blocks without the letter are skipped without
  * making their form.
  */
-import { letterSet, programValue, readProgramTools, type BlockWords, type ModalValues, type ProgramFacts } from './machine-facts.js';
+import { programValue, readProgramTools, type BlockWords, type ModalValues, type ProgramFacts } from './machine-facts.js';
 import type { ChangeRun } from './machine-summary.js';
 import type { Dialect } from './options.js';
+import { letterMask } from './unit-table.js';
 
-const F_LETTER = letterSet('F');
-const S_LETTER = letterSet('S');
+const F_LETTER = letterMask('F');
+const S_LETTER = letterMask('S');
 
 /** Which side of the change runs a program is. */
 export type RunSide = 'from' | 'to';
@@ -22,7 +23,7 @@ export type RunSide = 'from' | 'to';
  * The value of the last `letter` word of block i pushed to `values`, as its
  * index; -1 when the block has none.
  */
-function valueIn(ids: Int32Array, i: number, words: BlockWords, letter: string, letters: Uint8Array, values: ModalValues['values']): number {
+function valueIn(ids: Int32Array, i: number, words: BlockWords, letter: string, letters: number, values: ModalValues['values']): number {
   const id = ids[i] as number;
   if (!words.mayContain(id, letters)) return -1;
   let text: string | null = null;
