@@ -32,21 +32,21 @@ const isBlank = (c: number): boolean => c === SPACE || c === TAB;
 const takesSign = (c: number): boolean => isLetter(c) || c === 61 /* = */ || c === 40 /* ( */ || c === 91 /* [ */ || c === 44 /* , */ || c === -1;
 
 /** Where a leading block number (and the blanks after it) ends, or 0 when there is none. */
-function blockNumberEnd(line: string, start: number, dialect: Dialect): number {
+function blockNumberEnd(start: number, dialect: Dialect): number {
   let i = start;
-  const c = line.charCodeAt(i);
+  const c = at(i);
   if (dialect === 'heidenhain') {
     if (!isDigit(c)) return start;
   } else if (c === 78 || c === 110 /* N n */ || (dialect === 'siemens' && c === 58) /* : */) {
     i++;
-    if (!isDigit(line.charCodeAt(i))) return start;
+    if (!isDigit(at(i))) return start;
   } else {
     return start;
   }
-  while (isDigit(line.charCodeAt(i))) i++;
+  while (isDigit(at(i))) i++;
   // `N10G1` is a block number; Heidenhain's number must stand alone (`5 L X+1`).
-  if (dialect === 'heidenhain' && i < line.length && !isBlank(line.charCodeAt(i))) return start;
-  while (isBlank(line.charCodeAt(i))) i++;
+  if (dialect === 'heidenhain' && i < srcLength && !isBlank(at(i))) return start;
+  while (isBlank(at(i))) i++;
   return i;
 }
 
@@ -60,6 +60,47 @@ let last = -1; // last character written that is not a blank
 let pendingBlank = false;
 let nameLength = 0; // letters of the name just written, 0 after anything else
 let keepsBlanks = false; // dialect keeps a blank between two names or two numbers
+// The line being canonicalised, as code units (bytes copied straight from the
+// stored program, or a decoded string's units): no string per line.
+let src = new Uint16Array(1024);
+let srcLength = 0;
+/** Code unit i of the loaded line, -1 past its end (never a digit, letter or mark). */
+const at = (i: number): number => (i < srcLength ? (src[i] as number) : -1);
+
+function room(length: number): void {
+  if (length > src.length) src = new Uint16Array(Math.max(length, src.length * 2));
+  srcLength = length;
+}
+
+/**
+ * Loads bytes[s..e) as the line to canonicalise, one byte one character
+ * (right for latin1, and for UTF-8 when every byte is ASCII); false, and
+ * nothing loaded, when `ascii` is asked for and a byte is not ASCII.
+ */
+export function loadLineBytes(bytes: Uint8Array, s: number, e: number, ascii: boolean): boolean {
+  room(e - s);
+  for (let k = s; k < e; k++) {
+    const b = bytes[k] as number;
+    if (ascii && b > 127) {
+      srcLength = 0;
+      return false;
+    }
+    src[k - s] = b;
+  }
+  return true;
+}
+
+/** Loads a decoded line as the line to canonicalise. */
+export function loadLineString(line: string): void {
+  room(line.length);
+  for (let k = 0; k < line.length; k++) src[k] = line.charCodeAt(k);
+}
+
+/** Index of the first `c` in the loaded line at or after `from`, or -1. */
+function find(c: number, from: number): number {
+  for (let k = from; k < srcLength; k++) if (src[k] === c) return k;
+  return -1;
+}
 
 function put(c: number): void {
   if (len === buf.length) {
@@ -86,15 +127,15 @@ function token(first: number): void {
 }
 
 /** Writes line[s..e) as one token, upper-cased when asked. */
-function putRange(line: string, s: number, e: number, upper: boolean): void {
+function putRange(s: number, e: number, upper: boolean): void {
   if (e <= s) return;
-  token(line.charCodeAt(s));
+  token(at(s));
   for (let i = s; i < e; i++) {
-    let c = line.charCodeAt(i);
+    let c = at(i);
     if (upper && c >= 97 && c <= 122) c -= 32;
     put(c);
   }
-  last = line.charCodeAt(e - 1);
+  last = at(e - 1);
   if (upper && last >= 97 && last <= 122) last -= 32;
   nameLength = 0;
 }
@@ -104,9 +145,9 @@ function putRange(line: string, s: number, e: number, upper: boolean): void {
  * trailing fraction zeros, `.5` as `0.5`, every zero as `0`, and a bare
  * decimal point (`3.`) kept only when `pointSignificant`.
  */
-function putNumber(line: string, negative: boolean, i0: number, i1: number, point: boolean, f0: number, f1: number, pointSignificant: boolean): void {
-  while (i0 < i1 && line.charCodeAt(i0) === 48) i0++;
-  while (f1 > f0 && line.charCodeAt(f1 - 1) === 48) f1--;
+function putNumber(negative: boolean, i0: number, i1: number, point: boolean, f0: number, f1: number, pointSignificant: boolean): void {
+  while (i0 < i1 && at(i0) === 48) i0++;
+  while (f1 > f0 && at(f1 - 1) === 48) f1--;
   if (i0 === i1 && f0 === f1) {
     token(48);
     put(48);
@@ -117,9 +158,9 @@ function putNumber(line: string, negative: boolean, i0: number, i1: number, poin
   token(negative ? 45 : 48);
   if (negative) put(45);
   if (i0 === i1) put(48);
-  for (let i = i0; i < i1; i++) put(line.charCodeAt(i));
+  for (let i = i0; i < i1; i++) put(at(i));
   if (f1 > f0 || (point && pointSignificant)) put(46);
-  for (let i = f0; i < f1; i++) put(line.charCodeAt(i));
+  for (let i = f0; i < f1; i++) put(at(i));
   last = buf[len - 1] as number;
   nameLength = 0;
 }
@@ -137,21 +178,30 @@ function written(): string {
 export function canonicalBlock(line: string, rules: CanonicalRules): string {
   const { ignore } = rules;
   if (!ignore.blockNumbers && !ignore.comments && !ignore.whitespace && !ignore.case && !ignore.numberFormat) return line;
-  canonicalInto(line, rules);
+  loadLineString(line);
+  canonicalInto(rules);
+  return written();
+}
+
+/** The canonical form of the loaded line as a string (after `loadLineBytes`/`loadLineString`). */
+export function canonicalLoaded(rules: CanonicalRules): string {
+  canonicalInto(rules);
   return written();
 }
 
 /**
- * Writes the canonical form of `line` into the shared buffer and returns
- * its length; `canonicalUnits()` reads it until the next call. Spares a
- * string per line where only the id of the form is wanted.
+ * Writes the canonical form of the loaded line (`loadLineBytes` or
+ * `loadLineString`) into the shared buffer and returns its length;
+ * `canonicalUnits()` reads it until the next call. Spares a string per line
+ * where only the id of the form is wanted.
  */
-export function canonicalInto(line: string, rules: CanonicalRules): number {
+export function canonicalInto(rules: CanonicalRules): number {
   const { ignore, dialect, pointSignificant } = rules;
-  const n = line.length;
+  const n = srcLength;
   if (!ignore.blockNumbers && !ignore.comments && !ignore.whitespace && !ignore.case && !ignore.numberFormat) {
     len = 0;
-    for (let i = 0; i < n; i++) put(line.charCodeAt(i));
+    wide = false;
+    for (let i = 0; i < n; i++) put(src[i] as number);
     return len;
   }
   len = 0;
@@ -164,15 +214,15 @@ export function canonicalInto(line: string, rules: CanonicalRules): number {
 
   // Block skip `/` (or `/1`..`/9`) stays: it changes what runs.
   let lead = 0;
-  while (lead < n && isBlank(line.charCodeAt(lead))) lead++;
-  if (line.charCodeAt(lead) === 47 /* / */) {
+  while (lead < n && isBlank(at(lead))) lead++;
+  if (at(lead) === 47 /* / */) {
     lead++;
-    if (isDigit(line.charCodeAt(lead))) lead++;
-    while (lead < n && isBlank(line.charCodeAt(lead))) lead++;
+    if (isDigit(at(lead))) lead++;
+    while (lead < n && isBlank(at(lead))) lead++;
   }
-  const numberEnd = blockNumberEnd(line, lead, dialect);
+  const numberEnd = blockNumberEnd(lead, dialect);
   // Heidenhain `*` structure lines are comments.
-  const starComment = dialect === 'heidenhain' && line.charCodeAt(numberEnd) === 42;
+  const starComment = dialect === 'heidenhain' && at(numberEnd) === 42;
   const skipFrom = ignore.blockNumbers && numberEnd > lead ? lead : -1;
 
   while (i < n) {
@@ -180,72 +230,72 @@ export function canonicalInto(line: string, rules: CanonicalRules): number {
       i = numberEnd;
       continue;
     }
-    const c = line.charCodeAt(i);
+    const c = at(i);
     if (isBlank(c)) {
       const s = i;
-      while (i < n && isBlank(line.charCodeAt(i))) i++;
+      while (i < n && isBlank(at(i))) i++;
       if (ignore.whitespace) pendingBlank = true;
-      else for (let k = s; k < i; k++) put(line.charCodeAt(k));
+      else for (let k = s; k < i; k++) put(at(k));
       continue;
     }
     // Comments: `;` to the end of the line everywhere, `(...)` in ISO, `*` structure lines in Heidenhain.
     if (c === 59 || (c === 40 && dialect === 'iso') || (starComment && i === numberEnd)) {
       let end = n;
       if (c === 40) {
-        const close = line.indexOf(')', i + 1);
+        const close = find(41, i + 1);
         end = close < 0 ? n : close + 1;
       }
       if (ignore.comments) {
         pendingBlank = ignore.whitespace;
       } else {
         let e = end;
-        if (ignore.whitespace) while (e > i && isBlank(line.charCodeAt(e - 1))) e--;
-        putRange(line, i, e, false);
+        if (ignore.whitespace) while (e > i && isBlank(at(e - 1))) e--;
+        putRange(i, e, false);
       }
       i = end;
       continue;
     }
     if (c === 34 /* " */) {
-      const close = line.indexOf('"', i + 1);
+      const close = find(34, i + 1);
       const end = close < 0 ? n : close + 1;
-      putRange(line, i, end, false);
+      putRange(i, end, false);
       i = end;
       continue;
     }
     if (isLetter(c)) {
       const s = i;
-      while (i < n && isLetter(line.charCodeAt(i))) i++;
-      putRange(line, s, i, ignore.case);
+      while (i < n && isLetter(at(i))) i++;
+      putRange(s, i, ignore.case);
       nameLength = i - s;
       // Siemens `L0100` and `L100` are different subprograms: their digits stay as written.
-      if (dialect === 'siemens' && i - s === 1 && (c === 76 || c === 108) && isDigit(line.charCodeAt(i))) {
+      if (dialect === 'siemens' && i - s === 1 && (c === 76 || c === 108) && isDigit(at(i))) {
         const d = i;
-        while (i < n && isDigit(line.charCodeAt(i))) i++;
-        putRange(line, d, i, false);
+        while (i < n && isDigit(at(i))) i++;
+        putRange(d, i, false);
       }
       continue;
     }
-    const signed = (c === 43 || c === 45) && takesSign(last) && i + 1 < n && (isDigit(line.charCodeAt(i + 1)) || line.charCodeAt(i + 1) === 46);
+    const signed = (c === 43 || c === 45) && takesSign(last) && i + 1 < n && (isDigit(at(i + 1)) || at(i + 1) === 46);
     if (isDigit(c) || c === 46 || signed) {
       const s = i;
       if (signed) i++;
       const i0 = i;
-      while (i < n && isDigit(line.charCodeAt(i))) i++;
+      while (i < n && isDigit(at(i))) i++;
       const i1 = i;
       let point = false;
       let f0 = i;
-      if (line.charCodeAt(i) === 46) {
+      if (at(i) === 46) {
         point = true;
         f0 = ++i;
-        while (i < n && isDigit(line.charCodeAt(i))) i++;
+        while (i < n && isDigit(at(i))) i++;
       }
       // Digits inside a name (`PART01A`) are part of the name; `G01X5` is two address words.
-      const inName = !point && nameLength > 1 && isLetter(line.charCodeAt(i));
-      if (!ignore.numberFormat || inName || (i1 === i0 && i === f0)) putRange(line, s, i, false);
-      else putNumber(line, signed && c === 45, i0, i1, point, f0, i, pointSignificant);
+      const inName = !point && nameLength > 1 && isLetter(at(i));
+      if (!ignore.numberFormat || inName || (i1 === i0 && i === f0)) putRange(s, i, false);
+      else putNumber(signed && c === 45, i0, i1, point, f0, i, pointSignificant);
       continue;
     }
-    putRange(line, i, i + 1, false);
+    putRange(i, i + 1, false);
     i++;
   }
   return len;

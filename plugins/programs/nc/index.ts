@@ -10,8 +10,9 @@ import { BlockInterner, type ComparedBlocks } from './block-interner.js';
 import { machineRules, type CanonicalRules } from './blocks.js';
 import { diffBlocks } from './block-diff.js';
 import { buildHunks, changeRuns, type Hunk } from './hunks.js';
-import { BlockWords, readProgramFacts } from './machine-facts.js';
+import { BlockWords } from './machine-facts.js';
 import { summarise, type MachineSummary } from './machine-summary.js';
+import { readProgramFacts } from './program-facts.js';
 import { resolveOptions, type Dialect, type DiffOptionsInput } from './options.js';
 import { readProgramText, resolveDialect, type ProgramText } from './program-text.js';
 import { renderUnified } from './unified.js';
@@ -66,56 +67,61 @@ export function diffPrograms(fromBytes: Uint8Array, toBytes: Uint8Array, input: 
   const rules: CanonicalRules = { dialect, ignore: options.ignore, pointSignificant: dialect === 'iso' && !options.calculatorDecimalInput };
   const machine = machineRules(dialect, options.calculatorDecimalInput);
   const interner = new BlockInterner(rules, machine);
-  const from = interner.blocks(fromText);
-  const to = interner.blocks(toText);
-  const diff = diffBlocks(from.ids, to.ids, interner.size, options.workLimit);
-  const changes = changeRuns(diff.runs, from.ids.length, to.ids.length);
+  // The interner's tables go on to the next diff, whatever happens here.
+  try {
+    const from = interner.blocks(fromText);
+    const to = interner.blocks(toText);
+    const diff = diffBlocks(from.ids, to.ids, interner.size, options.workLimit);
+    const changes = changeRuns(diff.runs, from.ids.length, to.ids.length);
 
-  const list = buildHunks(changes, { lineOf: from.lineOf, text: fromText }, { lineOf: to.lineOf, text: toText }, options.context, options.maxHunks, options.maxLines);
-  const words = new BlockWords(
-    (id) => interner.machineForm(id),
-    (id, letters) => interner.machineFormMayContain(id, letters),
-  );
-  const full = summarise(
-    changes,
-    { ids: from.ids, words, facts: readProgramFacts(from.ids, words, dialect), lineOf: from.lineOf },
-    { ids: to.ids, words, facts: readProgramFacts(to.ids, words, dialect), lineOf: to.lineOf },
-    dialect,
-  );
-  const cut: Record<string, CountShown> = {};
-  const max = options.maxSummaryItems;
-  const summary: MachineSummary = {
-    ...full,
-    tools: { added: cutList(full.tools.added, max, 'tools.added', cut), removed: cutList(full.tools.removed, max, 'tools.removed', cut), changed: cutList(full.tools.changed, max, 'tools.changed', cut) },
-    feeds: cutList(full.feeds, max, 'feeds', cut),
-    spindleSpeeds: cutList(full.spindleSpeeds, max, 'spindleSpeeds', cut),
-    workOffsets: { added: cutList(full.workOffsets.added, max, 'workOffsets.added', cut), removed: cutList(full.workOffsets.removed, max, 'workOffsets.removed', cut) },
-    mCodes: { added: cutList(full.mCodes.added, max, 'mCodes.added', cut), removed: cutList(full.mCodes.removed, max, 'mCodes.removed', cut) },
-  };
-
-  const result: ProgramDiff = {
-    dialect,
-    from: sideInfo(fromBytes, fromText, from),
-    to: sideInfo(toBytes, toText, to),
-    identical: changes.length === 0,
-    hunks: list.hunks,
-    summary,
-  };
-  if (options.unified) {
-    const missing = {
-      fromLine: fromText.finalNewline ? 0 : fromText.count,
-      toLine: toText.finalNewline ? 0 : toText.count,
+    const list = buildHunks(changes, { lineOf: from.lineOf, text: fromText }, { lineOf: to.lineOf, text: toText }, options.context, options.maxHunks, options.maxLines);
+    const words = new BlockWords(
+      (id) => interner.machineForm(id),
+      (id, letters) => interner.machineFormMayContain(id, letters),
+    );
+    const full = summarise(
+      changes,
+      { ids: from.ids, words, facts: readProgramFacts(from.ids, words, dialect, changes, 'from'), lineOf: from.lineOf },
+      { ids: to.ids, words, facts: readProgramFacts(to.ids, words, dialect, changes, 'to'), lineOf: to.lineOf },
+      dialect,
+    );
+    const cut: Record<string, CountShown> = {};
+    const max = options.maxSummaryItems;
+    const summary: MachineSummary = {
+      ...full,
+      tools: { added: cutList(full.tools.added, max, 'tools.added', cut), removed: cutList(full.tools.removed, max, 'tools.removed', cut), changed: cutList(full.tools.changed, max, 'tools.changed', cut) },
+      feeds: cutList(full.feeds, max, 'feeds', cut),
+      spindleSpeeds: cutList(full.spindleSpeeds, max, 'spindleSpeeds', cut),
+      workOffsets: { added: cutList(full.workOffsets.added, max, 'workOffsets.added', cut), removed: cutList(full.workOffsets.removed, max, 'workOffsets.removed', cut) },
+      mCodes: { added: cutList(full.mCodes.added, max, 'mCodes.added', cut), removed: cutList(full.mCodes.removed, max, 'mCodes.removed', cut) },
     };
-    result.unified = renderUnified(list.hunks, missing);
+
+    const result: ProgramDiff = {
+      dialect,
+      from: sideInfo(fromBytes, fromText, from),
+      to: sideInfo(toBytes, toText, to),
+      identical: changes.length === 0,
+      hunks: list.hunks,
+      summary,
+    };
+    if (options.unified) {
+      const missing = {
+        fromLine: fromText.finalNewline ? 0 : fromText.count,
+        toLine: toText.finalNewline ? 0 : toText.count,
+      };
+      result.unified = renderUnified(list.hunks, missing);
+    }
+    const truncated: NonNullable<ProgramDiff['truncated']> = {};
+    if (list.hunks.length < list.totalHunks) truncated.hunks = { shown: list.hunks.length, total: list.totalHunks };
+    if (list.shownLines < list.totalLines) truncated.lines = { shown: list.shownLines, total: list.totalLines };
+    if (Object.keys(cut).length > 0) truncated.summary = cut;
+    if (Object.keys(truncated).length > 0) result.truncated = truncated;
+    if (diff.coarse.regions > 0) {
+      result.coarse = { reason: `work limit of ${options.workLimit} reached: these regions are shown as replaced as a whole`, ...diff.coarse };
+    }
+    return result;
+  } finally {
+    interner.release();
   }
-  const truncated: NonNullable<ProgramDiff['truncated']> = {};
-  if (list.hunks.length < list.totalHunks) truncated.hunks = { shown: list.hunks.length, total: list.totalHunks };
-  if (list.shownLines < list.totalLines) truncated.lines = { shown: list.shownLines, total: list.totalLines };
-  if (Object.keys(cut).length > 0) truncated.summary = cut;
-  if (Object.keys(truncated).length > 0) result.truncated = truncated;
-  if (diff.coarse.regions > 0) {
-    result.coarse = { reason: `work limit of ${options.workLimit} reached: these regions are shown as replaced as a whole`, ...diff.coarse };
-  }
-  return result;
 }
 

@@ -15,10 +15,44 @@ export class LineTable {
   private mask = 2047;
   size = 0;
 
+  /** Entries the slot table holds (what keeping this table for reuse costs). */
+  get capacity(): number {
+    return this.slots.length;
+  }
+
+  /** Forgets every line and program (the memory stays, already faulted in, for the next diff). */
+  clear(): void {
+    this.texts = [];
+    this.size = 0;
+    this.slots.fill(0);
+  }
+
   /** Registers a program whose lines will be added; returns its index for `add`. */
   program(text: ProgramText): number {
     this.texts.push(text);
     return this.texts.length - 1;
+  }
+
+  /**
+   * Makes room for `more` new lines at once, so that a large program is not
+   * grown and rehashed step by step (each step a fresh allocation the
+   * allocator may have to fault in again).
+   */
+  reserve(more: number): void {
+    const need = this.size + more;
+    if (need > this.hashes.length) {
+      const grow = (a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+        const b = new Int32Array(need);
+        b.set(a.subarray(0, this.size));
+        return b;
+      };
+      this.hashes = grow(this.hashes);
+      this.owner = grow(this.owner);
+      this.lineNo = grow(this.lineNo);
+    }
+    let slots = this.slots.length;
+    while (need * 2 > slots) slots *= 2;
+    if (slots > this.slots.length) this.rehash(slots);
   }
 
   /** The id of line `i` of program `p` (as returned by `program`), new ids counting up from `size`. */
@@ -44,7 +78,7 @@ export class LineTable {
     this.lineNo[id] = i;
     this.slots[slot] = id + 1;
     // Kept at most half full, so probe runs stay short.
-    if (this.size * 2 > this.slots.length) this.rehash();
+    if (this.size * 2 > this.slots.length) this.rehash(this.slots.length * 2);
     return id;
   }
 
@@ -69,8 +103,7 @@ export class LineTable {
     this.lineNo = grow(this.lineNo);
   }
 
-  private rehash(): void {
-    const size = this.slots.length * 2;
+  private rehash(size: number): void {
     this.slots = new Int32Array(size);
     this.mask = size - 1;
     for (let id = 0; id < this.size; id++) {

@@ -1,30 +1,35 @@
 /**
  * What one program tells the machine, read from its blocks in canonical form
- * (every rule on): the feed and spindle speed in effect after each block, the
+ * (every rule on): the feed and spindle speed in effect after a block, the
  * tools it calls with the data each is called with, and per block its M-codes
  * and work offsets. docs/nc-diff.md gives the rules per dialect.
  */
 import type { Dialect } from './options.js';
+import { letterMask } from './unit-table.js';
 
 /** A programmed value: a number, or the expression written (`#1`, `R5`). */
 export type ProgramValue = number | string;
 
-/** A modal value per block, as an index into `values` (-1: none programmed yet). Typed, so 100,000 blocks cost no objects. */
+/**
+ * A modal value per block, as an index into `values` (-1: none programmed
+ * yet): typed, so 100,000 blocks cost no objects; or, when only the blocks
+ * around the changes are read, a map from block to index.
+ */
 export interface ModalValues {
-  at: Int32Array;
+  at: Int32Array | Map<number, number>;
   values: ProgramValue[];
 }
 
 /** The modal value in effect after block i (null before it is first programmed, or for i < 0). */
 export function modalAt(modal: ModalValues, i: number): ProgramValue | null {
-  const k = i >= 0 ? (modal.at[i] ?? -1) : -1;
+  const k = i >= 0 ? ((modal.at instanceof Map ? modal.at.get(i) : modal.at[i]) ?? -1) : -1;
   return k >= 0 ? (modal.values[k] as ProgramValue) : null;
 }
 
 export interface ProgramFacts {
-  /** Feed in effect after each block. */
+  /** Feed in effect after each block (`readProgramFacts` fills only the blocks the summary reads: in and just before each change). */
   feed: ModalValues;
-  /** Spindle speed in effect after each block. */
+  /** Spindle speed in effect after each block (likewise). */
   speed: ModalValues;
   /** Each tool called, with the sorted data it was called with (offset numbers, axis, oversizes). */
   tools: Map<string, string[]>;
@@ -51,8 +56,7 @@ export function addressWords(canonical: string): [string, string, string][] {
 }
 
 type Words = [string, string, string][];
-const WORD_LETTERS = new Uint8Array(128);
-for (const c of 'DFHMPST') WORD_LETTERS[c.charCodeAt(0)] = 1;
+const WORD_LETTERS = letterMask('DFHMPST');
 const NONE: Words = [];
 
 /** The address words of each canonical block id, read once per id however often the block occurs. */
@@ -66,7 +70,7 @@ export class BlockWords {
    */
   constructor(
     readonly form: (id: number) => string,
-    private readonly mayHave: (id: number, letters: Uint8Array) => boolean = () => true,
+    private readonly mayHave: (id: number, letters: number) => boolean = () => true,
   ) {}
 
   of(id: number): Words {
@@ -85,6 +89,11 @@ export class BlockWords {
     return words;
   }
 
+  /** False when block id surely has none of `letters` (a 128-entry ASCII lookup), so its words need not be read for them. */
+  mayContain(id: number, letters: number): boolean {
+    return this.mayHave(id, letters);
+  }
+
   /** The form of block id when it is a Heidenhain TOOL CALL (after `of(id)`). */
   toolCall(id: number): string | undefined {
     return this.toolCalls.get(id);
@@ -93,16 +102,25 @@ export class BlockWords {
 
 const isM6 = ([letter, index, text]: [string, string, string]): boolean => letter === 'M' && index === '' && Number(text) === 6;
 
-/** Reads feeds, speeds and tools from a program given as canonical block ids. */
-export function readProgramFacts(ids: Int32Array, words: BlockWords, dialect: Dialect): ProgramFacts {
+const M_LETTER = letterMask('M');
+// Tool data comes from T, M6, H and D words (Heidenhain: TOOL CALL, which has a T).
+const TOOL_LETTERS = letterMask('DHMT');
+
+/**
+ * The tools a program calls, with the sorted data each is called with. Only
+ * blocks that may hold a T, M, H or D word are read: the others change
+ * nothing here, and most blocks are moves.
+ */
+export function readProgramTools(ids: Int32Array, words: BlockWords, dialect: Dialect): Map<string, string[]> {
   const n = ids.length;
-  const feed: ModalValues = { at: new Int32Array(n), values: [] };
-  const speed: ModalValues = { at: new Int32Array(n), values: [] };
   const toolData = new Map<string, Set<string>>();
   let usesM6 = false;
-  if (dialect !== 'heidenhain') for (let i = 0; i < n && !usesM6; i++) usesM6 = words.of(ids[i] as number).some(isM6);
-  let f = -1;
-  let s = -1;
+  if (dialect !== 'heidenhain') {
+    for (let i = 0; i < n && !usesM6; i++) {
+      const id = ids[i] as number;
+      usesM6 = words.mayContain(id, M_LETTER) && words.of(id).some(isM6);
+    }
+  }
   let pending: string | null = null;
   let active: string | null = null;
   const note = (tool: string | null, item: string | null): void => {
@@ -113,6 +131,7 @@ export function readProgramFacts(ids: Int32Array, words: BlockWords, dialect: Di
   };
   for (let i = 0; i < n; i++) {
     const id = ids[i] as number;
+    if (!words.mayContain(id, TOOL_LETTERS)) continue;
     const list = words.of(id);
     if (dialect === 'heidenhain') {
       const c = words.toolCall(id);
@@ -123,16 +142,13 @@ export function readProgramFacts(ids: Int32Array, words: BlockWords, dialect: Di
         OVERSIZE.lastIndex = 0;
         for (let m = OVERSIZE.exec(c); m !== null; m = OVERSIZE.exec(c)) note(active, `${m[1]}${Number(m[2])}`);
       }
+      continue;
     }
     // H and D in the block that names a tool belong to that tool (`T5 D1`, before its M6); elsewhere to the tool in the spindle.
     let owner = active;
     for (const word of list) {
       const [letter, , text] = word;
-      if (letter === 'F') f = feed.values.push(programValue(text)) - 1;
-      // Siemens `S1=..` names a spindle; one spindle is assumed, the index is dropped.
-      else if (letter === 'S') s = speed.values.push(programValue(text)) - 1;
-      else if (dialect === 'heidenhain') continue;
-      else if (letter === 'T') {
+      if (letter === 'T') {
         pending = String(programValue(text));
         owner = pending;
         if (!usesM6) active = pending;
@@ -141,12 +157,10 @@ export function readProgramFacts(ids: Int32Array, words: BlockWords, dialect: Di
       else if (letter === 'H' && dialect === 'iso') note(owner, `H${text}`);
       else if (letter === 'D') note(owner, `D${text}`);
     }
-    feed.at[i] = f;
-    speed.at[i] = s;
   }
   const tools = new Map<string, string[]>();
   for (const [tool, set] of toolData) tools.set(tool, [...set].sort());
-  return { feed, speed, tools };
+  return tools;
 }
 
 const ISO_OFFSET = /(?<![A-Z_])G(5[4-9](?:\.1)?|1[1-2]\d|154)(?![\d])/g;

@@ -35,33 +35,31 @@ export function readProgramText(stored: Uint8Array): ProgramText {
   // Plain ASCII (nearly every NC file) decodes the same either way; latin1 is the fast copy.
   const utf8 = !isAscii(bytes) && isUtf8(bytes);
   const encoding: ProgramText['encoding'] = isAscii(bytes) || utf8 ? 'utf-8' : 'latin1';
-  let starts = new Int32Array(1024);
-  let ends = new Int32Array(1024);
-  let count = 0;
   let start = utf8 && n >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-  const push = (end: number): void => {
-    if (count === starts.length) {
-      const s = new Int32Array(count * 2);
-      s.set(starts);
-      starts = s;
-      const e = new Int32Array(count * 2);
-      e.set(ends);
-      ends = e;
-    }
-    starts[count] = start;
-    ends[count] = end;
-    count++;
-  };
+  // Counted first so the offsets are allocated once at their size: fresh
+  // memory is faulted in page by page, which costs more here than this pass.
+  let lines = 1;
+  for (let i = start; i < n; i++) {
+    const b = bytes[i] as number;
+    if (b === 10 || b === 13) lines++;
+  }
+  const starts = new Int32Array(lines);
+  const ends = new Int32Array(lines);
+  let count = 0;
   for (let i = start; i < n; i++) {
     const b = bytes[i] as number;
     if (b === 10 || b === 13) {
-      push(i);
+      starts[count] = start;
+      ends[count++] = i;
       if (b === 13 && bytes[i + 1] === 10) i++;
       start = i + 1;
     }
   }
   const finalNewline = start >= n;
-  if (!finalNewline) push(n);
+  if (!finalNewline) {
+    starts[count] = start;
+    ends[count++] = n;
+  }
   const decode = utf8 ? 'utf8' : 'latin1';
   return {
     bytes,

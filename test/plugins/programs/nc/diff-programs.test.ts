@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../../core/errors.js';
 import { diffPrograms } from '../../../../plugins/programs/nc/index.js';
+import { editProgram, generateProgram } from './generated-programs.js';
 import { LineTable } from '../../../../plugins/programs/nc/line-table.js';
 import { readProgramText } from '../../../../plugins/programs/nc/program-text.js';
 import { UnitTable } from '../../../../plugins/programs/nc/unit-table.js';
@@ -89,6 +90,19 @@ describe('diffPrograms', () => {
     [{ unified: 1 }, /unified must be true or false/],
   ])('a bad option %j is INVALID_PARAMETER naming the field and the accepted values', (options, message) => {
     expect(invalid(options)).toMatch(message);
+  });
+
+  it('a diff gives the same result whatever diffs ran before it (the tables kept for reuse carry nothing over)', () => {
+    const a = generateProgram(3_000, 21, 400);
+    const b = editProgram(a, 0.05, 22);
+    const first = diffPrograms(lf(a), lf(b), { unified: true });
+    expect(first.hunks.length).toBeGreaterThan(10);
+    // Other programs in between, one with lines equal to a's under other ids, one under other rules and a dialect.
+    const c = generateProgram(5_000, 23, 300);
+    diffPrograms(lf(c), lf(editProgram(c, 0.1, 24)), { unified: true });
+    diffPrograms(lf(b), lf(a), { dialect: 'siemens', ignore: { case: false, comments: false } });
+    expect(() => diffPrograms(lf(a), lf(b), { context: -1 })).toThrow(GatewayError);
+    expect(diffPrograms(lf(a), lf(b), { unified: true })).toEqual(first);
   });
 
   it('empty programs diff to nothing', () => {
