@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { type AuditRow, canonicalText, canonicalTextByLibrary, type HashedFields, hashedFieldsOf, prepareEntry, recordHash } from '../../../core/store/audit/record.js';
-import { CANONICAL_PREFIX_SQL } from '../../../core/store/audit/verify.js';
+import { QUOTED_FIELDS_SQL, canonicalFromQuoted } from '../../../core/store/audit/verify.js';
 import { openChain } from './audit-fixture.js';
 
 /** A small deterministic generator, so a failure can be replayed. */
@@ -102,9 +102,11 @@ describe('audit record canonical text built by SQLite for verify', () => {
         return { ...r, details: JSON.parse(r.details ?? '{}') as Record<string, unknown> };
       });
       await db.write((tx) => chain.appendMany(tx, entries), { transaction: true });
-      const rows = await db.all<AuditRow & { prefix: string }>(`SELECT *, ${CANONICAL_PREFIX_SQL} AS prefix FROM audit_log ORDER BY seq`);
+      const rows = await db.all<AuditRow & { quoted: string }>(`SELECT *, ${QUOTED_FIELDS_SQL} AS quoted FROM audit_log ORDER BY seq`);
       expect(rows).toHaveLength(2000);
-      const differing = rows.find((row) => `${row.prefix},"time":"${new Date(row.ts).toISOString()}"}` !== canonicalText(hashedFieldsOf(row)));
+      const differing = rows.find(
+        (row) => canonicalFromQuoted(row.quoted.split('\x1f'), 0, String(row.seq), new Date(row.ts).toISOString()) !== canonicalText(hashedFieldsOf(row)),
+      );
       expect(differing).toBeUndefined();
       expect(await chain.verify()).toEqual({ intact: true, checked: 2000, firstBrokenSeq: null });
     } finally {

@@ -150,6 +150,7 @@ describe('AuditChain verify', () => {
     await e.db.write((tx) => e.chain.appendMany(tx, Array.from({ length: 12_345 }, (_, i) => entry(i))), { transaction: true });
     // A small chunk size makes the walk cross many chunk borders.
     expect(await e.chain.verify({ chunkSize: 1000 })).toEqual({ intact: true, checked: 12_345, firstBrokenSeq: null });
+    expect(await e.chain.verify({ chunkSize: 1000, parallelFrom: 1 })).toEqual({ intact: true, checked: 12_345, firstBrokenSeq: null });
   });
 
   const N = 10;
@@ -206,9 +207,68 @@ describe('AuditChain verify', () => {
       await fill(e, N);
       expect(await e.chain.verify()).toEqual({ intact: true, checked: N, firstBrokenSeq: null });
       await tamper(e.db, c.sql);
-      expect(await e.chain.verify({ chunkSize: 3 })).toEqual({ intact: false, checked: c.broken - 1, firstBrokenSeq: c.broken });
+      const expected = { intact: false, checked: c.broken - 1, firstBrokenSeq: c.broken };
+      expect(await e.chain.verify({ chunkSize: 3 })).toEqual(expected);
+      // Walked as two halves (seqs 1-5 and 6 on, seam at 6), the same seq is named.
+      expect(await e.chain.verify({ chunkSize: 3, parallelFrom: 1 })).toEqual(expected);
     });
   }
+
+  describe('PV-15 walked as two halves at once (40 records: 1-20 and 21-40, seam record 21)', () => {
+    const M = 40;
+    const halves = { chunkSize: 7, parallelFrom: 1 };
+    async function rehashed(e: Awaited<ReturnType<typeof env>>, seq: number) {
+      const row = await e.db.get<Record<string, string | number | null>>('SELECT * FROM audit_log WHERE seq = ?', [seq]);
+      const { recordHash, hashedFieldsOf } = await import('../../../core/store/audit/record.js');
+      const forged = { ...(row as never as Parameters<typeof hashedFieldsOf>[0]), principal_name: 'mallory' };
+      return recordHash(hashedFieldsOf(forged));
+    }
+    const seamCases: { name: string; sql: (e: Awaited<ReturnType<typeof env>>) => Promise<[string, (string | number)[]?][]>; broken: number }[] = [
+      { name: 'the seam record changed', sql: async () => [["UPDATE audit_log SET principal_name = 'mallory' WHERE seq = 21"]], broken: 21 },
+      { name: 'the seam record deleted', sql: async () => [['DELETE FROM audit_log WHERE seq = 21']], broken: 21 },
+      { name: 'the last record of the first half deleted', sql: async () => [['DELETE FROM audit_log WHERE seq = 20']], broken: 20 },
+      {
+        name: 'the last record of the first half changed and re-hashed (the seam no longer links)',
+        sql: async (e) => [["UPDATE audit_log SET principal_name = 'mallory', hash = ? WHERE seq = 20", [await rehashed(e, 20)]]],
+        broken: 21,
+      },
+      {
+        name: 'the seam record changed and re-hashed',
+        sql: async (e) => [["UPDATE audit_log SET principal_name = 'mallory', hash = ? WHERE seq = 21", [await rehashed(e, 21)]]],
+        broken: 22,
+      },
+      { name: 'the seam prevHash changed', sql: async () => [["UPDATE audit_log SET prev_hash = 'f' || substr(prev_hash, 2) WHERE seq = 21"]], broken: 21 },
+      { name: 'a record in the second half changed', sql: async () => [["UPDATE audit_log SET details = '{}' WHERE seq = 33"]], broken: 33 },
+      {
+        name: 'records in both halves changed',
+        sql: async () => [["UPDATE audit_log SET action = 'x' WHERE seq = 35"], ["UPDATE audit_log SET action = 'x' WHERE seq = 12"]],
+        broken: 12,
+      },
+      {
+        name: 'the seam changed and a later second-half record changed',
+        sql: async () => [["UPDATE audit_log SET machine = 'M9' WHERE seq = 38"], ["UPDATE audit_log SET prev_hash = 'x' WHERE seq = 21"]],
+        broken: 21,
+      },
+      {
+        name: 'records swapped across the seam',
+        sql: async () => [['UPDATE audit_log SET seq = -19 WHERE seq = 19'], ['UPDATE audit_log SET seq = 19 WHERE seq = 23'], ['UPDATE audit_log SET seq = 23 WHERE seq = -19']],
+        broken: 19,
+      },
+      { name: 'the second half deleted (anchor left)', sql: async () => [['DELETE FROM audit_log WHERE seq > 20']], broken: 21 },
+      { name: 'the anchor hash changed', sql: async () => [["UPDATE audit_head SET hash = 'f' || substr(hash, 2)"]], broken: M },
+    ];
+    for (const c of seamCases) {
+      it(`names the same first broken seq as a single walk after ${c.name}`, async () => {
+        const e = await env();
+        await e.db.write((tx) => e.chain.appendMany(tx, Array.from({ length: M }, (_, i) => entry(i))), { transaction: true });
+        expect(await e.chain.verify(halves)).toEqual({ intact: true, checked: M, firstBrokenSeq: null });
+        await tamper(e.db, await c.sql(e));
+        const expected = { intact: false, checked: c.broken - 1, firstBrokenSeq: c.broken };
+        expect(await e.chain.verify({ chunkSize: 7 })).toEqual(expected);
+        expect(await e.chain.verify(halves)).toEqual(expected);
+      });
+    }
+  });
 
   it('PV-15 names the next seq when a changed record was re-hashed: its successor no longer links to it', async () => {
     const e = await env();
