@@ -174,12 +174,18 @@ function readerOn(db: Database): ChunkReader {
 /** A second read-only connection to the file, so the two halves' SQL runs on two threads; null for ':memory:'. */
 async function openSecondReader(db: Database): Promise<(ChunkReader & { close(): Promise<void> }) | null> {
   if (db.file === ':memory:') return null;
-  const conn = await new Promise<sqlite3.Database>((resolve, reject) => {
-    const c = new sqlite3.Database(db.file, sqlite3.OPEN_READONLY, (err) => (err ? reject(err) : resolve(c)));
-  });
+  let conn: sqlite3.Database;
+  try {
+    conn = await new Promise<sqlite3.Database>((resolve, reject) => {
+      const c = new sqlite3.Database(db.file, sqlite3.OPEN_READONLY, (err) => (err ? reject(err) : resolve(c)));
+    });
+  } catch {
+    // The file cannot be opened again (e.g. removed while open): walk as one on the read connection.
+    return null;
+  }
   await new Promise<void>((resolve, reject) =>
     conn.exec('PRAGMA busy_timeout=5000; PRAGMA query_only=ON; PRAGMA cache_size=-32768; PRAGMA mmap_size=268435456;', (err) => (err ? reject(err) : resolve())),
-  );
+  ).catch(() => undefined);
   const all = <T extends Row>(sql: string, params: number[]) =>
     new Promise<T[]>((resolve, reject) => conn.all(sql, params, (err: Error | null, rows: T[]) => (err ? reject(err) : resolve(rows))));
   return {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
+import { unlinkSync } from 'node:fs';
 import canonicalize from 'canonicalize';
 import { AuditChain, GENESIS_HASH } from '../../../core/store/audit-chain.js';
 import type { Database } from '../../../core/store/database.js';
@@ -213,6 +214,13 @@ describe('AuditChain verify', () => {
       expect(await e.chain.verify({ chunkSize: 3, parallelFrom: 1 })).toEqual(expected);
     });
   }
+
+  it('walks as one on the read connection when a second connection to the file cannot be opened', async () => {
+    const e = await env();
+    await fill(e, 6);
+    unlinkSync(e.db.file);
+    expect(await e.chain.verify({ chunkSize: 2, parallelFrom: 1 })).toEqual({ intact: true, checked: 6, firstBrokenSeq: null });
+  });
 
   describe('PV-15 walked as two halves at once (40 records: 1-20 and 21-40, seam record 21)', () => {
     const M = 40;
