@@ -30,24 +30,6 @@ export interface AuditEntry {
   details?: Record<string, unknown> | null;
 }
 
-/** A stored record as callers read it. */
-export interface AuditRecord {
-  seq: number;
-  /** ISO-8601 UTC with milliseconds, e.g. 2026-11-24T08:15:00.123Z. */
-  time: string;
-  principalName: string;
-  onBehalfOf: string | null;
-  authMethod: string;
-  category: string;
-  action: string;
-  entityType: string | null;
-  entityId: string | null;
-  machine: string | null;
-  details: Record<string, unknown> | null;
-  prevHash: string;
-  hash: string;
-}
-
 /** The fields the hash covers, with details as canonical JSON text. */
 export interface HashedFields {
   seq: number;
@@ -63,6 +45,9 @@ export interface HashedFields {
   details: string | null;
   prevHash: string;
 }
+
+/** A stored record as callers read it: the hashed fields with details parsed, and its hash. */
+export type AuditRecord = Omit<HashedFields, 'details'> & { details: Record<string, unknown> | null; hash: string };
 
 /** A row of audit_log as SQLite returns it. */
 export interface AuditRow {

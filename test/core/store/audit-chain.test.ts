@@ -1,22 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { unlinkSync } from 'node:fs';
 import canonicalize from 'canonicalize';
 import { AuditChain, GENESIS_HASH } from '../../../core/store/audit-chain.js';
 import type { Database } from '../../../core/store/database.js';
 import { GatewayError } from '../../../core/errors.js';
-import { entry, fill, openChain, tamper, T0 } from './audit-fixture.js';
+import { chainsClosedAfterEach, entry, fill, tamper, T0 } from './audit-fixture.js';
 
-const open: Database[] = [];
-afterEach(async () => {
-  while (open.length) await open.pop()?.close();
-});
-
-async function env(opts: Parameters<typeof openChain>[0] = {}) {
-  const e = await openChain(opts);
-  open.push(e.db);
-  return e;
-}
+const env = chainsClosedAfterEach();
 
 async function seqs(db: Database): Promise<number[]> {
   return (await db.all<{ seq: number }>('SELECT seq FROM audit_log ORDER BY seq')).map((r) => r.seq);

@@ -1,4 +1,5 @@
 /** Shared set-up for the audit chain tests: a fresh database, a scripted clock, direct tampering. */
+import { afterEach } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,19 @@ export async function openChain(opts: { timeZone?: string; start?: number } = {}
   const clock = { now: opts.start ?? T0 };
   const chain = await AuditChain.open(db, { timeZone: opts.timeZone ?? 'UTC', clock: () => clock.now });
   return { db, chain, clock };
+}
+
+/** An `openChain` for one test file whose databases are closed after each test. */
+export function chainsClosedAfterEach(): typeof openChain {
+  const open: Database[] = [];
+  afterEach(async () => {
+    while (open.length) await open.pop()?.close();
+  });
+  return async (opts = {}) => {
+    const e = await openChain(opts);
+    open.push(e.db);
+    return e;
+  };
 }
 
 /** A plausible entry; `i` varies principal, machine and entity. */

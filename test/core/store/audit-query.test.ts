@@ -1,22 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { AuditChain, AuditFilter, AuditRecord } from '../../../core/store/audit-chain.js';
 import { CSV_COLUMNS } from '../../../core/store/audit/csv.js';
-import type { Database } from '../../../core/store/database.js';
 import { GatewayError } from '../../../core/errors.js';
-import { entry, fill, openChain } from './audit-fixture.js';
+import { chainsClosedAfterEach, entry, fill } from './audit-fixture.js';
 
-const open: Database[] = [];
-afterEach(async () => {
-  while (open.length) await open.pop()?.close();
-});
-
-async function env(opts: Parameters<typeof openChain>[0] = {}) {
-  const e = await openChain(opts);
-  open.push(e.db);
-  return e;
-}
+const env = chainsClosedAfterEach();
 
 /** Every page of a listing, following nextCursor. */
 async function allPages(chain: AuditChain, filter: AuditFilter, limit: number, order?: 'newest' | 'oldest'): Promise<{ pages: number; records: AuditRecord[] }> {
