@@ -4,10 +4,9 @@
  * generated on first start and kept (mode 0600) in the role's data directory.
  * What the claims mean is the role's business; this file only signs and checks.
  */
-import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jwtVerify, SignJWT, type JWTPayload } from 'jose';
+import { loadOrCreateKeyFile } from '../store/key-file.js';
 
 export const JWT_ALGORITHM = 'HS256';
 const DEFAULT_KEY_FILE = 'jwt-signing.key';
@@ -15,11 +14,7 @@ const DEFAULT_KEY_FILE = 'jwt-signing.key';
 /** Loads the signing key from the data dir, creating it (mode 0600) on first start. */
 export function loadSigningKey(dataDir: string, fileName: string = DEFAULT_KEY_FILE): Uint8Array {
   const file = join(dataDir, fileName);
-  if (!existsSync(file)) {
-    writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
-    chmodSync(file, 0o600);
-  }
-  const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  const { key } = loadOrCreateKeyFile(file, 32);
   if (key.length < 32) throw new Error(`${file}: signing key shorter than 256 bits; delete it to generate a new one`);
   return new Uint8Array(key);
 }

@@ -6,8 +6,9 @@
  * fails to decrypt instead of yielding a credential.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadOrCreateKeyFile } from './key-file.js';
 
 export const CREDENTIALS_KEY_FILE = 'credentials.key';
 const ALGORITHM = 'aes-256-gcm';
@@ -61,13 +62,7 @@ export class CredentialBox {
   /** Loads `<dataDir>/credentials.key`, creating it (mode 0600) when absent. */
   static open(dataDir: string): CredentialBox {
     const file = join(dataDir, CREDENTIALS_KEY_FILE);
-    let created = false;
-    if (!existsSync(file)) {
-      writeFileSync(file, randomBytes(KEY_BYTES).toString('base64'), { mode: 0o600, flag: 'wx' });
-      created = true;
-    }
-    chmodSync(file, 0o600);
-    const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+    const { key, created } = loadOrCreateKeyFile(file, KEY_BYTES);
     if (key.length !== KEY_BYTES) {
       throw new Error(`${file}: expected a base64 256-bit key, found ${key.length} bytes; restore the key file that belongs to this data directory`);
     }

@@ -3,6 +3,7 @@
  * line is hashed and compared where it is stored, so a line already seen is
  * recognised without being decoded into a string. Ids are dense (0, 1, 2...).
  */
+import { buildSlots } from './slot-index.js';
 import type { ProgramText } from './program-text.js';
 
 export class LineTable {
@@ -104,12 +105,7 @@ export class LineTable {
   }
 
   private rehash(size: number): void {
-    this.slots = new Int32Array(size);
+    this.slots = buildSlots(this.hashes, this.size, size);
     this.mask = size - 1;
-    for (let id = 0; id < this.size; id++) {
-      let slot = (this.hashes[id] as number) & this.mask;
-      while (this.slots[slot] !== 0) slot = (slot + 1) & this.mask;
-      this.slots[slot] = id + 1;
-    }
   }
 }

@@ -4,6 +4,8 @@
  * asked for, so the forms of 100,000 blocks are not 100,000 strings for the
  * collector to move.
  */
+import { buildSlots } from './slot-index.js';
+
 export class UnitTable {
   private pool = new Uint16Array(1 << 16);
   private used = 0;
@@ -118,13 +120,8 @@ export class UnitTable {
   }
 
   private rehash(size: number): void {
-    this.slots = new Int32Array(size);
+    this.slots = buildSlots(this.hashes, this.size, size);
     this.mask = size - 1;
-    for (let id = 0; id < this.size; id++) {
-      let slot = (this.hashes[id] as number) & this.mask;
-      while (this.slots[slot] !== 0) slot = (slot + 1) & this.mask;
-      this.slots[slot] = id + 1;
-    }
   }
 }
 
