@@ -1,0 +1,146 @@
+/**
+ * An operation of the `/api/v1` REST surface, defined once: method, path
+ * with `{param}` segments, zod schemas of its path parameters, query, body
+ * and of every success response, the permission it needs and its handler.
+ * Routes and the OpenAPI 3.1 document are generated from these definitions
+ * (core/rest/serve.ts, core/rest/openapi.ts), as the gateway's `/api` is
+ * generated from its interface registry; the error format differs (problem
+ * documents, core/rest/problem.ts).
+ */
+import type { z } from 'zod';
+import type { Logger } from 'pino';
+
+export type RestMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** The library scope of a caller: every library, or the listed library ids. */
+export type LibraryScope = '*' | readonly string[];
+
+/** Who is calling the program service. */
+export interface RestPrincipal {
+  kind: 'user' | 'serviceToken';
+  /** The user's or service token's id. */
+  id: string;
+  /** The user name, or the service token's name; recorded in the audit as principalName. */
+  name: string;
+  role: string;
+  /** What the role permits (`vault.read`, `versions.upload`, …); an operation names one. */
+  permissions: ReadonlySet<string>;
+  scopes: { libraries: LibraryScope };
+  /** How the caller authenticated: a session cookie or a service token. */
+  authMethod: 'session' | 'serviceToken';
+  /** The human operator declared by X-On-Behalf-Of, or null. */
+  onBehalfOf: string | null;
+  /** A service token with "high-risk operations need an operator". */
+  requiresOperator: boolean;
+  /** The session's id (not its secret), for logout and change-password. */
+  sessionId?: string;
+}
+
+/** Request facts an authenticator may use: headers only, the body is not read yet. */
+export interface RestRequestInfo {
+  method: string;
+  /** Path without the query string, e.g. `/api/v1/programs/p1/versions`. */
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  sourceIp: string;
+  /** Whether the listener serves TLS (cookie `Secure` and `__Host-` prefix). */
+  secure: boolean;
+}
+
+/**
+ * The access seam of the surface. The accounts plugin provides it: it reads
+ * the session cookie or bearer token, checks CSRF for unsafe methods sent
+ * with a cookie, and returns the principal, null for an anonymous caller, or
+ * throws a ProblemError (401, 403 csrf-check-failed, 429).
+ */
+export interface RestAuthenticator {
+  authenticate(request: RestRequestInfo): Promise<RestPrincipal | null>;
+}
+
+/** What a handler gets besides its validated input. */
+export interface RestCallContext {
+  /** The caller; null only on public operations (`permission: null`). */
+  principal: RestPrincipal | null;
+  request: RestRequestInfo;
+  logger: Logger;
+}
+
+/** A handler's answer: the status (one of the operation's `responses`), a body and extra headers. */
+export interface RestResult {
+  status: number;
+  /** JSON-serialisable value, raw bytes (Buffer), or text chunks to stream (CSV export); omitted for 204. */
+  body?: unknown;
+  headers?: Record<string, string | string[]>;
+}
+
+/** A success response of an operation, for the route and the OpenAPI document. */
+export interface RestResponseSpec {
+  description: string;
+  /** JSON body schema; for another content type, the body's shape as JSON Schema sees it (e.g. a string). */
+  schema?: z.ZodType;
+  /** Defaults to application/json; e.g. `application/octet-stream`, `text/csv`. */
+  contentType?: string;
+  /** Response headers worth documenting (ETag, Set-Cookie). */
+  headers?: Record<string, string>;
+}
+
+export interface RestOperation<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
+  /** Unique, camelCase (`uploadVersion`); the OpenAPI operationId. */
+  operationId: string;
+  method: RestMethod;
+  /** Under /api/v1, with `{name}` path parameters: `/programs/{id}/versions`. */
+  path: `/${string}`;
+  summary: string;
+  description?: string;
+  tags: readonly string[];
+  /** The permission the caller's role must hold; null for a public operation (login). */
+  permission: string | null;
+  /** A high-risk operation: refused (403 operator-required) for a token that requires an operator when X-On-Behalf-Of is absent. */
+  highRisk?: boolean;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Largest body read, in bytes; defaults to the surface's (64 KiB). */
+  bodyLimit?: number;
+  /** Every success status with its schema; problem responses are added by the surface. */
+  responses: Readonly<Record<number, RestResponseSpec>>;
+  handler(input: { params: z.output<P>; query: z.output<Q>; body: z.output<B> }, ctx: RestCallContext): Promise<RestResult> | RestResult;
+}
+
+/** Declares an operation; the identity function exists for type inference. */
+export function defineOperation<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType>(
+  op: RestOperation<P, Q, B>,
+): RestOperation<P, Q, B> {
+  return op;
+}
+
+/** The operations of one surface; plugins add theirs, the surface serves them all. */
+export class RestRegistry {
+  private readonly ops = new Map<string, RestOperation>();
+  private authenticator: RestAuthenticator = { authenticate: () => Promise.resolve(null) };
+
+  define(op: RestOperation<z.ZodType, z.ZodType, z.ZodType>): void {
+    const key = `${op.method} ${op.path}`;
+    if (this.ops.has(key)) throw new Error(`operation ${key} is defined twice`);
+    for (const other of this.ops.values()) {
+      if (other.operationId === op.operationId) throw new Error(`operationId ${op.operationId} is used by ${other.method} ${other.path} and ${key}`);
+    }
+    this.ops.set(key, op as unknown as RestOperation);
+  }
+
+  list(): RestOperation[] {
+    return [...this.ops.values()];
+  }
+
+  setAuthenticator(authenticator: RestAuthenticator): void {
+    this.authenticator = authenticator;
+  }
+
+  get access(): RestAuthenticator {
+    return this.authenticator;
+  }
+}
