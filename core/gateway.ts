@@ -1,35 +1,42 @@
 /**
- * The gateway runtime: opens the store, builds the fleet and the interface
- * registry, boots the plugins and serves HTTP. `stop()` reverses it: stop
- * accepting requests, stop plugins in reverse order (actors, then drivers),
- * flush the history writer, close the database.
+ * The gateway role: on the role runtime (core/runtime.ts: data directory,
+ * `gateway.db` with the base schema, plugin host, listener, stop order) it
+ * opens the fleet store and the history writer, builds the fleet, the
+ * interface registry and the context, boots the plugins and serves HTTP.
+ * `stop()` reverses it through the runtime: stop accepting requests, stop
+ * plugins in reverse order (actors, then drivers), flush and close the
+ * history writer, close the database.
  */
-import { resolve, join } from 'node:path';
+import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { createLogger } from './logger.js';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig, MachineTaskClass } from '../config/schema.js';
 import type { RegisteredDriver } from './driver.js';
-import { EventBus } from './event-bus.js';
+import { EventBus, type GatewayEvents } from './event-bus.js';
 import { DriverRegistry } from './fleet/driver-registry.js';
 import { Fleet } from './fleet/fleet.js';
 import { GroupTaskCache } from './fleet/group-tasks.js';
 import { createHttpApp, serveInterfaces } from './http-server.js';
 import { InterfaceRegistry } from './interfaces.js';
-import { PluginHost, type Plugin } from './plugin-host.js';
-import type { GatewayContext } from './context.js';
+import { McpToolRegistry } from './mcp-tools.js';
+import type { Plugin } from './plugin-host.js';
+import type { GatewayContext, GatewayServices } from './context.js';
 import { configSource } from './config.js';
-import { Database } from './store/database.js';
+import { RoleRuntime } from './runtime.js';
+import { ServiceRegistry } from './services.js';
 import { describeConfigFleet } from './store/config-fleet.js';
 import { CredentialBox } from './store/credential-box.js';
-import { prepareDataDirectory, restrictDataDirectory } from './store/data-directory.js';
 import { FleetStore } from './store/fleet-store.js';
 import { HistoryRevisions, settleMsFor } from './store/history-revisions.js';
 import { HistoryWriter } from './store/history-writer.js';
-import { applyMigrations, migrate } from './store/migrations.js';
+import { MIGRATIONS } from './store/migrations.js';
 import { systemTimeZone } from './time.js';
 import { PACKAGE_ROOT } from './package-root.js';
+
+/** The gateway role's database file in the data directory. */
+export const GATEWAY_DATABASE_FILE = 'gateway.db';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -44,7 +51,8 @@ export interface GatewayOptions {
   configFile?: string;
 }
 
-function packageVersion(): string {
+/** The software version in package.json. */
+export function packageVersion(): string {
   try {
     const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: string };
     return pkg.version ?? '0.0.0';
@@ -64,12 +72,9 @@ function fleetAnnouncements(store: FleetStore, source: string): string[] {
 }
 
 export class Gateway {
-  private stopped = false;
-  private listening = false;
-
   private constructor(
     readonly context: GatewayContext,
-    private readonly host: PluginHost<GatewayContext>,
+    private readonly runtime: RoleRuntime,
     readonly logger: Logger,
   ) {}
 
@@ -86,31 +91,30 @@ export class Gateway {
     const { config } = options;
     const logger = options.logger ?? createLogger(config.logLevel);
     const now = options.now ?? Date.now;
-    const dataDir = resolve(config.gateway.dataDir);
     const timeZone = config.gateway.timeZone || systemTimeZone();
     const drivers = new DriverRegistry(options.drivers);
     const problems = config.machines.flatMap((m, i) => drivers.validate(m).map((p) => `machines[${i}].${p}`));
     if (problems.length) throw new Error(`invalid machine driver settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 
-    prepareDataDirectory(dataDir);
-    const credentials = CredentialBox.open(dataDir);
-    const db = await Database.open(join(dataDir, 'gateway.db'));
-    let history: HistoryWriter | undefined;
+    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.gateway.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: MIGRATIONS });
     try {
-      await migrate(db);
-      history = await HistoryWriter.open(db, {
+      const { dataDir, db } = runtime;
+      const credentials = CredentialBox.open(dataDir);
+      const history = await HistoryWriter.open(db, {
         maxRows: config.history.flushRows,
         flushIntervalMs: config.history.flushIntervalMs,
         logger: logger.child({ component: 'history' }),
         revisions: new HistoryRevisions(settleMsFor(config.history.heartbeatSec)),
         now,
       });
+      // Flushed after the plugins stopped (the actors write until then), before the database closes.
+      runtime.onStop('history writer', () => history.close());
       const source = options.configFile ?? configSource(config);
       const store = await FleetStore.open(db, { credentials, config: { source, machines: config.machines, groups: config.groups } });
       const announcements = fleetAnnouncements(store, source);
       const storeLog = logger.child({ component: 'store', config: source });
       for (const line of announcements) storeLog.info(line);
-      const bus = new EventBus(logger.child({ component: 'bus' }));
+      const bus = new EventBus<GatewayEvents>(logger.child({ component: 'bus' }));
       const interfaces = new InterfaceRegistry(logger.child({ component: 'interfaces' }));
       const fleet = new Fleet({
         drivers,
@@ -123,7 +127,6 @@ export class Gateway {
         ...(options.onSampleLag ? { onSampleLag: options.onSampleLag } : {}),
       });
       const http = createHttpApp(logger.child({ component: 'http' }), config.communication.trustProxy);
-      const host = new PluginHost(options.plugins, logger, (owner, migrations) => applyMigrations(db, owner, migrations, now));
       const context: GatewayContext = {
         config,
         timeZone,
@@ -136,23 +139,24 @@ export class Gateway {
         fleet,
         groupTasks: new GroupTaskCache(),
         bus,
+        tools: new McpToolRegistry(),
+        services: new ServiceRegistry<GatewayServices>('gateway'),
         http,
         now,
         version: packageVersion(),
         startedAt: now(),
         announcements,
         env: options.env ?? process.env,
-        startedPlugins: () => host.names(),
+        startedPlugins: () => runtime.pluginNames(),
       };
-      await host.start(context);
-      // Plugins create files of their own on first start (the JWT key, the gateway ID).
-      restrictDataDirectory(dataDir);
+      // The plugins' migrations, then the plugins in dependency order; the files they create are restricted to 0600.
+      await runtime.startPlugins(options.plugins, context, http);
       serveInterfaces(http, interfaces);
       await http.ready();
-      return new Gateway(context, host, logger);
+      return new Gateway(context, runtime, logger);
     } catch (err) {
-      await history?.close().catch(() => undefined);
-      await db.close().catch(() => undefined);
+      // Whatever started stops, the history writer closes, then the database.
+      await runtime.stop().catch(() => undefined);
       throw err;
     }
   }
@@ -161,24 +165,11 @@ export class Gateway {
   async listen(overrides: { host?: string; port?: number } = {}): Promise<string> {
     const host = overrides.host ?? this.context.config.communication.host;
     const port = overrides.port ?? this.context.config.communication.port;
-    await this.context.http.listen({ host, port });
-    this.listening = true;
-    const address = this.context.http.server.address();
-    const actualPort = typeof address === 'object' && address ? address.port : port;
-    const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
-    return `http://${shownHost}:${actualPort}`;
+    return this.runtime.listen(host, port);
   }
 
-  /** Stops everything in order; safe to call twice. */
+  /** Stops everything in order (HTTP, plugins in reverse, the history writer, the database); safe to call twice. */
   async stop(): Promise<void> {
-    if (this.stopped) return;
-    this.stopped = true;
-    const { http, history, db } = this.context;
-    // Stop taking requests first (in-flight ones finish), so none meets a half-stopped fleet.
-    await http.close().catch((err: unknown) => this.logger.error({ err }, 'http close failed'));
-    this.listening = false;
-    await this.host.stop();
-    await history.close();
-    await db.close();
+    await this.runtime.stop();
   }
 }

@@ -77,6 +77,11 @@ export class RoleRuntime {
     return { names: () => host.names() };
   }
 
+  /** Names of the started plugins, in boot order (those started so far while they start). */
+  pluginNames(): readonly string[] {
+    return this.host?.names() ?? [];
+  }
+
   /** Listens on `host`:`port` (port 0 picks a free one); returns the base URL a person would open. */
   async listen(host: string, port: number): Promise<string> {
     if (!this.http) throw new Error(`role ${this.role}: start the plugins before listening`);

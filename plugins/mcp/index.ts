@@ -4,6 +4,10 @@
  * Before any JSON-RPC is read, the request passes the same access policy as
  * /api (credentials, security control, IP white list) and the Origin/Host
  * allow-lists (DNS-rebinding protection).
+ *
+ * The tools served are those of the gateway's tool registry (`ctx.tools`,
+ * core/mcp-tools.ts), read at request time: this plugin registers its 13
+ * built-in tools there, and any other plugin may add its own.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
@@ -20,7 +24,7 @@ import { GatewayError, toGatewayError, quote } from '../../core/errors.js';
 import { authenticateRequest, requestError } from '../../core/http-server.js';
 import { ANONYMOUS, type Principal } from '../../core/interfaces.js';
 import { parseOrThrow } from '../../core/schema-errors.js';
-import { toJsonSchema } from '../../core/openapi.js';
+import type { JsonSchema } from '../../core/openapi.js';
 import { FrozenAnswers, splice, type Splices } from './frozen-answers.js';
 import { serverInstructions } from './instructions.js';
 import { createToolCaller, ToolFailure, type ToolDefinition } from './tool-runtime.js';
@@ -93,13 +97,13 @@ async function sendResponse(reply: FastifyReply, response: Response, splices: Sp
   return reply.send(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>));
 }
 
-/** Tool listings are the same for every request; they are computed once. */
-function listing(tools: readonly ToolDefinition[]): Tool[] {
-  return tools.map((t) => ({
+/** A tool listing is the same for every request until a tool is registered; it is computed once per registry revision. */
+function listing(tools: readonly { tool: ToolDefinition; inputSchema: JsonSchema }[]): Tool[] {
+  return tools.map(({ tool: t, inputSchema }) => ({
     name: t.name,
     title: t.title,
     description: t.description,
-    inputSchema: toJsonSchema(t.input, 'input') as Tool['inputSchema'],
+    inputSchema: inputSchema as Tool['inputSchema'],
     annotations: { title: t.title, readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
   }));
 }
@@ -135,10 +139,15 @@ export const mcpPlugin = definePlugin<GatewayContext>({
   name: 'mcp',
   dependsOn: ['gateway-api', 'system', 'error-log'],
   register(ctx) {
-    const tools = new Map(TOOLS.map((t) => [t.name, t]));
+    for (const tool of TOOLS) ctx.tools.register(tool);
+    const registry = ctx.tools;
     // One validator for every per-request server: the SDK otherwise builds a new Ajv (with formats) per request.
     const jsonSchemaValidator = new AjvJsonSchemaValidator();
-    const tools_list = listing(TOOLS);
+    let listed: { revision: number; tools: Tool[] } | undefined;
+    const currentListing = (): Tool[] => {
+      if (listed?.revision !== registry.revision) listed = { revision: registry.revision, tools: listing(registry.list()) };
+      return listed.tools;
+    };
     const { allowedOrigins, allowedHosts } = ctx.config.mcp;
 
     /** Origin and Host allow-lists; a browser page on another origin must not drive the tools (DNS rebinding). */
@@ -168,12 +177,12 @@ export const mcpPlugin = definePlugin<GatewayContext>({
         { name: 'cnc-machine-gateway', version: ctx.version },
         { capabilities: { tools: {} }, instructions: serverInstructions(`http://${request.headers.host ?? 'localhost'}/api/docs`), jsonSchemaValidator },
       );
-      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools_list }));
+      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: currentListing() }));
       const splices: Splices = new Map();
       server.setRequestHandler(CallToolRequestSchema, async (req) => {
-        const tool = tools.get(req.params.name);
+        const tool = registry.get(req.params.name);
         if (!tool) {
-          return { content: [{ type: 'text', text: `Unknown tool ${quote(req.params.name)}; accepted: ${[...tools.keys()].join(', ')}` }], isError: true };
+          return { content: [{ type: 'text', text: `Unknown tool ${quote(req.params.name)}; accepted: ${registry.names().join(', ')}` }], isError: true };
         }
         return runTool(ctx, tool, req.params.arguments, principal, request.ip, splices);
       });
