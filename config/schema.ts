@@ -162,8 +162,33 @@ function isTimeZone(value: string): boolean {
   }
 }
 
+/** The services one process can run (`--role`, config `roles`): the machine gateway and the program version service. */
+export const ROLE_NAMES = ['gateway', 'programs'] as const;
+export type RoleName = (typeof ROLE_NAMES)[number];
+
+/** The program version service's port (its /api/v1, /api/docs and /openapi/v1.json). */
+export const DEFAULT_PROGRAMS_PORT = 8030;
+
 export const gatewayConfigSchema = z
   .object({
+    /** The services this process runs when no `--role` is given; both by default. */
+    roles: z
+      .array(z.enum(ROLE_NAMES))
+      .min(1, 'roles must name at least one of "gateway", "programs"')
+      .default([...ROLE_NAMES])
+      .superRefine((roles, ctx) => {
+        roles.forEach((role, i) => {
+          if (roles.indexOf(role) !== i) ctx.addIssue({ code: 'custom', path: [i], input: role, message: `role '${role}' is named twice; name each role once` });
+        });
+      }),
+    /** The program version service's listener; it shares `gateway.dataDir` (database programs.db) and `gateway.timeZone`. */
+    programs: z
+      .object({
+        host: z.string().default('0.0.0.0'),
+        port: z.number().int().min(0).max(65535).default(DEFAULT_PROGRAMS_PORT),
+      })
+      .strict()
+      .default({ host: '0.0.0.0', port: DEFAULT_PROGRAMS_PORT }),
     gateway: z
       .object({
         name: z.string().min(1).default('gateway'),

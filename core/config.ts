@@ -1,13 +1,14 @@
 /**
  * Loads the gateway config: the file (default `config/default.json`, or
- * `--config FILE`), then the environment overrides GATEWAY_PORT and
- * GATEWAY_DATA_DIR, then the schema. A mistake is a ConfigError naming the
+ * `--config FILE`), then the environment overrides GATEWAY_PORT,
+ * GATEWAY_DATA_DIR and PROGRAMS_PORT, then the schema. `--role` selects the
+ * services to run over the file's `roles`. A mistake is a ConfigError naming the
  * file, the path, what was found and what is accepted.
  */
 import { readFileSync } from 'node:fs';
 import { resolve, join } from 'node:path';
-import { gatewayConfigSchema, type GatewayConfig } from '../config/schema.js';
-import { describeIssues } from './schema-errors.js';
+import { gatewayConfigSchema, ROLE_NAMES, type GatewayConfig, type RoleName } from '../config/schema.js';
+import { describeFound, describeIssues } from './schema-errors.js';
 import { PACKAGE_ROOT } from './package-root.js';
 
 export const DEFAULT_CONFIG_FILE = join(PACKAGE_ROOT, 'config', 'default.json');
@@ -71,20 +72,88 @@ export function configFileFromArgs(argv: readonly string[]): string | undefined 
   return undefined;
 }
 
-function applyEnvironment(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, file: string): void {
-  const port = env.GATEWAY_PORT;
-  if (port !== undefined && port !== '') {
-    const n = Number(port);
-    if (!Number.isInteger(n) || n < 0 || n > 65535) {
-      throw new ConfigError(file, [`GATEWAY_PORT (environment): found "${port}"; expected an integer 0-65535`]);
+/** A port from the environment, or undefined when the variable is unset or empty. */
+function portFromEnv(env: NodeJS.ProcessEnv, name: string, file: string): number | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new ConfigError(file, [`${name} (environment): found ${describeFound(value)}; expected an integer 0-65535`]);
+  }
+  return n;
+}
+
+/** The section `key` of the raw config, created when absent; a section that is not an object is left for the schema to report. */
+function section(raw: Record<string, unknown>, key: string): Record<string, unknown> | undefined {
+  const value = (raw[key] ??= {});
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/** The longest `--role` value quoted back in an error. */
+const ROLE_ARG_MAX_CHARS = 200;
+const ROLES_ACCEPTED = `one of ${ROLE_NAMES.map((r) => `"${r}"`).join('|')} (repeat --role, or give a comma list: --role ${ROLE_NAMES.join(',')})`;
+
+/**
+ * The roles named by `--role NAME` / `--role=NAME` on the command line
+ * (repeatable, each a comma list), in the order of ROLE_NAMES; undefined when
+ * there is none. A bad value is a ConfigError naming `--role`.
+ */
+export function rolesFromArgs(argv: readonly string[]): RoleName[] | undefined {
+  const values: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--role') {
+      const next = argv[i + 1];
+      if (next === undefined || next.startsWith('--')) throw new ConfigError('(command line)', [`--role: found nothing; expected ${ROLES_ACCEPTED}`]);
+      values.push(next);
+      i++;
+    } else if (arg?.startsWith('--role=')) {
+      values.push(arg.slice('--role='.length));
     }
-    const communication = (raw.communication ??= {}) as Record<string, unknown>;
-    communication.port = n;
+  }
+  if (!values.length) return undefined;
+  const named = new Set<RoleName>();
+  const problems: string[] = [];
+  for (const value of values) {
+    for (const name of value.split(',')) {
+      const role = name.trim();
+      if ((ROLE_NAMES as readonly string[]).includes(role)) named.add(role as RoleName);
+      else problems.push(`--role: found ${describeFound(role.slice(0, ROLE_ARG_MAX_CHARS))}; expected ${ROLES_ACCEPTED}`);
+    }
+  }
+  if (problems.length) throw new ConfigError('(command line)', problems.slice(0, 5));
+  return ROLE_NAMES.filter((r) => named.has(r));
+}
+
+/** The roles a process runs and what named them. */
+export interface RoleSelection {
+  roles: RoleName[];
+  /** `--role` on the command line, the config file's `roles`, or the default (every role). */
+  from: 'command line' | 'config' | 'default';
+}
+
+/** The roles this process runs: those of `--role`, else the config's `roles` (every role by default), in the order of ROLE_NAMES. */
+export function selectRoles(argv: readonly string[], config: GatewayConfig): RoleSelection {
+  const named = rolesFromArgs(argv);
+  if (named) return { roles: named, from: 'command line' };
+  return { roles: ROLE_NAMES.filter((r) => config.roles.includes(r)), from: configWrites(config, 'roles') ? 'config' : 'default' };
+}
+
+function applyEnvironment(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, file: string): void {
+  const port = portFromEnv(env, 'GATEWAY_PORT', file);
+  if (port !== undefined) {
+    const communication = section(raw, 'communication');
+    if (communication) communication.port = port;
+  }
+  const programsPort = portFromEnv(env, 'PROGRAMS_PORT', file);
+  if (programsPort !== undefined) {
+    const programs = section(raw, 'programs');
+    if (programs) programs.port = programsPort;
   }
   const dataDir = env.GATEWAY_DATA_DIR;
   if (dataDir !== undefined && dataDir !== '') {
-    const gateway = (raw.gateway ??= {}) as Record<string, unknown>;
-    gateway.dataDir = dataDir;
+    const gateway = section(raw, 'gateway');
+    if (gateway) gateway.dataDir = dataDir;
   }
 }
 

@@ -28,6 +28,12 @@ export interface StopProcess {
 
 export interface StopOnSignalsOptions {
   parts: readonly StopPart[];
+  /**
+   * Stop the parts one after another in the order given (each once the one before
+   * finished or failed), e.g. the program service before the gateway; by
+   * default they stop all at once.
+   */
+  inOrder?: boolean;
   /** Called once everything stopped, before exit(0) (e.g. to log "stopped cleanly"). */
   onStopped?: () => void;
   /** Signals closer than this to the previous one are copies of the same press. */
@@ -120,14 +126,17 @@ export class StopOnSignals {
       this.finish(1, `stop did not finish within ${this.deadlineMs / 1000} s; not stopped: ${this.notStopped().join(', ')}; exiting`);
     }, this.deadlineMs);
     const failures: string[] = [];
-    void Promise.all(
-      this.options.parts.map((part) =>
-        part.stop().then(
+    const stopPart = (part: StopPart): Promise<void> =>
+      part
+        .stop()
+        .then(
           () => void this.stopped.add(part.name),
           (err: unknown) => void failures.push(`${part.name}: ${err instanceof Error ? err.message : String(err)}`),
-        ),
-      ),
-    ).then(() => {
+        );
+    const all = this.options.inOrder
+      ? this.options.parts.reduce<Promise<void>>((before, part) => before.then(() => (this.exited ? undefined : stopPart(part))), Promise.resolve())
+      : Promise.all(this.options.parts.map(stopPart));
+    void all.then(() => {
       if (this.exited) return;
       if (failures.length) {
         this.finish(1, `stop failed: ${failures.join('; ')}`);

@@ -1,7 +1,8 @@
 /**
- * The lines `npm start` prints once the gateway listens: what runs where, and
- * for each URL whether it needs a token, so a first-time user knows which one
- * to open in a browser and which need `Authorization: Bearer <token>` first.
+ * The lines `npm start` prints once its roles listen: one section per role
+ * (the gateway, the program version service) saying what runs where, and for
+ * each URL whether it needs a token, so a first-time user knows which one to
+ * open in a browser and which need `Authorization: Bearer <token>` first.
  */
 
 /** What the banner shows about a running gateway. */
@@ -15,6 +16,21 @@ export interface BannerFacts {
   url: string;
   /** Lines the plugins asked to show (first password, how to log in). */
   announcements: readonly string[];
+  /** The database file in the data directory; `gateway.db` unless told. */
+  databaseFile?: string;
+}
+
+/** What the banner shows about a running program version service. */
+export interface ProgramsBannerFacts {
+  version: string;
+  configFile: string;
+  dataDir: string;
+  timeZone: string;
+  /** Base URL, e.g. http://localhost:8030 (no trailing slash). */
+  url: string;
+  announcements: readonly string[];
+  /** The database file in the data directory; `programs.db` unless told. */
+  databaseFile?: string;
 }
 
 const NO_TOKEN = 'no token';
@@ -34,25 +50,58 @@ export function bannerUrlLines(url: string): string[] {
   return rows.map(([label, link, access]) => `  ${label.padEnd(13)}${link}  (${access})`);
 }
 
-/** The whole banner, ending with a newline. */
+/** The program service's URL lines, as bannerUrlLines. */
+export function programsUrlLines(url: string): string[] {
+  const rows: [string, string, string][] = [
+    ['API:', `${url}/api/v1`, TOKEN],
+    ['API docs:', `${url}/api/docs`, NO_TOKEN],
+    ['OpenAPI:', `${url}/openapi/v1.json`, NO_TOKEN],
+  ];
+  return rows.map(([label, link, access]) => `  ${label.padEnd(13)}${link}  (${access})`);
+}
+
+/** A role's announcements, each indented, followed by a blank line when there are any. */
+function announcementLines(announcements: readonly string[]): string[] {
+  return [...announcements.map((line) => `  ${line}`), ...(announcements.length ? [''] : [])];
+}
+
+/** The gateway's section of the banner: where it runs, its URLs, its announcements; ends with a blank line. */
+export function gatewayBannerSection(facts: BannerFacts): string[] {
+  return [
+    `  CNC machine gateway ${facts.version} is running`,
+    `  config:      ${facts.configFile}`,
+    `  data:        ${facts.dataDir} (SQLite: ${facts.databaseFile ?? 'gateway.db'})`,
+    `  time zone:   ${facts.timeZone}`,
+    `  machines:    ${facts.machines.length} (${driversInUse(facts.machines)})`,
+    '',
+    ...bannerUrlLines(facts.url),
+    '',
+    ...announcementLines(facts.announcements),
+  ];
+}
+
+/** The program version service's section of the banner; ends with a blank line. */
+export function programsBannerSection(facts: ProgramsBannerFacts): string[] {
+  return [
+    `  Program version service ${facts.version} is running`,
+    `  config:      ${facts.configFile}`,
+    `  data:        ${facts.dataDir} (SQLite: ${facts.databaseFile ?? 'programs.db'})`,
+    `  time zone:   ${facts.timeZone}`,
+    '',
+    ...programsUrlLines(facts.url),
+    '',
+    ...announcementLines(facts.announcements),
+  ];
+}
+
+/** The banner of the roles this process runs, one section each in the order given, ending with a newline. */
+export function rolesBanner(sections: readonly (readonly string[])[]): string {
+  return ['', ...sections.flat(), '  Press Ctrl-C to stop.', ''].join('\n') + '\n';
+}
+
+/** The banner of a process that runs the gateway alone, ending with a newline. */
 export function startupBanner(facts: BannerFacts): string {
-  return (
-    [
-      '',
-      `  CNC machine gateway ${facts.version} is running`,
-      `  config:      ${facts.configFile}`,
-      `  data:        ${facts.dataDir} (SQLite: gateway.db)`,
-      `  time zone:   ${facts.timeZone}`,
-      `  machines:    ${facts.machines.length} (${driversInUse(facts.machines)})`,
-      '',
-      ...bannerUrlLines(facts.url),
-      '',
-      ...facts.announcements.map((line) => `  ${line}`),
-      ...(facts.announcements.length ? [''] : []),
-      '  Press Ctrl-C to stop.',
-      '',
-    ].join('\n') + '\n'
-  );
+  return rolesBanner([gatewayBannerSection(facts)]);
 }
 
 /** `simulator 12` or `opcua 2, modbus 2`: how many machines use each driver. */
