@@ -140,4 +140,36 @@ describe('stop on signals', () => {
     expect(proc.exits).toEqual([1]);
     expect(proc.lines).toEqual(['stop failed: gateway: database is locked']);
   });
+
+  it('in order: the program service stops first, the gateway only once it finished; a failure does not keep the next from stopping', async () => {
+    const proc = new FakeProcess();
+    const programs = controllablePart('programs');
+    const gw = controllablePart('gateway');
+    const stop = new StopOnSignals({ parts: [programs.part, gw.part], inOrder: true, deadlineMs: 10_000 }, proc);
+    stop.receive('SIGTERM');
+    await settle();
+    expect([programs.started(), gw.started()]).toEqual([1, 0]);
+    expect(stop.notStopped()).toEqual(['programs', 'gateway']);
+    programs.fail(new Error('webhook queue did not drain'));
+    await settle();
+    expect([programs.started(), gw.started()]).toEqual([1, 1]);
+    expect(proc.exits).toEqual([]);
+    gw.finish();
+    await settle();
+    expect(proc.exits).toEqual([1]);
+    expect(proc.lines).toEqual(['stop failed: programs: webhook queue did not drain']);
+  });
+
+  it('in order, a hung first part is named at the deadline with the part still waiting behind it', async () => {
+    const proc = new FakeProcess();
+    const programs = controllablePart('programs');
+    const gw = controllablePart('gateway');
+    const stop = new StopOnSignals({ parts: [programs.part, gw.part], inOrder: true, deadlineMs: 10_000 }, proc);
+    stop.receive('SIGINT');
+    await settle();
+    proc.advance(10_000);
+    expect(proc.exits).toEqual([1]);
+    expect(proc.lines).toEqual(['stop did not finish within 10 s; not stopped: programs, gateway; exiting']);
+    expect(gw.started()).toBe(0);
+  });
 });

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bannerUrlLines, startupBanner } from '../../core/startup-banner.js';
+import { bannerUrlLines, gatewayBannerSection, programsBannerSection, rolesBanner, startupBanner } from '../../core/startup-banner.js';
 import { startTestGateway, TEST_ADMIN_PASSWORD, type TestGateway } from '../fixtures/gateway.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -66,5 +66,69 @@ describe('start-up banner', () => {
     expect(readme).toContain(loginLine);
     const res = await gw.request('POST', '/api/auth/login', { username: 'admin', password: TEST_ADMIN_PASSWORD }, { token: null });
     expect(typeof res.body.token).toBe('string');
+  });
+});
+
+describe('start-up banner with several roles', () => {
+  const gatewayFacts = {
+    version: '1.2.3',
+    configFile: '/etc/plant.json',
+    dataDir: '/var/lib/gateway',
+    timeZone: 'Europe/Berlin',
+    machines: [{ driver: 'opcua' }, { driver: 'opcua' }, { driver: 'modbus' }],
+    url: 'http://localhost:8080',
+    announcements: ['administrator: first password ...'],
+  };
+  const programsFacts = {
+    version: '1.2.3',
+    configFile: '/etc/plant.json',
+    dataDir: '/var/lib/gateway',
+    timeZone: 'Europe/Berlin',
+    url: 'http://localhost:8030',
+    announcements: ['program service administrator: first password ...'],
+  };
+
+  it('the program service section says where it runs: its API, docs and OpenAPI URLs with their token marks, its data file and its announcements', () => {
+    expect(programsBannerSection(programsFacts)).toEqual([
+      '  Program version service 1.2.3 is running',
+      '  config:      /etc/plant.json',
+      '  data:        /var/lib/gateway (SQLite: programs.db)',
+      '  time zone:   Europe/Berlin',
+      '',
+      '  API:         http://localhost:8030/api/v1  (Bearer token)',
+      '  API docs:    http://localhost:8030/api/docs  (no token)',
+      '  OpenAPI:     http://localhost:8030/openapi/v1.json  (no token)',
+      '',
+      '  program service administrator: first password ...',
+      '',
+    ]);
+    expect(programsBannerSection({ ...programsFacts, announcements: [], databaseFile: 'other.db' }).slice(2, 3)).toEqual(['  data:        /var/lib/gateway (SQLite: other.db)']);
+    expect(programsBannerSection({ ...programsFacts, announcements: [] }).at(-1)).toBe('');
+  });
+
+  it('the gateway section says where it runs: data file, machines by driver, its URLs and announcements', () => {
+    const section = gatewayBannerSection(gatewayFacts);
+    expect(section.slice(0, 5)).toEqual([
+      '  CNC machine gateway 1.2.3 is running',
+      '  config:      /etc/plant.json',
+      '  data:        /var/lib/gateway (SQLite: gateway.db)',
+      '  time zone:   Europe/Berlin',
+      '  machines:    3 (opcua 2, modbus 1)',
+    ]);
+    expect(section).toEqual(expect.arrayContaining(bannerUrlLines('http://localhost:8080')));
+    expect(section.slice(-2)).toEqual(['  administrator: first password ...', '']);
+  });
+
+  it('one banner holds a section per role in the order given, and says once how to stop; the gateway alone prints what it always printed', () => {
+    const banner = rolesBanner([gatewayBannerSection(gatewayFacts), programsBannerSection(programsFacts)]);
+    const lines = banner.split('\n');
+    expect(lines.filter((l) => l.includes('is running'))).toEqual(['  CNC machine gateway 1.2.3 is running', '  Program version service 1.2.3 is running']);
+    expect(lines.filter((l) => l.includes('Press Ctrl-C'))).toHaveLength(1);
+    expect(banner.endsWith('  Press Ctrl-C to stop.\n\n')).toBe(true);
+    // Sections are separated by exactly one blank line.
+    expect(banner).toContain('first password ...\n\n  Program version service');
+    expect(banner).not.toContain('\n\n\n');
+    expect(startupBanner(gatewayFacts)).toBe(rolesBanner([gatewayBannerSection(gatewayFacts)]));
+    expect(startupBanner(gatewayFacts).startsWith('\n  CNC machine gateway 1.2.3 is running\n')).toBe(true);
   });
 });

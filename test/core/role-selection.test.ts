@@ -1,0 +1,127 @@
+/**
+ * Which roles a process runs: `--role` (repeatable, comma lists), else the
+ * config file's `roles` (both by default); a bad value stops the start naming
+ * where it was found and what is accepted. The process itself refuses a role
+ * this build does not include when it is named, and runs without it when it
+ * is only the default.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig, rolesFromArgs, selectRoles } from '../../core/config.js';
+
+const ACCEPTED = 'expected one of "gateway"|"programs" (repeat --role, or give a comma list: --role gateway,programs)';
+
+function problems(run: () => unknown): string[] {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof ConfigError) return [err.file, ...err.problems];
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('--role', () => {
+  it('takes one role, a comma list, repeats and the --role=NAME form; answers in one order, each role once', () => {
+    expect(rolesFromArgs(['--role', 'gateway'])).toEqual(['gateway']);
+    expect(rolesFromArgs(['--role', 'programs'])).toEqual(['programs']);
+    expect(rolesFromArgs(['--role', 'programs,gateway'])).toEqual(['gateway', 'programs']);
+    expect(rolesFromArgs(['--role=programs', '--config', 'x.json', '--role', 'gateway'])).toEqual(['gateway', 'programs']);
+    expect(rolesFromArgs(['--role', ' gateway , gateway'])).toEqual(['gateway']);
+    expect(rolesFromArgs(['--config', 'x.json'])).toBeUndefined();
+  });
+
+  it('a bad value names --role, what was found and what is accepted', () => {
+    expect(problems(() => rolesFromArgs(['--role', 'gateway,cloud']))).toEqual(['(command line)', `--role: found "cloud"; ${ACCEPTED}`]);
+    expect(problems(() => rolesFromArgs(['--role=']))).toEqual(['(command line)', `--role: found ""; ${ACCEPTED}`]);
+    expect(problems(() => rolesFromArgs(['--role']))).toEqual(['(command line)', `--role: found nothing; ${ACCEPTED}`]);
+    expect(problems(() => rolesFromArgs(['--role', '--config', 'x.json']))).toEqual(['(command line)', `--role: found nothing; ${ACCEPTED}`]);
+  });
+
+  it('quotes at most a bounded part of a long bad value, and at most five of many', () => {
+    const [, first, ...rest] = problems(() => rolesFromArgs(['--role', ['x'.repeat(10_000), ...Array.from({ length: 50 }, (_, i) => `r${i}`)].join(',')]));
+    expect((first as string).length).toBeLessThan(400);
+    expect(rest).toHaveLength(4);
+  });
+});
+
+describe('config roles', () => {
+  it('defaults to both roles; --role overrides the file; the selection says what named the roles', () => {
+    const defaulted = parseConfig({});
+    expect(defaulted.roles).toEqual(['gateway', 'programs']);
+    expect(selectRoles([], defaulted)).toEqual({ roles: ['gateway', 'programs'], from: 'default' });
+    const written = parseConfig({ roles: ['programs', 'gateway'] });
+    expect(selectRoles([], written)).toEqual({ roles: ['gateway', 'programs'], from: 'config' });
+    const gatewayOnly = parseConfig({ roles: ['gateway'] });
+    expect(selectRoles([], gatewayOnly)).toEqual({ roles: ['gateway'], from: 'config' });
+    expect(selectRoles(['--role', 'programs'], gatewayOnly)).toEqual({ roles: ['programs'], from: 'command line' });
+  });
+
+  it('a bad roles entry names the file and its path: unknown name, empty list, not a list, a role twice', () => {
+    expect(problems(() => parseConfig({ roles: ['gateway', 'cloud'] }, 'plant.json'))).toEqual(['plant.json', 'roles[1]: found "cloud"; expected one of "gateway"|"programs"']);
+    expect(problems(() => parseConfig({ roles: [] }, 'plant.json'))).toEqual(['plant.json', 'roles: found []; roles must name at least one of "gateway", "programs"']);
+    expect(problems(() => parseConfig({ roles: 'gateway' }, 'plant.json'))).toEqual(['plant.json', 'roles: found "gateway"; expected array, received string']);
+    expect(problems(() => parseConfig({ roles: ['gateway', 'gateway'] }, 'plant.json'))).toEqual(['plant.json', "roles[1]: found \"gateway\"; role 'gateway' is named twice; name each role once"]);
+  });
+
+  it('programs: host and port (8030) default; PROGRAMS_PORT overrides the port; a bad one names the variable', () => {
+    expect(parseConfig({}).programs).toEqual({ host: '0.0.0.0', port: 8030 });
+    expect(parseConfig({ programs: { host: '127.0.0.1', port: 9030 } }, 'p.json', { PROGRAMS_PORT: '0' }).programs).toEqual({ host: '127.0.0.1', port: 0 });
+    expect(parseConfig({ programs: { port: 9030 } }, 'p.json', { PROGRAMS_PORT: '' }).programs.port).toBe(9030);
+    expect(problems(() => parseConfig({}, 'p.json', { PROGRAMS_PORT: '80x' }))).toEqual(['p.json', 'PROGRAMS_PORT (environment): found "80x"; expected an integer 0-65535']);
+    expect(problems(() => parseConfig({ programs: { port: 70_000 } }, 'p.json'))).toEqual(['p.json', 'programs.port: found 70000; Too big: expected number to be <=65535']);
+    expect(problems(() => parseConfig({ programs: { tls: true } }, 'p.json'))[1]).toMatch(/^programs: .*unknown field\(s\) 'tls'/);
+  });
+});
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** Runs `npm start`'s entry with `args` until it exits; returns its exit code and output. */
+function run(args: string[]): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, GATEWAY_PORT: '', GATEWAY_DATA_DIR: '', PROGRAMS_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  return new Promise((r) => child.on('exit', (code) => r({ code, output })));
+}
+
+describe('the process', () => {
+  it('a bad --role exits 2 naming --role before anything starts', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'roles-'));
+    const file = join(dataDir, 'config.json');
+    writeFileSync(file, JSON.stringify({ gateway: { dataDir } }));
+    const { code, output } = await run(['--config', file, '--role', 'gateway,cloud']);
+    expect(code).toBe(2);
+    expect(output).toContain(`invalid configuration in (command line):\n  - --role: found "cloud"; ${ACCEPTED}`);
+    expect(output).not.toContain('is running');
+  }, 30_000);
+
+  it('--role gateway overrides the file: the gateway alone runs, with its banner section, and stops cleanly on SIGINT', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'roles-'));
+    const file = join(dataDir, 'config.json');
+    writeFileSync(file, JSON.stringify({ roles: ['programs'], gateway: { dataDir, timeZone: 'UTC' }, communication: { host: '127.0.0.1', port: 0 } }));
+    const child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts', '--config', file, '--role', 'gateway'], {
+      cwd: ROOT,
+      env: { ...process.env, GATEWAY_PORT: '', GATEWAY_DATA_DIR: '', PROGRAMS_PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const end = Date.now() + 20_000;
+    while (!output.includes('Press Ctrl-C to stop') && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    expect(output).toMatch(/CNC machine gateway \S+ is running/);
+    expect(output).not.toContain('Program version service');
+    expect(output).toContain('stopped cleanly');
+  }, 30_000);
+});
