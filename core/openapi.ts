@@ -91,7 +91,7 @@ function rewriteRefs(node: unknown, rewrite: (ref: string) => string): void {
  * OpenAPI document `#/$defs/X` would resolve against the document root, not
  * the schema, so every local reference is rewritten to its component.
  */
-function hoistDefinitions(json: JsonSchema, owner: string, schemas: OpenApiDocument['components']['schemas']): JsonSchema {
+export function hoistDefinitions(json: JsonSchema, owner: string, schemas: OpenApiDocument['components']['schemas']): JsonSchema {
   const defs = isSchema(json.$defs) ? json.$defs : {};
   delete json.$defs;
   const names = new Map<string, string>();
@@ -131,7 +131,7 @@ function operationIdFor(path: string): string {
 }
 
 /** One query parameter per property of a GET input; lists are comma-separated (see `queryList`). */
-function queryParameters(input: JsonSchema): QueryParameter[] {
+export function queryParameters(input: JsonSchema): QueryParameter[] {
   const properties = isSchema(input.properties) ? input.properties : undefined;
   if (!properties) {
     // Not a plain object (a record, a union, anything): the whole query string is the input.

@@ -106,6 +106,8 @@ export interface RestOperation<
   body?: B;
   /** Largest body read, in bytes; defaults to the surface's (64 KiB). */
   bodyLimit?: number;
+  /** Problem statuses this operation answers beyond the surface's usual ones (e.g. 429 for login). */
+  problems?: readonly number[];
   /** Every success status with its schema; problem responses are added by the surface. */
   responses: Readonly<Record<number, RestResponseSpec>>;
   handler(input: { params: z.output<P>; query: z.output<Q>; body: z.output<B> }, ctx: RestCallContext): Promise<RestResult> | RestResult;

@@ -1,0 +1,272 @@
+/**
+ * Serves a RestRegistry under a prefix (`/api/v1`) on a role's own fastify
+ * app: one route per operation.
+ *
+ * Per request: the caller is authenticated in `onRequest`, before the body
+ * is read (a refused client with a body on its way gets `connection:
+ * close`); an operation that needs a permission answers 401 to an anonymous
+ * caller, 403 `forbidden` to a role without it, 403 `operator-required` to a
+ * token that needs an operator for a high-risk operation and sent none; the
+ * body is read up to the operation's limit (413), its nesting checked on the
+ * raw text, then path parameters, query and body are validated (400 with one
+ * `errors` entry per bad field) and the handler runs. Every failure is an
+ * RFC 9457 problem document; an unexpected exception is a 500 that says
+ * nothing about its cause (logged), and no input reaches one by design.
+ */
+import { Readable } from 'node:stream';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import type { z } from 'zod';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../json-depth.js';
+import { quote } from '../errors.js';
+import { describeIssues, formatPath } from '../schema-errors.js';
+import type { RestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
+import { ProblemError, PROBLEM_TYPES, type ProblemDocument, type ProblemFieldError } from './problem.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The program service's caller, set by the route's onRequest hook. */
+    restPrincipal: RestPrincipal | null;
+  }
+}
+
+export const REST_PREFIX = '/api/v1';
+/** The body limit of an operation that does not set its own. */
+export const DEFAULT_REST_BODY_LIMIT = 64 * 1024;
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+/** Problem type URIs are this base plus the slug; docs/rest-surface.md describes each. */
+export const PROBLEM_TYPE_BASE = 'https://cnc-gateway.dev/problems/';
+/** Longest path parameter the router reads; ids are far shorter, their schemas say how much. */
+export const MAX_PATH_PARAMETER_LENGTH = 256;
+/** Field errors listed in one problem; the rest are counted in `detail`. */
+export const MAX_FIELD_ERRORS = 20;
+/** Characters of a framework message kept in a problem. */
+const FRAMEWORK_MESSAGE_MAX_CHARS = 200;
+const UNSAFE_RESULT = 'the operation answered a status it does not declare';
+
+/** The document for a problem raised while serving `instance`. */
+export function problemDocument(problem: ProblemError, instance: string): ProblemDocument {
+  return {
+    type: `${PROBLEM_TYPE_BASE}${problem.slug}`,
+    title: problem.title,
+    status: problem.status,
+    detail: problem.detail,
+    instance,
+    ...(problem.errors?.length ? { errors: problem.errors } : {}),
+    ...problem.extensions,
+  };
+}
+
+function pathOf(request: FastifyRequest): string {
+  const path = request.url.split('?')[0] ?? request.url;
+  return path.length > 512 ? `${path.slice(0, 512)}…` : path;
+}
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: ProblemError): FastifyReply {
+  if (problem.retryAfterSec !== undefined) reply.header('retry-after', String(problem.retryAfterSec));
+  if (problem.status === 401) reply.header('www-authenticate', 'Bearer realm="program-service"');
+  return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problemDocument(problem, pathOf(request)));
+}
+
+/** The ProblemError for anything that failed while a request was read or routed. */
+function requestProblem(err: Error & { statusCode?: number; code?: string }, request: FastifyRequest): ProblemError {
+  if (err instanceof ProblemError) return err;
+  if (err.statusCode === 413) {
+    const limit = request.routeOptions.bodyLimit ?? DEFAULT_REST_BODY_LIMIT;
+    return new ProblemError('payload-too-large', `request body: larger than the ${limit}-byte limit of ${request.method} ${quote(pathOf(request))}`, {
+      errors: [{ field: 'body', message: `larger than ${limit} bytes`, accepted: `at most ${limit} bytes` }],
+    });
+  }
+  if (err.statusCode === 415) {
+    return new ProblemError('invalid-request', 'request body: unsupported content type; send application/json', {
+      errors: [{ field: 'header.content-type', message: 'unsupported content type', accepted: 'application/json' }],
+    });
+  }
+  if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+    const message = err.message.length > FRAMEWORK_MESSAGE_MAX_CHARS ? `${err.message.slice(0, FRAMEWORK_MESSAGE_MAX_CHARS)}…` : err.message;
+    return new ProblemError('invalid-request', `request: ${message}`, { errors: [{ field: 'body', message }] });
+  }
+  return new ProblemError('internal-error', 'the request failed unexpectedly; the failure is logged');
+}
+
+/** Builds a role's fastify app (not yet listening): depth-checked JSON, problem documents for every failure. */
+export function createRestApp(logger: Logger, options: { trustProxy?: false | string[] } = {}): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: logger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: DEFAULT_REST_BODY_LIMIT,
+    trustProxy: options.trustProxy ?? false,
+    // A path that the router cannot read (bad percent-encoding, a parameter over its length limit) is a bad request.
+    frameworkErrors: (err, request, reply) => {
+      const tooLong = err.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      const message = tooLong ? `a path parameter is longer than ${MAX_PATH_PARAMETER_LENGTH} characters` : 'the path is not a valid URL';
+      const accepted = tooLong ? `at most ${MAX_PATH_PARAMETER_LENGTH} characters` : 'a percent-encoded URL path';
+      return sendProblem(request, reply, new ProblemError('invalid-request', message, { errors: [{ field: 'path', message, accepted }] }));
+    },
+    routerOptions: { maxParamLength: MAX_PATH_PARAMETER_LENGTH },
+  }) as unknown as FastifyInstance;
+  app.decorateRequest('restPrincipal', null);
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (exceedsJsonDepth(text)) {
+      const accepted = `at most ${MAX_JSON_DEPTH} levels of arrays and objects`;
+      done(new ProblemError('invalid-request', `request body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { errors: [{ field: 'body', message: 'nested too deep', accepted }] }), undefined);
+      return;
+    }
+    parseJson(request, text, (err, value) => {
+      if (err) done(new ProblemError('invalid-request', 'request body: not valid JSON', { errors: [{ field: 'body', message: 'not valid JSON', accepted: 'a JSON document' }] }), undefined);
+      else done(null, value);
+    });
+  });
+  app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
+    const problem = requestProblem(err, request);
+    if (problem.status >= 500) request.log.error({ err, url: pathOf(request) }, 'request failed');
+    return sendProblem(request, reply, problem);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendProblem(request, reply, new ProblemError('not-found', `no operation at ${request.method} ${quote(pathOf(request))}`)),
+  );
+  return app;
+}
+
+/** `/programs/{id}/versions` → `/programs/:id/versions`. */
+export function routePath(path: string): string {
+  return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
+function requestInfo(request: FastifyRequest): RestRequestInfo {
+  return { method: request.method, path: pathOf(request), headers: request.headers, sourceIp: request.ip, secure: request.protocol === 'https' };
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** Field errors for zod issues at `location` (`path`, `query`, `body`). */
+function fieldErrors(location: string, issues: readonly z.core.$ZodIssue[], raw: unknown): ProblemFieldError[] {
+  return issues.slice(0, MAX_FIELD_ERRORS).map((issue) => {
+    const field = issue.path.length ? `${location}.${formatPath(issue.path)}` : location;
+    const line = describeIssues([issue], raw)[0] ?? issue.message;
+    const message = line.includes(': ') ? line.slice(line.indexOf(': ') + 2) : line;
+    const values = 'values' in issue && Array.isArray(issue.values) ? issue.values.slice(0, 20).map(String) : undefined;
+    return { field, message, ...(values?.length ? { accepted: values.join(', ') } : {}) };
+  });
+}
+
+function parseInput<S extends z.ZodType | undefined>(schema: S, raw: unknown, location: string, errors: ProblemFieldError[], count: { issues: number }): unknown {
+  if (!schema) return location === 'body' ? raw : {};
+  const parsed = schema.safeParse(raw ?? (location === 'body' ? undefined : {}), { reportInput: true });
+  if (parsed.success) return parsed.data;
+  count.issues += parsed.error.issues.length;
+  errors.push(...fieldErrors(location, parsed.error.issues, raw));
+  return undefined;
+}
+
+/** Adds one route per operation of `registry` under `prefix`. */
+export function serveRest(app: FastifyInstance, registry: RestRegistry, options: { prefix?: string } = {}): void {
+  const prefix = options.prefix ?? REST_PREFIX;
+  for (const op of registry.list()) {
+    app.route({
+      method: op.method,
+      url: `${prefix}${routePath(op.path)}`,
+      bodyLimit: op.bodyLimit ?? DEFAULT_REST_BODY_LIMIT,
+      onRequest: async (request, reply) => {
+        const refused = await admit(registry, op, request);
+        if (refused) {
+          if (hasBody(request)) reply.header('connection', 'close');
+          return sendProblem(request, reply, refused);
+        }
+      },
+      handler: (request, reply) => handle(op, request, reply),
+    });
+  }
+}
+
+/** Authenticates and authorises the caller; returns the refusal, or null to go on. */
+async function admit(registry: RestRegistry, op: RestOperation, request: FastifyRequest): Promise<ProblemError | null> {
+  let principal: RestPrincipal | null;
+  try {
+    principal = await registry.access.authenticate(requestInfo(request));
+  } catch (err) {
+    // A public operation (login) is served whatever stale credentials come with it.
+    if (op.permission === null && err instanceof ProblemError && err.status === 401) principal = null;
+    else if (err instanceof ProblemError) return err;
+    else {
+      request.log.error({ err }, 'authentication failed unexpectedly');
+      return new ProblemError('internal-error', 'authentication failed unexpectedly; the failure is logged');
+    }
+  }
+  request.restPrincipal = principal;
+  if (op.permission === null) return null;
+  if (!principal) return new ProblemError('unauthenticated', 'sign in (POST /api/v1/auth/login) or send a service token as Authorization: Bearer');
+  if (!principal.permissions.has(op.permission)) {
+    return new ProblemError('forbidden', `role '${principal.role}' does not permit ${op.method} ${op.path} (needs ${op.permission})`, {
+      extensions: { requiredPermission: op.permission, role: principal.role },
+    });
+  }
+  if (op.highRisk && principal.requiresOperator && !principal.onBehalfOf) {
+    return new ProblemError('operator-required', `${op.method} ${op.path} is a high-risk operation and this token requires an operator: send X-On-Behalf-Of: <operator name>`, {
+      errors: [{ field: 'header.x-on-behalf-of', message: 'missing', accepted: 'the name of the human operator, 1..128 printable characters' }],
+    });
+  }
+  return null;
+}
+
+async function handle(op: RestOperation, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const errors: ProblemFieldError[] = [];
+  const count = { issues: 0 };
+  const params = parseInput(op.params, request.params, 'path', errors, count);
+  const query = parseInput(op.query, request.query, 'query', errors, count);
+  const body = parseInput(op.body, request.body, 'body', errors, count);
+  if (count.issues > 0) {
+    const more = count.issues > errors.length ? ` (${count.issues - errors.length} more not listed)` : '';
+    const detail = `${count.issues} invalid field(s): ${errors.slice(0, 3).map((e) => e.field).join(', ')}${count.issues > 3 ? ', …' : ''}${more}`;
+    return sendProblem(request, reply, new ProblemError('invalid-request', detail, { errors }));
+  }
+  let result: RestResult;
+  try {
+    result = await op.handler(
+      { params: params as never, query: query as never, body: body as never },
+      { principal: request.restPrincipal, request: requestInfo(request), logger: request.log as unknown as Logger },
+    );
+  } catch (err) {
+    if (err instanceof ProblemError) return sendProblem(request, reply, err);
+    request.log.error({ err, operation: op.operationId }, 'operation failed unexpectedly');
+    return sendProblem(request, reply, new ProblemError('internal-error', `${op.operationId} failed unexpectedly; the failure is logged`));
+  }
+  return sendResult(op, request, reply, result);
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<string> {
+  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+}
+
+function sendResult(op: RestOperation, request: FastifyRequest, reply: FastifyReply, result: RestResult): FastifyReply {
+  const spec = op.responses[result.status];
+  if (!spec) {
+    request.log.error({ operation: op.operationId, status: result.status }, UNSAFE_RESULT);
+    return sendProblem(request, reply, new ProblemError('internal-error', `${op.operationId} failed unexpectedly; the failure is logged`));
+  }
+  for (const [name, value] of Object.entries(result.headers ?? {})) reply.header(name, value);
+  reply.code(result.status);
+  if (result.body === undefined || result.status === 204 || result.status === 304) return reply.send();
+  const contentType = spec.contentType ?? 'application/json';
+  if (Buffer.isBuffer(result.body)) return reply.type(contentType).send(result.body);
+  if (isAsyncIterable(result.body)) return reply.type(contentType).send(Readable.from(result.body));
+  return reply.type(contentType === 'application/json' ? 'application/json; charset=utf-8' : contentType).send(result.body);
+}
+
+/** The statuses of the problems an operation can answer, for its documentation. */
+export function problemStatuses(op: RestOperation): number[] {
+  const statuses = new Set<number>([400, 404, 409, 422, 503]);
+  if (op.permission !== null) {
+    statuses.add(401);
+    statuses.add(403);
+  }
+  if (op.body || op.method !== 'GET') statuses.add(413);
+  for (const extra of op.problems ?? []) statuses.add(extra);
+  return [...statuses].filter((s) => Object.values(PROBLEM_TYPES).some((t) => t.status === s)).sort((a, b) => a - b);
+}
