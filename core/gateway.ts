@@ -7,8 +7,6 @@
  * plugins in reverse order (actors, then drivers), flush and close the
  * history writer, close the database.
  */
-import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { createLogger } from './logger.js';
 import type { FastifyInstance } from 'fastify';
@@ -33,7 +31,7 @@ import { HistoryRevisions, settleMsFor } from './store/history-revisions.js';
 import { HistoryWriter } from './store/history-writer.js';
 import { MIGRATIONS } from './store/migrations.js';
 import { systemTimeZone } from './time.js';
-import { PACKAGE_ROOT } from './package-root.js';
+import { packageVersion } from './package-root.js';
 
 /** The gateway role's database file in the data directory. */
 export const GATEWAY_DATABASE_FILE = 'gateway.db';
@@ -49,16 +47,6 @@ export interface GatewayOptions {
   env?: NodeJS.ProcessEnv;
   /** The config file's path, for the log and banner; defaults to the file `loadConfig` read it from. */
   configFile?: string;
-}
-
-/** The software version in package.json. */
-export function packageVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: string };
-    return pkg.version ?? '0.0.0';
-  } catch {
-    return '0.0.0';
-  }
 }
 
 /** What opening the store applied from the config, and which plain-text credentials it encrypted. */

@@ -16,9 +16,13 @@ import { createLogger } from './logger.js';
 import { ConfigError, loadConfig, selectRoles, type RoleSelection } from './config.js';
 import { Gateway } from './gateway.js';
 import { DRIVERS } from '../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../plugins/index.js';
+import { GATEWAY_PLUGINS, PROGRAMS_PLUGINS } from '../plugins/index.js';
+import { PROGRAMS_DATABASE_FILE, ProgramsRole } from './roles/programs.js';
+import { packageVersion } from './package-root.js';
+import { systemTimeZone } from './time.js';
+import { resolve } from 'node:path';
 import { StopOnSignals, type StopPart } from './process-signals.js';
-import { gatewayBannerSection, rolesBanner } from './startup-banner.js';
+import { gatewayBannerSection, programsBannerSection, rolesBanner } from './startup-banner.js';
 
 /** A clean stop closes HTTP, the actors, the drivers and flushes history; past this it exits 1 naming what hung. */
 const STOP_DEADLINE_MS = 15_000;
@@ -44,14 +48,6 @@ interface StartedRole {
 }
 
 type RoleStarter = (facts: RoleStartFacts) => Promise<StartedRole>;
-
-/** A role whose code this build does not include; when the role was only defaulted to, the process runs without it. */
-class RoleNotAvailableError extends Error {
-  constructor(readonly role: RoleName) {
-    super(`the ${role} role is not available in this build`);
-    this.name = 'RoleNotAvailableError';
-  }
-}
 
 /** A role that could not start: exit 2 (as an invalid config) or 1 (e.g. its port is taken). */
 class RoleStartError extends Error {
@@ -106,20 +102,46 @@ async function startGatewayRole({ config, file, logger }: RoleStartFacts): Promi
   };
 }
 
-/**
- * The program version service (core/roles/programs.ts, `programs.host`:`programs.port`, default 8030,
- * database programs.db in `gateway.dataDir`). Not part of this build yet: its starter will create
- * the role with { dataDir, timeZone, plugins, logger, now, env, version, secure }, listen, and
- * return its banner section (startup-banner.ts, programsBannerSection) and stop part.
- */
-async function programsRoleNotInThisBuild(): Promise<StartedRole> {
-  throw new RoleNotAvailableError('programs');
+/** The program version service: /api/v1 on `programs.host`:`programs.port` (8030), database programs.db in `gateway.dataDir`. */
+async function startProgramsRole({ config, file, logger, env }: RoleStartFacts): Promise<StartedRole> {
+  const dataDir = resolve(config.gateway.dataDir);
+  const timeZone = config.gateway.timeZone || systemTimeZone();
+  let role: ProgramsRole;
+  try {
+    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, version: packageVersion(), trustProxy: config.communication.trustProxy });
+  } catch (err) {
+    throw new RoleStartError(`program service failed to start (config ${file}):\n${(err as Error).message}`, 2);
+  }
+  let url: string;
+  const { host, port } = config.programs;
+  try {
+    url = await role.listen(host, port);
+  } catch (err) {
+    await role.stop();
+    throw new RoleStartError(`program service failed to listen on ${host}:${port} (config ${file}, PROGRAMS_PORT): ${(err as Error).message}`, 1);
+  }
+  return {
+    banner: programsBannerSection({
+      version: role.context.version,
+      configFile: file,
+      dataDir,
+      timeZone,
+      url,
+      announcements: role.context.announcements,
+      databaseFile: PROGRAMS_DATABASE_FILE,
+    }),
+    stop: {
+      name: 'program service (HTTP server, plugins, database)',
+      stop: () => role.stop(),
+      detail: () => `HTTP ${role.runtime.listening ? 'still listening' : 'closed'}`,
+    },
+  };
 }
 
 /** One starter per role. */
 const ROLE_STARTERS: Record<RoleName, RoleStarter> = {
   gateway: startGatewayRole,
-  programs: programsRoleNotInThisBuild,
+  programs: startProgramsRole,
 };
 
 /** Stops the roles already started, in stop order, ignoring (but logging) failures. */
@@ -148,35 +170,21 @@ async function main(): Promise<void> {
   }
   const { config, file } = loaded;
   const logger = createLogger(config.logLevel);
-  const { roles, from } = selection;
+  const { roles } = selection;
 
   const started = new Map<RoleName, StartedRole>();
   for (const role of roles) {
     try {
       started.set(role, await ROLE_STARTERS[role]({ config, file, logger: role === 'gateway' ? logger : logger.child({ role }), env: process.env }));
     } catch (err) {
-      // Roles named on the command line or in the file must start; the default runs without one this build lacks.
-      if (err instanceof RoleNotAvailableError && from === 'default') {
-        logger.info({ role }, `${err.message}; running without it`);
-        continue;
-      }
       await stopAll(started, logger);
       if (err instanceof RoleStartError) {
         process.stderr.write(`${err.message}\n`);
         process.exit(err.exitCode);
       }
-      if (err instanceof RoleNotAvailableError) {
-        process.stderr.write(`${err.message} (${from === 'command line' ? '--role' : `roles in ${file}`} names it)\n`);
-        process.exit(2);
-      }
       throw err;
     }
   }
-  if (started.size === 0) {
-    process.stderr.write(`no role to run: ${roles.join(', ')} not available in this build\n`);
-    process.exit(2);
-  }
-
   const inOrder = (order: readonly RoleName[]) => order.flatMap((r) => started.get(r) ?? []);
   process.stdout.write(rolesBanner(inOrder(ROLE_NAMES).map((r) => r.banner)));
 

@@ -1,5 +1,5 @@
 /** The directory holding the gateway's package.json, whether running from sources or from dist/. */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,3 +14,13 @@ function findRoot(start: string): string {
 }
 
 export const PACKAGE_ROOT = findRoot(dirname(fileURLToPath(import.meta.url)));
+
+/** The software version in package.json. */
+export function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}

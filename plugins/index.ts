@@ -1,6 +1,7 @@
-/** The gateway's plugins. Order here does not matter: they boot in dependency order. */
+/** The plugins of each role. Order here does not matter: they boot in dependency order. */
 import type { Plugin } from '../core/plugin-host.js';
 import type { GatewayContext } from '../core/context.js';
+import type { ProgramsContext } from '../core/roles/programs-context.js';
 import { fleetPlugin } from './fleet/index.js';
 import { gatewayApiPlugin } from './gateway-api/index.js';
 import { authPlugin } from './auth/index.js';
@@ -13,3 +14,6 @@ import { analysisPlugin } from './analysis/index.js';
 import { systemPlugin } from './system/index.js';
 
 export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, fleetPlugin, groupTasksPlugin, historyPlugin, analysisPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin, mcpPlugin];
+
+/** The program version service's plugins. */
+export const PROGRAMS_PLUGINS: readonly Plugin<ProgramsContext>[] = [];
