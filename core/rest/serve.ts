@@ -191,8 +191,8 @@ async function admit(registry: RestRegistry, op: RestOperation, request: Fastify
   try {
     principal = await registry.access.authenticate(requestInfo(request));
   } catch (err) {
-    // A public operation (login) is served whatever stale credentials come with it.
-    if (op.permission === null && err instanceof ProblemError && err.status === 401) principal = null;
+    // A public operation (login) is served whatever stale or refused credentials come with it.
+    if (op.permission === null && err instanceof ProblemError) principal = null;
     else if (err instanceof ProblemError) return err;
     else {
       request.log.error({ err }, 'authentication failed unexpectedly');

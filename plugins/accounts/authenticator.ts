@@ -1,0 +1,150 @@
+/**
+ * Who is calling: a service token (`Authorization: Bearer pvs_<id>_<secret>`)
+ * or a session cookie, plus the operator a caller declares with
+ * `X-On-Behalf-Of`. Unsafe methods authenticated by cookie must pass the
+ * CSRF check (Origin, when sent, is this host; X-CSRF-Token matches the
+ * session). Failures are 401 with one detail that does not say which part
+ * was wrong.
+ */
+import { parseBearerToken, secretMatches } from '../../core/auth/bearer-tokens.js';
+import type { AuditChain } from '../../core/store/audit-chain.js';
+import type { Database } from '../../core/store/database.js';
+import type { RestAuthenticator, RestPrincipal, RestRequestInfo } from '../../core/rest/operation.js';
+import { ProblemError } from '../../core/rest/problem.js';
+import { ROLE_PERMISSIONS, type RoleName } from './roles.js';
+import {
+  cookieName, CSRF_HEADER, csrfTokenFor, parseCookieValue, readCookie, secretHashMatches, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, SESSION_TOUCH_MS, tokensEqual,
+} from './sessions.js';
+import type { AccountStore, UserRecord } from './store.js';
+
+export const TOKEN_PREFIX = 'pvs';
+export const OPERATOR_HEADER = 'x-on-behalf-of';
+const OPERATOR_PATTERN = /^[\p{L}\p{N}][\p{L}\p{N} ._@'-]{0,127}$/u;
+/** Audit records of refused tokens: at most one per source address in this window, from at most this many sources. */
+const INVALID_TOKEN_AUDIT_WINDOW_MS = 60_000;
+const INVALID_TOKEN_AUDIT_SOURCES = 1000;
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+const unauthenticated = (): ProblemError => new ProblemError('unauthenticated', 'the session or token is not valid (unknown, expired, revoked or signed out); sign in again or use a valid service token');
+
+function header(request: RestRequestInfo, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The declared operator, or null; 400 naming the header when it is malformed. */
+export function operatorOf(request: RestRequestInfo): string | null {
+  const value = header(request, OPERATOR_HEADER);
+  if (value === undefined) return null;
+  const trimmed = value.trim();
+  if (!OPERATOR_PATTERN.test(trimmed)) {
+    throw new ProblemError('invalid-request', 'header X-On-Behalf-Of: not an operator name', {
+      errors: [{ field: 'header.x-on-behalf-of', message: 'not an operator name', accepted: '1..128 letters, digits, spaces and . _ @ \' -, starting with a letter or digit' }],
+    });
+  }
+  return trimmed;
+}
+
+export function userPrincipal(user: UserRecord, onBehalfOf: string | null, sessionId?: string): RestPrincipal {
+  return {
+    kind: 'user', id: user.id, name: user.username, role: user.role, permissions: ROLE_PERMISSIONS[user.role], scopes: user.scopes,
+    authMethod: 'session', onBehalfOf, requiresOperator: false, ...(sessionId ? { sessionId } : {}),
+  };
+}
+
+export class AccountsAuthenticator implements RestAuthenticator {
+  private readonly invalidTokenAudited = new Map<string, number>();
+
+  constructor(
+    private readonly store: AccountStore,
+    private readonly db: Database,
+    private readonly audit: AuditChain,
+    private readonly now: () => number,
+    private readonly secure: boolean,
+  ) {}
+
+  async authenticate(request: RestRequestInfo): Promise<RestPrincipal | null> {
+    const onBehalfOf = operatorOf(request);
+    const authorization = header(request, 'authorization');
+    if (authorization !== undefined) return this.byToken(request, authorization, onBehalfOf);
+    const cookie = readCookie(request.headers.cookie, cookieName(this.secure));
+    if (cookie === undefined) return null;
+    return this.bySession(request, cookie, onBehalfOf);
+  }
+
+  private async byToken(request: RestRequestInfo, authorization: string, onBehalfOf: string | null): Promise<RestPrincipal> {
+    const match = /^Bearer +(\S{1,256})$/i.exec(authorization);
+    const parsed = match ? parseBearerToken(TOKEN_PREFIX, match[1] as string) : null;
+    const token = parsed ? await this.store.token(`tok_${parsed.id}`) : undefined;
+    const now = this.now();
+    if (!parsed || !token || !secretMatches(parsed.secret, token.secretHash) || token.revokedAt !== null || (token.expiresAt !== null && token.expiresAt <= now)) {
+      await this.auditInvalidToken(request, token?.id ?? null, now);
+      throw unauthenticated();
+    }
+    if (token.lastUsedAt === null || now - token.lastUsedAt >= SESSION_TOUCH_MS) await this.store.tokenUsed(token.id, now);
+    return {
+      kind: 'serviceToken', id: token.id, name: token.name, role: token.role, permissions: ROLE_PERMISSIONS[token.role as RoleName], scopes: token.scopes,
+      authMethod: 'serviceToken', onBehalfOf, requiresOperator: token.requiresOperator,
+    };
+  }
+
+  private async bySession(request: RestRequestInfo, cookie: string, onBehalfOf: string | null): Promise<RestPrincipal> {
+    const parsed = parseCookieValue(cookie);
+    const session = parsed ? await this.store.session(parsed.id) : undefined;
+    const now = this.now();
+    if (!parsed || !session || !secretHashMatches(parsed.secret, session.secretHash)) throw unauthenticated();
+    if (now - session.lastSeenAt >= SESSION_IDLE_MS || now - session.createdAt >= SESSION_ABSOLUTE_MS) throw unauthenticated();
+    const user = await this.store.userById(session.userId);
+    if (!user || user.disabled) throw unauthenticated();
+    if (UNSAFE.has(request.method)) this.checkCsrf(request, parsed.secret);
+    if (now - session.lastSeenAt >= SESSION_TOUCH_MS) await this.store.touchSession(session.id, now);
+    return userPrincipal(user, onBehalfOf, session.id);
+  }
+
+  private checkCsrf(request: RestRequestInfo, secret: string): void {
+    const origin = header(request, 'origin') ?? refererOrigin(header(request, 'referer'));
+    const host = header(request, 'host');
+    if (origin !== undefined && origin !== 'null') {
+      let originHost: string | undefined;
+      try {
+        originHost = new URL(origin).host;
+      } catch {
+        originHost = undefined;
+      }
+      if (!host || originHost !== host) throw new ProblemError('csrf-check-failed', 'the request comes from another origin than this service', { errors: [{ field: 'header.origin', message: 'not this service\'s origin' }] });
+    }
+    const sent = header(request, CSRF_HEADER);
+    if (!sent || !tokensEqual(sent, csrfTokenFor(secret))) {
+      throw new ProblemError('csrf-check-failed', 'requests authenticated by the session cookie must send X-CSRF-Token (from the login answer or GET /api/v1/auth/me)', {
+        errors: [{ field: 'header.x-csrf-token', message: sent ? 'does not match the session' : 'missing', accepted: 'the csrfToken of this session' }],
+      });
+    }
+  }
+
+  /** Records a refused token, at most once a minute per source address, so a flood cannot grow the audit without bound. */
+  private async auditInvalidToken(request: RestRequestInfo, tokenId: string | null, now: number): Promise<void> {
+    const last = this.invalidTokenAudited.get(request.sourceIp);
+    if (last !== undefined && now - last < INVALID_TOKEN_AUDIT_WINDOW_MS) return;
+    if (last === undefined && this.invalidTokenAudited.size >= INVALID_TOKEN_AUDIT_SOURCES) {
+      for (const [source, at] of this.invalidTokenAudited) if (now - at >= INVALID_TOKEN_AUDIT_WINDOW_MS) this.invalidTokenAudited.delete(source);
+      if (this.invalidTokenAudited.size >= INVALID_TOKEN_AUDIT_SOURCES) return;
+    }
+    this.invalidTokenAudited.set(request.sourceIp, now);
+    await this.db.write(
+      (tx) => this.audit.append(tx, {
+        principalName: '(unknown)', authMethod: 'serviceToken', category: 'auth', action: 'token.invalid', entityType: tokenId ? 'serviceToken' : null, entityId: tokenId,
+        details: { sourceIp: request.sourceIp.slice(0, 64), path: request.path.slice(0, 200) },
+      }),
+      { transaction: true },
+    );
+  }
+}
+
+function refererOrigin(referer: string | undefined): string | undefined {
+  if (!referer) return undefined;
+  try {
+    return new URL(referer).origin;
+  } catch {
+    return 'invalid:';
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * Accounts of the program service: users with roles and library scopes,
+ * server-side sessions behind an HttpOnly cookie with a CSRF token, service
+ * tokens `pvs_<id>_<secret>` shown once and stored hashed, login throttling,
+ * and the first administrator (PROGRAMS_ADMIN_PASSWORD, or a generated
+ * password shown once at start). docs/programs-access.md.
+ */
+import { generatePassword, hashPassword, MIN_PASSWORD_LENGTH, PASSWORD_COST, type ScryptCost } from '../../core/auth/passwords.js';
+import { LoginThrottle } from '../../core/auth/login-throttle.js';
+import { definePlugin } from '../../core/plugin-host.js';
+import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import { AccountsAuthenticator } from './authenticator.js';
+import { accountOperations } from './operations.js';
+import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from './sessions.js';
+import { AccountStore, MIGRATIONS, newId } from './store.js';
+
+export const ADMIN_PASSWORD_ENV = 'PROGRAMS_ADMIN_PASSWORD';
+/** Expired sessions are deleted this often. */
+const SESSION_SWEEP_MS = 10 * 60_000;
+
+export function createAccountsPlugin(options: { passwordCost?: ScryptCost } = {}) {
+  const passwordCost = options.passwordCost ?? PASSWORD_COST;
+  return definePlugin<ProgramsContext>({
+    name: 'accounts',
+    migrations: MIGRATIONS,
+    async register(ctx) {
+      const store = new AccountStore(ctx.db);
+      const fromEnv = ctx.env[ADMIN_PASSWORD_ENV];
+      if (fromEnv !== undefined && fromEnv !== '' && fromEnv.length < MIN_PASSWORD_LENGTH) {
+        throw new Error(`${ADMIN_PASSWORD_ENV} must have at least ${MIN_PASSWORD_LENGTH} characters`);
+      }
+      if ((await store.countUsers()) === 0) {
+        const password = fromEnv || generatePassword();
+        const now = ctx.now();
+        const user = { id: newId('usr'), username: 'admin', passwordHash: await hashPassword(password, passwordCost), role: 'admin' as const, scopes: { libraries: '*' as const }, disabled: false, createdAt: now, updatedAt: now };
+        await ctx.db.write(async (tx) => {
+          await store.insertUser(tx, user);
+          await ctx.audit.append(tx, { principalName: 'system', authMethod: 'internal', category: 'admin', action: 'user.create', entityType: 'user', entityId: user.id, details: { username: 'admin', role: 'admin', firstStart: true } });
+        }, { transaction: true });
+        ctx.logger.info({ username: 'admin' }, 'first administrator created');
+        ctx.announcements.push(
+          fromEnv
+            ? `administrator:  'admin', password from ${ADMIN_PASSWORD_ENV}`
+            : `administrator:  'admin', password ${password}  (shown once; change it with POST /api/v1/auth/change-password)`,
+          `log in:         POST /api/v1/auth/login {"username","password"} → session cookie and csrfToken`,
+        );
+      }
+      ctx.rest.setAuthenticator(new AccountsAuthenticator(store, ctx.db, ctx.audit, ctx.now, ctx.secure));
+      const dummyHash = await hashPassword(generatePassword(), passwordCost);
+      for (const op of accountOperations({ ctx, store, throttle: new LoginThrottle(), passwordCost, dummyHash })) ctx.rest.define(op);
+      const sweep = setInterval(() => {
+        const now = ctx.now();
+        store.expireSessions(now - SESSION_IDLE_MS, now - SESSION_ABSOLUTE_MS).catch((err: unknown) => ctx.logger.warn({ err }, 'expired sessions not deleted'));
+      }, SESSION_SWEEP_MS);
+      sweep.unref();
+      return { stop: () => clearInterval(sweep) };
+    },
+  });
+}
+
+export const accountsPlugin = createAccountsPlugin();

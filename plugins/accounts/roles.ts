@@ -1,0 +1,25 @@
+/**
+ * The roles of the program service and what each permits. An operation
+ * names one permission; a caller's role must hold it (else 403). Scopes
+ * (which libraries) are separate: an object outside them is 404.
+ * docs/programs-access.md has this table for people.
+ */
+export const ROLE_NAMES = ['admin', 'programmer', 'approver', 'operator', 'auditor', 'integration'] as const;
+export type RoleName = (typeof ROLE_NAMES)[number];
+
+export const PERMISSIONS = [
+  'libraries.read', 'libraries.manage', 'programs.read', 'programs.write', 'versions.read', 'versions.upload', 'versions.submit',
+  'versions.obsolete', 'approvals.read', 'approvals.decide', 'audit.read', 'users.manage', 'tokens.manage', 'account.self',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+const READ: Permission[] = ['libraries.read', 'programs.read', 'versions.read', 'account.self'];
+
+export const ROLE_PERMISSIONS: Readonly<Record<RoleName, ReadonlySet<Permission>>> = {
+  admin: new Set(PERMISSIONS),
+  programmer: new Set([...READ, 'programs.write', 'versions.upload', 'versions.submit', 'approvals.read']),
+  approver: new Set([...READ, 'versions.obsolete', 'approvals.read', 'approvals.decide']),
+  operator: new Set(READ),
+  auditor: new Set([...READ, 'approvals.read', 'audit.read']),
+  integration: new Set([...READ, 'programs.write', 'versions.upload', 'versions.submit', 'approvals.read']),
+};

@@ -1,0 +1,213 @@
+/**
+ * Users, sessions and service tokens of the program service, behind one
+ * repository with portable SQL. Secrets are never stored: a session keeps
+ * the SHA-256 of its secret, a service token the SHA-256 of its secret part
+ * (core/auth/bearer-tokens.ts), a user the scrypt hash of the password.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Migration } from '../../core/store/migrations.js';
+import type { Database, WriteTx } from '../../core/store/database.js';
+import type { LibraryScope } from '../../core/rest/operation.js';
+import type { RoleName } from './roles.js';
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    name: 'users, sessions, service tokens',
+    up: [
+      `CREATE TABLE accounts_users (
+         id TEXT PRIMARY KEY,
+         username TEXT NOT NULL,
+         username_key TEXT NOT NULL UNIQUE,
+         password_hash TEXT NOT NULL,
+         role TEXT NOT NULL,
+         scopes TEXT NOT NULL,
+         disabled INTEGER NOT NULL DEFAULT 0,
+         created_at BIGINT NOT NULL,
+         updated_at BIGINT NOT NULL,
+         password_changed_at BIGINT NOT NULL
+       )`,
+      `CREATE TABLE accounts_sessions (
+         id TEXT PRIMARY KEY,
+         secret_hash TEXT NOT NULL,
+         user_id TEXT NOT NULL REFERENCES accounts_users(id),
+         created_at BIGINT NOT NULL,
+         last_seen_at BIGINT NOT NULL
+       )`,
+      'CREATE INDEX accounts_sessions_user ON accounts_sessions(user_id)',
+      `CREATE TABLE accounts_tokens (
+         id TEXT PRIMARY KEY,
+         name TEXT NOT NULL,
+         secret_hash TEXT NOT NULL,
+         role TEXT NOT NULL,
+         scopes TEXT NOT NULL,
+         requires_operator INTEGER NOT NULL,
+         expires_at BIGINT,
+         last_used_at BIGINT,
+         revoked_at BIGINT,
+         created_by TEXT NOT NULL,
+         created_at BIGINT NOT NULL
+       )`,
+    ],
+  },
+];
+
+export interface UserRecord {
+  id: string;
+  username: string;
+  passwordHash: string;
+  role: RoleName;
+  scopes: { libraries: LibraryScope };
+  disabled: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface SessionRecord {
+  id: string;
+  secretHash: string;
+  userId: string;
+  createdAt: number;
+  lastSeenAt: number;
+}
+
+export interface TokenRecord {
+  id: string;
+  name: string;
+  secretHash: string;
+  role: RoleName;
+  scopes: { libraries: LibraryScope };
+  requiresOperator: boolean;
+  expiresAt: number | null;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+  createdBy: string;
+  createdAt: number;
+}
+
+type Row = Record<string, unknown>;
+
+/** `usr_` + 16 lowercase hex digits. */
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(8).toString('hex')}`;
+}
+
+const scopesOf = (text: unknown): { libraries: LibraryScope } => JSON.parse(String(text)) as { libraries: LibraryScope };
+
+function userOf(row: Row): UserRecord {
+  return {
+    id: String(row.id), username: String(row.username), passwordHash: String(row.password_hash), role: row.role as RoleName,
+    scopes: scopesOf(row.scopes), disabled: Number(row.disabled) === 1, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
+  };
+}
+
+function tokenOf(row: Row): TokenRecord {
+  const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+  return {
+    id: String(row.id), name: String(row.name), secretHash: String(row.secret_hash), role: row.role as RoleName, scopes: scopesOf(row.scopes),
+    requiresOperator: Number(row.requires_operator) === 1, expiresAt: num(row.expires_at), lastUsedAt: num(row.last_used_at),
+    revokedAt: num(row.revoked_at), createdBy: String(row.created_by), createdAt: Number(row.created_at),
+  };
+}
+
+export class AccountStore {
+  constructor(private readonly db: Database) {}
+
+  async userByName(username: string): Promise<UserRecord | undefined> {
+    const row = await this.db.get('SELECT * FROM accounts_users WHERE username_key = ?', [username.toLowerCase()]);
+    return row ? userOf(row) : undefined;
+  }
+
+  async userById(id: string): Promise<UserRecord | undefined> {
+    const row = await this.db.get('SELECT * FROM accounts_users WHERE id = ?', [id]);
+    return row ? userOf(row) : undefined;
+  }
+
+  async countUsers(): Promise<number> {
+    const row = await this.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM accounts_users');
+    return Number(row?.n ?? 0);
+  }
+
+  /** Users ordered by id, after `afterId`. */
+  async listUsers(limit: number, afterId: string | null): Promise<UserRecord[]> {
+    const rows = await this.db.all('SELECT * FROM accounts_users WHERE id > ? ORDER BY id LIMIT ?', [afterId ?? '', limit]);
+    return rows.map(userOf);
+  }
+
+  async insertUser(tx: WriteTx, user: UserRecord): Promise<void> {
+    await tx.run(
+      `INSERT INTO accounts_users (id, username, username_key, password_hash, role, scopes, disabled, created_at, updated_at, password_changed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [user.id, user.username, user.username.toLowerCase(), user.passwordHash, user.role, JSON.stringify(user.scopes), user.disabled ? 1 : 0, user.createdAt, user.updatedAt, user.createdAt],
+    );
+  }
+
+  async updateUser(tx: WriteTx, user: UserRecord): Promise<void> {
+    await tx.run('UPDATE accounts_users SET role = ?, scopes = ?, disabled = ?, updated_at = ? WHERE id = ?', [
+      user.role, JSON.stringify(user.scopes), user.disabled ? 1 : 0, user.updatedAt, user.id,
+    ]);
+  }
+
+  async setPasswordHash(tx: WriteTx, userId: string, hash: string, now: number): Promise<void> {
+    await tx.run('UPDATE accounts_users SET password_hash = ?, password_changed_at = ?, updated_at = ? WHERE id = ?', [hash, now, now, userId]);
+  }
+
+  async insertSession(tx: WriteTx, session: SessionRecord): Promise<void> {
+    await tx.run('INSERT INTO accounts_sessions (id, secret_hash, user_id, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)', [
+      session.id, session.secretHash, session.userId, session.createdAt, session.lastSeenAt,
+    ]);
+  }
+
+  async session(id: string): Promise<SessionRecord | undefined> {
+    const row = await this.db.get('SELECT * FROM accounts_sessions WHERE id = ?', [id]);
+    return row
+      ? { id: String(row.id), secretHash: String(row.secret_hash), userId: String(row.user_id), createdAt: Number(row.created_at), lastSeenAt: Number(row.last_seen_at) }
+      : undefined;
+  }
+
+  touchSession(id: string, now: number): Promise<unknown> {
+    return this.db.write((tx) => tx.run('UPDATE accounts_sessions SET last_seen_at = ? WHERE id = ?', [now, id]));
+  }
+
+  async deleteSession(tx: WriteTx, id: string): Promise<void> {
+    await tx.run('DELETE FROM accounts_sessions WHERE id = ?', [id]);
+  }
+
+  /** Ends every session of `userId` except `keepId`. */
+  async deleteSessionsOf(tx: WriteTx, userId: string, keepId: string | null): Promise<number> {
+    const result = await tx.run('DELETE FROM accounts_sessions WHERE user_id = ? AND id <> ?', [userId, keepId ?? '']);
+    return result.changes;
+  }
+
+  /** Removes sessions idle or older than the limits; returns how many. */
+  async expireSessions(idleBefore: number, createdBefore: number): Promise<number> {
+    const result = await this.db.write((tx) => tx.run('DELETE FROM accounts_sessions WHERE last_seen_at < ? OR created_at < ?', [idleBefore, createdBefore]));
+    return result.changes;
+  }
+
+  async insertToken(tx: WriteTx, token: TokenRecord): Promise<void> {
+    await tx.run(
+      `INSERT INTO accounts_tokens (id, name, secret_hash, role, scopes, requires_operator, expires_at, last_used_at, revoked_at, created_by, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?)`,
+      [token.id, token.name, token.secretHash, token.role, JSON.stringify(token.scopes), token.requiresOperator ? 1 : 0, token.expiresAt, token.createdBy, token.createdAt],
+    );
+  }
+
+  async token(id: string): Promise<TokenRecord | undefined> {
+    const row = await this.db.get('SELECT * FROM accounts_tokens WHERE id = ?', [id]);
+    return row ? tokenOf(row) : undefined;
+  }
+
+  async listTokens(limit: number, afterId: string | null): Promise<TokenRecord[]> {
+    const rows = await this.db.all('SELECT * FROM accounts_tokens WHERE id > ? ORDER BY id LIMIT ?', [afterId ?? '', limit]);
+    return rows.map(tokenOf);
+  }
+
+  async revokeToken(tx: WriteTx, id: string, now: number): Promise<void> {
+    await tx.run('UPDATE accounts_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [now, id]);
+  }
+
+  tokenUsed(id: string, now: number): Promise<unknown> {
+    return this.db.write((tx) => tx.run('UPDATE accounts_tokens SET last_used_at = ? WHERE id = ?', [now, id]));
+  }
+}
