@@ -15,12 +15,12 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BlockInterner } from '../../plugins/programs/nc/block-interner.js';
-import { machineRules } from '../../plugins/programs/nc/blocks.js';
-import { diffPrograms } from '../../plugins/programs/nc/index.js';
-import { myersRuns } from '../../plugins/programs/nc/myers.js';
-import { readProgramText } from '../../plugins/programs/nc/program-text.js';
-import { editProgram, generateProgram } from '../plugins/programs/nc/generated-programs.js';
+import { BlockInterner } from '../../plugins/vault/nc/block-interner.js';
+import { machineRules } from '../../plugins/vault/nc/blocks.js';
+import { diffPrograms } from '../../plugins/vault/nc/index.js';
+import { myersRuns } from '../../plugins/vault/nc/myers.js';
+import { readProgramText } from '../../plugins/vault/nc/program-text.js';
+import { editProgram, generateProgram } from '../plugins/vault/nc/generated-programs.js';
 import { option, percentile, printTable } from './stats.js';
 
 const TARGET_P95_MS = 300;

@@ -20,7 +20,7 @@ async function restrictedImports(filePath: string, source: string): Promise<stri
 describe('house rules on imports', () => {
   it('a plugin importing another plugin is a lint error, at any depth inside the plugin', async () => {
     expect(await restrictedImports('plugins/history/new-read.ts', '../auth/tokens.js')).toEqual([expect.stringMatching(/must not import another plugin/)]);
-    expect(await restrictedImports('plugins/programs/nc/diff.ts', '../../auth/tokens.js')).toEqual([expect.stringMatching(/must not import another plugin/)]);
+    expect(await restrictedImports('plugins/vault/nc/diff.ts', '../../auth/tokens.js')).toEqual([expect.stringMatching(/must not import another plugin/)]);
     expect(await restrictedImports('plugins/history/new-read.ts', '../index.js')).toEqual([expect.stringMatching(/must not import another plugin/)]);
     expect(await restrictedImports('plugins/history/new-read.ts', '../../plugins/auth/tokens.js')).toEqual([expect.stringMatching(/must not import plugins/)]);
     expect(await restrictedImports('plugins/history/new-read.ts', '../../drivers/registry.js')).toEqual([expect.stringMatching(/must not import plugins\/ or drivers/)]);
@@ -31,8 +31,8 @@ describe('house rules on imports', () => {
       ['plugins/history/new-read.ts', './classes.js'],
       ['plugins/history/new-read.ts', '../../core/interfaces.js'],
       ['plugins/history/new-read.ts', '../../config/schema.js'],
-      ['plugins/programs/nc/diff.ts', '../index.js'],
-      ['plugins/programs/nc/diff.ts', '../../../core/auth/passwords.js'],
+      ['plugins/vault/nc/diff.ts', '../index.js'],
+      ['plugins/vault/nc/diff.ts', '../../../core/auth/passwords.js'],
     ] as const) {
       expect(await restrictedImports(file, source), `${file} → ${source}`).toEqual([]);
     }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { BlockInterner } from '../../../../plugins/programs/nc/block-interner.js';
-import { canonicalBlock, machineRules, type CanonicalRules } from '../../../../plugins/programs/nc/blocks.js';
-import type { Dialect, IgnoreRules } from '../../../../plugins/programs/nc/options.js';
-import { readProgramText } from '../../../../plugins/programs/nc/program-text.js';
+import { BlockInterner } from '../../../../plugins/vault/nc/block-interner.js';
+import { canonicalBlock, machineRules, type CanonicalRules } from '../../../../plugins/vault/nc/blocks.js';
+import type { Dialect, IgnoreRules } from '../../../../plugins/vault/nc/options.js';
+import { readProgramText } from '../../../../plugins/vault/nc/program-text.js';
 import { canonicalBlock as oracleBlock } from './canonical-oracle.js';
 import { editProgram, generateProgram, seeded } from './generated-programs.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diffPrograms } from '../../../../plugins/programs/nc/index.js';
+import { diffPrograms } from '../../../../plugins/vault/nc/index.js';
 
 const bytes = (lines: string[]): Buffer => Buffer.from(`${lines.join('\n')}\n`);
 const diff = (from: string[], to: string[], dialect: 'fanuc' | 'siemens' | 'heidenhain' | 'auto' = 'auto') => diffPrograms(bytes(from), bytes(to), { dialect });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { diffPrograms } from '../../../../plugins/programs/nc/index.js';
+import { diffPrograms } from '../../../../plugins/vault/nc/index.js';
 import { seeded } from './generated-programs.js';
 
 const RULES_OFF = { blockNumbers: false, comments: false, whitespace: false, case: false, numberFormat: false };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalBlock, machineRules, type CanonicalRules } from '../../../../plugins/programs/nc/blocks.js';
-import type { Dialect, IgnoreRules } from '../../../../plugins/programs/nc/options.js';
+import { canonicalBlock, machineRules, type CanonicalRules } from '../../../../plugins/vault/nc/blocks.js';
+import type { Dialect, IgnoreRules } from '../../../../plugins/vault/nc/options.js';
 
 const ALL_ON: IgnoreRules = { blockNumbers: true, comments: true, whitespace: true, case: true, numberFormat: true };
 

@@ -4,8 +4,8 @@
  * the modal F and S after each block and the tools. Kept unchanged as the
  * oracle the fast path is checked against (program-facts.test.ts).
  */
-import { programValue, type BlockWords, type ModalValues, type ProgramFacts } from '../../../../plugins/programs/nc/machine-facts.js';
-import type { Dialect } from '../../../../plugins/programs/nc/options.js';
+import { programValue, type BlockWords, type ModalValues, type ProgramFacts } from '../../../../plugins/vault/nc/machine-facts.js';
+import type { Dialect } from '../../../../plugins/vault/nc/options.js';
 
 const TOOL_CALL = /^TOOL CALL ?("[^"]*"|\d+(?:\.\d+)?)? ?([UVWXYZ](?![A-Z]))?/;
 const OVERSIZE = /(DL|DR2|DR)([+-]?\d*\.?\d+)/g;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalBlock, machineRules } from '../../../../plugins/programs/nc/blocks.js';
-import { diffBlocks } from '../../../../plugins/programs/nc/block-diff.js';
-import { diffPrograms, type ProgramDiff } from '../../../../plugins/programs/nc/index.js';
+import { canonicalBlock, machineRules } from '../../../../plugins/vault/nc/blocks.js';
+import { diffBlocks } from '../../../../plugins/vault/nc/block-diff.js';
+import { diffPrograms, type ProgramDiff } from '../../../../plugins/vault/nc/index.js';
 import { editProgram, generateProgram, randomBlock, seeded } from './generated-programs.js';
 
 const ISO = machineRules('iso', false);

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../../core/errors.js';
-import { diffPrograms } from '../../../../plugins/programs/nc/index.js';
+import { diffPrograms } from '../../../../plugins/vault/nc/index.js';
 import { editProgram, generateProgram } from './generated-programs.js';
-import { LineTable } from '../../../../plugins/programs/nc/line-table.js';
-import { readProgramText } from '../../../../plugins/programs/nc/program-text.js';
-import { UnitTable } from '../../../../plugins/programs/nc/unit-table.js';
+import { LineTable } from '../../../../plugins/vault/nc/line-table.js';
+import { readProgramText } from '../../../../plugins/vault/nc/program-text.js';
+import { UnitTable } from '../../../../plugins/vault/nc/unit-table.js';
 
 const FANUC = ['%', 'O1001 (PLATE)', 'N10 G21 G90', 'N20 T1 M6', 'N30 G54 G0 X0. Y0. S3000 M3', 'N40 G1 X50. F500.', 'N50 M30', '%'];
 const lf = (lines: string[]): Buffer => Buffer.from(`${lines.join('\n')}\n`);

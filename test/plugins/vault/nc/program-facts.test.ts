@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { BlockInterner } from '../../../../plugins/programs/nc/block-interner.js';
-import { diffBlocks } from '../../../../plugins/programs/nc/block-diff.js';
-import { machineRules } from '../../../../plugins/programs/nc/blocks.js';
-import { changeRuns } from '../../../../plugins/programs/nc/hunks.js';
-import { BlockWords, modalAt } from '../../../../plugins/programs/nc/machine-facts.js';
-import { summarise, type ChangeRun } from '../../../../plugins/programs/nc/machine-summary.js';
-import type { Dialect } from '../../../../plugins/programs/nc/options.js';
-import { readProgramFacts } from '../../../../plugins/programs/nc/program-facts.js';
-import { readProgramText } from '../../../../plugins/programs/nc/program-text.js';
+import { BlockInterner } from '../../../../plugins/vault/nc/block-interner.js';
+import { diffBlocks } from '../../../../plugins/vault/nc/block-diff.js';
+import { machineRules } from '../../../../plugins/vault/nc/blocks.js';
+import { changeRuns } from '../../../../plugins/vault/nc/hunks.js';
+import { BlockWords, modalAt } from '../../../../plugins/vault/nc/machine-facts.js';
+import { summarise, type ChangeRun } from '../../../../plugins/vault/nc/machine-summary.js';
+import type { Dialect } from '../../../../plugins/vault/nc/options.js';
+import { readProgramFacts } from '../../../../plugins/vault/nc/program-facts.js';
+import { readProgramText } from '../../../../plugins/vault/nc/program-text.js';
 import { readProgramFacts as oracleFacts } from './facts-oracle.js';
 import { editProgram, generateProgram, seeded } from './generated-programs.js';
 

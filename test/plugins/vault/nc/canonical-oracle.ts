@@ -8,7 +8,7 @@
  * machine does. Two blocks compare equal when their canonical forms are equal.
  * The rules are written out with examples in docs/nc-diff.md.
  */
-import type { Dialect, IgnoreRules } from '../../../../plugins/programs/nc/options.js';
+import type { Dialect, IgnoreRules } from '../../../../plugins/vault/nc/options.js';
 
 /** Everything the canonicaliser needs to know. */
 export interface CanonicalRules {
