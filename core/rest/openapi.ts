@@ -107,10 +107,14 @@ export function buildRestOpenApi(registry: RestRegistry, info: OpenApiInfo, pref
     const responses: Record<string, JsonSchema> = {};
     for (const [status, spec] of Object.entries(op.responses)) {
       const contentType = spec.contentType ?? 'application/json';
-      const schema = spec.schema ? convert(spec.schema, 'output', `${op.operationId}.${status}`) : undefined;
+      const content: Record<string, JsonSchema> = {};
+      if (spec.schema) content[contentType] = { schema: convert(spec.schema, 'output', `${op.operationId}.${status}`) };
+      for (const [i, alt] of (spec.also ?? []).entries()) {
+        content[alt.contentType] = alt.schema ? { schema: convert(alt.schema, 'output', `${op.operationId}.${status}.${i + 2}`) } : {};
+      }
       responses[status] = {
         description: spec.description,
-        ...(schema ? { content: { [contentType]: { schema } } } : {}),
+        ...(Object.keys(content).length ? { content } : {}),
         ...(spec.headers ? { headers: Object.fromEntries(Object.entries(spec.headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }])) } : {}),
       };
     }

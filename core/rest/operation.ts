@@ -80,6 +80,8 @@ export interface RestResponseSpec {
   schema?: z.ZodType;
   /** Defaults to application/json; e.g. `application/octet-stream`, `text/csv`. */
   contentType?: string;
+  /** Other content types the same status may carry, chosen by the request (e.g. `format=base64` → JSON); the handler sets content-type. */
+  also?: readonly { contentType: string; schema?: z.ZodType }[];
   /** Response headers worth documenting (ETag, Set-Cookie). */
   headers?: Record<string, string>;
 }

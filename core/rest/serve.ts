@@ -250,13 +250,17 @@ function sendResult(op: RestOperation, request: FastifyRequest, reply: FastifyRe
     request.log.error({ operation: op.operationId, status: result.status }, UNSAFE_RESULT);
     return sendProblem(request, reply, new ProblemError('internal-error', `${op.operationId} failed unexpectedly; the failure is logged`));
   }
-  for (const [name, value] of Object.entries(result.headers ?? {})) reply.header(name, value);
+  let chosenType: string | undefined;
+  for (const [name, value] of Object.entries(result.headers ?? {})) {
+    if (name.toLowerCase() === 'content-type') chosenType = String(value);
+    else reply.header(name, value);
+  }
   reply.code(result.status);
   if (result.body === undefined || result.status === 204 || result.status === 304) return reply.send();
-  const contentType = spec.contentType ?? 'application/json';
+  const contentType = chosenType ?? spec.contentType ?? 'application/json';
   if (Buffer.isBuffer(result.body)) return reply.type(contentType).send(result.body);
   if (isAsyncIterable(result.body)) return reply.type(contentType).send(Readable.from(result.body));
-  return reply.type(contentType === 'application/json' ? 'application/json; charset=utf-8' : contentType).send(result.body);
+  return reply.type(contentType === 'application/json' ? 'application/json; charset=utf-8' : contentType).send(contentType.startsWith('application/json') ? JSON.stringify(result.body) : result.body);
 }
 
 /** The statuses of the problems an operation can answer, for its documentation. */

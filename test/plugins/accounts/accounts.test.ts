@@ -8,25 +8,10 @@ import { Database } from '../../../core/store/database.js';
 import { join } from 'node:path';
 import { createAccountsPlugin } from '../../../plugins/accounts/index.js';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../../plugins/accounts/sessions.js';
-import { startTestProgramService, TEST_PASSWORD_COST, type TestProgramService } from '../../fixtures/programs.js';
+import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, type Session } from '../../fixtures/programs-accounts.js';
 
-const ADMIN_PASSWORD = 'admin-password-123';
-export const TEST_ACCOUNTS = createAccountsPlugin({ passwordCost: TEST_PASSWORD_COST });
-
-export interface Session {
-  cookie: string;
-  csrf: string;
-  /** Headers for an unsafe request with this session. */
-  headers: Record<string, string>;
-}
-
-export async function login(svc: TestProgramService, username: string, password: string): Promise<Session> {
-  const res = await svc.request('POST', '/api/v1/auth/login', { body: { username, password } });
-  if (res.status !== 200) throw new Error(`login ${username}: ${res.status} ${res.text}`);
-  const setCookie = res.headers.get('set-cookie') ?? '';
-  const cookie = setCookie.split(';')[0] as string;
-  return { cookie, csrf: res.body.csrfToken, headers: { 'x-csrf-token': res.body.csrfToken } };
-}
+const ADMIN_PASSWORD = TEST_PROGRAMS_ADMIN_PASSWORD;
 
 async function auditActions(svc: TestProgramService): Promise<{ action: string; principal_name: string; on_behalf_of: string | null; auth_method: string; details: string | null }[]> {
   const db = await Database.open(join(svc.dataDir, 'programs.db'));

@@ -1,0 +1,18 @@
+/**
+ * The program vault: libraries with their approval policy, programs, and
+ * immutable, byte-exact versions that go draft → submitted → published →
+ * obsolete; approvals with separation of duties; the NC-aware diff
+ * (plugins/vault/nc). docs/programs-vault.md.
+ */
+import { definePlugin } from '../../core/plugin-host.js';
+import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import { vaultOperations } from './operations.js';
+import { MIGRATIONS, VaultStore } from './store.js';
+
+export const vaultPlugin = definePlugin<ProgramsContext>({
+  name: 'vault',
+  migrations: MIGRATIONS,
+  register(ctx) {
+    for (const op of vaultOperations(ctx, new VaultStore(ctx.db))) ctx.rest.define(op);
+  },
+});
