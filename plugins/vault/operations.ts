@@ -28,7 +28,12 @@ const idOf = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f
 const idParams = (prefix: string) => z.object({ id: idOf(prefix) });
 const nameSchema = z.string().trim().min(1).max(128).regex(/^[^\p{Cc}]+$/u, 'no control characters');
 const textSchema = z.string().max(4000);
-const base64Pattern = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** RFC 4648 base64 with `=` padding and nothing else (no line breaks, no URL alphabet); linear in the length. */
+function isStrictBase64(text: string): boolean {
+  if (text.length % 4 !== 0) return false;
+  const pad = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  return /^[A-Za-z0-9+/]*$/.test(text.slice(0, text.length - pad));
+}
 
 const policySchema = z.discriminatedUnion('mode', [
   z.object({ mode: z.literal('autoRelease') }).strict(),
@@ -271,7 +276,7 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
       handler: async ({ params, body }, { principal }) => {
         const p = principalOf(principal);
         const { program } = await visibleProgram(p, params.id);
-        if (body.contentBase64.length % 4 !== 0 || !base64Pattern.test(body.contentBase64)) {
+        if (!isStrictBase64(body.contentBase64)) {
           throw new ProblemError('invalid-request', 'body.contentBase64: not base64', { errors: [{ field: 'body.contentBase64', message: 'not base64', accepted: 'RFC 4648 base64 with = padding, no line breaks' }] });
         }
         const content = Buffer.from(body.contentBase64, 'base64');
