@@ -110,6 +110,11 @@ export function createRestApp(logger: Logger, options: { trustProxy?: false | st
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
+    // Clients often send the JSON content type on every request: an operation without a body accepts an empty one.
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
     if (exceedsJsonDepth(text)) {
       const accepted = `at most ${MAX_JSON_DEPTH} levels of arrays and objects`;
       done(new ProblemError('invalid-request', `request body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { errors: [{ field: 'body', message: 'nested too deep', accepted }] }), undefined);

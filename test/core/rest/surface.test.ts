@@ -253,6 +253,12 @@ describe('the /api/v1 surface', () => {
     expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(csv.text.startsWith('id,name\r\n')).toBe(true);
     expect(csv.text).toContain(`${made.body.id},raw\r\n`);
+    // A client that sends the JSON content type with no body: fine where the operation takes none, a named error where it needs one.
+    const noBody = await svc.request('DELETE', `/api/v1/things/${made.body.id}`, { rawBody: '', contentType: 'application/json', headers: writer });
+    expect(noBody.status).toBe(204);
+    const missing = await svc.request('POST', '/api/v1/things', { rawBody: '', contentType: 'application/json', headers: writer });
+    expect(missing.status).toBe(400);
+    expect(missing.body.errors[0].field).toBe('body');
     const pub = await svc.request('GET', '/api/v1/ping');
     expect(pub.body).toEqual({ pong: true, caller: null });
   });
