@@ -58,6 +58,12 @@ function invalid(field: string, detail: string): GatewayError {
   return new GatewayError('INVALID_PARAMETER', `${field}: ${detail}`);
 }
 
+/** Whether YYYY-MM-DD names a day that exists (no month 13, no 31 April, no 29 February outside leap years). */
+function isCalendarDate(date: string): boolean {
+  const [y, m, d] = date.split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(y, m - 1, d)).toISOString().slice(0, 10) === date;
+}
+
 /** The date after `date` (YYYY-MM-DD), by calendar arithmetic. */
 function nextDate(date: string): string {
   const [y, m, d] = date.split('-').map(Number) as [number, number, number];
@@ -70,6 +76,7 @@ export function resolveTimeBound(field: 'from' | 'to', value: unknown, timeZone:
     throw invalid(field, `found ${JSON.stringify(value)}; accepted: ${TIME_FORMS}`);
   }
   const isDate = DATE_RE.test(value);
+  if (isDate && !isCalendarDate(value)) throw invalid(field, `found ${JSON.stringify(value)}: no such date; accepted: ${TIME_FORMS}`);
   try {
     // core/time-params.ts resolves a date to local midnight in the zone, DST days included.
     return parseTimeParam(field === 'to' && isDate ? nextDate(value) : value, { timeZone, now: 0, field });

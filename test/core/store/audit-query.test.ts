@@ -142,6 +142,9 @@ describe('AuditChain query', () => {
     const e = await env();
     expect(await invalidField(e.chain.query({ from: '24.11.2026' }))).toMatch(/^Invalid parameter\. from: .*calendar date YYYY-MM-DD/);
     expect(await invalidField(e.chain.query({ from: '2026-02-30' }))).toContain('no such date');
+    // A `to` date is read up to the end of its day: an impossible one must not roll over into the next month or year.
+    expect(await invalidField(e.chain.query({ to: '2026-13-01' }))).toMatch(/to: .*no such date/);
+    expect(await invalidField(e.chain.query({ to: '2026-04-31' }))).toMatch(/to: .*no such date/);
     expect(await invalidField(e.chain.query({ to: '2026-11-24T08:00' }))).toContain('to:');
     expect(await invalidField(e.chain.query({ from: '2026-11-25', to: '2026-11-24T00:00:00Z' }))).toContain('not later than from');
   });

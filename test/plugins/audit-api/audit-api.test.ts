@@ -1,0 +1,190 @@
+/**
+ * The audit endpoints over real HTTP: filters, paging, CSV export, and
+ * verify after the database was tampered with behind the service's back.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../../../core/store/database.js';
+import { auditApiPlugin } from '../../../plugins/audit-api/index.js';
+import { vaultPlugin } from '../../../plugins/vault/index.js';
+import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
+
+/** Parses RFC 4180 CSV (quoted fields with doubled quotes, CRLF or LF inside quotes). */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') {
+      row.push(field);
+      field = '';
+    } else if (c === '\r' && text[i + 1] === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+      i++;
+    } else field += c;
+  }
+  if (field !== '' || row.length) rows.push([...row, field]);
+  return rows;
+}
+
+describe('audit endpoints', () => {
+  let svc: TestProgramService;
+  let admin: Session;
+  let auditor: Session;
+  let programmer: Session;
+  const clock = { now: Date.UTC(2026, 10, 23, 22, 30, 0) };
+
+  beforeAll(async () => {
+    // Europe/Berlin: 2026-11-23T22:30Z is already 2026-11-23 23:30 local; an hour later it is the 24th there.
+    svc = await startTestProgramService({ plugins: [TEST_ACCOUNTS, vaultPlugin, auditApiPlugin], env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, now: () => clock.now, timeZone: 'Europe/Berlin' });
+    admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
+    auditor = await userSession(svc, admin, 'audit.eve', 'auditor');
+    programmer = await userSession(svc, admin, 'cam.anna', 'programmer');
+    clock.now += 60 * 60_000;
+    const lib = await svc.request('POST', '/api/v1/libraries', { cookie: admin.cookie, headers: admin.headers, body: { name: 'Quoted, "odd" name', approvalPolicy: { mode: 'autoRelease' } } });
+    expect(lib.status).toBe(201);
+    const prg = await svc.request('POST', '/api/v1/programs', { cookie: programmer.cookie, headers: { ...programmer.headers, 'x-on-behalf-of': 'Anna Operator' }, body: { libraryId: lib.body.id, name: '=HYPERLINK()', controller: 'fanuc' } });
+    expect(prg.status).toBe(201);
+    await svc.request('PATCH', `/api/v1/programs/${prg.body.id}`, { cookie: programmer.cookie, headers: programmer.headers, body: { description: 'first line\r\nsecond, "quoted" line' } });
+  });
+  afterAll(() => svc.stop());
+
+  it('PV-39 PV-40 GET /audit filters by principalName, entityType, entityId and category, newest first, with paging', async () => {
+    const all = await svc.request('GET', '/api/v1/audit?limit=1000', { cookie: auditor.cookie });
+    expect(all.status).toBe(200);
+    const seqs = all.body.items.map((r: { seq: number }) => r.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => b - a));
+    const byAnna = await svc.request('GET', '/api/v1/audit?principalName=cam.anna', { cookie: auditor.cookie });
+    expect(byAnna.body.items.length).toBeGreaterThan(0);
+    expect(byAnna.body.items.every((r: { principalName: string }) => r.principalName === 'cam.anna')).toBe(true);
+    const create = byAnna.body.items.find((r: { action: string }) => r.action === 'program.create');
+    expect(create).toMatchObject({ onBehalfOf: 'Anna Operator', authMethod: 'session', category: 'vault', entityType: 'program' });
+    const byEntity = await svc.request('GET', `/api/v1/audit?entityType=program&entityId=${create.entityId}`, { cookie: auditor.cookie });
+    expect(byEntity.body.items.map((r: { action: string }) => r.action)).toEqual(['program.update', 'program.create']);
+    expect(byEntity.body.items.every((r: { entityId: string }) => r.entityId === create.entityId)).toBe(true);
+    const byCategory = await svc.request('GET', '/api/v1/audit?category=admin', { cookie: auditor.cookie });
+    expect(byCategory.body.items.map((r: { action: string }) => r.action)).toEqual(expect.arrayContaining(['user.create']));
+    const paged: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const res: Awaited<ReturnType<TestProgramService['request']>> = await svc.request('GET', `/api/v1/audit?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { cookie: auditor.cookie });
+      paged.push(...res.body.items.map((r: { seq: number }) => r.seq));
+      cursor = res.body.nextCursor;
+    } while (cursor);
+    expect(paged).toEqual(seqs);
+    const badCursor = await svc.request('GET', '/api/v1/audit?cursor=zzzz', { cookie: auditor.cookie });
+    expect(badCursor.status).toBe(400);
+    expect(badCursor.body.errors[0].field).toBe('query.cursor');
+  });
+
+  it('PV-41 from and to take a calendar date read in the service time zone', async () => {
+    const day23 = await svc.request('GET', '/api/v1/audit?from=2026-11-23&to=2026-11-23&limit=1000', { cookie: auditor.cookie });
+    const day24 = await svc.request('GET', '/api/v1/audit?from=2026-11-24&limit=1000', { cookie: auditor.cookie });
+    // Setup before the clock moved: 23:30 Berlin on the 23rd; after: 00:30 Berlin on the 24th (still the 23rd in UTC).
+    expect(day23.body.items.length).toBeGreaterThan(0);
+    expect(day24.body.items.length).toBeGreaterThan(0);
+    expect(day23.body.items.every((r: { time: string }) => r.time < '2026-11-23T23:00:00.000Z')).toBe(true);
+    expect(day24.body.items.every((r: { time: string }) => r.time >= '2026-11-23T23:00:00.000Z')).toBe(true);
+    const instant = await svc.request('GET', '/api/v1/audit?from=2026-11-23T23:00:00Z&limit=1000', { cookie: auditor.cookie });
+    expect(instant.body.items.length).toBe(day24.body.items.length);
+    const bad = await svc.request('GET', '/api/v1/audit?from=last%20tuesday', { cookie: auditor.cookie });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0].field).toBe('query.from');
+    expect(bad.body.detail).toMatch(/calendar date YYYY-MM-DD/);
+  });
+
+  it('PV-40 GET /audit/export?format=csv streams the same selection as RFC 4180 CSV, quoting commas, quotes and newlines', async () => {
+    const res = await svc.request('GET', '/api/v1/audit/export?format=csv&category=vault', { cookie: auditor.cookie });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename="audit-2026-11-2\d\.csv"$/);
+    const rows = parseCsv(res.text);
+    expect(rows[0]).toEqual(['seq', 'time', 'principalName', 'onBehalfOf', 'authMethod', 'category', 'action', 'entityType', 'entityId', 'machine', 'details', 'prevHash', 'hash']);
+    const json = await svc.request('GET', '/api/v1/audit?category=vault&order=oldest', { cookie: auditor.cookie });
+    expect(rows.slice(1).map((r) => Number(r[0]))).toEqual(json.body.items.map((r: { seq: number }) => r.seq));
+    const libraryRow = rows.find((r) => r[6] === 'library.create') as string[];
+    expect(JSON.parse(libraryRow[10] as string).name).toBe('Quoted, "odd" name');
+    const updateRow = rows.find((r) => r[6] === 'program.update') as string[];
+    expect(JSON.parse(updateRow[10] as string).description).toBe('first line\r\nsecond, "quoted" line');
+    // A cell a spreadsheet would run as a formula gets a leading quote.
+    const createRow = rows.find((r) => r[6] === 'program.create') as string[];
+    expect(createRow[10]).toContain('=HYPERLINK()');
+    const wrong = await svc.request('GET', '/api/v1/audit/export?format=xlsx', { cookie: auditor.cookie });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.errors[0]).toMatchObject({ field: 'query.format', accepted: 'csv' });
+    const badFilter = await svc.request('GET', '/api/v1/audit/export?format=csv&to=2026-13-01', { cookie: auditor.cookie });
+    expect(badFilter.status).toBe(400);
+  });
+
+  it('PV-54 the auditor may read the audit; a programmer gets 403', async () => {
+    expect((await svc.request('GET', '/api/v1/audit', { cookie: programmer.cookie })).status).toBe(403);
+    expect((await svc.request('GET', '/api/v1/audit/verify', { cookie: programmer.cookie })).status).toBe(403);
+  });
+
+  it('PV-15 verify answers intact, checked and firstBrokenSeq, and names the first broken seq after each kind of tampering', async () => {
+    const intact = await svc.request('GET', '/api/v1/audit/verify', { cookie: auditor.cookie });
+    expect(intact.body).toEqual({ intact: true, checked: expect.any(Number), firstBrokenSeq: null });
+    const total = intact.body.checked as number;
+    expect(total).toBeGreaterThan(6);
+    const db = await Database.open(join(svc.dataDir, 'programs.db'));
+    const verify = async () => (await svc.request('GET', '/api/v1/audit/verify', { cookie: auditor.cookie })).body;
+    try {
+      // Someone with the file can drop the append-only triggers; verify is what catches them.
+      await db.write(async (tx) => {
+        await tx.run('DROP TRIGGER audit_log_no_update');
+        await tx.run('DROP TRIGGER audit_log_no_delete');
+      });
+      const tamper = (sql: string) => db.write((tx) => tx.run(sql));
+      await tamper("UPDATE audit_log SET principal_name = 'mallory' WHERE seq = 5");
+      expect(await verify()).toEqual({ intact: false, checked: 4, firstBrokenSeq: 5 });
+      await tamper("UPDATE audit_log SET principal_name = (SELECT principal_name FROM audit_log WHERE seq = 4) WHERE seq = 5");
+      const original = await db.get<{ principal_name: string }>('SELECT principal_name FROM audit_log WHERE seq = 6');
+      expect(original).toBeDefined();
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('PV-15 verify names the first broken seq after a deleted row, two swapped rows and a changed hash', async () => {
+    const cases: [string, string[], number][] = [
+      ['a deleted row', ['DELETE FROM audit_log WHERE seq = 3'], 3],
+      ['two swapped rows', ['UPDATE audit_log SET seq = -1 WHERE seq = 2', 'UPDATE audit_log SET seq = 2 WHERE seq = 3', 'UPDATE audit_log SET seq = 3 WHERE seq = -1'], 2],
+      ['a changed hash', ["UPDATE audit_log SET hash = '0000000000000000000000000000000000000000000000000000000000000000' WHERE seq = 4"], 4],
+    ];
+    for (const [name, statements, expected] of cases) {
+      const fresh = await startTestProgramService({ plugins: [TEST_ACCOUNTS, auditApiPlugin], env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD } });
+      try {
+        const s = await login(fresh, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
+        for (let i = 0; i < 4; i++) await login(fresh, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
+        expect((await fresh.request('GET', '/api/v1/audit/verify', { cookie: s.cookie })).body.intact).toBe(true);
+        const db = await Database.open(join(fresh.dataDir, 'programs.db'));
+        try {
+          await db.write(async (tx) => {
+            await tx.run('DROP TRIGGER audit_log_no_update');
+            await tx.run('DROP TRIGGER audit_log_no_delete');
+            for (const sql of statements) await tx.run(sql);
+          }, { transaction: true });
+        } finally {
+          await db.close();
+        }
+        const res = await fresh.request('GET', '/api/v1/audit/verify', { cookie: s.cookie });
+        expect({ name, ...res.body }).toEqual({ name, intact: false, checked: expected - 1, firstBrokenSeq: expected });
+      } finally {
+        await fresh.stop();
+      }
+    }
+  });
+});
