@@ -134,7 +134,7 @@ describe('audit endpoints', () => {
     expect((await svc.request('GET', '/api/v1/audit/verify', { cookie: programmer.cookie })).status).toBe(403);
   });
 
-  it('PV-15 verify answers intact, checked and firstBrokenSeq, and names the first broken seq after each kind of tampering', async () => {
+  it('PV-15 verify answers intact, checked and firstBrokenSeq null, then names the first broken seq after a record was changed', async () => {
     const intact = await svc.request('GET', '/api/v1/audit/verify', { cookie: auditor.cookie });
     expect(intact.body).toEqual({ intact: true, checked: expect.any(Number), firstBrokenSeq: null });
     const total = intact.body.checked as number;
@@ -150,9 +150,6 @@ describe('audit endpoints', () => {
       const tamper = (sql: string) => db.write((tx) => tx.run(sql));
       await tamper("UPDATE audit_log SET principal_name = 'mallory' WHERE seq = 5");
       expect(await verify()).toEqual({ intact: false, checked: 4, firstBrokenSeq: 5 });
-      await tamper("UPDATE audit_log SET principal_name = (SELECT principal_name FROM audit_log WHERE seq = 4) WHERE seq = 5");
-      const original = await db.get<{ principal_name: string }>('SELECT principal_name FROM audit_log WHERE seq = 6');
-      expect(original).toBeDefined();
     } finally {
       await db.close();
     }
