@@ -11,6 +11,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   'body-flood': () => import('./body-flood.js'),
   audit: () => import('./audit.js'),
   'programs-diff': () => import('./programs-diff.js'),
+  programs: () => import('./programs.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);
