@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../../core/store/database.js';
 import { join } from 'node:path';
 import { createAccountsPlugin } from '../../../plugins/accounts/index.js';
-import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../../plugins/accounts/sessions.js';
+import { readCookie, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, setCookieHeader } from '../../../plugins/accounts/sessions.js';
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, type Session } from '../../fixtures/programs-accounts.js';
 
@@ -266,5 +266,17 @@ describe('the first administrator', () => {
       await strong.stop();
       await weak.stop().catch(() => undefined);
     }
+  });
+});
+
+describe('the session cookie over TLS', () => {
+  it('PV-50 takes the __Host- prefix and Secure, keeps HttpOnly and SameSite, and is read back under its prefixed name only', () => {
+    const set = setCookieHeader(true, 'ses_0123456789abcdef.secret');
+    expect(set).toMatch(/^__Host-pvs_session=ses_0123456789abcdef\.secret; /);
+    expect(set.split('; ')).toEqual(expect.arrayContaining(['Secure', 'HttpOnly', 'SameSite=Strict', 'Path=/']));
+    expect(set).not.toMatch(/Domain=/i);
+    expect(readCookie('pvs_session=plain; __Host-pvs_session=tls', '__Host-pvs_session')).toBe('tls');
+    expect(readCookie('pvs_session=plain', '__Host-pvs_session')).toBeUndefined();
+    expect(setCookieHeader(true, null)).toMatch(/^__Host-pvs_session=; Max-Age=0; .*Secure/);
   });
 });
