@@ -4,9 +4,22 @@
  * its own listener) and the audit chain every change appends to in its own
  * transaction.
  */
+import type { EventBus } from '../event-bus.js';
 import type { RestRegistry } from '../rest/operation.js';
+import type { ServiceRegistry } from '../services.js';
 import type { AuditChain } from '../store/audit-chain.js';
 import type { Database } from '../store/database.js';
+
+/**
+ * The program service's events; plugins add theirs by declaration merging:
+ *   declare module '../../core/roles/programs-context.js' { interface ProgramsEvents { 'version.published': { versionId: string } } }
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface ProgramsEvents {}
+
+/** Services plugins of the program service provide to each other, by declaration merging as for events. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface ProgramsServices {}
 
 export interface ProgramsContext {
   /** The role's data directory (shared with the gateway role; the database file is its own). */
@@ -17,6 +30,10 @@ export interface ProgramsContext {
   audit: AuditChain;
   /** The `/api/v1` operations; plugins define theirs at register time. */
   rest: RestRegistry;
+  /** The role's event bus; plugins meet on it without importing each other. */
+  bus: EventBus<ProgramsEvents>;
+  /** Services plugins provide to each other (`ctx.services.provide`, `get`). */
+  services: ServiceRegistry<ProgramsServices>;
   /** IANA zone in which calendar dates (audit `from`/`to`) are read. */
   timeZone: string;
   /** Current time, unix ms. */
@@ -27,6 +44,6 @@ export interface ProgramsContext {
   announcements: string[];
   /** Environment for secrets that never live in files (PROGRAMS_ADMIN_PASSWORD). */
   env: NodeJS.ProcessEnv;
-  /** Whether the listener serves TLS (cookie `Secure` and `__Host-` prefix). */
+  /** Whether every request reaches the service over TLS (cookie `Secure` and `__Host-` prefix); a request that arrives over HTTPS (directly or, with trustProxy, through a proxy saying so) counts as TLS too. */
   secure: boolean;
 }

@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 import type { Plugin } from '../plugin-host.js';
 import { RoleRuntime } from '../runtime.js';
 import { AuditChain } from '../store/audit-chain.js';
+import { EventBus } from '../event-bus.js';
+import { ServiceRegistry } from '../services.js';
 import { RestRegistry } from '../rest/operation.js';
 import { serveRestDocs } from '../rest/openapi.js';
 import { createRestApp, REST_PREFIX, serveRest } from '../rest/serve.js';
@@ -52,6 +54,8 @@ export class ProgramsRole {
         db: runtime.db,
         audit,
         rest,
+        bus: new EventBus(options.logger.child({ component: 'bus' })),
+        services: new ServiceRegistry('programs'),
         timeZone: options.timeZone,
         now,
         version: options.version,

@@ -14,7 +14,7 @@ import { ProblemError } from '../../core/rest/problem.js';
 import { ROLE_PERMISSIONS, type RoleName } from './roles.js';
 import {
   cookieName, CSRF_HEADER, csrfTokenFor, parseCookieValue, readCookie, secretHashMatches, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, SESSION_TOUCH_MS, tokensEqual,
-} from './sessions.js';
+} from '../../core/auth/sessions.js';
 import type { AccountStore, UserRecord } from './store.js';
 
 export const TOKEN_PREFIX = 'pvs';
@@ -67,7 +67,7 @@ export class AccountsAuthenticator implements RestAuthenticator {
     const onBehalfOf = operatorOf(request);
     const authorization = header(request, 'authorization');
     if (authorization !== undefined) return this.byToken(request, authorization, onBehalfOf);
-    const cookie = readCookie(request.headers.cookie, cookieName(this.secure));
+    const cookie = readCookie(request.headers.cookie, cookieName(this.secure || request.secure));
     if (cookie === undefined) return null;
     return this.bySession(request, cookie, onBehalfOf);
   }

@@ -11,7 +11,7 @@ import { definePlugin } from '../../core/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import { AccountsAuthenticator } from './authenticator.js';
 import { accountOperations } from './operations.js';
-import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from './sessions.js';
+import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../core/auth/sessions.js';
 import { AccountStore, MIGRATIONS, newId } from './store.js';
 
 export const ADMIN_PASSWORD_ENV = 'PROGRAMS_ADMIN_PASSWORD';

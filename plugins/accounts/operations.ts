@@ -13,7 +13,7 @@ import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import { TOKEN_PREFIX } from './authenticator.js';
 import { ROLE_NAMES, ROLE_PERMISSIONS, type RoleName } from './roles.js';
-import { newSession, parseCookieValue, readCookie, cookieName, SESSION_ABSOLUTE_MS, setCookieHeader, csrfTokenFor } from './sessions.js';
+import { newSession, parseCookieValue, readCookie, cookieName, SESSION_ABSOLUTE_MS, setCookieHeader, csrfTokenFor } from '../../core/auth/sessions.js';
 import { newId, type AccountStore, type TokenRecord, type UserRecord } from './store.js';
 
 const MAX_PASSWORD_LENGTH = 1024;
@@ -111,20 +111,20 @@ export function accountOperations(deps: AccountsDeps): RestOperation[] {
         return {
           status: 200,
           body: { user: userOut(user), csrfToken: session.csrfToken, expiresAt: new Date(now + SESSION_ABSOLUTE_MS).toISOString() },
-          headers: { 'set-cookie': setCookieHeader(ctx.secure, session.cookieValue) },
+          headers: { 'set-cookie': setCookieHeader(ctx.secure || request.secure, session.cookieValue) },
         };
       },
     }),
     defineOperation({
       operationId: 'logout', method: 'POST', path: '/auth/logout', summary: 'Sign out: ends this session', tags: ['auth'], permission: 'account.self',
       responses: { 204: { description: 'Signed out; the cookie is cleared.' } },
-      handler: async (_input, { principal }) => {
+      handler: async (_input, { principal, request }) => {
         const p = principalOf(principal);
         await ctx.db.write(async (tx) => {
           if (p.sessionId) await store.deleteSession(tx, p.sessionId);
           await ctx.audit.append(tx, { ...auditBy(p), category: 'auth', action: 'logout', entityType: p.kind === 'user' ? 'user' : 'serviceToken', entityId: p.id });
         }, { transaction: true });
-        return { status: 204, headers: { 'set-cookie': setCookieHeader(ctx.secure, null) } };
+        return { status: 204, headers: { 'set-cookie': setCookieHeader(ctx.secure || request.secure, null) } };
       },
     }),
     defineOperation({
@@ -156,7 +156,7 @@ export function accountOperations(deps: AccountsDeps): RestOperation[] {
       responses: { 200: { description: 'The caller.', schema: meView } },
       handler: (_input, { principal, request }) => {
         const p = principalOf(principal);
-        const parsed = p.sessionId ? parseCookieValue(readCookie(request.headers.cookie, cookieName(ctx.secure)) ?? '') : null;
+        const parsed = p.sessionId ? parseCookieValue(readCookie(request.headers.cookie, cookieName(ctx.secure || request.secure)) ?? '') : null;
         return {
           status: 200,
           body: {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../../core/store/database.js';
 import { join } from 'node:path';
 import { createAccountsPlugin } from '../../../plugins/accounts/index.js';
-import { readCookie, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, setCookieHeader } from '../../../plugins/accounts/sessions.js';
+import { readCookie, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, setCookieHeader } from '../../../core/auth/sessions.js';
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, type Session } from '../../fixtures/programs-accounts.js';
 
@@ -278,5 +278,26 @@ describe('the session cookie over TLS', () => {
     expect(readCookie('pvs_session=plain; __Host-pvs_session=tls', '__Host-pvs_session')).toBe('tls');
     expect(readCookie('pvs_session=plain', '__Host-pvs_session')).toBeUndefined();
     expect(setCookieHeader(true, null)).toMatch(/^__Host-pvs_session=; Max-Age=0; .*Secure/);
+  });
+});
+
+describe('behind a TLS proxy', () => {
+  it('PV-50 a login that arrived over HTTPS through a trusted proxy sets the __Host- cookie with Secure, and that cookie signs later requests in', async () => {
+    const svc = await startTestProgramService({ plugins: [TEST_ACCOUNTS], env: { PROGRAMS_ADMIN_PASSWORD: ADMIN_PASSWORD }, trustProxy: ['127.0.0.1'] });
+    try {
+      const https = { 'x-forwarded-proto': 'https' };
+      const res = await svc.request('POST', '/api/v1/auth/login', { body: { username: 'admin', password: ADMIN_PASSWORD }, headers: https });
+      const set = res.headers.get('set-cookie') ?? '';
+      expect(set).toMatch(/^__Host-pvs_session=/);
+      expect(set.split('; ')).toContain('Secure');
+      const cookie = set.split(';')[0] as string;
+      expect((await svc.request('GET', '/api/v1/auth/me', { cookie, headers: https })).status).toBe(200);
+      // The same cookie sent over plain HTTP is not read: a Secure cookie never travels without TLS.
+      expect((await svc.request('GET', '/api/v1/auth/me', { cookie })).status).toBe(401);
+      const plain = await svc.request('POST', '/api/v1/auth/login', { body: { username: 'admin', password: ADMIN_PASSWORD } });
+      expect(plain.headers.get('set-cookie')).toMatch(/^pvs_session=/);
+    } finally {
+      await svc.stop();
+    }
   });
 });

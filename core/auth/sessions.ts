@@ -1,9 +1,12 @@
 /**
- * Session cookies and their CSRF token. The cookie carries `<id>.<secret>`;
+ * Session primitives (shared by every role that signs people in): session
+ * cookies and their CSRF token. The cookie carries `<id>.<secret>`;
  * the database keeps the id and the SHA-256 of the secret. The CSRF token is
  * derived from the secret (so only a holder of the cookie can know it, and
  * nothing more is stored) and must come back in `X-CSRF-Token` with every
- * unsafe request that authenticates by cookie; docs/programs-access.md.
+ * unsafe request that authenticates by cookie; docs/programs-access.md. The
+ * lifetimes are the program service's (documented there); a role with other
+ * needs passes its own.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
