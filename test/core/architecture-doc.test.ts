@@ -1,8 +1,8 @@
-/** docs/architecture.md's runtime diagram names every plugin the gateway boots, so it cannot fall behind plugins/index.ts. */
+/** docs/architecture.md's runtime diagram names every plugin each role boots, so it cannot fall behind plugins/index.ts. */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { GATEWAY_PLUGINS, PROGRAMS_PLUGINS } from '../../plugins/index.js';
 
 describe('architecture doc', () => {
   it('the runtime diagram lists every plugin of plugins/index.ts and no other', () => {
@@ -10,6 +10,6 @@ describe('architecture doc', () => {
     const diagram = doc.slice(doc.indexOf('## Runtime at a glance'));
     const block = diagram.slice(diagram.indexOf('```') + 3, diagram.indexOf('```', diagram.indexOf('```') + 3));
     const drawn = [...block.matchAll(/[├└]─ ([a-z-]+) {2,}/g)].map((m) => m[1]);
-    expect([...drawn].sort()).toEqual(GATEWAY_PLUGINS.map((p) => p.name).sort());
+    expect([...drawn].sort()).toEqual([...GATEWAY_PLUGINS, ...PROGRAMS_PLUGINS].map((p) => p.name).sort());
   });
 });
