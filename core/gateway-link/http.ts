@@ -1,0 +1,105 @@
+/**
+ * The link to a remote gateway over its HTTP API, authenticated with a
+ * secret key of a user on that gateway. Every request has a timeout; an
+ * answer is read only up to a bound, so a misbehaving gateway cannot
+ * exhaust the service.
+ */
+import { CALLS, linkError, type LinkCall } from './calls.js';
+import { GatewayLinkError, type GatewayLink } from './types.js';
+
+export interface HttpGatewayLinkOptions {
+  /** Per request; a program upload may take longer on a slow controller. */
+  timeoutMs?: number;
+  /** The largest answer read, in bytes (a 4 MiB program as JSON text with escapes fits). */
+  maxResponseBytes?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+export class HttpGatewayLink implements GatewayLink {
+  private readonly timeoutMs: number;
+  private readonly maxResponseBytes: number;
+
+  constructor(
+    /** Base URL, e.g. `http://10.0.4.7:8080` (no trailing slash needed). */
+    readonly target: string,
+    private readonly secretKey: string,
+    options: HttpGatewayLinkOptions = {},
+  ) {
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  }
+
+  private async call<T>(call: LinkCall<T>): Promise<T> {
+    const base = this.target.replace(/\/+$/, '');
+    const query = new URLSearchParams();
+    if (call.method === 'GET') for (const [k, v] of Object.entries(call.input)) if (v !== undefined) query.set(k, String(v));
+    const url = `${base}${call.path}${call.method === 'GET' && [...query].length ? `?${query}` : ''}`;
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        method: call.method,
+        headers: { authorization: `Bearer ${this.secretKey}`, accept: 'application/json', ...(call.method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+        ...(call.method === 'POST' ? { body: JSON.stringify(call.input) } : {}),
+        redirect: 'error',
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (err) {
+      const cause = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : ((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message);
+      throw new GatewayLinkError('unreachable', `gateway ${base} unreachable: ${String(cause).slice(0, 200)}`);
+    }
+    const text = await this.readBounded(response, base);
+    let body: { errorCode?: unknown; errorMsg?: unknown; data?: unknown };
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch {
+      throw new GatewayLinkError(response.status >= 500 ? 'unreachable' : 'failed', `gateway ${base} answered HTTP ${response.status} without its JSON envelope`);
+    }
+    const code = typeof body.errorCode === 'number' ? body.errorCode : response.ok ? 0 : -1;
+    if (code !== 0) throw linkError(code, `${typeof body.errorMsg === 'string' ? body.errorMsg : `HTTP ${response.status}`}`);
+    return call.read(body.data);
+  }
+
+  private async readBounded(response: Response, base: string): Promise<string> {
+    const declared = Number(response.headers.get('content-length') ?? NaN);
+    if (declared > this.maxResponseBytes) {
+      await response.body?.cancel();
+      throw new GatewayLinkError('failed', `gateway ${base} answered ${declared} bytes; at most ${this.maxResponseBytes} are read`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body ?? []) {
+      size += (chunk as Uint8Array).byteLength;
+      if (size > this.maxResponseBytes) {
+        throw new GatewayLinkError('failed', `gateway ${base} answered more than ${this.maxResponseBytes} bytes`);
+      }
+      chunks.push(Buffer.from(chunk as Uint8Array));
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  listMachines() {
+    return this.call(CALLS.machines());
+  }
+
+  listGroups() {
+    return this.call(CALLS.groups());
+  }
+
+  listPrograms(machineID: string, dir?: string) {
+    return this.call(CALLS.programs(machineID, dir));
+  }
+
+  uploadProgram(machineID: string, dir: string, name: string, content: Buffer) {
+    return this.call(CALLS.upload(machineID, dir, name, content));
+  }
+
+  downloadProgram(machineID: string, dir: string, name: string) {
+    return this.call(CALLS.download(machineID, dir, name));
+  }
+
+  currentProgram(machineID: string) {
+    return this.call(CALLS.current(machineID));
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * How the program service reaches a machine gateway: one seam, two
+ * implementations that pass the same contract tests — in-process for the
+ * gateway running in the same process (no key on disk, an internal
+ * principal), and HTTP with a secret key for a remote one. Every call goes
+ * through the gateway's interfaces, so its checks (permissions, drivers'
+ * families, file-name rules) apply either way.
+ */
+
+/** A machine as the gateway describes it (credentials never included). */
+export interface LinkMachine {
+  machineID: string;
+  name: string;
+  driver: string;
+  system: string;
+  model: string;
+  machineType: string;
+  isActive: boolean;
+}
+
+export interface LinkGroup {
+  groupID: string;
+  name: string;
+  isActive: boolean;
+  machineIDs: string[];
+}
+
+export interface LinkProgramFile {
+  dir: string;
+  name: string;
+  size: number;
+  /** Unix ms, when the controller reports it. */
+  modified?: number;
+  comment?: string;
+}
+
+export interface LinkTransfer {
+  size: number;
+  sha256: string;
+}
+
+export interface LinkCurrentProgram {
+  dir: string;
+  name: string;
+  sha256: string;
+  block?: number;
+}
+
+/** Why a call through a link failed; `kind` says what a caller may do about it. */
+export type GatewayLinkFailure =
+  /** The gateway did not answer (refused, timed out, DNS): retry later. */
+  | 'unreachable'
+  /** The gateway refused the credentials (401) or the key lacks the interface (403): fix the key. */
+  | 'unauthorized'
+  /** The gateway answered that the machine or file does not exist. */
+  | 'not-found'
+  /** The machine's driver cannot do this (no program files): a permanent answer for this machine. */
+  | 'unsupported'
+  /** The machine did not answer in time, or is offline: retry later. */
+  | 'machine-unavailable'
+  /** The request was refused as invalid (a name, a size): permanent. */
+  | 'rejected'
+  /** Anything else the gateway reported. */
+  | 'failed';
+
+export class GatewayLinkError extends Error {
+  constructor(
+    readonly kind: GatewayLinkFailure,
+    message: string,
+    /** The gateway's errorCode, when it answered with one. */
+    readonly errorCode?: number,
+  ) {
+    super(message);
+    this.name = 'GatewayLinkError';
+  }
+
+  /** Whether the same call may succeed later. */
+  get transient(): boolean {
+    return this.kind === 'unreachable' || this.kind === 'machine-unavailable';
+  }
+}
+
+export interface GatewayLink {
+  /** `in-process`, or the gateway's base URL. */
+  readonly target: string;
+  listMachines(): Promise<LinkMachine[]>;
+  listGroups(): Promise<LinkGroup[]>;
+  listPrograms(machineID: string, dir?: string): Promise<LinkProgramFile[]>;
+  uploadProgram(machineID: string, dir: string, name: string, content: Buffer): Promise<LinkTransfer>;
+  downloadProgram(machineID: string, dir: string, name: string): Promise<{ content: Buffer } & LinkTransfer>;
+  currentProgram(machineID: string): Promise<LinkCurrentProgram>;
+}

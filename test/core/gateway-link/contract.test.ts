@@ -1,0 +1,113 @@
+/**
+ * The gateway-link contract, run against both implementations: in-process
+ * (the gateway's interface registry) and HTTP (a real gateway listening on
+ * 127.0.0.1, reached with a secret key). Same scenarios, same answers.
+ */
+import { createHash } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HttpGatewayLink } from '../../../core/gateway-link/http.js';
+import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
+import { GatewayLinkError, type GatewayLink } from '../../../core/gateway-link/types.js';
+import { linkError } from '../../../core/gateway-link/calls.js';
+import { ERRORS } from '../../../core/errors.js';
+import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
+
+const DIR = '//CNC_MEM/USER/PATH1/';
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+async function failure(promise: Promise<unknown>): Promise<GatewayLinkError> {
+  const err = await promise.then(() => undefined, (e: unknown) => e);
+  if (!(err instanceof GatewayLinkError)) throw new Error(`expected a GatewayLinkError, got ${String(err)}`);
+  return err;
+}
+
+let gw: TestGateway;
+let url: string;
+let key: string;
+
+beforeAll(async () => {
+  gw = await startTestGateway({
+    machines: [simMachine('M1'), simMachine('M2'), simMachine('M3', { isActive: false })],
+    groups: [{ groupID: 'cell-a', name: 'Cell A', machineIDs: ['M1', 'M2'] }],
+  });
+  url = await gw.gateway.listen({ host: '127.0.0.1', port: 0 });
+  const created = await gw.request('POST', '/api/security/secret-key/create', { username: 'admin', label: 'program service' });
+  key = (created.body.data as { key: string }).key;
+});
+afterAll(() => gw.stop());
+
+const implementations: [string, () => GatewayLink][] = [
+  ['in-process', () => new InProcessGatewayLink(gw.gateway.context.interfaces)],
+  ['http', () => new HttpGatewayLink(url, key)],
+];
+
+describe.each(implementations)('gateway link (%s)', (_name, make) => {
+  it('lists the gateway\'s machines, without credentials, and its groups', async () => {
+    const link = make();
+    const machines = await link.listMachines();
+    expect(machines.map((m) => m.machineID).sort()).toEqual(['M1', 'M2', 'M3']);
+    expect(machines.find((m) => m.machineID === 'M3')?.isActive).toBe(false);
+    expect(machines[0]).toMatchObject({ driver: 'simulator', system: 'FANUC' });
+    expect(JSON.stringify(machines)).not.toMatch(/password/i);
+    expect(await link.listGroups()).toEqual([{ groupID: 'cell-a', name: 'Cell A', isActive: true, machineIDs: ['M1', 'M2'] }]);
+  });
+
+  it('uploads a program, lists it and reads it back with the same SHA-256', async () => {
+    const link = make();
+    const name = `O${_name === 'http' ? 4101 : 4102}`;
+    const content = Buffer.from(`%\r\n${name} (LINK)\r\nG90 G54\r\nM30\r\n%\r\n`);
+    const sent = await link.uploadProgram('M1', DIR, name, content);
+    expect(sent).toEqual({ size: content.length, sha256: sha(content) });
+    const back = await link.downloadProgram('M1', DIR, name);
+    expect(back.sha256).toBe(sha(content));
+    expect(Buffer.compare(back.content, content)).toBe(0);
+    const files = await link.listPrograms('M1', DIR);
+    expect(files.find((f) => f.name === name)).toMatchObject({ dir: DIR, size: content.length });
+    const current = await link.currentProgram('M1');
+    expect(current.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('maps the gateway\'s errors to what a caller can do: not-found, rejected', async () => {
+    const link = make();
+    expect((await failure(link.listPrograms('NOPE'))).kind).toBe('not-found');
+    const bad = await failure(link.uploadProgram('M1', DIR, '../escape', Buffer.from('x')));
+    expect(bad.kind).toBe('rejected');
+    expect(bad.transient).toBe(false);
+    const missing = await failure(link.downloadProgram('M1', DIR, 'O9999'));
+    expect(missing.kind).toBe('not-found');
+    // The gateway answers an inactive machine as one that does not exist (GW-94).
+    expect((await failure(link.listPrograms('M3'))).kind).toBe('not-found');
+  });
+});
+
+describe('gateway link over HTTP only', () => {
+  it('a wrong key is unauthorized; a gateway that does not answer is unreachable (transient); no key appears in an error', async () => {
+    const wrong = await failure(new HttpGatewayLink(url, 'gwk_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA').listMachines());
+    expect(wrong.kind).toBe('unauthorized');
+    expect(wrong.message).not.toContain('gwk_');
+    const down = await failure(new HttpGatewayLink('http://127.0.0.1:9', key, { timeoutMs: 2000 }).listMachines());
+    expect(down.kind).toBe('unreachable');
+    expect(down.transient).toBe(true);
+    expect(down.message).not.toContain(key);
+  });
+
+  it('reads no more than its bound of an answer', async () => {
+    const small = await failure(new HttpGatewayLink(url, key, { maxResponseBytes: 64 }).listMachines());
+    expect(small.message).toMatch(/at most 64|more than 64/);
+  });
+});
+
+describe('gateway link errors', () => {
+  it('classify every code of the gateway\'s error table, and only a timeout, an offline machine or a stopping gateway is transient', () => {
+    const kinds = Object.fromEntries(Object.entries(ERRORS).filter(([, e]) => e.code !== 0).map(([name, e]) => [name, linkError(e.code, 'x').kind]));
+    expect(kinds).toMatchObject({
+      INVALID_PARAMETER: 'rejected', UNAUTHORIZED: 'unauthorized', FORBIDDEN: 'unauthorized', IP_NOT_IN_WHITE_LIST: 'unauthorized',
+      NOT_FOUND: 'not-found', PROGRAM_NOT_FOUND: 'not-found', GENERAL_MACHINE_ID_NOT_EXISTED: 'not-found',
+      DRIVER_FAMILY_UNSUPPORTED: 'unsupported', MACHINE_NOT_CONNECTED: 'machine-unavailable', DRIVER_TIMEOUT: 'machine-unavailable',
+      SERVICE_STOPPING: 'unreachable', GATEWAY_SERVICE_UNAVAILABLE: 'unreachable', UNKNOWN_ERROR: 'failed',
+    });
+    const transient = Object.entries(ERRORS).filter(([, e]) => e.code !== 0 && linkError(e.code, 'x').transient).map(([name]) => name).sort();
+    expect(transient).toEqual(['DRIVER_TIMEOUT', 'GATEWAY_SERVICE_UNAVAILABLE', 'MACHINE_INACTIVE', 'MACHINE_NOT_CONNECTED', 'SERVICE_STOPPING', 'TOO_MANY_REQUESTS']);
+    expect(linkError(2, 'y'.repeat(5000)).message.length).toBeLessThan(400);
+  });
+});
