@@ -21,6 +21,8 @@ import { PROGRAMS_DATABASE_FILE, ProgramsRole } from './roles/programs.js';
 import { packageVersion } from './package-root.js';
 import { systemTimeZone } from './time.js';
 import { resolve } from 'node:path';
+import { InProcessGatewayLink } from './gateway-link/in-process.js';
+import type { GatewayLink } from './gateway-link/types.js';
 import { StopOnSignals, type StopPart } from './process-signals.js';
 import { gatewayBannerSection, programsBannerSection, rolesBanner } from './startup-banner.js';
 
@@ -32,6 +34,8 @@ const STOP_ORDER: readonly RoleName[] = ['programs', 'gateway'];
 
 /** What a role's starter is given. */
 interface RoleStartFacts {
+  /** The gateway this process runs, when it started before: the program service reaches it in-process. */
+  localGateway?: GatewayLink;
   config: GatewayConfig;
   /** The config file's path, for messages and the banner. */
   file: string;
@@ -45,6 +49,8 @@ interface StartedRole {
   stop: StopPart;
   /** Fields for the `stopped cleanly` log line (e.g. the history writer's figures). */
   stoppedFacts?: () => Record<string, unknown>;
+  /** The in-process link to this role, for roles that call it (the gateway's). */
+  link?: GatewayLink;
 }
 
 type RoleStarter = (facts: RoleStartFacts) => Promise<StartedRole>;
@@ -99,16 +105,17 @@ async function startGatewayRole({ config, file, logger }: RoleStartFacts): Promi
       },
     },
     stoppedFacts: () => ({ history: context.history.stats }),
+    link: new InProcessGatewayLink(context.interfaces),
   };
 }
 
 /** The program version service: /api/v1 on `programs.host`:`programs.port` (8030), database programs.db in `gateway.dataDir`. */
-async function startProgramsRole({ config, file, logger, env }: RoleStartFacts): Promise<StartedRole> {
+async function startProgramsRole({ config, file, logger, env, localGateway }: RoleStartFacts): Promise<StartedRole> {
   const dataDir = resolve(config.gateway.dataDir);
   const timeZone = config.gateway.timeZone || systemTimeZone();
   let role: ProgramsRole;
   try {
-    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, version: packageVersion(), trustProxy: config.communication.trustProxy });
+    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, version: packageVersion(), trustProxy: config.communication.trustProxy, ...(localGateway ? { localGateway } : {}) });
   } catch (err) {
     throw new RoleStartError(`program service failed to start (config ${file}):\n${(err as Error).message}`, 2);
   }
@@ -173,9 +180,11 @@ async function main(): Promise<void> {
   const { roles } = selection;
 
   const started = new Map<RoleName, StartedRole>();
-  for (const role of roles) {
+  // The gateway starts first, so the program service can reach it in-process.
+  for (const role of ROLE_NAMES.filter((r) => roles.includes(r))) {
     try {
-      started.set(role, await ROLE_STARTERS[role]({ config, file, logger: role === 'gateway' ? logger : logger.child({ role }), env: process.env }));
+      const localGateway = started.get('gateway')?.link;
+      started.set(role, await ROLE_STARTERS[role]({ config, file, logger: role === 'gateway' ? logger : logger.child({ role }), env: process.env, ...(localGateway ? { localGateway } : {}) }));
     } catch (err) {
       await stopAll(started, logger);
       if (err instanceof RoleStartError) {

@@ -25,7 +25,8 @@ export interface RestPrincipal {
   role: string;
   /** What the role permits (`vault.read`, `versions.upload`, …); an operation names one. */
   permissions: ReadonlySet<string>;
-  scopes: { libraries: LibraryScope };
+  /** Libraries, and machine groups (absent: every group), the caller may act on. */
+  scopes: { libraries: LibraryScope; machineGroups?: LibraryScope };
   /** How the caller authenticated: a session cookie or a service token. */
   authMethod: 'session' | 'serviceToken';
   /** The human operator declared by X-On-Behalf-Of, or null. */

@@ -5,6 +5,7 @@
  * transaction.
  */
 import type { EventBus } from '../event-bus.js';
+import type { GatewayLink } from '../gateway-link/types.js';
 import type { RestRegistry } from '../rest/operation.js';
 import type { ServiceRegistry } from '../services.js';
 import type { AuditChain } from '../store/audit-chain.js';
@@ -44,6 +45,8 @@ export interface ProgramsContext {
   announcements: string[];
   /** Environment for secrets that never live in files (PROGRAMS_ADMIN_PASSWORD). */
   env: NodeJS.ProcessEnv;
+  /** The gateway running in the same process, reached in-process; absent when this process runs the program service alone. */
+  localGateway?: GatewayLink;
   /** Whether every request reaches the service over TLS (cookie `Secure` and `__Host-` prefix); a request that arrives over HTTPS (directly or, with trustProxy, through a proxy saying so) counts as TLS too. */
   secure: boolean;
 }

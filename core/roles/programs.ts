@@ -14,6 +14,7 @@ import { RestRegistry } from '../rest/operation.js';
 import { serveRestDocs } from '../rest/openapi.js';
 import { createRestApp, REST_PREFIX, serveRest } from '../rest/serve.js';
 import type { ProgramsContext } from './programs-context.js';
+import type { GatewayLink } from '../gateway-link/types.js';
 
 export const PROGRAMS_DATABASE_FILE = 'programs.db';
 
@@ -28,6 +29,8 @@ export interface ProgramsRoleOptions {
   /** Whether the listener is reached over TLS (a proxy in front); cookies then carry Secure and the __Host- prefix. */
   secure?: boolean;
   trustProxy?: false | string[];
+  /** The gateway in the same process, registered at first start and reached without a key. */
+  localGateway?: GatewayLink;
 }
 
 const DESCRIPTION = [
@@ -62,6 +65,7 @@ export class ProgramsRole {
         announcements: [],
         env: options.env ?? process.env,
         secure: options.secure ?? false,
+        ...(options.localGateway ? { localGateway: options.localGateway } : {}),
       };
       const http = createRestApp(options.logger.child({ component: 'http' }), { trustProxy: options.trustProxy ?? false });
       const started = await runtime.startPlugins(options.plugins, context, http);

@@ -32,7 +32,7 @@ export function createAccountsPlugin(options: { passwordCost?: ScryptCost } = {}
       if ((await store.countUsers()) === 0) {
         const password = fromEnv || generatePassword();
         const now = ctx.now();
-        const user = { id: newId('usr'), username: 'admin', passwordHash: await hashPassword(password, passwordCost), role: 'admin' as const, scopes: { libraries: '*' as const }, disabled: false, createdAt: now, updatedAt: now };
+        const user = { id: newId('usr'), username: 'admin', passwordHash: await hashPassword(password, passwordCost), role: 'admin' as const, scopes: { libraries: '*' as const, machineGroups: '*' as const }, disabled: false, createdAt: now, updatedAt: now };
         await ctx.db.write(async (tx) => {
           await store.insertUser(tx, user);
           await ctx.audit.append(tx, { principalName: 'system', authMethod: 'internal', category: 'admin', action: 'user.create', entityType: 'user', entityId: user.id, details: { username: 'admin', role: 'admin', firstStart: true } });

@@ -25,9 +25,13 @@ const usernameSchema = z.string().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._
 const passwordSchema = z.string().min(MIN_PASSWORD_LENGTH).max(MAX_PASSWORD_LENGTH);
 const roleSchema = z.enum(ROLE_NAMES);
 const scopesSchema = z
-  .object({ libraries: z.union([z.literal('*'), z.array(z.string().regex(/^lib_[0-9a-f]{16}$/, 'a library id')).max(1000)]) })
+  .object({
+    libraries: z.union([z.literal('*'), z.array(z.string().regex(/^lib_[0-9a-f]{16}$/, 'a library id')).max(1000)]),
+    machineGroups: z.union([z.literal('*'), z.array(z.string().regex(/^grp_[0-9a-f]{16}$/, 'a machine group id')).max(1000)]).default('*'),
+  })
   .strict()
-  .describe('Libraries the account may act on: "*" for all, or library ids.');
+  .describe('What the account may act on: libraries and machine groups, each "*" for all or a list of ids.');
+const ALL_SCOPES = { libraries: '*', machineGroups: '*' } as const;
 
 const userView = z.object({
   id: z.string(), username: z.string(), role: roleSchema, scopes: scopesSchema, disabled: z.boolean(), createdAt: z.string(), updatedAt: z.string(),
@@ -168,7 +172,7 @@ export function accountOperations(deps: AccountsDeps): RestOperation[] {
     }),
     defineOperation({
       operationId: 'createUser', method: 'POST', path: '/admin/users', summary: 'Create a user', tags: ['admin'], permission: 'users.manage',
-      body: z.object({ username: usernameSchema, password: passwordSchema, role: roleSchema, scopes: scopesSchema.default({ libraries: '*' }) }).strict(),
+      body: z.object({ username: usernameSchema, password: passwordSchema, role: roleSchema, scopes: scopesSchema.default(ALL_SCOPES) }).strict(),
       responses: { 201: { description: 'Created.', schema: userView } },
       handler: async ({ body }, { principal }) => {
         const p = principalOf(principal);
@@ -223,7 +227,7 @@ export function accountOperations(deps: AccountsDeps): RestOperation[] {
     defineOperation({
       operationId: 'createServiceToken', method: 'POST', path: '/admin/service-tokens', summary: 'Create a service token (shown once)', tags: ['admin'], permission: 'tokens.manage',
       body: z.object({
-        name: nameSchema, role: roleSchema, scopes: scopesSchema.default({ libraries: '*' }), requiresOperator: z.boolean().default(false),
+        name: nameSchema, role: roleSchema, scopes: scopesSchema.default(ALL_SCOPES), requiresOperator: z.boolean().default(false),
         expiresAt: z.iso.datetime({ offset: true }).optional().describe('When the token stops working; none by default.'),
       }).strict(),
       responses: { 201: { description: 'Created. `token` is shown only in this answer.', schema: tokenView.extend({ token: z.string().describe('pvs_<id>_<secret>') }) } },

@@ -10,10 +10,11 @@ export type RoleName = (typeof ROLE_NAMES)[number];
 export const PERMISSIONS = [
   'libraries.read', 'libraries.manage', 'programs.read', 'programs.write', 'versions.read', 'versions.upload', 'versions.submit',
   'versions.obsolete', 'approvals.read', 'approvals.decide', 'audit.read', 'users.manage', 'tokens.manage', 'account.self',
+  'fleet.read', 'fleet.manage',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-const READ: Permission[] = ['libraries.read', 'programs.read', 'versions.read', 'account.self'];
+const READ: Permission[] = ['libraries.read', 'programs.read', 'versions.read', 'account.self', 'fleet.read'];
 
 export const ROLE_PERMISSIONS: Readonly<Record<RoleName, ReadonlySet<Permission>>> = {
   admin: new Set(PERMISSIONS),

@@ -57,7 +57,7 @@ export interface UserRecord {
   username: string;
   passwordHash: string;
   role: RoleName;
-  scopes: { libraries: LibraryScope };
+  scopes: { libraries: LibraryScope; machineGroups: LibraryScope };
   disabled: boolean;
   createdAt: number;
   updatedAt: number;
@@ -76,7 +76,7 @@ export interface TokenRecord {
   name: string;
   secretHash: string;
   role: RoleName;
-  scopes: { libraries: LibraryScope };
+  scopes: { libraries: LibraryScope; machineGroups: LibraryScope };
   requiresOperator: boolean;
   expiresAt: number | null;
   lastUsedAt: number | null;
@@ -92,7 +92,8 @@ export function newId(prefix: string): string {
   return `${prefix}_${randomBytes(8).toString('hex')}`;
 }
 
-const scopesOf = (text: unknown): { libraries: LibraryScope } => JSON.parse(String(text)) as { libraries: LibraryScope };
+/** Stored scopes; a record from before machine-group scopes covers every group. */
+const scopesOf = (text: unknown): { libraries: LibraryScope; machineGroups: LibraryScope } => ({ machineGroups: '*', ...(JSON.parse(String(text)) as { libraries: LibraryScope; machineGroups?: LibraryScope }) });
 
 function userOf(row: Row): UserRecord {
   return {

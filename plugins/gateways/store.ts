@@ -1,0 +1,245 @@
+/**
+ * The program service's fleet: the gateways it reaches (a remote gateway's
+ * secret key sealed with AES-256-GCM, never returned), the machines and
+ * groups it read from them, and its own settings per machine. Portable SQL.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Migration } from '../../core/store/migrations.js';
+import type { Database, WriteTx } from '../../core/store/database.js';
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    name: 'gateways, machines, machine groups',
+    up: [
+      `CREATE TABLE fleet_gateways (
+         id TEXT PRIMARY KEY,
+         name TEXT NOT NULL,
+         name_key TEXT NOT NULL UNIQUE,
+         kind TEXT NOT NULL,
+         url TEXT NOT NULL,
+         sealed_key TEXT,
+         created_by TEXT NOT NULL,
+         created_at BIGINT NOT NULL,
+         last_contact_at BIGINT,
+         last_error TEXT,
+         last_error_at BIGINT,
+         last_sync_at BIGINT
+       )`,
+      `CREATE TABLE fleet_machines (
+         id TEXT PRIMARY KEY,
+         gateway_id TEXT NOT NULL REFERENCES fleet_gateways(id),
+         machine_id TEXT NOT NULL,
+         name TEXT NOT NULL,
+         driver TEXT NOT NULL,
+         system TEXT NOT NULL,
+         model TEXT NOT NULL,
+         machine_type TEXT NOT NULL,
+         active_on_gateway INTEGER NOT NULL,
+         present INTEGER NOT NULL,
+         program_dir TEXT NOT NULL,
+         transform_profile TEXT,
+         mirror_enabled INTEGER NOT NULL,
+         mirror_interval_sec INTEGER NOT NULL,
+         created_at BIGINT NOT NULL,
+         updated_at BIGINT NOT NULL,
+         UNIQUE (gateway_id, machine_id)
+       )`,
+      `CREATE TABLE fleet_groups (
+         id TEXT PRIMARY KEY,
+         name TEXT NOT NULL,
+         gateway_id TEXT,
+         gateway_group_id TEXT,
+         description TEXT NOT NULL,
+         created_at BIGINT NOT NULL,
+         updated_at BIGINT NOT NULL
+       )`,
+      `CREATE TABLE fleet_group_members (
+         group_id TEXT NOT NULL REFERENCES fleet_groups(id),
+         machine_id TEXT NOT NULL REFERENCES fleet_machines(id),
+         PRIMARY KEY (group_id, machine_id)
+       )`,
+    ],
+  },
+];
+
+export interface GatewayRecord {
+  id: string;
+  name: string;
+  kind: 'in-process' | 'http';
+  url: string;
+  sealedKey: string | null;
+  createdBy: string;
+  createdAt: number;
+  lastContactAt: number | null;
+  lastError: string | null;
+  lastErrorAt: number | null;
+  lastSyncAt: number | null;
+}
+
+export interface MachineRecord {
+  id: string;
+  gatewayId: string;
+  machineId: string;
+  name: string;
+  driver: string;
+  system: string;
+  model: string;
+  machineType: string;
+  activeOnGateway: boolean;
+  /** False once a sync no longer found it on its gateway: kept, because deployments and the audit refer to it. */
+  present: boolean;
+  programDir: string;
+  transformProfile: string | null;
+  mirrorEnabled: boolean;
+  mirrorIntervalSec: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface GroupRecord {
+  id: string;
+  name: string;
+  /** Set for a group read from a gateway; null for a group made in this service. */
+  gatewayId: string | null;
+  gatewayGroupId: string | null;
+  description: string;
+  machineIds: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+type Row = Record<string, unknown>;
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBytes(8).toString('hex')}`;
+}
+
+const gatewayOf = (r: Row): GatewayRecord => ({
+  id: String(r.id), name: String(r.name), kind: r.kind as GatewayRecord['kind'], url: String(r.url), sealedKey: str(r.sealed_key), createdBy: String(r.created_by),
+  createdAt: Number(r.created_at), lastContactAt: num(r.last_contact_at), lastError: str(r.last_error), lastErrorAt: num(r.last_error_at), lastSyncAt: num(r.last_sync_at),
+});
+
+const machineOf = (r: Row): MachineRecord => ({
+  id: String(r.id), gatewayId: String(r.gateway_id), machineId: String(r.machine_id), name: String(r.name), driver: String(r.driver), system: String(r.system),
+  model: String(r.model), machineType: String(r.machine_type), activeOnGateway: Number(r.active_on_gateway) === 1, present: Number(r.present) === 1,
+  programDir: String(r.program_dir), transformProfile: str(r.transform_profile), mirrorEnabled: Number(r.mirror_enabled) === 1,
+  mirrorIntervalSec: Number(r.mirror_interval_sec), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
+});
+
+export class FleetRepository {
+  constructor(private readonly db: Database) {}
+
+  async gateway(id: string): Promise<GatewayRecord | undefined> {
+    const r = await this.db.get('SELECT * FROM fleet_gateways WHERE id = ?', [id]);
+    return r ? gatewayOf(r) : undefined;
+  }
+
+  async gatewayByName(name: string): Promise<GatewayRecord | undefined> {
+    const r = await this.db.get('SELECT * FROM fleet_gateways WHERE name_key = ?', [name.toLowerCase()]);
+    return r ? gatewayOf(r) : undefined;
+  }
+
+  async inProcessGateway(): Promise<GatewayRecord | undefined> {
+    const r = await this.db.get("SELECT * FROM fleet_gateways WHERE kind = 'in-process'");
+    return r ? gatewayOf(r) : undefined;
+  }
+
+  async listGateways(limit: number, afterId: string | null): Promise<GatewayRecord[]> {
+    return (await this.db.all('SELECT * FROM fleet_gateways WHERE id > ? ORDER BY id LIMIT ?', [afterId ?? '', limit])).map(gatewayOf);
+  }
+
+  async insertGateway(tx: WriteTx, g: GatewayRecord): Promise<void> {
+    await tx.run(
+      `INSERT INTO fleet_gateways (id, name, name_key, kind, url, sealed_key, created_by, created_at, last_contact_at, last_error, last_error_at, last_sync_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)`,
+      [g.id, g.name, g.name.toLowerCase(), g.kind, g.url, g.sealedKey, g.createdBy, g.createdAt],
+    );
+  }
+
+  /** Records the outcome of a call to a gateway: contact (error null) or the error. */
+  recordContact(id: string, at: number, error: string | null): Promise<unknown> {
+    return this.db.write((tx) =>
+      error === null
+        ? tx.run('UPDATE fleet_gateways SET last_contact_at = ?, last_error = NULL, last_error_at = NULL WHERE id = ?', [at, id])
+        : tx.run('UPDATE fleet_gateways SET last_error = ?, last_error_at = ? WHERE id = ?', [error.slice(0, 500), at, id]),
+    );
+  }
+
+  async setSynced(tx: WriteTx, id: string, at: number): Promise<void> {
+    await tx.run('UPDATE fleet_gateways SET last_sync_at = ?, last_contact_at = ?, last_error = NULL, last_error_at = NULL WHERE id = ?', [at, at, id]);
+  }
+
+  async machine(id: string): Promise<MachineRecord | undefined> {
+    const r = await this.db.get('SELECT * FROM fleet_machines WHERE id = ?', [id]);
+    return r ? machineOf(r) : undefined;
+  }
+
+  async machinesOf(gatewayId: string): Promise<MachineRecord[]> {
+    return (await this.db.all('SELECT * FROM fleet_machines WHERE gateway_id = ? ORDER BY machine_id', [gatewayId])).map(machineOf);
+  }
+
+  async listMachines(gatewayId: string | undefined, limit: number, afterId: string | null): Promise<MachineRecord[]> {
+    const rows = await this.db.all(`SELECT * FROM fleet_machines WHERE id > ?${gatewayId ? ' AND gateway_id = ?' : ''} ORDER BY id LIMIT ?`, [
+      afterId ?? '', ...(gatewayId ? [gatewayId] : []), limit,
+    ]);
+    return rows.map(machineOf);
+  }
+
+  async upsertMachine(tx: WriteTx, m: MachineRecord, isNew: boolean): Promise<void> {
+    if (isNew) {
+      await tx.run(
+        `INSERT INTO fleet_machines (id, gateway_id, machine_id, name, driver, system, model, machine_type, active_on_gateway, present, program_dir, transform_profile, mirror_enabled, mirror_interval_sec, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [m.id, m.gatewayId, m.machineId, m.name, m.driver, m.system, m.model, m.machineType, m.activeOnGateway ? 1 : 0, m.present ? 1 : 0, m.programDir, m.transformProfile, m.mirrorEnabled ? 1 : 0, m.mirrorIntervalSec, m.createdAt, m.updatedAt],
+      );
+    } else {
+      await tx.run(
+        `UPDATE fleet_machines SET name = ?, driver = ?, system = ?, model = ?, machine_type = ?, active_on_gateway = ?, present = ?, program_dir = ?, transform_profile = ?, mirror_enabled = ?, mirror_interval_sec = ?, updated_at = ? WHERE id = ?`,
+        [m.name, m.driver, m.system, m.model, m.machineType, m.activeOnGateway ? 1 : 0, m.present ? 1 : 0, m.programDir, m.transformProfile, m.mirrorEnabled ? 1 : 0, m.mirrorIntervalSec, m.updatedAt, m.id],
+      );
+    }
+  }
+
+  async group(id: string): Promise<GroupRecord | undefined> {
+    const r = await this.db.get('SELECT * FROM fleet_groups WHERE id = ?', [id]);
+    return r ? this.withMembers(r) : undefined;
+  }
+
+  async groupsOf(gatewayId: string): Promise<GroupRecord[]> {
+    const rows = await this.db.all('SELECT * FROM fleet_groups WHERE gateway_id = ? ORDER BY gateway_group_id', [gatewayId]);
+    return Promise.all(rows.map((r) => this.withMembers(r)));
+  }
+
+  async listGroups(limit: number, afterId: string | null): Promise<GroupRecord[]> {
+    const rows = await this.db.all('SELECT * FROM fleet_groups WHERE id > ? ORDER BY id LIMIT ?', [afterId ?? '', limit]);
+    return Promise.all(rows.map((r) => this.withMembers(r)));
+  }
+
+  /** Ids of the groups `machineId` belongs to. */
+  async groupIdsOf(machineId: string): Promise<string[]> {
+    return (await this.db.all<{ group_id: string }>('SELECT group_id FROM fleet_group_members WHERE machine_id = ? ORDER BY group_id', [machineId])).map((r) => r.group_id);
+  }
+
+  private async withMembers(r: Row): Promise<GroupRecord> {
+    const members = await this.db.all<{ machine_id: string }>('SELECT machine_id FROM fleet_group_members WHERE group_id = ? ORDER BY machine_id', [String(r.id)]);
+    return {
+      id: String(r.id), name: String(r.name), gatewayId: str(r.gateway_id), gatewayGroupId: str(r.gateway_group_id), description: String(r.description),
+      machineIds: members.map((m) => m.machine_id), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
+    };
+  }
+
+  async saveGroup(tx: WriteTx, g: GroupRecord, isNew: boolean): Promise<void> {
+    if (isNew) {
+      await tx.run('INSERT INTO fleet_groups (id, name, gateway_id, gateway_group_id, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+        g.id, g.name, g.gatewayId, g.gatewayGroupId, g.description, g.createdAt, g.updatedAt,
+      ]);
+    } else {
+      await tx.run('UPDATE fleet_groups SET name = ?, description = ?, updated_at = ? WHERE id = ?', [g.name, g.description, g.updatedAt, g.id]);
+    }
+    await tx.run('DELETE FROM fleet_group_members WHERE group_id = ?', [g.id]);
+    for (const machineId of g.machineIds) await tx.run('INSERT INTO fleet_group_members (group_id, machine_id) VALUES (?, ?)', [g.id, machineId]);
+  }
+}
