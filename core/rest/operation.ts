@@ -124,9 +124,18 @@ export function defineOperation<P extends z.ZodType = z.ZodType, Q extends z.Zod
 }
 
 /** The operations of one surface; plugins add theirs, the surface serves them all. */
+/** A caller refused by the surface for its role or a missing operator (403), for the audit. */
+export interface RestRefusal {
+  principal: RestPrincipal;
+  operation: RestOperation;
+  slug: 'forbidden' | 'operator-required';
+  request: RestRequestInfo;
+}
+
 export class RestRegistry {
   private readonly ops = new Map<string, RestOperation>();
   private authenticator: RestAuthenticator = { authenticate: () => Promise.resolve(null) };
+  private readonly refusalListeners: ((refusal: RestRefusal) => Promise<void> | void)[] = [];
 
   define(op: RestOperation<z.ZodType, z.ZodType, z.ZodType>): void {
     const key = `${op.method} ${op.path}`;
@@ -147,5 +156,14 @@ export class RestRegistry {
 
   get access(): RestAuthenticator {
     return this.authenticator;
+  }
+
+  /** Tells `listener` about every refusal of an authenticated caller (403); a failing listener does not change the answer. */
+  onRefusal(listener: (refusal: RestRefusal) => Promise<void> | void): void {
+    this.refusalListeners.push(listener);
+  }
+
+  async reportRefusal(refusal: RestRefusal): Promise<void> {
+    for (const listener of this.refusalListeners) await Promise.resolve(listener(refusal)).catch(() => undefined);
   }
 }

@@ -208,11 +208,13 @@ async function admit(registry: RestRegistry, op: RestOperation, request: Fastify
   if (op.permission === null) return null;
   if (!principal) return new ProblemError('unauthenticated', 'sign in (POST /api/v1/auth/login) or send a service token as Authorization: Bearer');
   if (!principal.permissions.has(op.permission)) {
+    await registry.reportRefusal({ principal, operation: op, slug: 'forbidden', request: requestInfo(request) });
     return new ProblemError('forbidden', `role '${principal.role}' does not permit ${op.method} ${op.path} (needs ${op.permission})`, {
       extensions: { requiredPermission: op.permission, role: principal.role },
     });
   }
   if (op.highRisk && principal.requiresOperator && !principal.onBehalfOf) {
+    await registry.reportRefusal({ principal, operation: op, slug: 'operator-required', request: requestInfo(request) });
     return new ProblemError('operator-required', `${op.method} ${op.path} is a high-risk operation and this token requires an operator: send X-On-Behalf-Of: <operator name>`, {
       errors: [{ field: 'header.x-on-behalf-of', message: 'missing', accepted: 'the name of the human operator, 1..128 printable characters' }],
     });

@@ -7,8 +7,7 @@
  * was wrong.
  */
 import { parseBearerToken, secretMatches } from '../../core/auth/bearer-tokens.js';
-import type { AuditChain } from '../../core/store/audit-chain.js';
-import type { Database } from '../../core/store/database.js';
+import type { RefusalAudit } from './refusal-audit.js';
 import type { RestAuthenticator, RestPrincipal, RestRequestInfo } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import { ROLE_PERMISSIONS, type RoleName } from './roles.js';
@@ -20,9 +19,6 @@ import type { AccountStore, UserRecord } from './store.js';
 export const TOKEN_PREFIX = 'pvs';
 export const OPERATOR_HEADER = 'x-on-behalf-of';
 const OPERATOR_PATTERN = /^[\p{L}\p{N}][\p{L}\p{N} ._@'-]{0,127}$/u;
-/** Audit records of refused tokens: at most one per source address in this window, from at most this many sources. */
-const INVALID_TOKEN_AUDIT_WINDOW_MS = 60_000;
-const INVALID_TOKEN_AUDIT_SOURCES = 1000;
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 const unauthenticated = (): ProblemError => new ProblemError('unauthenticated', 'the session or token is not valid (unknown, expired, revoked or signed out); sign in again or use a valid service token');
@@ -53,12 +49,9 @@ export function userPrincipal(user: UserRecord, onBehalfOf: string | null, sessi
 }
 
 export class AccountsAuthenticator implements RestAuthenticator {
-  private readonly invalidTokenAudited = new Map<string, number>();
-
   constructor(
     private readonly store: AccountStore,
-    private readonly db: Database,
-    private readonly audit: AuditChain,
+    private readonly refusals: RefusalAudit,
     private readonly now: () => number,
     private readonly secure: boolean,
   ) {}
@@ -78,7 +71,10 @@ export class AccountsAuthenticator implements RestAuthenticator {
     const token = parsed ? await this.store.token(`tok_${parsed.id}`) : undefined;
     const now = this.now();
     if (!parsed || !token || !secretMatches(parsed.secret, token.secretHash) || token.revokedAt !== null || (token.expiresAt !== null && token.expiresAt <= now)) {
-      await this.auditInvalidToken(request, token?.id ?? null, now);
+      await this.refusals.record(`token:${request.sourceIp}`, {
+        principalName: '(unknown)', authMethod: 'serviceToken', category: 'auth', action: 'token.invalid', entityType: token ? 'serviceToken' : null, entityId: token?.id ?? null,
+        details: { sourceIp: request.sourceIp.slice(0, 64), path: request.path.slice(0, 200) },
+      });
       throw unauthenticated();
     }
     if (token.lastUsedAt === null || now - token.lastUsedAt >= SESSION_TOUCH_MS) await this.store.tokenUsed(token.id, now);
@@ -92,10 +88,16 @@ export class AccountsAuthenticator implements RestAuthenticator {
     const parsed = parseCookieValue(cookie);
     const session = parsed ? await this.store.session(parsed.id) : undefined;
     const now = this.now();
-    if (!parsed || !session || !secretHashMatches(parsed.secret, session.secretHash)) throw unauthenticated();
-    if (now - session.lastSeenAt >= SESSION_IDLE_MS || now - session.createdAt >= SESSION_ABSOLUTE_MS) throw unauthenticated();
-    const user = await this.store.userById(session.userId);
-    if (!user || user.disabled) throw unauthenticated();
+    const user = session ? await this.store.userById(session.userId) : undefined;
+    const valid = parsed && session && user && !user.disabled && secretHashMatches(parsed.secret, session.secretHash)
+      && now - session.lastSeenAt < SESSION_IDLE_MS && now - session.createdAt < SESSION_ABSOLUTE_MS;
+    if (!valid) {
+      await this.refusals.record(`session:${request.sourceIp}`, {
+        principalName: user?.username ?? '(unknown)', authMethod: 'session', category: 'auth', action: 'session.invalid', entityType: user ? 'user' : null, entityId: user?.id ?? null,
+        details: { sourceIp: request.sourceIp.slice(0, 64), path: request.path.slice(0, 200) },
+      });
+      throw unauthenticated();
+    }
     if (UNSAFE.has(request.method)) this.checkCsrf(request, parsed.secret);
     if (now - session.lastSeenAt >= SESSION_TOUCH_MS) await this.store.touchSession(session.id, now);
     return userPrincipal(user, onBehalfOf, session.id);
@@ -119,24 +121,6 @@ export class AccountsAuthenticator implements RestAuthenticator {
         errors: [{ field: 'header.x-csrf-token', message: sent ? 'does not match the session' : 'missing', accepted: 'the csrfToken of this session' }],
       });
     }
-  }
-
-  /** Records a refused token, at most once a minute per source address, so a flood cannot grow the audit without bound. */
-  private async auditInvalidToken(request: RestRequestInfo, tokenId: string | null, now: number): Promise<void> {
-    const last = this.invalidTokenAudited.get(request.sourceIp);
-    if (last !== undefined && now - last < INVALID_TOKEN_AUDIT_WINDOW_MS) return;
-    if (last === undefined && this.invalidTokenAudited.size >= INVALID_TOKEN_AUDIT_SOURCES) {
-      for (const [source, at] of this.invalidTokenAudited) if (now - at >= INVALID_TOKEN_AUDIT_WINDOW_MS) this.invalidTokenAudited.delete(source);
-      if (this.invalidTokenAudited.size >= INVALID_TOKEN_AUDIT_SOURCES) return;
-    }
-    this.invalidTokenAudited.set(request.sourceIp, now);
-    await this.db.write(
-      (tx) => this.audit.append(tx, {
-        principalName: '(unknown)', authMethod: 'serviceToken', category: 'auth', action: 'token.invalid', entityType: tokenId ? 'serviceToken' : null, entityId: tokenId,
-        details: { sourceIp: request.sourceIp.slice(0, 64), path: request.path.slice(0, 200) },
-      }),
-      { transaction: true },
-    );
   }
 }
 

@@ -10,6 +10,7 @@ import { LoginThrottle } from '../../core/auth/login-throttle.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import { AccountsAuthenticator } from './authenticator.js';
+import { RefusalAudit } from './refusal-audit.js';
 import { accountOperations } from './operations.js';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../core/auth/sessions.js';
 import { AccountStore, MIGRATIONS, newId } from './store.js';
@@ -45,7 +46,16 @@ export function createAccountsPlugin(options: { passwordCost?: ScryptCost } = {}
           `log in:         POST /api/v1/auth/login {"username","password"} → session cookie and csrfToken`,
         );
       }
-      ctx.rest.setAuthenticator(new AccountsAuthenticator(store, ctx.db, ctx.audit, ctx.now, ctx.secure));
+      const refusals = new RefusalAudit(ctx.db, ctx.audit, ctx.now);
+      ctx.rest.setAuthenticator(new AccountsAuthenticator(store, refusals, ctx.now, ctx.secure));
+      // A caller refused for its role or a missing operator: audited, once a minute per caller and operation.
+      ctx.rest.onRefusal(({ principal, operation, slug, request }) =>
+        refusals.record(`refused:${principal.id}:${operation.operationId}`, {
+          principalName: principal.name, onBehalfOf: principal.onBehalfOf, authMethod: principal.authMethod, category: 'auth',
+          action: slug === 'operator-required' ? 'operator.missing' : 'access.refused', entityType: principal.kind, entityId: principal.id,
+          details: { operation: `${operation.method} ${operation.path}`, permission: operation.permission, sourceIp: request.sourceIp.slice(0, 64) },
+        }),
+      );
       const dummyHash = await hashPassword(generatePassword(), passwordCost);
       for (const op of accountOperations({ ctx, store, throttle: new LoginThrottle(), passwordCost, dummyHash })) ctx.rest.define(op);
       const sweep = setInterval(() => {

@@ -167,6 +167,23 @@ describe('accounts', () => {
     expect(revoke).toMatchObject({ principal_name: 'strict admin bot', on_behalf_of: 'Jane Operator', auth_method: 'serviceToken' });
   });
 
+  it('PV-53 PV-54 refusals are audited (an invalid session, a role refusal, a missing operator), at most once a minute per source or caller and operation', async () => {
+    const before = (await auditActions(svc)).length;
+    for (let i = 0; i < 3; i++) expect((await svc.request('GET', '/api/v1/auth/me', { cookie: `pvs_session=ses_0123456789abcdef.${'A'.repeat(43)}` })).status).toBe(401);
+    const reader = await svc.request('POST', '/api/v1/admin/service-tokens', { cookie: admin.cookie, headers: admin.headers, body: { name: 'refused reader', role: 'operator', requiresOperator: true } });
+    for (let i = 0; i < 3; i++) expect((await svc.request('GET', '/api/v1/admin/users', { token: reader.body.token })).status).toBe(403);
+    const strict = await svc.request('POST', '/api/v1/admin/service-tokens', { cookie: admin.cookie, headers: admin.headers, body: { name: 'strict bot 2', role: 'admin', requiresOperator: true } });
+    for (let i = 0; i < 2; i++) expect((await svc.request('DELETE', `/api/v1/admin/service-tokens/${reader.body.id}`, { token: strict.body.token })).status).toBe(403);
+    const added = (await auditActions(svc)).slice(before);
+    expect(added.filter((r) => r.action === 'session.invalid')).toHaveLength(1);
+    expect(added.filter((r) => r.action === 'access.refused')).toEqual([expect.objectContaining({ principal_name: 'refused reader', auth_method: 'serviceToken' })]);
+    expect(added.filter((r) => r.action === 'operator.missing')).toEqual([expect.objectContaining({ principal_name: 'strict bot 2' })]);
+    expect(JSON.parse(added.find((r) => r.action === 'operator.missing')?.details ?? '{}')).toMatchObject({ operation: 'DELETE /admin/service-tokens/{id}' });
+    clock.now += 61_000;
+    expect((await svc.request('GET', '/api/v1/admin/users', { token: reader.body.token })).status).toBe(403);
+    expect((await auditActions(svc)).slice(before).filter((r) => r.action === 'access.refused')).toHaveLength(2);
+  });
+
   it('PV-52 a malformed X-On-Behalf-Of is a 400 naming the header', async () => {
     const res = await svc.request('GET', '/api/v1/admin/users', { cookie: admin.cookie, headers: { 'x-on-behalf-of': 'x'.repeat(300) } });
     expect(res.status).toBe(400);
