@@ -10,7 +10,7 @@ export type RoleName = (typeof ROLE_NAMES)[number];
 export const PERMISSIONS = [
   'libraries.read', 'libraries.manage', 'programs.read', 'programs.write', 'versions.read', 'versions.upload', 'versions.submit',
   'versions.obsolete', 'approvals.read', 'approvals.decide', 'audit.read', 'users.manage', 'tokens.manage', 'account.self',
-  'fleet.read', 'fleet.manage',
+  'fleet.read', 'fleet.manage', 'assignments.manage',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -18,9 +18,9 @@ const READ: Permission[] = ['libraries.read', 'programs.read', 'versions.read', 
 
 export const ROLE_PERMISSIONS: Readonly<Record<RoleName, ReadonlySet<Permission>>> = {
   admin: new Set(PERMISSIONS),
-  programmer: new Set([...READ, 'programs.write', 'versions.upload', 'versions.submit', 'approvals.read']),
+  programmer: new Set([...READ, 'programs.write', 'versions.upload', 'versions.submit', 'approvals.read', 'assignments.manage']),
   approver: new Set([...READ, 'versions.obsolete', 'approvals.read', 'approvals.decide']),
   operator: new Set(READ),
   auditor: new Set([...READ, 'approvals.read', 'audit.read']),
-  integration: new Set([...READ, 'programs.write', 'versions.upload', 'versions.submit', 'approvals.read']),
+  integration: new Set([...READ, 'programs.write', 'versions.upload', 'versions.submit', 'approvals.read', 'assignments.manage']),
 };

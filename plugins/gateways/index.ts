@@ -14,6 +14,7 @@ import { HttpGatewayLink } from '../../core/gateway-link/http.js';
 import { GatewayLinkError, type GatewayLink } from '../../core/gateway-link/types.js';
 import { CredentialBox, type SealedCredential } from '../../core/store/credential-box.js';
 import type { WriteTx } from '../../core/store/database.js';
+import type { FleetMachines } from './service.js';
 import { FleetRepository, MIGRATIONS, newId, type GatewayRecord, type GroupRecord, type MachineRecord } from './store.js';
 
 /** A new machine's mirror interval until someone sets it. */
@@ -67,7 +68,7 @@ const principalOf = (p: RestPrincipal | null): RestPrincipal => {
 };
 
 /** The fleet operations, and the sync they share with the start-up sync of the local gateway. */
-function fleetOperations(ctx: ProgramsContext, repo: FleetRepository, box: CredentialBox): { ops: RestOperation[]; sync: (g: GatewayRecord, p: RestPrincipal | null) => Promise<z.infer<typeof syncReport>> } {
+function fleetOperations(ctx: ProgramsContext, repo: FleetRepository, box: CredentialBox): { ops: RestOperation[]; sync: (g: GatewayRecord, p: RestPrincipal | null) => Promise<z.infer<typeof syncReport>>; service: FleetMachines } {
   const audit = (tx: WriteTx, p: RestPrincipal | null, entry: { action: string; entityType: string; entityId: string; machine?: string | null; details?: Record<string, unknown> }) =>
     ctx.audit.append(tx, { principalName: p?.name ?? 'system', onBehalfOf: p?.onBehalfOf ?? null, authMethod: p?.authMethod ?? 'internal', category: 'fleet', ...entry });
 
@@ -364,7 +365,23 @@ function fleetOperations(ctx: ProgramsContext, repo: FleetRepository, box: Crede
       },
     }),
   ];
-  return { ops: ops as unknown as RestOperation[], sync };
+  const service: FleetMachines = {
+    async machine(id, principal) {
+      const m = await repo.machine(id);
+      if (!m || !(await machineVisible(principal, m))) return undefined;
+      return { id: m.id, gatewayId: m.gatewayId, machineId: m.machineId, name: m.name, driver: m.driver, present: m.present, programDir: m.programDir, transformProfile: m.transformProfile };
+    },
+    async group(id, principal) {
+      const g = groupVisible(principal, id) ? await repo.group(id) : undefined;
+      return g ? { id: g.id, name: g.name, machineIds: g.machineIds } : undefined;
+    },
+    async linkFor(machine) {
+      const g = await repo.gateway(machine.gatewayId);
+      if (!g) throw new GatewayLinkError('not-found', `gateway ${machine.gatewayId} of machine ${machine.machineId} is not registered`);
+      return linkFor(g);
+    },
+  };
+  return { ops: ops as unknown as RestOperation[], sync, service };
 }
 
 export const gatewaysPlugin = definePlugin<ProgramsContext>({
@@ -373,8 +390,9 @@ export const gatewaysPlugin = definePlugin<ProgramsContext>({
   async register(ctx) {
     const repo = new FleetRepository(ctx.db);
     const box = CredentialBox.open(ctx.dataDir);
-    const { ops, sync } = fleetOperations(ctx, repo, box);
+    const { ops, sync, service } = fleetOperations(ctx, repo, box);
     for (const op of ops) ctx.rest.define(op);
+    ctx.services.provide('fleet.machines', service);
     if (!ctx.localGateway) return;
     // The gateway in this process is registered at first start, and read at every start.
     let local = await repo.inProcessGateway();

@@ -7,12 +7,15 @@
 import { definePlugin } from '../../core/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import { vaultOperations } from './operations.js';
+import { vaultVersions } from './service.js';
 import { MIGRATIONS, VaultStore } from './store.js';
 
 export const vaultPlugin = definePlugin<ProgramsContext>({
   name: 'vault',
   migrations: MIGRATIONS,
   register(ctx) {
-    for (const op of vaultOperations(ctx, new VaultStore(ctx.db))) ctx.rest.define(op);
+    const store = new VaultStore(ctx.db);
+    for (const op of vaultOperations(ctx, store)) ctx.rest.define(op);
+    ctx.services.provide('vault.versions', vaultVersions(store));
   },
 });

@@ -1,0 +1,35 @@
+/**
+ * What the fleet offers the service's other plugins (assignments,
+ * deployments, the mirror), through the role's service registry: machines
+ * and groups as the caller's scope allows, and the link to reach a machine.
+ * Declared by declaration merging, so a consumer needs no import of this plugin.
+ */
+import type { GatewayLink } from '../../core/gateway-link/types.js';
+import type { RestPrincipal } from '../../core/rest/operation.js';
+
+export interface FleetMachine {
+  id: string;
+  gatewayId: string;
+  /** The machine's ID on its gateway. */
+  machineId: string;
+  name: string;
+  driver: string;
+  present: boolean;
+  programDir: string;
+  transformProfile: string | null;
+}
+
+export interface FleetMachines {
+  /** The machine; undefined when missing or outside `principal`'s machine-group scope. */
+  machine(id: string, principal: RestPrincipal): Promise<FleetMachine | undefined>;
+  /** The group and its member machine ids; undefined when missing or outside the scope. */
+  group(id: string, principal: RestPrincipal): Promise<{ id: string; name: string; machineIds: string[] } | undefined>;
+  /** The link to the machine's gateway. */
+  linkFor(machine: FleetMachine): Promise<GatewayLink>;
+}
+
+declare module '../../core/roles/programs-context.js' {
+  interface ProgramsServices {
+    'fleet.machines': FleetMachines;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Machine assignments over real HTTP, against a real gateway reached
+ * in-process, with the vault and the fleet met through their services.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
+import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
+import { gatewaysPlugin } from '../../../plugins/gateways/index.js';
+import { vaultPlugin } from '../../../plugins/vault/index.js';
+import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
+import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
+
+const PROGRAM = '%\r\nO1001 (BRACKET)\r\nN10 G90 G54\r\nN20 M30\r\n%\r\n';
+
+describe('machine assignments', () => {
+  let gw: TestGateway;
+  let svc: TestProgramService;
+  let admin: Session;
+  let programId: string;
+  let published: string;
+  let machines: { id: string; machineId: string }[];
+  let group: { id: string; machineIds: string[] };
+
+  const post = (path: string, body?: unknown, s: Session = admin) => svc.request('POST', path, { cookie: s.cookie, headers: s.headers, ...(body !== undefined ? { body } : {}) });
+  const get = (path: string, s: Session = admin) => svc.request('GET', path, { cookie: s.cookie });
+
+  beforeAll(async () => {
+    gw = await startTestGateway({ machines: [simMachine('M01'), simMachine('M02'), simMachine('M03')], groups: [{ groupID: 'cell', name: 'Cell', machineIDs: ['M01', 'M02'] }] });
+    svc = await startTestProgramService({
+      plugins: [TEST_ACCOUNTS, vaultPlugin, gatewaysPlugin, assignmentsPlugin], env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD },
+      localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), now: () => Date.UTC(2026, 10, 24, 9),
+    });
+    admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
+    const lib = await post('/api/v1/libraries', { name: 'Brackets', approvalPolicy: { mode: 'autoRelease' } });
+    programId = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'BRACKET', controller: 'fanuc' })).body.id;
+    const v = await post(`/api/v1/programs/${programId}/versions`, { contentBase64: Buffer.from(PROGRAM).toString('base64'), notes: '' });
+    await post(`/api/v1/versions/${v.body.id}/submit`);
+    published = v.body.id;
+    machines = (await get('/api/v1/machines')).body.items;
+    group = (await get('/api/v1/machine-groups')).body.items.find((g: { gatewayGroupId: string }) => g.gatewayGroupId === 'cell');
+  });
+  afterAll(async () => {
+    await svc.stop();
+    await gw.stop();
+  });
+
+  const machine = (id: string) => machines.find((m) => m.machineId === id) as { id: string };
+
+  it('PV-34 POST and GET /machine-assignments: a program to a machine or a group, with a directory and a transform', async () => {
+    const toMachine = await post('/api/v1/machine-assignments', {
+      programId, machineId: machine('M03').id, dir: '//CNC_MEM/USER/PATH1/', transform: { fileName: 'O{programNumber}', programNumber: 2001, header: ['(V{version} {sha8} {date})'] },
+    });
+    expect(toMachine.status).toBe(201);
+    expect(toMachine.body).toMatchObject({ programId, machineId: machine('M03').id, groupId: null, transform: { fileName: 'O{programNumber}', programNumber: 2001, lineEnding: 'keep' } });
+    const toGroup = await post('/api/v1/machine-assignments', { programId, groupId: group.id, transform: { header: ['(FOR {machine})'] } });
+    expect(toGroup.status).toBe(201);
+    const again = await post('/api/v1/machine-assignments', { programId, groupId: group.id });
+    expect(again.status).toBe(409);
+    expect(again.body.assignmentId).toBe(toGroup.body.id);
+    const both = await post('/api/v1/machine-assignments', { programId, machineId: machine('M01').id, groupId: group.id });
+    expect(both.status).toBe(400);
+    const unknownVar = await post('/api/v1/machine-assignments', { programId, machineId: machine('M01').id, transform: { header: ['({operator})'] } });
+    expect(unknownVar.status).toBe(400);
+    expect(unknownVar.body.errors[0].field).toBe('body.transform.header[0]');
+    const list = await get(`/api/v1/machine-assignments?programId=${programId}`);
+    expect(list.body.items.map((a: { id: string }) => a.id).sort()).toEqual([toMachine.body.id, toGroup.body.id].sort());
+    expect((await get(`/api/v1/machine-assignments?machineId=${machine('M03').id}`)).body.items.map((a: { id: string }) => a.id)).toEqual([toMachine.body.id]);
+  });
+
+  it('PV-34 preview-transform returns the transformed content and its diff against the version, without touching the machine', async () => {
+    const a = (await get(`/api/v1/machine-assignments?machineId=${machine('M03').id}`)).body.items[0];
+    const before = await gw.request('GET', '/api/cnc/readProgramList?machineID=M03&dirAtCNC=//CNC_MEM/USER/PATH1/');
+    const preview = await post(`/api/v1/machine-assignments/${a.id}/preview-transform`);
+    expect(preview.status).toBe(200);
+    expect(preview.body).toMatchObject({ fileName: 'O2001', dir: '//CNC_MEM/USER/PATH1/', source: { versionId: published, number: 1, state: 'published' } });
+    expect(preview.body.result.text).toBe('%\r\nO2001 (BRACKET)\r\n(V1 ' + preview.body.source.sha256.slice(0, 8) + ' 2026-11-24)\r\nN10 G90 G54\r\nN20 M30\r\n%\r\n');
+    expect(Buffer.from(preview.body.result.contentBase64, 'base64').toString()).toBe(preview.body.result.text);
+    expect(preview.body.diff.identical).toBe(false);
+    expect(preview.body.diff.unified).toContain('+O2001 (BRACKET)');
+    const after = await gw.request('GET', '/api/cnc/readProgramList?machineID=M03&dirAtCNC=//CNC_MEM/USER/PATH1/');
+    expect((after.body.data as { programs: unknown }).programs).toEqual((before.body.data as { programs: unknown }).programs);
+  });
+
+  it('PV-34 a group assignment is previewed for one of its machines; drafts only when named', async () => {
+    const a = (await get(`/api/v1/machine-assignments?groupId=${group.id}`)).body.items[0];
+    const missing = await post(`/api/v1/machine-assignments/${a.id}/preview-transform`, {});
+    expect(missing.status).toBe(422);
+    expect(missing.body.errors[0]).toMatchObject({ field: 'body.machineId' });
+    const outsider = await post(`/api/v1/machine-assignments/${a.id}/preview-transform`, { machineId: machine('M03').id });
+    expect(outsider.status).toBe(422);
+    const ok = await post(`/api/v1/machine-assignments/${a.id}/preview-transform`, { machineId: machine('M02').id });
+    expect(ok.body.result.text).toContain('(FOR M02)');
+    const draft = await post(`/api/v1/programs/${programId}/versions`, { contentBase64: Buffer.from('%\nO1001\nM30\n%\n').toString('base64'), notes: 'draft' });
+    const ofDraft = await post(`/api/v1/machine-assignments/${a.id}/preview-transform`, { machineId: machine('M01').id, versionId: draft.body.id });
+    expect(ofDraft.body.source).toMatchObject({ versionId: draft.body.id, state: 'draft' });
+  });
+
+  it('PV-54 an assignment whose machine is outside the caller\'s scope is 404; assigning needs assignments.manage (403)', async () => {
+    const operator = await userSession(svc, admin, 'op.cell', 'operator', { libraries: '*', machineGroups: [group.id] });
+    const hidden = (await get(`/api/v1/machine-assignments?machineId=${machine('M03').id}`)).body.items[0];
+    expect((await post(`/api/v1/machine-assignments/${hidden.id}/preview-transform`, {}, operator)).status).toBe(404);
+    expect((await get('/api/v1/machine-assignments', operator)).body.items.map((a: { id: string }) => a.id)).not.toContain(hidden.id);
+    expect((await post('/api/v1/machine-assignments', { programId, machineId: machine('M01').id }, operator)).status).toBe(403);
+  });
+});
