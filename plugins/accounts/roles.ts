@@ -10,17 +10,17 @@ export type RoleName = (typeof ROLE_NAMES)[number];
 export const PERMISSIONS = [
   'libraries.read', 'libraries.manage', 'programs.read', 'programs.write', 'versions.read', 'versions.upload', 'versions.submit',
   'versions.obsolete', 'approvals.read', 'approvals.decide', 'audit.read', 'users.manage', 'tokens.manage', 'account.self',
-  'fleet.read', 'fleet.manage', 'assignments.manage',
+  'fleet.read', 'fleet.manage', 'assignments.manage', 'deployments.read', 'deployments.create',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-const READ: Permission[] = ['libraries.read', 'programs.read', 'versions.read', 'account.self', 'fleet.read'];
+const READ: Permission[] = ['libraries.read', 'programs.read', 'versions.read', 'account.self', 'fleet.read', 'deployments.read'];
 
 export const ROLE_PERMISSIONS: Readonly<Record<RoleName, ReadonlySet<Permission>>> = {
   admin: new Set(PERMISSIONS),
-  programmer: new Set([...READ, 'programs.write', 'versions.upload', 'versions.submit', 'approvals.read', 'assignments.manage']),
+  programmer: new Set([...READ, 'programs.write', 'versions.upload', 'versions.submit', 'approvals.read', 'assignments.manage', 'deployments.create']),
   approver: new Set([...READ, 'versions.obsolete', 'approvals.read', 'approvals.decide']),
-  operator: new Set(READ),
+  operator: new Set([...READ, 'deployments.create']),
   auditor: new Set([...READ, 'approvals.read', 'audit.read']),
-  integration: new Set([...READ, 'programs.write', 'versions.upload', 'versions.submit', 'approvals.read', 'assignments.manage']),
+  integration: new Set([...READ, 'programs.write', 'versions.upload', 'versions.submit', 'approvals.read', 'assignments.manage', 'deployments.create']),
 };

@@ -77,6 +77,19 @@ const principalOf = (p: RestPrincipal | null): RestPrincipal => {
   return p;
 };
 
+/** What the assignments offer other plugins (deployments): an assignment as the caller may see it, and the file a machine gets. */
+export interface AssignmentsService {
+  assignment(id: string, principal: RestPrincipal): Promise<{ id: string; programId: string; targetKind: 'machine' | 'group'; targetId: string; dir: string } | undefined>;
+  /** The transformed file for one machine: its directory, file name and bytes. Throws TransformError when a rule cannot apply. */
+  materialize(assignmentId: string, version: { id: string; number: number; sha256: string; content: Buffer; program: { name: string } }, machine: { machineId: string; programDir: string }, now: number): Promise<{ dir: string; fileName: string; content: Buffer }>;
+}
+
+declare module '../../core/roles/programs-context.js' {
+  interface ProgramsServices {
+    assignments: AssignmentsService;
+  }
+}
+
 function operations(ctx: ProgramsContext): RestOperation[] {
   const vault = () => ctx.services.get('vault.versions');
   const fleet = () => ctx.services.get('fleet.machines');
@@ -211,11 +224,37 @@ function operations(ctx: ProgramsContext): RestOperation[] {
   return ops as unknown as RestOperation[];
 }
 
+function service(ctx: ProgramsContext): AssignmentsService {
+  const load = async (id: string): Promise<Assignment | undefined> => {
+    const r = await ctx.db.get('SELECT * FROM assignments WHERE id = ?', [id]);
+    return r ? rowOf(r) : undefined;
+  };
+  return {
+    async assignment(id, principal) {
+      const a = await load(id);
+      if (!a) return undefined;
+      const fleet = ctx.services.get('fleet.machines');
+      const seen = (await ctx.services.get('vault.versions').program(a.programId, principal)) && (a.targetKind === 'machine' ? await fleet.machine(a.targetId, principal) : await fleet.group(a.targetId, principal));
+      return seen ? { id: a.id, programId: a.programId, targetKind: a.targetKind, targetId: a.targetId, dir: a.dir } : undefined;
+    },
+    async materialize(assignmentId, version, machine, now) {
+      const a = await load(assignmentId);
+      if (!a) throw new TransformError(`assignment ${assignmentId} no longer exists`, 'assignmentId');
+      const result = applyTransform(version.content, a.transform, {
+        program: version.program.name, programNumber: '', version: String(version.number), versionId: version.id, sha256: version.sha256,
+        sha8: version.sha256.slice(0, 8), date: iso(now).slice(0, 10), machine: machine.machineId,
+      });
+      return { dir: a.dir || machine.programDir, fileName: result.fileName, content: result.content };
+    },
+  };
+}
+
 export const assignmentsPlugin = definePlugin<ProgramsContext>({
   name: 'assignments',
   dependsOn: ['vault', 'gateways'],
   migrations: MIGRATIONS,
   register(ctx) {
     for (const op of operations(ctx)) ctx.rest.define(op);
+    ctx.services.provide('assignments', service(ctx));
   },
 });

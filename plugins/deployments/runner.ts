@@ -1,0 +1,188 @@
+/**
+ * Runs deployment actors: one XState actor per deployment, its snapshot
+ * persisted (with the machine version) at every transition together with
+ * the status and timeline, in one transaction with the audit record of a
+ * final status. At start, every deployment that had not finished is
+ * restored from its snapshot and carries on. Transfers are limited per
+ * gateway.
+ */
+import { createActor, type Actor, type SnapshotFrom } from 'xstate';
+import type { Logger } from 'pino';
+import { fromPromise } from 'xstate';
+import type { GatewayLinkError } from '../../core/gateway-link/types.js';
+import type { RestPrincipal } from '../../core/rest/operation.js';
+import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, statusOf, type StepFailure } from './machine.js';
+import type { DeploymentRepository, DeploymentRow } from './store.js';
+
+/** Transfers at once per gateway; more wait their turn. */
+export const TRANSFERS_PER_GATEWAY = 4;
+
+/** The runner acts for no person: it sees every machine. */
+const RUNNER: RestPrincipal = Object.freeze({
+  kind: 'user', id: 'system', name: 'system', role: 'system', permissions: new Set<string>(), scopes: { libraries: '*', machineGroups: '*' },
+  authMethod: 'session', onBehalfOf: null, requiresOperator: false,
+}) as RestPrincipal;
+
+class Semaphore {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(job: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.active++;
+    try {
+      return await job();
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
+const failure = (transient: boolean, reason: string): StepFailure => ({ transient, reason });
+
+function linkFailure(err: unknown, what: string): StepFailure {
+  const e = err as Partial<GatewayLinkError> & Error;
+  if (typeof e?.kind === 'string') {
+    const advice: Record<string, string> = {
+      unreachable: 'the gateway did not answer; it is retried until the deadline',
+      'machine-unavailable': 'the machine is offline or did not answer in time; it is retried until the deadline',
+      unauthorized: 'the gateway refused the service\'s key: register the gateway again with a valid secret key',
+      'not-found': 'the gateway does not know the machine (sync the gateway) or the directory',
+      unsupported: 'this machine\'s driver cannot write program files: deploy to it another way, or change its driver',
+      rejected: 'the gateway refused the file (its name, directory, size or encoding: the gateway takes UTF-8 text)',
+      failed: 'the gateway reported a failure',
+    };
+    return failure(e.transient === true, `${what}: ${e.message} — ${advice[e.kind] ?? ''}`.slice(0, 600));
+  }
+  return failure(false, `${what}: ${String(e?.message ?? err).slice(0, 300)}`);
+}
+
+export class DeploymentRunner {
+  private readonly actors = new Map<string, Actor<typeof deploymentMachine>>();
+  private readonly slots = new Map<string, Semaphore>();
+  private stopping = false;
+  private readonly writes = new Set<Promise<unknown>>();
+  /** Deployments restored after a restart: their next transfer first reads the file back. */
+  private readonly resumed = new Set<string>();
+
+  constructor(
+    private readonly ctx: ProgramsContext,
+    private readonly repo: DeploymentRepository,
+    private readonly logger: Logger,
+    /** Told when a deployment reaches Succeeded or Failed (after it is stored). */
+    private readonly onFinished: (row: DeploymentRow) => void = () => undefined,
+  ) {}
+
+  private slot(gatewayId: string): Semaphore {
+    let s = this.slots.get(gatewayId);
+    if (!s) this.slots.set(gatewayId, (s = new Semaphore(TRANSFERS_PER_GATEWAY)));
+    return s;
+  }
+
+  private machine() {
+    const fleet = () => this.ctx.services.get('fleet.machines');
+    const target = async (deploymentId: string) => {
+      const row = await this.repo.get(deploymentId);
+      if (!row) throw failure(false, `deployment ${deploymentId} is gone`);
+      const machine = await fleet().machine(row.machineId, RUNNER);
+      if (!machine) throw failure(false, `machine ${row.machineId} is no longer in the fleet`);
+      if (!machine.present) throw failure(false, `machine ${machine.machineId} is no longer listed by its gateway (sync the gateway)`);
+      return { row, machine, link: await fleet().linkFor(machine) };
+    };
+    return deploymentMachine.provide({
+      actors: {
+        transfer: fromPromise(async ({ input }: { input: { deploymentId: string; resumed: boolean } }) => {
+          const { row, machine, link } = await target(input.deploymentId);
+          return this.slot(machine.gatewayId).run(async () => {
+            // A restored promise actor runs again with the input it had before the restart, so the runner keeps this itself.
+            const resumed = this.resumed.delete(input.deploymentId) || input.resumed;
+            if (resumed) {
+              // After a restart: if the file is already there, whole, the transfer is not repeated.
+              const there = await link.downloadProgram(machine.machineId, row.dir, row.fileName).catch(() => undefined);
+              if (there?.sha256 === row.sha256) return { skipped: true };
+            }
+            const content = await this.repo.content(row.id);
+            await this.repo.countTransfer(row.id);
+            await link.uploadProgram(machine.machineId, row.dir, row.fileName, content).catch((err: unknown) => {
+              throw linkFailure(err, 'transfer');
+            });
+            return { skipped: false };
+          });
+        }),
+        verify: fromPromise(async ({ input }: { input: { deploymentId: string } }) => {
+          const { row, machine, link } = await target(input.deploymentId);
+          const back = await link.downloadProgram(machine.machineId, row.dir, row.fileName).catch((err: unknown) => {
+            throw linkFailure(err, 'read-back');
+          });
+          await this.repo.recordReadBack(row.id, back.sha256);
+          if (back.sha256 !== row.sha256) throw failure(false, `read-back: the file on the machine has SHA-256 ${back.sha256}, not the transferred ${row.sha256}`);
+        }),
+        wait: fromPromise(({ input }: { input: { ms: number } }) => new Promise<void>((resolve) => setTimeout(resolve, input.ms).unref())),
+      },
+    });
+  }
+
+  /** Starts a new deployment's actor. */
+  start(row: DeploymentRow): void {
+    const actor = createActor(this.machine(), { input: { deploymentId: row.id, deadline: row.deadline } });
+    this.run(row.id, actor);
+  }
+
+  /** Restores every unfinished deployment from its snapshot. */
+  async resumeAll(): Promise<number> {
+    const open = await this.repo.unfinished();
+    for (const row of open) {
+      if (row.machineVersion !== DEPLOYMENT_MACHINE_VERSION || !row.snapshot) {
+        await this.repo.finish(row.id, 'Failed', `interrupted by a restart with another version of the deployment lifecycle (${row.machineVersion} → ${DEPLOYMENT_MACHINE_VERSION}); deploy again`, this.ctx.now(), null);
+        continue;
+      }
+      const snapshot = JSON.parse(row.snapshot) as SnapshotFrom<typeof deploymentMachine>;
+      this.resumed.add(row.id);
+      const actor = createActor(this.machine(), { snapshot: snapshot as never, input: { deploymentId: row.id, deadline: row.deadline } });
+      this.run(row.id, actor);
+    }
+    return open.length;
+  }
+
+  private run(id: string, actor: Actor<typeof deploymentMachine>): void {
+    this.actors.set(id, actor);
+    let last = '';
+    actor.subscribe({
+      next: (snapshot) => {
+        const state = String(snapshot.value);
+        if (state === last || this.stopping) return;
+        last = state;
+        const status = statusOf(state);
+        const persisted = JSON.stringify(actor.getPersistedSnapshot());
+        const final = snapshot.status === 'done';
+        const write = (final
+          ? this.repo.finish(id, status, status === 'Failed' ? snapshot.context.lastError : null, this.ctx.now(), persisted)
+          : this.repo.transition(id, status, snapshot.context.lastError, this.ctx.now(), persisted, DEPLOYMENT_MACHINE_VERSION)
+        )
+          .then(async () => {
+            if (!final) return;
+            this.actors.delete(id);
+            const row = await this.repo.get(id);
+            if (row) this.onFinished(row);
+          })
+          .catch((err: unknown) => this.logger.error({ err, deployment: id }, 'deployment state not stored'));
+        this.writes.add(write);
+        void write.finally(() => this.writes.delete(write));
+      },
+      error: (err) => this.logger.error({ err, deployment: id }, 'deployment actor failed'),
+    });
+    actor.start();
+  }
+
+  /** Stops every actor (their snapshots are stored; a restart resumes them) and waits for pending writes. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const actor of this.actors.values()) actor.stop();
+    this.actors.clear();
+    await Promise.allSettled([...this.writes]);
+  }
+}

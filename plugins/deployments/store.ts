@@ -1,0 +1,220 @@
+/**
+ * Batches and deployments: what was asked (version, assignments, the exact
+ * bytes each machine gets and their SHA-256), each deployment's status,
+ * timeline, XState snapshot and machine version, transfer count and the
+ * read-back hash. Portable SQL.
+ */
+import type { AuditChain } from '../../core/store/audit-chain.js';
+import type { Database, WriteTx } from '../../core/store/database.js';
+import type { Migration } from '../../core/store/migrations.js';
+import type { DeploymentStatus } from './machine.js';
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    name: 'batches and deployments',
+    up: [
+      `CREATE TABLE deploy_batches (
+         id TEXT PRIMARY KEY,
+         version_id TEXT NOT NULL,
+         is_trial INTEGER NOT NULL,
+         trial_hours REAL,
+         idempotency_key TEXT UNIQUE,
+         request_hash TEXT NOT NULL,
+         answer TEXT NOT NULL,
+         created_by TEXT NOT NULL,
+         created_at BIGINT NOT NULL
+       )`,
+      `CREATE TABLE deploy_deployments (
+         id TEXT PRIMARY KEY,
+         batch_id TEXT NOT NULL REFERENCES deploy_batches(id),
+         assignment_id TEXT NOT NULL,
+         machine_id TEXT NOT NULL,
+         gateway_id TEXT NOT NULL,
+         version_id TEXT NOT NULL,
+         dir TEXT NOT NULL,
+         file_name TEXT NOT NULL,
+         content BLOB NOT NULL,
+         sha256 TEXT NOT NULL,
+         status TEXT NOT NULL,
+         reason TEXT,
+         transfers INTEGER NOT NULL,
+         read_back_sha256 TEXT,
+         timeline TEXT NOT NULL,
+         snapshot TEXT,
+         machine_version INTEGER NOT NULL,
+         deadline BIGINT NOT NULL,
+         created_by TEXT NOT NULL,
+         created_at BIGINT NOT NULL,
+         updated_at BIGINT NOT NULL,
+         finished_at BIGINT
+       )`,
+      'CREATE INDEX deploy_deployments_batch ON deploy_deployments(batch_id)',
+      'CREATE INDEX deploy_deployments_status ON deploy_deployments(status)',
+    ],
+  },
+];
+
+export interface TimelineEntry {
+  status: DeploymentStatus;
+  at: number;
+  reason?: string;
+}
+
+export interface DeploymentRow {
+  id: string;
+  batchId: string;
+  assignmentId: string;
+  machineId: string;
+  gatewayId: string;
+  versionId: string;
+  dir: string;
+  fileName: string;
+  sha256: string;
+  size: number;
+  status: DeploymentStatus;
+  reason: string | null;
+  transfers: number;
+  readBackSha256: string | null;
+  timeline: TimelineEntry[];
+  snapshot: string | null;
+  machineVersion: number;
+  deadline: number;
+  createdBy: string;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+const COLUMNS =
+  'id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, length(content) AS size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at';
+
+const rowOf = (r: Record<string, unknown>): DeploymentRow => ({
+  id: String(r.id), batchId: String(r.batch_id), assignmentId: String(r.assignment_id), machineId: String(r.machine_id), gatewayId: String(r.gateway_id),
+  versionId: String(r.version_id), dir: String(r.dir), fileName: String(r.file_name), sha256: String(r.sha256), size: Number(r.size), status: r.status as DeploymentStatus,
+  reason: r.reason === null ? null : String(r.reason), transfers: Number(r.transfers), readBackSha256: r.read_back_sha256 === null ? null : String(r.read_back_sha256),
+  timeline: JSON.parse(String(r.timeline)) as TimelineEntry[], snapshot: r.snapshot === null ? null : String(r.snapshot), machineVersion: Number(r.machine_version),
+  deadline: Number(r.deadline), createdBy: String(r.created_by), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
+  finishedAt: r.finished_at === null ? null : Number(r.finished_at),
+});
+
+export interface NewDeployment {
+  id: string;
+  assignmentId: string;
+  machineId: string;
+  gatewayId: string;
+  dir: string;
+  fileName: string;
+  content: Buffer;
+  sha256: string;
+}
+
+export class DeploymentRepository {
+  constructor(
+    private readonly db: Database,
+    private readonly audit: AuditChain,
+  ) {}
+
+  async get(id: string): Promise<DeploymentRow | undefined> {
+    const r = await this.db.get(`SELECT ${COLUMNS} FROM deploy_deployments WHERE id = ?`, [id]);
+    return r ? rowOf(r) : undefined;
+  }
+
+  async content(id: string): Promise<Buffer> {
+    return (await this.db.get<{ content: Buffer }>('SELECT content FROM deploy_deployments WHERE id = ?', [id]))?.content ?? Buffer.alloc(0);
+  }
+
+  async batchByKey(key: string): Promise<{ id: string; requestHash: string; answer: string } | undefined> {
+    const r = await this.db.get('SELECT id, request_hash, answer FROM deploy_batches WHERE idempotency_key = ?', [key]);
+    return r ? { id: String(r.id), requestHash: String(r.request_hash), answer: String(r.answer) } : undefined;
+  }
+
+  async insertBatch(
+    tx: WriteTx,
+    batch: { id: string; versionId: string; isTrial: boolean; trialHours: number | null; key: string | null; requestHash: string; answer: string; createdBy: string; createdAt: number; deadline: number },
+    deployments: readonly NewDeployment[],
+    machineVersion: number,
+  ): Promise<void> {
+    await tx.run('INSERT INTO deploy_batches (id, version_id, is_trial, trial_hours, idempotency_key, request_hash, answer, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      batch.id, batch.versionId, batch.isTrial ? 1 : 0, batch.trialHours, batch.key, batch.requestHash, batch.answer, batch.createdBy, batch.createdAt,
+    ]);
+    const timeline = JSON.stringify([{ status: 'Queued', at: batch.createdAt }]);
+    for (const d of deployments) {
+      await tx.run(
+        `INSERT INTO deploy_deployments (id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, content, sha256, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Queued', NULL, 0, NULL, ?, NULL, ?, ?, ?, ?, ?, NULL)`,
+        [d.id, batch.id, d.assignmentId, d.machineId, d.gatewayId, batch.versionId, d.dir, d.fileName, d.content, d.sha256, timeline, machineVersion, batch.deadline, batch.createdBy, batch.createdAt, batch.createdAt],
+      );
+    }
+  }
+
+  private async appendTimeline(tx: WriteTx, id: string, entry: TimelineEntry): Promise<DeploymentRow | undefined> {
+    const r = await tx.get(`SELECT ${COLUMNS} FROM deploy_deployments WHERE id = ?`, [id]);
+    if (!r) return undefined;
+    const row = rowOf(r);
+    const last = row.timeline[row.timeline.length - 1];
+    if (last?.status !== entry.status || last.reason !== entry.reason) row.timeline.push(entry);
+    // A timeline stays small: a long retry keeps its first and last entries.
+    if (row.timeline.length > 50) row.timeline.splice(10, row.timeline.length - 50);
+    return row;
+  }
+
+  transition(id: string, status: DeploymentStatus, reason: string | null, at: number, snapshot: string, machineVersion: number): Promise<void> {
+    return this.db.write(async (tx) => {
+      const row = await this.appendTimeline(tx, id, { status, at, ...(reason ? { reason } : {}) });
+      if (!row || row.finishedAt !== null) return;
+      await tx.run('UPDATE deploy_deployments SET status = ?, reason = ?, timeline = ?, snapshot = ?, machine_version = ?, updated_at = ? WHERE id = ?', [
+        status, reason, JSON.stringify(row.timeline), snapshot, machineVersion, at, id,
+      ]);
+    }, { transaction: true });
+  }
+
+  /** Records the final status, once, with its audit record in the same transaction. */
+  finish(id: string, status: 'Succeeded' | 'Failed' | DeploymentStatus, reason: string | null, at: number, snapshot: string | null): Promise<void> {
+    return this.db.write(async (tx) => {
+      const row = await this.appendTimeline(tx, id, { status, at, ...(reason ? { reason } : {}) });
+      if (!row || row.finishedAt !== null) return;
+      await tx.run('UPDATE deploy_deployments SET status = ?, reason = ?, timeline = ?, snapshot = ?, updated_at = ?, finished_at = ? WHERE id = ?', [
+        status, reason, JSON.stringify(row.timeline), snapshot, at, at, id,
+      ]);
+      await this.audit.append(tx, {
+        principalName: row.createdBy, authMethod: 'internal', category: 'deployment', action: status === 'Succeeded' ? 'deployment.succeeded' : 'deployment.failed',
+        entityType: 'deployment', entityId: id, machine: row.machineId,
+        details: { batchId: row.batchId, versionId: row.versionId, fileName: row.fileName, sha256: row.sha256, readBackSha256: row.readBackSha256, transfers: row.transfers, ...(reason ? { reason } : {}) },
+      });
+    }, { transaction: true });
+  }
+
+  countTransfer(id: string): Promise<unknown> {
+    return this.db.write((tx) => tx.run('UPDATE deploy_deployments SET transfers = transfers + 1 WHERE id = ?', [id]));
+  }
+
+  recordReadBack(id: string, sha256: string): Promise<unknown> {
+    return this.db.write((tx) => tx.run('UPDATE deploy_deployments SET read_back_sha256 = ? WHERE id = ?', [sha256, id]));
+  }
+
+  async unfinished(): Promise<DeploymentRow[]> {
+    return (await this.db.all(`SELECT ${COLUMNS} FROM deploy_deployments WHERE finished_at IS NULL ORDER BY created_at, id`)).map(rowOf);
+  }
+
+  async list(filter: { batchId?: string; status?: string; machineId?: string; from?: number; to?: number }, limit: number, before: { createdAt: number; id: string } | null): Promise<DeploymentRow[]> {
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    const add = (sql: string, value: string | number | undefined) => {
+      if (value === undefined) return;
+      where.push(sql);
+      params.push(value);
+    };
+    add('batch_id = ?', filter.batchId);
+    add('status = ?', filter.status);
+    add('machine_id = ?', filter.machineId);
+    add('created_at >= ?', filter.from);
+    add('created_at < ?', filter.to);
+    if (before) {
+      where.push('(created_at < ? OR (created_at = ? AND id < ?))');
+      params.push(before.createdAt, before.createdAt, before.id);
+    }
+    const rows = await this.db.all(`SELECT ${COLUMNS} FROM deploy_deployments${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ?`, [...params, limit]);
+    return rows.map(rowOf);
+  }
+}
