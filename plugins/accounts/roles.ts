@@ -10,7 +10,7 @@ export type RoleName = (typeof ROLE_NAMES)[number];
 export const PERMISSIONS = [
   'libraries.read', 'libraries.manage', 'programs.read', 'programs.write', 'versions.read', 'versions.upload', 'versions.submit',
   'versions.obsolete', 'approvals.read', 'approvals.decide', 'audit.read', 'users.manage', 'tokens.manage', 'account.self',
-  'fleet.read', 'fleet.manage', 'assignments.manage', 'deployments.read', 'deployments.create',
+  'fleet.read', 'fleet.manage', 'assignments.manage', 'deployments.read', 'deployments.create', 'webhooks.manage',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

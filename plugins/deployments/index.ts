@@ -174,11 +174,12 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, runner: De
 
 export const deploymentsPlugin = definePlugin<ProgramsContext>({
   name: 'deployments',
-  dependsOn: ['vault', 'gateways', 'assignments'],
+  dependsOn: ['vault', 'gateways', 'assignments', 'webhooks'],
   migrations: MIGRATIONS,
   async register(ctx) {
-    const repo = new DeploymentRepository(ctx.db, ctx.audit);
-    const runner = new DeploymentRunner(ctx, repo, ctx.logger);
+    const outbox = ctx.services.get('webhooks.outbox');
+    const repo = new DeploymentRepository(ctx.db, ctx.audit, outbox);
+    const runner = new DeploymentRunner(ctx, repo, ctx.logger, () => outbox.kick());
     for (const op of operations(ctx, repo, runner)) ctx.rest.define(op);
     const resumed = await runner.resumeAll();
     if (resumed) ctx.logger.info({ deployments: resumed }, 'unfinished deployments resumed');

@@ -4,6 +4,7 @@
  * timeline, XState snapshot and machine version, transfer count and the
  * read-back hash. Portable SQL.
  */
+import type { ProgramsServices } from '../../core/roles/programs-context.js';
 import type { AuditChain } from '../../core/store/audit-chain.js';
 import type { Database, WriteTx } from '../../core/store/database.js';
 import type { Migration } from '../../core/store/migrations.js';
@@ -113,6 +114,8 @@ export class DeploymentRepository {
   constructor(
     private readonly db: Database,
     private readonly audit: AuditChain,
+    /** Where deployment.completed and deployment.failed go, in the transaction of the final status. */
+    private readonly outbox?: ProgramsServices['webhooks.outbox'],
   ) {}
 
   async get(id: string): Promise<DeploymentRow | undefined> {
@@ -181,6 +184,10 @@ export class DeploymentRepository {
         principalName: row.createdBy, authMethod: 'internal', category: 'deployment', action: status === 'Succeeded' ? 'deployment.succeeded' : 'deployment.failed',
         entityType: 'deployment', entityId: id, machine: row.machineId,
         details: { batchId: row.batchId, versionId: row.versionId, fileName: row.fileName, sha256: row.sha256, readBackSha256: row.readBackSha256, transfers: row.transfers, ...(reason ? { reason } : {}) },
+      });
+      await this.outbox?.enqueue(tx, status === 'Succeeded' ? 'deployment.completed' : 'deployment.failed', {
+        deploymentId: id, batchId: row.batchId, machineId: row.machineId, gatewayId: row.gatewayId, versionId: row.versionId, status, dir: row.dir, fileName: row.fileName,
+        sha256: row.sha256, readBackSha256: row.readBackSha256, reason, finishedAt: new Date(at).toISOString(),
       });
     }, { transaction: true });
   }

@@ -118,6 +118,12 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
   const audit = (tx: WriteTx, p: RestPrincipal, entry: Omit<AuditEntry, 'principalName' | 'onBehalfOf' | 'authMethod'>) =>
     ctx.audit.append(tx, { principalName: p.name, onBehalfOf: p.onBehalfOf, authMethod: p.authMethod, ...entry });
   const change = <T>(job: (tx: WriteTx) => Promise<T>): Promise<T> => ctx.db.write(job, { transaction: true });
+  /** The version.published webhook event, in the publishing transaction, when the webhooks plugin runs. */
+  const published = async (tx: WriteTx, version: Version, program: Program): Promise<void> => {
+    await ctx.services.find('webhooks.outbox')?.enqueue(tx, 'version.published', {
+      versionId: version.id, programId: program.id, libraryId: program.libraryId, programName: program.name, number: version.number, sha256: version.sha256, size: version.size,
+    });
+  };
 
   /** The library, or 404 when it does not exist or is outside the caller's scope (the same answer). */
   const visibleLibrary = async (p: RestPrincipal, id: string, field?: string): Promise<Library> => {
@@ -356,6 +362,7 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
             if (!(await store.transition(tx, version.id, ['draft'], 'published', { submittedAt: now, submittedBy: p.name, publishedAt: now }))) throw stateConflict(`version ${version.number}`, 'no longer a draft', 'a draft');
             await audit(tx, p, { category: 'vault', action: 'version.submit', entityType: 'version', entityId: version.id, details: { programId: program.id, number: version.number } });
             await audit(tx, p, { category: 'vault', action: 'version.publish', entityType: 'version', entityId: version.id, details: { programId: program.id, number: version.number, autoRelease: true } });
+            await published(tx, version, program);
           } else {
             if (!(await store.transition(tx, version.id, ['draft'], 'submitted', { submittedAt: now, submittedBy: p.name }))) throw stateConflict(`version ${version.number}`, 'no longer a draft', 'a draft');
             await store.insertApproval(tx, { id: approvalId as string, versionId: version.id, state: 'pending', required: library.policy.required, createdBy: p.name, createdAt: now, decidedAt: null });
@@ -363,6 +370,7 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
             await audit(tx, p, { category: 'approval', action: 'approval.create', entityType: 'approval', entityId: approvalId, details: { versionId: version.id, required: library.policy.required } });
           }
         });
+        ctx.services.find('webhooks.outbox')?.kick();
         const after = (await store.version(version.id)) as Version;
         const approval = approvalId ? await approvalOut((await store.approval(approvalId)) as Approval) : null;
         return { status: 200, body: { version: versionOut(after, library.id), approval } };
@@ -447,8 +455,10 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
             await store.closeApproval(tx, approval.id, 'approved', now);
             if (!(await store.transition(tx, version.id, ['submitted'], 'published', { publishedAt: now }))) throw stateConflict(`version ${version.number}`, 'no longer submitted', 'a submitted version');
             await audit(tx, p, { category: 'vault', action: 'version.publish', entityType: 'version', entityId: version.id, details: { number: version.number, approvalId: approval.id } });
+            await published(tx, version, visible.program);
           }
         });
+        ctx.services.find('webhooks.outbox')?.kick();
         return { status: 200, body: { approval: await approvalOut((await store.approval(approval.id)) as Approval), version: versionOut((await store.version(version.id)) as Version, library.id) } };
       },
     }),

@@ -15,12 +15,13 @@ import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
 import { deploymentsPlugin } from '../../../plugins/deployments/index.js';
 import { gatewaysPlugin } from '../../../plugins/gateways/index.js';
 import { vaultPlugin } from '../../../plugins/vault/index.js';
+import { webhooksPlugin } from '../../../plugins/webhooks/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 
 const DIR = '//CNC_MEM/USER/PATH1/';
-const PLUGINS = [TEST_ACCOUNTS, vaultPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin];
+const PLUGINS = [TEST_ACCOUNTS, vaultPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin];
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /** The in-process link, counting uploads, and able to hold them (before or after they reach the gateway). */

@@ -1,0 +1,248 @@
+/**
+ * Webhooks (Standard Webhooks): endpoints managed through /admin/webhooks
+ * with a `whsec_` secret shown once and kept sealed; events written to an
+ * outbox in the transaction of the change; at-least-once delivery with
+ * `webhook-id`, `webhook-timestamp` and `webhook-signature` (v1, HMAC-SHA256
+ * over `id.timestamp.body`), retried on a schedule with jitter; 410 disables
+ * the endpoint; deliveries survive a restart. docs/programs-webhooks.md.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { definePlugin } from '../../core/plugin-host.js';
+import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
+import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
+import { ProblemError } from '../../core/rest/problem.js';
+import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import { CredentialBox, type SealedCredential } from '../../core/store/credential-box.js';
+import type { WriteTx } from '../../core/store/database.js';
+import { MIGRATIONS, WebhookRepository, type DeliveryRecord, type WebhookRecord } from './store.js';
+
+/** The events an endpoint can subscribe to, with what their `data` holds (docs/programs-webhooks.md). */
+export const WEBHOOK_EVENTS = ['deployment.completed', 'deployment.failed', 'version.published'] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** Delays after the 1st, 2nd, … failed attempt; after the last, the delivery is `failed`. */
+export const DEFAULT_RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000];
+const REQUEST_TIMEOUT_MS = 10_000;
+const POLL_MS = 1_000;
+const BATCH = 20;
+
+/** What other plugins use to raise an event, inside their own transaction. */
+export interface WebhookOutbox {
+  enqueue(tx: WriteTx, event: WebhookEvent, data: Record<string, unknown>): Promise<void>;
+  /** Asks the sender to look for due deliveries now (call after the transaction committed). */
+  kick(): void;
+}
+
+declare module '../../core/roles/programs-context.js' {
+  interface ProgramsServices {
+    'webhooks.outbox': WebhookOutbox;
+  }
+}
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
+const webhookView = z.object({
+  id: z.string(), url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)), description: z.string(), enabled: z.boolean(), disabledReason: z.string().nullable(),
+  createdBy: z.string(), createdAt: z.string(),
+});
+const deliveryView = z.object({
+  id: z.string(), webhookId: z.string(), messageId: z.string().describe('The webhook-id header: the same for every attempt and endpoint of one event.'), event: z.string(),
+  status: z.enum(['pending', 'delivered', 'failed', 'abandoned']), attempts: z.number().int(), nextAttemptAt: z.string().nullable(),
+  lastStatusCode: z.number().int().nullable(), lastError: z.string().nullable(), deliveredAt: z.string().nullable(), createdAt: z.string(), updatedAt: z.string(),
+});
+const webhookOut = (w: WebhookRecord): z.infer<typeof webhookView> => ({
+  id: w.id, url: w.url, events: w.events as WebhookEvent[], description: w.description, enabled: w.enabled, disabledReason: w.disabledReason, createdBy: w.createdBy, createdAt: iso(w.createdAt) as string,
+});
+const deliveryOut = (d: DeliveryRecord): z.infer<typeof deliveryView> => ({
+  id: d.id, webhookId: d.webhookId, messageId: d.messageId, event: d.event, status: d.status, attempts: d.attempts, nextAttemptAt: iso(d.nextAttemptAt),
+  lastStatusCode: d.lastStatusCode, lastError: d.lastError, deliveredAt: iso(d.deliveredAt), createdAt: iso(d.createdAt) as string, updatedAt: iso(d.updatedAt) as string,
+});
+const principalOf = (p: RestPrincipal | null): RestPrincipal => {
+  if (!p) throw new ProblemError('unauthenticated', 'sign in first');
+  return p;
+};
+
+/** The Standard Webhooks signature of one attempt: `v1,<base64 HMAC-SHA256(key, id.timestamp.body)>`, the key being the secret after `whsec_`. */
+export function sign(secret: string, id: string, timestampSec: number, body: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestampSec}.${body}`).digest('base64')}`;
+}
+
+class Sender {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly ctx: ProgramsContext,
+    private readonly repo: WebhookRepository,
+    private readonly box: CredentialBox,
+    private readonly retryDelaysMs: readonly number[],
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  kick(): void {
+    if (!this.stopped) this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.pass(), ms);
+    this.timer.unref();
+  }
+
+  private async pass(): Promise<void> {
+    if (this.running || this.stopped) return;
+    this.running = (async () => {
+      try {
+        for (;;) {
+          const due = await this.repo.due(this.ctx.now(), BATCH);
+          if (due.length === 0 || this.stopped) break;
+          await Promise.all(due.map((d) => this.attempt(d)));
+        }
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message }, 'webhook pass failed');
+      }
+    })();
+    await this.running;
+    this.running = undefined;
+    if (this.stopped) return;
+    const next = await this.repo.nextDue().catch(() => null);
+    this.schedule(next === null ? POLL_MS * 10 : Math.max(0, Math.min(next - this.ctx.now(), POLL_MS * 10)));
+  }
+
+  private async attempt(d: Awaited<ReturnType<WebhookRepository['due']>>[number]): Promise<void> {
+    const now = this.ctx.now();
+    const timestamp = Math.floor(now / 1000);
+    let statusCode: number | null = null;
+    let error: string | null = null;
+    try {
+      const secret = this.box.open(`webhook:${d.webhookId}`, 'secret', JSON.parse(d.sealedSecret) as SealedCredential);
+      const res = await fetch(d.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'webhook-id': d.messageId, 'webhook-timestamp': String(timestamp), 'webhook-signature': sign(secret, d.messageId, timestamp, d.body), 'user-agent': 'program-version-service' },
+        body: d.body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      statusCode = res.status;
+      await res.body?.cancel().catch(() => undefined);
+    } catch (err) {
+      error = ((err as Error).name === 'TimeoutError' ? `no answer within ${REQUEST_TIMEOUT_MS} ms` : String((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message)).slice(0, 300);
+    }
+    const at = this.ctx.now();
+    if (statusCode !== null && statusCode >= 200 && statusCode < 300) {
+      await this.repo.recordAttempt(d.id, { status: 'delivered', statusCode, error: null, nextAttemptAt: null, at });
+      return;
+    }
+    if (statusCode === 410) {
+      await this.repo.recordAttempt(d.id, { status: 'abandoned', statusCode, error: 'the endpoint answered 410 Gone: it is disabled', nextAttemptAt: null, at });
+      await this.repo.disable(d.webhookId, `answered 410 Gone at ${iso(at)}`, at);
+      return;
+    }
+    const delay = this.retryDelaysMs[d.attempts];
+    const failedFor = error ?? `HTTP ${statusCode}`;
+    await this.repo.recordAttempt(d.id, {
+      status: delay === undefined ? 'failed' : 'pending', statusCode, error: failedFor,
+      nextAttemptAt: delay === undefined ? null : at + Math.round(delay * (0.8 + Math.random() * 0.4)), at,
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+}
+
+function operations(ctx: ProgramsContext, repo: WebhookRepository, box: CredentialBox): RestOperation[] {
+  const ops = [
+    defineOperation({
+      operationId: 'createWebhook', method: 'POST', path: '/admin/webhooks', summary: 'Add a webhook endpoint; its signing secret is shown once', tags: ['admin'], permission: 'webhooks.manage',
+      body: z.object({
+        url: z.string().max(2048).regex(/^https?:\/\/[^\s]+$/, 'an http:// or https:// URL'),
+        events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length),
+        description: z.string().max(500).default(''),
+      }).strict(),
+      responses: { 201: { description: 'Created. `secret` (whsec_…) is shown only in this answer; verify signatures with it.', schema: webhookView.extend({ secret: z.string() }) } },
+      handler: async ({ body }, { principal }) => {
+        const p = principalOf(principal);
+        const id = newId('whk');
+        const secret = `whsec_${randomBytes(24).toString('base64')}`;
+        const record: WebhookRecord = {
+          id, url: body.url, events: [...new Set(body.events)], description: body.description, sealedSecret: JSON.stringify(box.seal(`webhook:${id}`, 'secret', secret)),
+          enabled: true, disabledReason: null, createdBy: p.name, createdAt: ctx.now(),
+        };
+        await ctx.db.write(async (tx) => {
+          await repo.insert(tx, record);
+          await ctx.audit.append(tx, { principalName: p.name, onBehalfOf: p.onBehalfOf, authMethod: p.authMethod, category: 'admin', action: 'webhook.create', entityType: 'webhook', entityId: id, details: { url: record.url, events: record.events } });
+        }, { transaction: true });
+        return { status: 201, body: { ...webhookOut(record), secret }, headers: { location: `/api/v1/admin/webhooks/${id}` } };
+      },
+    }),
+    defineOperation({
+      operationId: 'listWebhooks', method: 'GET', path: '/admin/webhooks', summary: 'Webhook endpoints (never their secrets)', tags: ['admin'], permission: 'webhooks.manage',
+      query: z.object({ ...pageQueryShape }),
+      responses: { 200: { description: 'A page of endpoints, by id.', schema: pageOf(webhookView) } },
+      handler: async ({ query }) => {
+        const after = query.cursor ? String(decodeCursor(query.cursor, { id: 'string' }).id) : null;
+        const rows = await repo.list(query.limit + 1, after);
+        const items = rows.slice(0, query.limit);
+        const last = items[items.length - 1];
+        return { status: 200, body: { items: items.map(webhookOut), nextCursor: rows.length > query.limit && last ? encodeCursor({ id: last.id }) : null } };
+      },
+    }),
+    defineOperation({
+      operationId: 'listWebhookDeliveries', method: 'GET', path: '/admin/webhooks/deliveries', summary: 'Delivery history, newest first', tags: ['admin'], permission: 'webhooks.manage',
+      query: z.object({
+        ...pageQueryShape, webhookId: z.string().regex(/^whk_[0-9a-f]{16}$/, 'a webhook id').optional(),
+        status: z.enum(['pending', 'delivered', 'failed', 'abandoned']).optional(), event: z.enum(WEBHOOK_EVENTS).optional(),
+      }),
+      responses: { 200: { description: 'A page of deliveries.', schema: pageOf(deliveryView) } },
+      handler: async ({ query }) => {
+        const cursor = query.cursor ? decodeCursor(query.cursor, { createdAt: 'number', id: 'string' }) : null;
+        const rows = await repo.deliveries(
+          { ...(query.webhookId ? { webhookId: query.webhookId } : {}), ...(query.status ? { status: query.status } : {}), ...(query.event ? { event: query.event } : {}) },
+          query.limit + 1, cursor ? { createdAt: Number(cursor.createdAt), id: String(cursor.id) } : null,
+        );
+        const items = rows.slice(0, query.limit);
+        const last = items[items.length - 1];
+        return { status: 200, body: { items: items.map(deliveryOut), nextCursor: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null } };
+      },
+    }),
+  ];
+  return ops as unknown as RestOperation[];
+}
+
+export function createWebhooksPlugin(options: { retryDelaysMs?: readonly number[] } = {}) {
+  return definePlugin<ProgramsContext>({
+    name: 'webhooks',
+    migrations: MIGRATIONS,
+    register(ctx) {
+      const repo = new WebhookRepository(ctx.db);
+      const box = CredentialBox.open(ctx.dataDir);
+      const sender = new Sender(ctx, repo, box, options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS, ctx.logger);
+      for (const op of operations(ctx, repo, box)) ctx.rest.define(op);
+      ctx.services.provide('webhooks.outbox', {
+        async enqueue(tx, event, data) {
+          const id = newId('msg');
+          const now = ctx.now();
+          const body = JSON.stringify({ type: event, timestamp: iso(now), data });
+          await repo.enqueue(tx, { id, event, body }, () => newId('dlv'), now);
+        },
+        kick: () => sender.kick(),
+      });
+      // Deliveries left pending by an earlier run go out now.
+      sender.start();
+      return { stop: () => sender.stop() };
+    },
+  });
+}
+
+export const webhooksPlugin = createWebhooksPlugin();

@@ -1,0 +1,174 @@
+/**
+ * Webhook endpoints, the outbox of events and one delivery row per endpoint
+ * and event. An event and its deliveries are written in the transaction of
+ * the change that caused it, so a committed change always has its
+ * deliveries, and a rolled-back one has none. Portable SQL.
+ */
+import type { Database, WriteTx } from '../../core/store/database.js';
+import type { Migration } from '../../core/store/migrations.js';
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    name: 'webhooks, outbox, deliveries',
+    up: [
+      `CREATE TABLE webhooks (
+         id TEXT PRIMARY KEY,
+         url TEXT NOT NULL,
+         events TEXT NOT NULL,
+         description TEXT NOT NULL,
+         sealed_secret TEXT NOT NULL,
+         enabled INTEGER NOT NULL,
+         disabled_reason TEXT,
+         created_by TEXT NOT NULL,
+         created_at BIGINT NOT NULL
+       )`,
+      `CREATE TABLE webhook_messages (
+         id TEXT PRIMARY KEY,
+         event TEXT NOT NULL,
+         body TEXT NOT NULL,
+         created_at BIGINT NOT NULL
+       )`,
+      `CREATE TABLE webhook_deliveries (
+         id TEXT PRIMARY KEY,
+         webhook_id TEXT NOT NULL REFERENCES webhooks(id),
+         message_id TEXT NOT NULL REFERENCES webhook_messages(id),
+         status TEXT NOT NULL,
+         attempts INTEGER NOT NULL,
+         next_attempt_at BIGINT,
+         last_status_code INTEGER,
+         last_error TEXT,
+         delivered_at BIGINT,
+         created_at BIGINT NOT NULL,
+         updated_at BIGINT NOT NULL
+       )`,
+      'CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at)',
+    ],
+  },
+];
+
+export interface WebhookRecord {
+  id: string;
+  url: string;
+  events: string[];
+  description: string;
+  sealedSecret: string;
+  enabled: boolean;
+  disabledReason: string | null;
+  createdBy: string;
+  createdAt: number;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'abandoned';
+
+export interface DeliveryRecord {
+  id: string;
+  webhookId: string;
+  messageId: string;
+  event: string;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAt: number | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  deliveredAt: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+const webhookOf = (r: Record<string, unknown>): WebhookRecord => ({
+  id: String(r.id), url: String(r.url), events: JSON.parse(String(r.events)) as string[], description: String(r.description), sealedSecret: String(r.sealed_secret),
+  enabled: Number(r.enabled) === 1, disabledReason: r.disabled_reason === null ? null : String(r.disabled_reason), createdBy: String(r.created_by), createdAt: Number(r.created_at),
+});
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const deliveryOf = (r: Record<string, unknown>): DeliveryRecord => ({
+  id: String(r.id), webhookId: String(r.webhook_id), messageId: String(r.message_id), event: String(r.event), status: r.status as DeliveryStatus, attempts: Number(r.attempts),
+  nextAttemptAt: num(r.next_attempt_at), lastStatusCode: num(r.last_status_code), lastError: r.last_error === null ? null : String(r.last_error), deliveredAt: num(r.delivered_at),
+  createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
+});
+const DELIVERY_COLUMNS = 'd.id, d.webhook_id, d.message_id, m.event, d.status, d.attempts, d.next_attempt_at, d.last_status_code, d.last_error, d.delivered_at, d.created_at, d.updated_at';
+
+export class WebhookRepository {
+  constructor(private readonly db: Database) {}
+
+  async insert(tx: WriteTx, w: WebhookRecord): Promise<void> {
+    await tx.run('INSERT INTO webhooks (id, url, events, description, sealed_secret, enabled, disabled_reason, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)', [
+      w.id, w.url, JSON.stringify(w.events), w.description, w.sealedSecret, w.enabled ? 1 : 0, w.createdBy, w.createdAt,
+    ]);
+  }
+
+  async get(id: string): Promise<WebhookRecord | undefined> {
+    const r = await this.db.get('SELECT * FROM webhooks WHERE id = ?', [id]);
+    return r ? webhookOf(r) : undefined;
+  }
+
+  async list(limit: number, afterId: string | null): Promise<WebhookRecord[]> {
+    return (await this.db.all('SELECT * FROM webhooks WHERE id > ? ORDER BY id LIMIT ?', [afterId ?? '', limit])).map(webhookOf);
+  }
+
+  /** Writes an event and a pending delivery for every enabled endpoint that subscribed to it, inside the caller's transaction. */
+  async enqueue(tx: WriteTx, message: { id: string; event: string; body: string }, deliveryIds: () => string, now: number): Promise<number> {
+    const endpoints = (await tx.all('SELECT * FROM webhooks WHERE enabled = 1')).map(webhookOf).filter((w) => w.events.includes(message.event));
+    if (endpoints.length === 0) return 0;
+    await tx.run('INSERT INTO webhook_messages (id, event, body, created_at) VALUES (?, ?, ?, ?)', [message.id, message.event, message.body, now]);
+    for (const w of endpoints) {
+      await tx.run(
+        "INSERT INTO webhook_deliveries (id, webhook_id, message_id, status, attempts, next_attempt_at, last_status_code, last_error, delivered_at, created_at, updated_at) VALUES (?, ?, ?, 'pending', 0, ?, NULL, NULL, NULL, ?, ?)",
+        [deliveryIds(), w.id, message.id, now, now, now],
+      );
+    }
+    return endpoints.length;
+  }
+
+  /** Pending deliveries due at `now`, oldest first, with what sending them needs. */
+  async due(now: number, limit: number): Promise<(DeliveryRecord & { url: string; sealedSecret: string; body: string; messageAt: number })[]> {
+    const rows = await this.db.all(
+      `SELECT ${DELIVERY_COLUMNS}, w.url, w.sealed_secret, m.body, m.created_at AS message_at FROM webhook_deliveries d
+         JOIN webhook_messages m ON m.id = d.message_id JOIN webhooks w ON w.id = d.webhook_id
+        WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.enabled = 1 ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+      [now, limit],
+    );
+    return rows.map((r) => ({ ...deliveryOf(r), url: String(r.url), sealedSecret: String(r.sealed_secret), body: String(r.body), messageAt: Number(r.message_at) }));
+  }
+
+  /** The earliest time a pending delivery is due, or null. */
+  async nextDue(): Promise<number | null> {
+    const r = await this.db.get<{ t: number | null }>("SELECT MIN(d.next_attempt_at) AS t FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.status = 'pending' AND w.enabled = 1");
+    return num(r?.t);
+  }
+
+  recordAttempt(id: string, outcome: { status: DeliveryStatus; statusCode: number | null; error: string | null; nextAttemptAt: number | null; at: number }): Promise<unknown> {
+    return this.db.write((tx) =>
+      tx.run('UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_status_code = ?, last_error = ?, next_attempt_at = ?, delivered_at = ?, updated_at = ? WHERE id = ?', [
+        outcome.status, outcome.statusCode, outcome.error, outcome.nextAttemptAt, outcome.status === 'delivered' ? outcome.at : null, outcome.at, id,
+      ]),
+    );
+  }
+
+  /** Disables an endpoint (it answered 410 Gone) and abandons its pending deliveries. */
+  disable(id: string, reason: string, at: number): Promise<unknown> {
+    return this.db.write(async (tx) => {
+      await tx.run('UPDATE webhooks SET enabled = 0, disabled_reason = ? WHERE id = ?', [reason, id]);
+      await tx.run("UPDATE webhook_deliveries SET status = 'abandoned', next_attempt_at = NULL, updated_at = ? WHERE webhook_id = ? AND status = 'pending'", [at, id]);
+    }, { transaction: true });
+  }
+
+  async deliveries(filter: { webhookId?: string; status?: string; event?: string }, limit: number, before: { createdAt: number; id: string } | null): Promise<DeliveryRecord[]> {
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    for (const [condition, value] of [['d.webhook_id = ?', filter.webhookId], ['d.status = ?', filter.status], ['m.event = ?', filter.event]] as const) {
+      if (value === undefined) continue;
+      where.push(condition);
+      params.push(value);
+    }
+    if (before) {
+      where.push('(d.created_at < ? OR (d.created_at = ? AND d.id < ?))');
+      params.push(before.createdAt, before.createdAt, before.id);
+    }
+    const rows = await this.db.all(
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_messages m ON m.id = d.message_id${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY d.created_at DESC, d.id DESC LIMIT ?`,
+      [...params, limit],
+    );
+    return rows.map(deliveryOf);
+  }
+}
