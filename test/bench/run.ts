@@ -12,6 +12,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   audit: () => import('./audit.js'),
   'programs-diff': () => import('./programs-diff.js'),
   programs: () => import('./programs.js'),
+  deploy: () => import('./deploy.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);
