@@ -224,7 +224,11 @@ function operations(ctx: ProgramsContext): RestOperation[] {
   return ops as unknown as RestOperation[];
 }
 
+/** Transformed files kept for reuse (the newest first out when full). */
+const MADE_KEPT = 16;
+
 function service(ctx: ProgramsContext): AssignmentsService {
+  const made = new Map<string, { content: Buffer; fileName: string }>();
   const load = async (id: string): Promise<Assignment | undefined> => {
     const r = await ctx.db.get('SELECT * FROM assignments WHERE id = ?', [id]);
     return r ? rowOf(r) : undefined;
@@ -240,10 +244,19 @@ function service(ctx: ProgramsContext): AssignmentsService {
     async materialize(assignmentId, version, machine, now) {
       const a = await load(assignmentId);
       if (!a) throw new TransformError(`assignment ${assignmentId} no longer exists`, 'assignmentId');
-      const result = applyTransform(version.content, a.transform, {
-        program: version.program.name, programNumber: '', version: String(version.number), versionId: version.id, sha256: version.sha256,
-        sha8: version.sha256.slice(0, 8), date: iso(now).slice(0, 10), machine: machine.machineId,
-      });
+      const date = iso(now).slice(0, 10);
+      // A transform that does not name {machine} gives every machine the same file: made once per batch, not once per machine.
+      const perMachine = JSON.stringify(a.transform).includes('{machine}');
+      const key = `${a.id}|${JSON.stringify(a.transform)}|${version.id}|${date}|${perMachine ? machine.machineId : ''}`;
+      let result = made.get(key);
+      if (!result) {
+        result = applyTransform(version.content, a.transform, {
+          program: version.program.name, programNumber: '', version: String(version.number), versionId: version.id, sha256: version.sha256,
+          sha8: version.sha256.slice(0, 8), date, machine: machine.machineId,
+        });
+        made.set(key, result);
+        if (made.size > MADE_KEPT) made.delete(made.keys().next().value as string);
+      }
       return { dir: a.dir || machine.programDir, fileName: result.fileName, content: result.content };
     },
   };

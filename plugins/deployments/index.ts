@@ -94,6 +94,8 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, runner: De
         const now = ctx.now();
         const planned: NewDeployment[] = [];
         const seen = new Set<string>();
+        // Machines that get the same file share one Buffer (the transform is made once): hash it once.
+        const hashes = new WeakMap<Buffer, string>();
         for (const [i, assignmentId] of body.assignmentIds.entries()) {
           const field = `body.assignmentIds[${i}]`;
           const a = await assignments().assignment(assignmentId, p);
@@ -113,10 +115,9 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, runner: De
             } catch (err) {
               throw new ProblemError('unacceptable', `assignment ${a.id} for machine ${machine.machineId}: ${(err as Error).message}`, { errors: [{ field, message: (err as Error).message.slice(0, 300) }] });
             }
-            planned.push({
-              id: newId('dep'), assignmentId: a.id, machineId: machine.id, gatewayId: machine.gatewayId, dir: file.dir, fileName: file.fileName, content: file.content,
-              sha256: createHash('sha256').update(file.content).digest('hex'),
-            });
+            let sha256 = hashes.get(file.content);
+            if (!sha256) hashes.set(file.content, (sha256 = createHash('sha256').update(file.content).digest('hex')));
+            planned.push({ id: newId('dep'), assignmentId: a.id, machineId: machine.id, gatewayId: machine.gatewayId, dir: file.dir, fileName: file.fileName, content: file.content, sha256 });
           }
         }
         if (planned.length === 0) throw new ProblemError('unacceptable', 'the assignments name no machine that its gateway still lists', { errors: [{ field: 'body.assignmentIds', message: 'no machine to deploy to' }] });
@@ -133,7 +134,7 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, runner: De
             details: { versionId: version.id, sha256: version.sha256, deployments: planned.length, machines: planned.slice(0, 100).map((d) => d.machineId) },
           });
         }, { transaction: true });
-        for (const d of planned) runner.start((await repo.get(d.id)) as DeploymentRow);
+        for (const d of planned) runner.start(d.id, now + DEPLOYMENT_DEADLINE_MS);
         return { status: 201, body: answer, headers: { location: `/api/v1/deployments?batchId=${batchId}` } };
       },
     }),

@@ -9,11 +9,14 @@
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
-import type { GatewayLinkError } from '../../core/gateway-link/types.js';
+import type { GatewayLink, GatewayLinkError } from '../../core/gateway-link/types.js';
+import type { ProgramsServices } from '../../core/roles/programs-context.js';
 import type { RestPrincipal } from '../../core/rest/operation.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, statusOf, type StepFailure } from './machine.js';
 import type { DeploymentRepository, DeploymentRow } from './store.js';
+
+type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['fleet.machines']['machine']>>>;
 
 /** Transfers at once per gateway; more wait their turn. */
 export const TRANSFERS_PER_GATEWAY = 4;
@@ -83,9 +86,24 @@ export class DeploymentRunner {
     return s;
   }
 
+  /** What a deployment's steps need, read once per deployment while it runs. */
+  private readonly targets = new Map<string, Promise<{ row: DeploymentRow; machine: FleetMachine; link: GatewayLink }>>();
+  /** The contents being sent, by SHA-256: a batch usually sends one file to every machine. */
+  private readonly contents = new Map<string, Promise<Buffer>>();
+
+  private content(sha256: string): Promise<Buffer> {
+    let content = this.contents.get(sha256);
+    if (!content) {
+      content = this.repo.content(sha256);
+      this.contents.set(sha256, content);
+      if (this.contents.size > 8) this.contents.delete(this.contents.keys().next().value as string);
+    }
+    return content;
+  }
+
   private machine() {
     const fleet = () => this.ctx.services.get('fleet.machines');
-    const target = async (deploymentId: string) => {
+    const resolveTarget = async (deploymentId: string) => {
       const row = await this.repo.get(deploymentId);
       if (!row) throw failure(false, `deployment ${deploymentId} is gone`);
       const machine = await fleet().machine(row.machineId, RUNNER);
@@ -93,25 +111,39 @@ export class DeploymentRunner {
       if (!machine.present) throw failure(false, `machine ${machine.machineId} is no longer listed by its gateway (sync the gateway)`);
       return { row, machine, link: await fleet().linkFor(machine) };
     };
+    const target = (deploymentId: string) => {
+      let known = this.targets.get(deploymentId);
+      if (!known) {
+        known = resolveTarget(deploymentId);
+        this.targets.set(deploymentId, known);
+        // A failed look-up is tried afresh next time.
+        known.catch(() => this.targets.delete(deploymentId));
+      }
+      return known;
+    };
     return deploymentMachine.provide({
       actors: {
         transfer: fromPromise(async ({ input }: { input: { deploymentId: string; resumed: boolean } }) => {
           const { row, machine, link } = await target(input.deploymentId);
-          return this.slot(machine.gatewayId).run(async () => {
-            // A restored promise actor runs again with the input it had before the restart, so the runner keeps this itself.
-            const resumed = this.resumed.delete(input.deploymentId) || input.resumed;
+          // A restored promise actor runs again with the input it had before the restart, so the runner keeps this itself.
+          const resumed = this.resumed.delete(input.deploymentId) || input.resumed;
+          const content = await this.content(row.sha256);
+          // A first transfer is counted before it starts, so one cut off by a crash still counts.
+          if (!resumed) await this.repo.countTransfer(row.id);
+          // The gateway's slot is held only while the gateway works, not while this service reads or writes its own database.
+          const sent = await this.slot(machine.gatewayId).run(async () => {
             if (resumed) {
-              // After a restart: if the file is already there, whole, the transfer is not repeated.
+              // After a restart or a failed call: if the file is already there, whole, it is not sent again.
               const there = await link.downloadProgram(machine.machineId, row.dir, row.fileName).catch(() => undefined);
-              if (there?.sha256 === row.sha256) return { skipped: true };
+              if (there?.sha256 === row.sha256) return false;
             }
-            const content = await this.repo.content(row.id);
-            await this.repo.countTransfer(row.id);
             await link.uploadProgram(machine.machineId, row.dir, row.fileName, content).catch((err: unknown) => {
               throw linkFailure(err, 'transfer');
             });
-            return { skipped: false };
+            return true;
           });
+          if (sent && resumed) await this.repo.countTransfer(row.id);
+          return { skipped: !sent };
         }),
         verify: fromPromise(async ({ input }: { input: { deploymentId: string } }) => {
           const { row, machine, link } = await target(input.deploymentId);
@@ -127,9 +159,9 @@ export class DeploymentRunner {
   }
 
   /** Starts a new deployment's actor. */
-  start(row: DeploymentRow): void {
-    const actor = createActor(this.machine(), { input: { deploymentId: row.id, deadline: row.deadline } });
-    this.run(row.id, actor);
+  start(deploymentId: string, deadline: number): void {
+    const actor = createActor(this.machine(), { input: { deploymentId, deadline } });
+    this.run(deploymentId, actor);
   }
 
   /** Restores every unfinished deployment from its snapshot. */
@@ -166,6 +198,7 @@ export class DeploymentRunner {
           .then(async () => {
             if (!final) return;
             this.actors.delete(id);
+            this.targets.delete(id);
             const row = await this.repo.get(id);
             if (row) this.onFinished(row);
           })

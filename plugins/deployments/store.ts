@@ -26,6 +26,11 @@ export const MIGRATIONS: readonly Migration[] = [
          created_by TEXT NOT NULL,
          created_at BIGINT NOT NULL
        )`,
+      // What machines get, kept once per content: a batch to a group usually sends one file to every machine.
+      `CREATE TABLE deploy_contents (
+         sha256 TEXT PRIMARY KEY,
+         content BLOB NOT NULL
+       )`,
       `CREATE TABLE deploy_deployments (
          id TEXT PRIMARY KEY,
          batch_id TEXT NOT NULL REFERENCES deploy_batches(id),
@@ -35,8 +40,8 @@ export const MIGRATIONS: readonly Migration[] = [
          version_id TEXT NOT NULL,
          dir TEXT NOT NULL,
          file_name TEXT NOT NULL,
-         content BLOB NOT NULL,
-         sha256 TEXT NOT NULL,
+         sha256 TEXT NOT NULL REFERENCES deploy_contents(sha256),
+         size INTEGER NOT NULL,
          status TEXT NOT NULL,
          reason TEXT,
          transfers INTEGER NOT NULL,
@@ -88,7 +93,7 @@ export interface DeploymentRow {
 }
 
 const COLUMNS =
-  'id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, length(content) AS size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at';
+  'id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at';
 
 const rowOf = (r: Record<string, unknown>): DeploymentRow => ({
   id: String(r.id), batchId: String(r.batch_id), assignmentId: String(r.assignment_id), machineId: String(r.machine_id), gatewayId: String(r.gateway_id),
@@ -123,8 +128,8 @@ export class DeploymentRepository {
     return r ? rowOf(r) : undefined;
   }
 
-  async content(id: string): Promise<Buffer> {
-    return (await this.db.get<{ content: Buffer }>('SELECT content FROM deploy_deployments WHERE id = ?', [id]))?.content ?? Buffer.alloc(0);
+  async content(sha256: string): Promise<Buffer> {
+    return (await this.db.get<{ content: Buffer }>('SELECT content FROM deploy_contents WHERE sha256 = ?', [sha256]))?.content ?? Buffer.alloc(0);
   }
 
   async batchByKey(key: string): Promise<{ id: string; requestHash: string; answer: string } | undefined> {
@@ -142,11 +147,17 @@ export class DeploymentRepository {
       batch.id, batch.versionId, batch.isTrial ? 1 : 0, batch.trialHours, batch.key, batch.requestHash, batch.answer, batch.createdBy, batch.createdAt,
     ]);
     const timeline = JSON.stringify([{ status: 'Queued', at: batch.createdAt }]);
+    const stored = new Set<string>();
     for (const d of deployments) {
+      if (!stored.has(d.sha256)) {
+        stored.add(d.sha256);
+        const known = await tx.get('SELECT 1 AS x FROM deploy_contents WHERE sha256 = ?', [d.sha256]);
+        if (!known) await tx.run('INSERT INTO deploy_contents (sha256, content) VALUES (?, ?)', [d.sha256, d.content]);
+      }
       await tx.run(
-        `INSERT INTO deploy_deployments (id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, content, sha256, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at)
+        `INSERT INTO deploy_deployments (id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Queued', NULL, 0, NULL, ?, NULL, ?, ?, ?, ?, ?, NULL)`,
-        [d.id, batch.id, d.assignmentId, d.machineId, d.gatewayId, batch.versionId, d.dir, d.fileName, d.content, d.sha256, timeline, machineVersion, batch.deadline, batch.createdBy, batch.createdAt, batch.createdAt],
+        [d.id, batch.id, d.assignmentId, d.machineId, d.gatewayId, batch.versionId, d.dir, d.fileName, d.sha256, d.content.length, timeline, machineVersion, batch.deadline, batch.createdBy, batch.createdAt, batch.createdAt],
       );
     }
   }
@@ -162,19 +173,51 @@ export class DeploymentRepository {
     return row;
   }
 
+  private pending: { apply: (tx: WriteTx) => Promise<void>; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  private flushScheduled = false;
+
+  /**
+   * Runs `apply` in the next batched transaction: the state changes of many
+   * deployments that happen together commit at once (one commit instead of
+   * one per change). If the batch fails, each change is tried alone, so one
+   * bad change fails only itself.
+   */
+  private batched(apply: (tx: WriteTx) => Promise<void>): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ apply, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushScheduled = false;
+    const batch = this.pending.splice(0);
+    try {
+      await this.db.write(async (tx) => {
+        for (const job of batch) await job.apply(tx);
+      }, { transaction: true });
+      for (const job of batch) job.resolve();
+    } catch {
+      for (const job of batch) await this.db.write((tx) => job.apply(tx), { transaction: true }).then(job.resolve, job.reject);
+    }
+  }
+
   transition(id: string, status: DeploymentStatus, reason: string | null, at: number, snapshot: string, machineVersion: number): Promise<void> {
-    return this.db.write(async (tx) => {
+    return this.batched(async (tx) => {
       const row = await this.appendTimeline(tx, id, { status, at, ...(reason ? { reason } : {}) });
       if (!row || row.finishedAt !== null) return;
       await tx.run('UPDATE deploy_deployments SET status = ?, reason = ?, timeline = ?, snapshot = ?, machine_version = ?, updated_at = ? WHERE id = ?', [
         status, reason, JSON.stringify(row.timeline), snapshot, machineVersion, at, id,
       ]);
-    }, { transaction: true });
+    });
   }
 
   /** Records the final status, once, with its audit record in the same transaction. */
   finish(id: string, status: 'Succeeded' | 'Failed' | DeploymentStatus, reason: string | null, at: number, snapshot: string | null): Promise<void> {
-    return this.db.write(async (tx) => {
+    return this.batched(async (tx) => {
       const row = await this.appendTimeline(tx, id, { status, at, ...(reason ? { reason } : {}) });
       if (!row || row.finishedAt !== null) return;
       await tx.run('UPDATE deploy_deployments SET status = ?, reason = ?, timeline = ?, snapshot = ?, updated_at = ?, finished_at = ? WHERE id = ?', [
@@ -189,15 +232,20 @@ export class DeploymentRepository {
         deploymentId: id, batchId: row.batchId, machineId: row.machineId, gatewayId: row.gatewayId, versionId: row.versionId, status, dir: row.dir, fileName: row.fileName,
         sha256: row.sha256, readBackSha256: row.readBackSha256, reason, finishedAt: new Date(at).toISOString(),
       });
-    }, { transaction: true });
+    });
   }
 
-  countTransfer(id: string): Promise<unknown> {
-    return this.db.write((tx) => tx.run('UPDATE deploy_deployments SET transfers = transfers + 1 WHERE id = ?', [id]));
+  /** Counts a transfer (started, or sent again after a restart or a failed call). */
+  countTransfer(id: string): Promise<void> {
+    return this.batched(async (tx) => {
+      await tx.run('UPDATE deploy_deployments SET transfers = transfers + 1 WHERE id = ?', [id]);
+    });
   }
 
-  recordReadBack(id: string, sha256: string): Promise<unknown> {
-    return this.db.write((tx) => tx.run('UPDATE deploy_deployments SET read_back_sha256 = ? WHERE id = ?', [sha256, id]));
+  recordReadBack(id: string, sha256: string): Promise<void> {
+    return this.batched(async (tx) => {
+      await tx.run('UPDATE deploy_deployments SET read_back_sha256 = ? WHERE id = ?', [sha256, id]);
+    });
   }
 
   async unfinished(): Promise<DeploymentRow[]> {
