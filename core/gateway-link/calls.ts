@@ -104,3 +104,32 @@ export const CALLS = {
     },
   }),
 };
+
+/** A link that makes every call through `call`: the two implementations differ only in how. */
+export abstract class CallingGatewayLink {
+  protected abstract call<T>(call: LinkCall<T>): Promise<T>;
+
+  listMachines() {
+    return this.call(CALLS.machines());
+  }
+
+  listGroups() {
+    return this.call(CALLS.groups());
+  }
+
+  listPrograms(machineID: string, dir?: string) {
+    return this.call(CALLS.programs(machineID, dir));
+  }
+
+  uploadProgram(machineID: string, dir: string, name: string, content: Buffer) {
+    return this.call(CALLS.upload(machineID, dir, name, content));
+  }
+
+  downloadProgram(machineID: string, dir: string, name: string) {
+    return this.call(CALLS.download(machineID, dir, name));
+  }
+
+  currentProgram(machineID: string) {
+    return this.call(CALLS.current(machineID));
+  }
+}

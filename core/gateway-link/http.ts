@@ -4,7 +4,7 @@
  * answer is read only up to a bound, so a misbehaving gateway cannot
  * exhaust the service.
  */
-import { CALLS, linkError, type LinkCall } from './calls.js';
+import { CallingGatewayLink, linkError, type LinkCall } from './calls.js';
 import { GatewayLinkError, type GatewayLink } from './types.js';
 
 export interface HttpGatewayLinkOptions {
@@ -17,7 +17,7 @@ export interface HttpGatewayLinkOptions {
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
-export class HttpGatewayLink implements GatewayLink {
+export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
 
@@ -27,11 +27,12 @@ export class HttpGatewayLink implements GatewayLink {
     private readonly secretKey: string,
     options: HttpGatewayLinkOptions = {},
   ) {
+    super();
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
-  private async call<T>(call: LinkCall<T>): Promise<T> {
+  protected async call<T>(call: LinkCall<T>): Promise<T> {
     const base = this.target.replace(/\/+$/, '');
     const query = new URLSearchParams();
     if (call.method === 'GET') for (const [k, v] of Object.entries(call.input)) if (v !== undefined) query.set(k, String(v));
@@ -77,29 +78,5 @@ export class HttpGatewayLink implements GatewayLink {
       chunks.push(Buffer.from(chunk as Uint8Array));
     }
     return Buffer.concat(chunks).toString('utf8');
-  }
-
-  listMachines() {
-    return this.call(CALLS.machines());
-  }
-
-  listGroups() {
-    return this.call(CALLS.groups());
-  }
-
-  listPrograms(machineID: string, dir?: string) {
-    return this.call(CALLS.programs(machineID, dir));
-  }
-
-  uploadProgram(machineID: string, dir: string, name: string, content: Buffer) {
-    return this.call(CALLS.upload(machineID, dir, name, content));
-  }
-
-  downloadProgram(machineID: string, dir: string, name: string) {
-    return this.call(CALLS.download(machineID, dir, name));
-  }
-
-  currentProgram(machineID: string) {
-    return this.call(CALLS.current(machineID));
   }
 }

@@ -63,3 +63,13 @@ export function decodeCursor<K extends string>(cursor: string, keys: Record<K, '
   }
   return out;
 }
+
+/**
+ * One page from `rows` read with `limit + 1`: the first `limit`, and the
+ * cursor after the last of them when there were more.
+ */
+export function pageAfter<T>(rows: readonly T[], limit: number, positionOf: (last: T) => Record<string, string | number>): { items: T[]; nextCursor: string | null } {
+  const items = rows.slice(0, limit);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit && last !== undefined ? encodeCursor(positionOf(last)) : null };
+}

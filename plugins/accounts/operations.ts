@@ -8,7 +8,7 @@ import { createBearerToken } from '../../core/auth/bearer-tokens.js';
 import { hashPassword, MIN_PASSWORD_LENGTH, needsRehash, verifyPassword, type ScryptCost } from '../../core/auth/passwords.js';
 import type { LoginThrottle } from '../../core/auth/login-throttle.js';
 import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
-import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
+import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import { TOKEN_PREFIX } from './authenticator.js';
@@ -198,9 +198,8 @@ export function accountOperations(deps: AccountsDeps): RestOperation[] {
       handler: async ({ query }) => {
         const after = query.cursor ? String(decodeCursor(query.cursor, { id: 'string' }).id) : null;
         const rows = await store.listUsers(query.limit + 1, after);
-        const items = rows.slice(0, query.limit);
-        const last = items[items.length - 1];
-        return { status: 200, body: { items: items.map(userOut), nextCursor: rows.length > query.limit && last ? encodeCursor({ id: last.id }) : null } };
+        const page = pageAfter(rows, query.limit, (last) => ({ id: last.id }));
+        return { status: 200, body: { items: page.items.map(userOut), nextCursor: page.nextCursor } };
       },
     }),
     defineOperation({
@@ -255,9 +254,8 @@ export function accountOperations(deps: AccountsDeps): RestOperation[] {
       handler: async ({ query }) => {
         const after = query.cursor ? String(decodeCursor(query.cursor, { id: 'string' }).id) : null;
         const rows = await store.listTokens(query.limit + 1, after);
-        const items = rows.slice(0, query.limit);
-        const last = items[items.length - 1];
-        return { status: 200, body: { items: items.map(tokenOut), nextCursor: rows.length > query.limit && last ? encodeCursor({ id: last.id }) : null } };
+        const page = pageAfter(rows, query.limit, (last) => ({ id: last.id }));
+        return { status: 200, body: { items: page.items.map(tokenOut), nextCursor: page.nextCursor } };
       },
     }),
     defineOperation({

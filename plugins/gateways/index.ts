@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
 import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
-import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
+import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import { HttpGatewayLink } from '../../core/gateway-link/http.js';
@@ -119,11 +119,6 @@ function fleetOperations(ctx: ProgramsContext, repo: FleetRepository, box: Crede
     activeOnGateway: m.activeOnGateway, present: m.present, groupIds: await repo.groupIdsOf(m.id), programDir: m.programDir, transformProfile: m.transformProfile,
     mirror: { enabled: m.mirrorEnabled, intervalSec: m.mirrorIntervalSec }, createdAt: iso(m.createdAt) as string, updatedAt: iso(m.updatedAt) as string,
   });
-  const page = <T>(rows: T[], limit: number, cursorOf: (last: T) => string) => {
-    const items = rows.slice(0, limit);
-    const last = items[items.length - 1];
-    return { items, nextCursor: rows.length > limit && last !== undefined ? cursorOf(last) : null };
-  };
 
   const sync = async (g: GatewayRecord, p: RestPrincipal | null): Promise<z.infer<typeof syncReport>> => {
     const [machines, groups] = await through(g, (link) => Promise.all([link.listMachines(), link.listGroups()]));
@@ -227,7 +222,7 @@ function fleetOperations(ctx: ProgramsContext, repo: FleetRepository, box: Crede
       responses: { 200: { description: 'A page of gateways, by id.', schema: pageOf(gatewayView) } },
       handler: async ({ query }) => {
         const after = query.cursor ? String(decodeCursor(query.cursor, { id: 'string' }).id) : null;
-        const result = page(await repo.listGateways(query.limit + 1, after), query.limit, (g) => encodeCursor({ id: g.id }));
+        const result = pageAfter(await repo.listGateways(query.limit + 1, after), query.limit, (g) => ({ id: g.id }));
         return { status: 200, body: { items: result.items.map(gatewayOut), nextCursor: result.nextCursor } };
       },
     }),
@@ -257,7 +252,7 @@ function fleetOperations(ctx: ProgramsContext, repo: FleetRepository, box: Crede
         const p = principalOf(principal);
         const after = query.cursor ? String(decodeCursor(query.cursor, { id: 'string' }).id) : null;
         const rows = await repo.listMachines(query.gatewayId, query.limit + 1, after);
-        const result = page(rows, query.limit, (m) => encodeCursor({ id: m.id }));
+        const result = pageAfter(rows, query.limit, (m) => ({ id: m.id }));
         const visible: MachineRecord[] = [];
         for (const m of result.items) if (await machineVisible(p, m)) visible.push(m);
         return { status: 200, body: { items: await Promise.all(visible.map(machineOut)), nextCursor: result.nextCursor } };
@@ -335,7 +330,7 @@ function fleetOperations(ctx: ProgramsContext, repo: FleetRepository, box: Crede
       handler: async ({ query }, { principal }) => {
         const p = principalOf(principal);
         const after = query.cursor ? String(decodeCursor(query.cursor, { id: 'string' }).id) : null;
-        const result = page(await repo.listGroups(query.limit + 1, after), query.limit, (g) => encodeCursor({ id: g.id }));
+        const result = pageAfter(await repo.listGroups(query.limit + 1, after), query.limit, (g) => ({ id: g.id }));
         return { status: 200, body: { items: result.items.filter((g) => groupVisible(p, g.id)).map(groupOut), nextCursor: result.nextCursor } };
       },
     }),

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { defineOperation, type RestOperation, type RestPrincipal, type RestResult } from '../../core/rest/operation.js';
-import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
+import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import type { AuditEntry } from '../../core/store/audit-chain.js';
@@ -161,11 +161,6 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
     };
   };
 
-  const page = <T>(rows: T[], limit: number, cursorOf: (last: T) => string) => {
-    const items = rows.slice(0, limit);
-    const last = items[items.length - 1];
-    return { items, nextCursor: rows.length > limit && last !== undefined ? cursorOf(last) : null };
-  };
 
   const ops = [
     defineOperation({
@@ -197,7 +192,7 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
       handler: async ({ query }, { principal }) => {
         const after = query.cursor ? String(decodeCursor(query.cursor, { id: 'string' }).id) : null;
         const rows = await store.listLibraries(scopeOf(principalOf(principal)), query.limit + 1, after);
-        const result = page(rows, query.limit, (l) => encodeCursor({ id: l.id }));
+        const result = pageAfter(rows, query.limit, (l) => ({ id: l.id }));
         return { status: 200, body: { items: result.items.map(libraryOut), nextCursor: result.nextCursor } };
       },
     }),
@@ -232,7 +227,7 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
       handler: async ({ query }, { principal }) => {
         const after = query.cursor ? String(decodeCursor(query.cursor, { id: 'string' }).id) : null;
         const rows = await store.listPrograms(scopeOf(principalOf(principal)), query.libraryId, query.limit + 1, after);
-        const result = page(rows, query.limit, (x) => encodeCursor({ id: x.id }));
+        const result = pageAfter(rows, query.limit, (x) => ({ id: x.id }));
         return { status: 200, body: { items: result.items.map(programOut), nextCursor: result.nextCursor } };
       },
     }),
@@ -307,7 +302,7 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
         const { program } = await visibleProgram(principalOf(principal), params.id);
         const before = query.cursor ? Number(decodeCursor(query.cursor, { number: 'number' }).number) : null;
         const rows = await store.listVersions(program.id, query.state, query.limit + 1, before);
-        const result = page(rows, query.limit, (v) => encodeCursor({ number: v.number }));
+        const result = pageAfter(rows, query.limit, (v) => ({ number: v.number }));
         return { status: 200, body: { items: result.items.map((v) => versionOut(v, program.libraryId)), nextCursor: result.nextCursor } };
       },
     }),
@@ -401,7 +396,7 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
       handler: async ({ query }, { principal }) => {
         const cursor = query.cursor ? decodeCursor(query.cursor, { createdAt: 'number', id: 'string' }) : null;
         const rows = await store.listApprovals(scopeOf(principalOf(principal)), query.state, query.libraryId, query.limit + 1, cursor ? { createdAt: Number(cursor.createdAt), id: String(cursor.id) } : null);
-        const result = page(rows, query.limit, (a) => encodeCursor({ createdAt: a.createdAt, id: a.id }));
+        const result = pageAfter(rows, query.limit, (a) => ({ createdAt: a.createdAt, id: a.id }));
         return { status: 200, body: { items: await Promise.all(result.items.map(approvalOut)), nextCursor: result.nextCursor } };
       },
     }),

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
 import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
-import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
+import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import { CredentialBox, type SealedCredential } from '../../core/store/credential-box.js';
@@ -193,9 +193,8 @@ function operations(ctx: ProgramsContext, repo: WebhookRepository, box: Credenti
       handler: async ({ query }) => {
         const after = query.cursor ? String(decodeCursor(query.cursor, { id: 'string' }).id) : null;
         const rows = await repo.list(query.limit + 1, after);
-        const items = rows.slice(0, query.limit);
-        const last = items[items.length - 1];
-        return { status: 200, body: { items: items.map(webhookOut), nextCursor: rows.length > query.limit && last ? encodeCursor({ id: last.id }) : null } };
+        const page = pageAfter(rows, query.limit, (last) => ({ id: last.id }));
+        return { status: 200, body: { items: page.items.map(webhookOut), nextCursor: page.nextCursor } };
       },
     }),
     defineOperation({
@@ -211,9 +210,8 @@ function operations(ctx: ProgramsContext, repo: WebhookRepository, box: Credenti
           { ...(query.webhookId ? { webhookId: query.webhookId } : {}), ...(query.status ? { status: query.status } : {}), ...(query.event ? { event: query.event } : {}) },
           query.limit + 1, cursor ? { createdAt: Number(cursor.createdAt), id: String(cursor.id) } : null,
         );
-        const items = rows.slice(0, query.limit);
-        const last = items[items.length - 1];
-        return { status: 200, body: { items: items.map(deliveryOut), nextCursor: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null } };
+        const page = pageAfter(rows, query.limit, (last) => ({ createdAt: last.createdAt, id: last.id }));
+        return { status: 200, body: { items: page.items.map(deliveryOut), nextCursor: page.nextCursor } };
       },
     }),
   ];

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { InProcessGatewayLink } from '../../core/gateway-link/in-process.js';
 import type { GatewayLink } from '../../core/gateway-link/types.js';
+import { CountingLink } from '../fixtures/counting-link.js';
 import { ProgramsRole } from '../../core/roles/programs.js';
 import { createAccountsPlugin } from '../../plugins/accounts/index.js';
 import { assignmentsPlugin } from '../../plugins/assignments/index.js';
@@ -32,20 +33,6 @@ import { option, percentile, printTable } from './stats.js';
 
 const DIR = '//CNC_MEM/USER/PATH1/';
 
-class CountingLink implements GatewayLink {
-  readonly target = 'in-process';
-  uploads = 0;
-  constructor(private readonly inner: GatewayLink) {}
-  listMachines() { return this.inner.listMachines(); }
-  listGroups() { return this.inner.listGroups(); }
-  listPrograms(m: string, d?: string) { return this.inner.listPrograms(m, d); }
-  downloadProgram(m: string, d: string, n: string) { return this.inner.downloadProgram(m, d, n); }
-  currentProgram(m: string) { return this.inner.currentProgram(m); }
-  uploadProgram(m: string, d: string, n: string, c: Buffer) {
-    this.uploads++;
-    return this.inner.uploadProgram(m, d, n, c);
-  }
-}
 
 function program(kib: number, tag: string): Buffer {
   const lines = ['%', `O6001 (BENCH ${tag})`];

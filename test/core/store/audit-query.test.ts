@@ -1,3 +1,4 @@
+import { parseCsv } from '../../fixtures/csv.js';
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
@@ -30,37 +31,6 @@ async function invalidField(p: Promise<unknown>): Promise<string> {
   expect(err).toBeInstanceOf(GatewayError);
   expect((err as GatewayError).errorName).toBe('INVALID_PARAMETER');
   return (err as GatewayError).message;
-}
-
-/** A small RFC 4180 reader: quoted fields with doubled quotes, CRLF records. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c !== '"') field += c;
-      else if (text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else quoted = false;
-    } else if (c === '"' && field === '') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i++;
-    } else if (c === '\r' || c === '\n') throw new Error(`bare line break at ${i}`);
-    else field += c;
-  }
-  if (field !== '' || row.length) throw new Error('last record not terminated by CRLF');
-  return rows;
 }
 
 describe('AuditChain query', () => {

@@ -7,38 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../../core/store/database.js';
 import { auditApiPlugin } from '../../../plugins/audit-api/index.js';
 import { vaultPlugin } from '../../../plugins/vault/index.js';
+import { parseCsv } from '../../fixtures/csv.js';
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
-
-/** Parses RFC 4180 CSV (quoted fields with doubled quotes, CRLF or LF inside quotes). */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i] as string;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i++;
-    } else field += c;
-  }
-  if (field !== '' || row.length) rows.push([...row, field]);
-  return rows;
-}
 
 describe('audit endpoints', () => {
   let svc: TestProgramService;

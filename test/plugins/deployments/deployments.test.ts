@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
-import type { GatewayLink } from '../../../core/gateway-link/types.js';
 import { Database } from '../../../core/store/database.js';
 import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
 import { deploymentsPlugin } from '../../../plugins/deployments/index.js';
 import { gatewaysPlugin } from '../../../plugins/gateways/index.js';
 import { vaultPlugin } from '../../../plugins/vault/index.js';
 import { webhooksPlugin } from '../../../plugins/webhooks/index.js';
+import { CountingLink } from '../../fixtures/counting-link.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
@@ -24,25 +24,6 @@ const DIR = '//CNC_MEM/USER/PATH1/';
 const PLUGINS = [TEST_ACCOUNTS, vaultPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin];
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
-/** The in-process link, counting uploads, and able to hold them (before or after they reach the gateway). */
-class CountingLink implements GatewayLink {
-  readonly target = 'in-process';
-  uploads = 0;
-  hold: 'none' | 'before' | 'after' = 'none';
-  constructor(private readonly inner: GatewayLink) {}
-  listMachines() { return this.inner.listMachines(); }
-  listGroups() { return this.inner.listGroups(); }
-  listPrograms(m: string, d?: string) { return this.inner.listPrograms(m, d); }
-  downloadProgram(m: string, d: string, n: string) { return this.inner.downloadProgram(m, d, n); }
-  currentProgram(m: string) { return this.inner.currentProgram(m); }
-  async uploadProgram(m: string, d: string, n: string, c: Buffer) {
-    if (this.hold === 'before') return new Promise<never>(() => undefined);
-    this.uploads++;
-    const done = await this.inner.uploadProgram(m, d, n, c);
-    if (this.hold === 'after') return new Promise<never>(() => undefined);
-    return done;
-  }
-}
 
 describe('deployments', () => {
   let gw: TestGateway;
