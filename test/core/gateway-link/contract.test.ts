@@ -42,7 +42,7 @@ const implementations: [string, () => GatewayLink][] = [
 ];
 
 describe.each(implementations)('gateway link (%s)', (_name, make) => {
-  it('lists the gateway\'s machines, without credentials, and its groups', async () => {
+  it('PV-33 lists the gateway\'s machines, without credentials, and its groups', async () => {
     const link = make();
     const machines = await link.listMachines();
     expect(machines.map((m) => m.machineID).sort()).toEqual(['M1', 'M2', 'M3']);
@@ -52,7 +52,7 @@ describe.each(implementations)('gateway link (%s)', (_name, make) => {
     expect(await link.listGroups()).toEqual([{ groupID: 'cell-a', name: 'Cell A', isActive: true, machineIDs: ['M1', 'M2'] }]);
   });
 
-  it('uploads a program, lists it and reads it back with the same SHA-256', async () => {
+  it('PV-33 uploads a program, lists it and reads it back with the same SHA-256', async () => {
     const link = make();
     const name = `O${_name === 'http' ? 4101 : 4102}`;
     const content = Buffer.from(`%\r\n${name} (LINK)\r\nG90 G54\r\nM30\r\n%\r\n`);
@@ -67,7 +67,7 @@ describe.each(implementations)('gateway link (%s)', (_name, make) => {
     expect(current.sha256).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('maps the gateway\'s errors to what a caller can do: not-found, rejected', async () => {
+  it('PV-33 maps the gateway\'s errors to what a caller can do: not-found, rejected', async () => {
     const link = make();
     expect((await failure(link.listPrograms('NOPE'))).kind).toBe('not-found');
     const bad = await failure(link.uploadProgram('M1', DIR, '../escape', Buffer.from('x')));
@@ -81,7 +81,7 @@ describe.each(implementations)('gateway link (%s)', (_name, make) => {
 });
 
 describe('gateway link over HTTP only', () => {
-  it('a wrong key is unauthorized; a gateway that does not answer is unreachable (transient); no key appears in an error', async () => {
+  it('PV-33 a wrong key is unauthorized; a gateway that does not answer is unreachable (transient); no key appears in an error', async () => {
     const wrong = await failure(new HttpGatewayLink(url, 'gwk_000000000000_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA').listMachines());
     expect(wrong.kind).toBe('unauthorized');
     expect(wrong.message).not.toContain('gwk_');

@@ -90,7 +90,7 @@ describe('accounts', () => {
     await login(svc, 'carol', 'carol-new-password-2');
   });
 
-  it('CSRF: a cookie-authenticated unsafe request needs X-CSRF-Token and, when Origin is sent, this origin', async () => {
+  it('PV-50 CSRF: a cookie-authenticated unsafe request needs X-CSRF-Token and, when Origin is sent, this origin', async () => {
     const body = { username: 'dave', password: 'dave-password-1', role: 'operator' };
     const noToken = await svc.request('POST', '/api/v1/admin/users', { cookie: admin.cookie, body });
     expect(noToken.status).toBe(403);
@@ -201,7 +201,7 @@ describe('accounts', () => {
     expect((await svc.request('POST', '/api/v1/admin/service-tokens', { token: token.body.token, body: { name: 'x', role: 'admin' } })).status).toBe(403);
   });
 
-  it('sessions end after the idle and the absolute lifetime; disabling a user ends theirs', async () => {
+  it('PV-50 sessions end after the idle and the absolute lifetime; disabling a user ends theirs', async () => {
     const { id, password } = await createUser('frank', 'approver');
     const idle = await login(svc, 'frank', password);
     clock.now += SESSION_IDLE_MS + 1000;
@@ -223,7 +223,7 @@ describe('accounts', () => {
     expect((await svc.request('POST', '/api/v1/auth/login', { body: { username: 'frank', password } })).status).toBe(401);
   });
 
-  it('throttles repeated failed logins with 429 and Retry-After; each failure is audited without the password', async () => {
+  it('PV-10 throttles repeated failed logins with 429 and Retry-After; each failure is audited without the password', async () => {
     for (let i = 0; i < 5; i++) expect((await svc.request('POST', '/api/v1/auth/login', { body: { username: 'ghost', password: `guess-${i}-secret` } })).status).toBe(401);
     const locked = await svc.request('POST', '/api/v1/auth/login', { body: { username: 'ghost', password: 'guess-x-secret' } });
     expect(locked.status).toBe(429);
@@ -249,7 +249,7 @@ describe('accounts', () => {
 });
 
 describe('the first administrator', () => {
-  it('gets a generated password shown once at start when PROGRAMS_ADMIN_PASSWORD is not set', async () => {
+  it('PV-10 gets a generated password shown once at start when PROGRAMS_ADMIN_PASSWORD is not set', async () => {
     const svc = await startTestProgramService({ plugins: [TEST_ACCOUNTS], env: {} });
     try {
       const line = svc.role.context.announcements.find((l) => l.includes("'admin', password"));
@@ -261,11 +261,11 @@ describe('the first administrator', () => {
     }
   });
 
-  it('refuses to start with a PROGRAMS_ADMIN_PASSWORD shorter than the minimum, naming the variable', async () => {
+  it('PV-10 refuses to start with a PROGRAMS_ADMIN_PASSWORD shorter than the minimum, naming the variable', async () => {
     await expect(startTestProgramService({ plugins: [TEST_ACCOUNTS], env: { PROGRAMS_ADMIN_PASSWORD: 'short' } })).rejects.toThrow(/PROGRAMS_ADMIN_PASSWORD must have at least 10 characters/);
   });
 
-  it('is hashed with scrypt at the production cost when no cost is given, and is rehashed at login when weaker', async () => {
+  it('PV-10 is hashed with scrypt at the production cost when no cost is given, and is rehashed at login when weaker', async () => {
     const weak = await startTestProgramService({ plugins: [TEST_ACCOUNTS], env: { PROGRAMS_ADMIN_PASSWORD: ADMIN_PASSWORD } });
     const dataDir = weak.dataDir;
     await weak.role.stop();

@@ -150,7 +150,7 @@ describe('the program vault', () => {
     expect(again.body.approval.id).not.toBe(approvalId);
   });
 
-  it('separation of duties: neither the uploader nor the submitter may approve, and the problem says when nobody eligible is left', async () => {
+  it('PV-22 separation of duties: neither the uploader nor the submitter may approve, and the problem says when nobody eligible is left', async () => {
     const lib = await library('SoD', { mode: 'approvals', required: 1 });
     const v = await upload(await program(lib, 'O6000', admin), PROGRAM_A, admin);
     const approvalId = (await post(cam, `/api/v1/versions/${v.id}/submit`)).body.approval.id;
@@ -301,7 +301,7 @@ describe('the program vault', () => {
     expect((await get(auditor, `/api/v1/programs/${drafts}`)).status).toBe(404);
   });
 
-  it('every change writes its audit record in the same transaction; a change that fails leaves none', async () => {
+  it('PV-40 every change writes its audit record in the same transaction; a change that fails leaves none', async () => {
     const lib = await library('Audited', { mode: 'autoRelease' });
     const prg = await program(lib, 'O1200');
     const v = await upload(prg, PROGRAM_A);
