@@ -13,7 +13,7 @@ import type { GatewayLink, GatewayLinkError } from '../../core/gateway-link/type
 import type { ProgramsServices } from '../../core/roles/programs-context.js';
 import type { RestPrincipal } from '../../core/rest/operation.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
-import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, statusOf, type StepFailure } from './machine.js';
+import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, isStepFailure, statusOf, type StepFailure } from './machine.js';
 import type { DeploymentRepository, DeploymentRow } from './store.js';
 
 type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['fleet.machines']['machine']>>>;
@@ -122,6 +122,13 @@ export class DeploymentRunner {
       return known;
     };
     return deploymentMachine.provide({
+      // The deadline is on the service's clock.
+      guards: {
+        retryable: ({ context, event }) => {
+          const error = (event as { error?: unknown }).error;
+          return isStepFailure(error) && error.transient && this.ctx.now() < context.deadline;
+        },
+      },
       actors: {
         transfer: fromPromise(async ({ input }: { input: { deploymentId: string; resumed: boolean } }) => {
           const { row, machine, link } = await target(input.deploymentId);

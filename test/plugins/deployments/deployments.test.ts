@@ -147,6 +147,15 @@ describe('deployments', () => {
     expect(d.timeline.at(-1)).toMatchObject({ status: 'Failed' });
   });
 
+  it('PV-24 a transient failure is retried with backoff and the deployment still ends Succeeded, the retry in its timeline', async () => {
+    link.failNext = 1;
+    const res = await post('/api/v1/deployments', { versionId: published.id, assignmentIds: [machineAssignment], isTrial: false, trialHours: null });
+    const [d] = await settle(res.body.deployments.map((x: { id: string }) => x.id));
+    expect(d.status).toBe('Succeeded');
+    expect(d.timeline.map((t: { status: string }) => t.status)).toEqual(['Queued', 'Transferring', 'Retrying', 'Transferring', 'Verifying', 'Succeeded']);
+    expect(d.timeline.find((t: { status: string }) => t.status === 'Retrying').reason).toMatch(/did not answer \(simulated\).*retried until the deadline/);
+  });
+
   it('PV-24 a restart in the middle of a batch: every deployment finishes exactly once, with no transfer repeated', async () => {
     // First run: two uploads reach the gateway but their answers never come back; the others wait before the gateway.
     link.hold = 'after';
