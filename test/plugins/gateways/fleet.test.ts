@@ -63,8 +63,9 @@ describe('the program service\'s fleet', () => {
     const db = await Database.open(join(svc.dataDir, 'programs.db'));
     try {
       const dump = JSON.stringify(await db.all('SELECT * FROM fleet_gateways'));
-      expect(dump).not.toContain(remoteKey.split('_')[2]);
-      expect(JSON.stringify(await db.all('SELECT * FROM audit_log'))).not.toContain(remoteKey.split('_')[2]);
+      // The secret is everything after `<prefix>_<id>_`; base64url may itself contain '_'.
+      expect(dump).not.toContain(remoteKey.split('_').slice(2).join('_'));
+      expect(JSON.stringify(await db.all('SELECT * FROM audit_log'))).not.toContain(remoteKey.split('_').slice(2).join('_'));
     } finally {
       await db.close();
     }
