@@ -29,14 +29,22 @@ const recordView = z.object({
   details: z.record(z.string(), z.unknown()).nullable(), prevHash: z.string(), hash: z.string(),
 });
 
-/** The chain's INVALID_PARAMETER (`from: found …; accepted: …`) as a 400 naming the query parameter. */
+/** The chain's INVALID_PARAMETER (`from: found …; accepted: …`) as a 400 naming the query parameter and what it accepts. */
 function asProblem(err: unknown): never {
   if (err instanceof GatewayError && err.errorName === 'INVALID_PARAMETER') {
-    const match = /\b(principalName|machine|entityType|entityId|category|from|to|limit|cursor|order): (.*)$/s.exec(err.message);
+    const detail = err.detail ?? err.message;
+    const match = /^(principalName|machine|entityType|entityId|category|from|to|limit|cursor|order): (.*)$/s.exec(detail);
     const field = match?.[1] ?? 'query';
-    throw new ProblemError('invalid-request', err.message, { errors: [{ field: `query.${field}`, message: (match?.[2] ?? err.message).slice(0, 300) }] });
+    const message = (match?.[2] ?? detail).slice(0, 300);
+    const accepted = /; accepted: (.*)$/s.exec(message)?.[1];
+    throw new ProblemError('invalid-request', detail.slice(0, 400), { errors: [{ field: `query.${field}`, message, ...(accepted ? { accepted } : {}) }] });
   }
   throw err;
+}
+
+/** Today's date (YYYY-MM-DD) in the service's time zone, for the export's file name. */
+function localDate(ms: number, timeZone: string): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(ms);
 }
 
 function filterOf(query: Partial<Record<keyof typeof filterShape, string>>): AuditFilter {
@@ -68,12 +76,12 @@ export const auditApiPlugin = definePlugin<ProgramsContext>({
     ctx.rest.define(defineOperation({
       operationId: 'exportAudit', method: 'GET', path: '/audit/export', summary: 'The selected audit records as a file (CSV, oldest first)', tags: ['audit'], permission: 'audit.read',
       query: z.object({ ...filterShape, format: z.enum(['csv']).describe('The file format; csv (RFC 4180).') }),
-      responses: { 200: { description: 'RFC 4180 CSV with a header row; cells a spreadsheet would read as formulas are prefixed with a quote.', contentType: 'text/csv', schema: z.string(), headers: { 'Content-Disposition': 'attachment; filename="audit-<date>.csv"' } } },
+      responses: { 200: { description: 'RFC 4180 CSV with a header row; cells a spreadsheet would read as formulas are prefixed with a quote.', contentType: 'text/csv', schema: z.string(), headers: { 'Content-Disposition': 'attachment; filename="audit-<date>.csv", <date> being today (YYYY-MM-DD) in the service time zone' } } },
       handler: async ({ query }) => {
         const chunks = ctx.audit.exportCsv(filterOf(query));
         // The first chunk (the header) comes only after the filter was checked, so a bad filter is a 400, not a broken file.
         const first = await chunks.next().catch(asProblem);
-        const date = new Date(ctx.now()).toISOString().slice(0, 10);
+        const date = localDate(ctx.now(), ctx.timeZone);
         async function* all(): AsyncGenerator<string> {
           if (!first.done) yield first.value;
           yield* chunks;
