@@ -4,7 +4,7 @@
  * disagree on paths, inputs or error meaning.
  */
 import { createHash } from 'node:crypto';
-import { GatewayLinkError, type GatewayLinkFailure, type LinkCurrentProgram, type LinkGroup, type LinkMachine, type LinkProgramFile, type LinkTransfer } from './types.js';
+import { GatewayLinkError, type GatewayLinkFailure, type LinkCurrentProgram, type LinkGroup, type LinkHistoryRow, type LinkMachine, type LinkProgramFile, type LinkTransfer } from './types.js';
 
 /** errorCode → what a caller can do about it (core/errors.ts is the table). */
 const FAILURE_BY_CODE: Record<number, GatewayLinkFailure> = {
@@ -103,6 +103,15 @@ export const CALLS = {
       };
     },
   }),
+  history: (machineID: string, type: string, start: number, end: number, limit: number, afterSeq?: number): LinkCall<{ rows: LinkHistoryRow[]; limitReached: boolean }> => ({
+    method: 'GET', path: '/api/history/machine',
+    input: { machineID, type, start: new Date(start).toISOString(), end: new Date(end).toISOString(), limit, ...(afterSeq !== undefined ? { afterSeq } : {}) },
+    read: (data) => {
+      if (!isRecord(data) || !Array.isArray(data.data)) throw unexpected('the history');
+      const rows = data.data.filter(isRecord).map((r) => ({ seq: num(r.seq, 'a history seq'), time: num(r.time, 'a history time'), data: isRecord(r.data) ? r.data : {} }));
+      return { rows, limitReached: data.limitReached === true };
+    },
+  }),
 };
 
 /** A link that makes every call through `call`: the two implementations differ only in how. */
@@ -131,5 +140,9 @@ export abstract class CallingGatewayLink {
 
   currentProgram(machineID: string) {
     return this.call(CALLS.current(machineID));
+  }
+
+  history(machineID: string, type: string, start: number, end: number, limit: number, afterSeq?: number) {
+    return this.call(CALLS.history(machineID, type, start, end, limit, afterSeq));
   }
 }

@@ -46,6 +46,14 @@ export interface LinkCurrentProgram {
   block?: number;
 }
 
+/** One history row of a machine, as the gateway recorded it. */
+export interface LinkHistoryRow {
+  seq: number;
+  /** Unix ms, the gateway's clock when it recorded the row. */
+  time: number;
+  data: Record<string, unknown>;
+}
+
 /** Why a call through a link failed; `kind` says what a caller may do about it. */
 export type GatewayLinkFailure =
   /** The gateway did not answer (refused, timed out, DNS): retry later. */
@@ -89,4 +97,10 @@ export interface GatewayLink {
   uploadProgram(machineID: string, dir: string, name: string, content: Buffer): Promise<LinkTransfer>;
   downloadProgram(machineID: string, dir: string, name: string): Promise<{ content: Buffer } & LinkTransfer>;
   currentProgram(machineID: string): Promise<LinkCurrentProgram>;
+  /**
+   * History rows of one class (`Count`, `AlarmLog`, …) in [start, end), oldest
+   * first, at most `limit`; `limitReached` says more existed (continue with
+   * `afterSeq`).
+   */
+  history(machineID: string, type: string, start: number, end: number, limit: number, afterSeq?: number): Promise<{ rows: LinkHistoryRow[]; limitReached: boolean }>;
 }

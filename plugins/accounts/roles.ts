@@ -11,6 +11,7 @@ export const PERMISSIONS = [
   'libraries.read', 'libraries.manage', 'programs.read', 'programs.write', 'versions.read', 'versions.upload', 'versions.submit',
   'versions.obsolete', 'approvals.read', 'approvals.decide', 'audit.read', 'users.manage', 'tokens.manage', 'account.self',
   'fleet.read', 'fleet.manage', 'assignments.manage', 'deployments.read', 'deployments.create', 'webhooks.manage',
+  'trials.decide', 'mirror.checkin', 'drift.manage',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -18,9 +19,9 @@ const READ: Permission[] = ['libraries.read', 'programs.read', 'versions.read', 
 
 export const ROLE_PERMISSIONS: Readonly<Record<RoleName, ReadonlySet<Permission>>> = {
   admin: new Set(PERMISSIONS),
-  programmer: new Set([...READ, 'programs.write', 'versions.upload', 'versions.submit', 'approvals.read', 'assignments.manage', 'deployments.create']),
-  approver: new Set([...READ, 'versions.obsolete', 'approvals.read', 'approvals.decide']),
-  operator: new Set([...READ, 'deployments.create']),
+  programmer: new Set([...READ, 'programs.write', 'versions.upload', 'versions.submit', 'approvals.read', 'assignments.manage', 'deployments.create', 'trials.decide', 'mirror.checkin', 'drift.manage']),
+  approver: new Set([...READ, 'versions.obsolete', 'approvals.read', 'approvals.decide', 'trials.decide', 'mirror.checkin']),
+  operator: new Set([...READ, 'deployments.create', 'trials.decide', 'mirror.checkin', 'drift.manage']),
   auditor: new Set([...READ, 'approvals.read', 'audit.read']),
-  integration: new Set([...READ, 'programs.write', 'versions.upload', 'versions.submit', 'approvals.read', 'assignments.manage', 'deployments.create']),
+  integration: new Set([...READ, 'programs.write', 'versions.upload', 'versions.submit', 'approvals.read', 'assignments.manage', 'deployments.create', 'trials.decide', 'mirror.checkin', 'drift.manage']),
 };

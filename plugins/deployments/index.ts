@@ -5,16 +5,24 @@
  * gateway, retries of transient failures until a deadline, resumed after a
  * restart. docs/programs-deployments.md.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
 import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { WriteTx } from '../../core/store/database.js';
+import { idOf, iso, newId, principalOf, SYSTEM } from './common.js';
 import { DEPLOYMENT_MACHINE_VERSION, DEPLOYMENT_STATUSES } from './machine.js';
 import { DeploymentRunner } from './runner.js';
-import { DeploymentRepository, MIGRATIONS, type DeploymentRow, type NewDeployment } from './store.js';
+import type { DeploymentOutcome, DeploymentsService } from './service.js';
+import { DEPLOYMENT_PURPOSES, DeploymentRepository, MIGRATIONS, type DeploymentPurpose, type DeploymentRow, type NewDeployment } from './store.js';
+import { TRIAL_MACHINE_VERSION } from './trial-machine.js';
+import { TrialRunner } from './trial-runner.js';
+import { TRIAL_MIGRATIONS, TrialRepository, type NewTrial } from './trial-store.js';
+import { trialOperations } from './trials.js';
+import { trialRulesSchema, type TrialRulesInput } from './trial-verdict.js';
 
 /** Transient failures are retried until this long after the request. */
 export const DEPLOYMENT_DEADLINE_MS = 10 * 60_000;
@@ -22,13 +30,15 @@ export const DEPLOYMENT_DEADLINE_MS = 10 * 60_000;
 const MAX_ASSIGNMENTS = 100;
 /** Machines in one batch, after groups are expanded. */
 const MAX_MACHINES = 1000;
+/** A trial's length when the request gives none. */
+export const DEFAULT_TRIAL_HOURS = 24;
 
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-const idOf = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{16}$`), `an id such as ${prefix}_0123456789abcdef`);
 const statusSchema = z.enum(DEPLOYMENT_STATUSES);
 
 const deploymentView = z.object({
-  id: z.string(), batchId: z.string(), assignmentId: z.string(), machineId: z.string(), gatewayId: z.string(), versionId: z.string(),
+  id: z.string(), batchId: z.string(), assignmentId: z.string().nullable(), machineId: z.string(), gatewayId: z.string(),
+  versionId: z.string().nullable().describe('Null for a restored snapshot (content that is no version).'),
+  purpose: z.enum(DEPLOYMENT_PURPOSES).describe('deploy (a release), trial, or the service putting a file back: pull-back, drift-reject, restore.'),
   dir: z.string(), fileName: z.string(), sha256: z.string().describe('SHA-256 of the transformed content sent.'), size: z.number().int(),
   status: statusSchema, reason: z.string().nullable().describe('Why it failed, or the last transient failure while retrying.'),
   transfers: z.number().int(), readBackSha256: z.string().nullable().describe('SHA-256 of the file read back from the machine.'),
@@ -37,22 +47,26 @@ const deploymentView = z.object({
 });
 const batchAnswer = z.object({
   batchId: z.string(),
-  deployments: z.array(z.object({ id: z.string(), assignmentId: z.string(), machineId: z.string() })).describe('One deployment per machine.'),
+  deployments: z.array(z.object({ id: z.string(), assignmentId: z.string(), machineId: z.string(), trialId: z.string().optional().describe('With isTrial: the trial that follows this deployment.') })).describe('One deployment per machine.'),
 });
 
 const out = (r: DeploymentRow): z.infer<typeof deploymentView> => ({
-  id: r.id, batchId: r.batchId, assignmentId: r.assignmentId, machineId: r.machineId, gatewayId: r.gatewayId, versionId: r.versionId, dir: r.dir, fileName: r.fileName,
+  id: r.id, batchId: r.batchId, assignmentId: r.assignmentId, machineId: r.machineId, gatewayId: r.gatewayId, versionId: r.versionId, purpose: r.purpose, dir: r.dir, fileName: r.fileName,
   sha256: r.sha256, size: r.size, status: r.status, reason: r.reason, transfers: r.transfers, readBackSha256: r.readBackSha256,
   timeline: r.timeline.map((t) => ({ status: t.status, at: iso(t.at) as string, ...(t.reason ? { reason: t.reason } : {}) })),
   createdBy: r.createdBy, createdAt: iso(r.createdAt) as string, updatedAt: iso(r.updatedAt) as string, finishedAt: iso(r.finishedAt),
 });
-const principalOf = (p: RestPrincipal | null): RestPrincipal => {
-  if (!p) throw new ProblemError('unauthenticated', 'sign in first');
-  return p;
-};
-const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
 
-function operations(ctx: ProgramsContext, repo: DeploymentRepository, runner: DeploymentRunner): RestOperation[] {
+/** Inserts a batch with its deployments (and trials) and its audit record in one transaction, then starts the actors. */
+export interface BatchStarter {
+  (batch: {
+    versionId: string | null; purpose: DeploymentPurpose; isTrial: boolean; trialHours: number | null; key: string | null; requestHash: string; createdBy: Pick<RestPrincipal, 'name' | 'onBehalfOf' | 'authMethod'>;
+    planned: NewDeployment[]; trials?: Omit<NewTrial, 'batchId' | 'createdBy' | 'createdAt'>[]; answer: (batchId: string) => unknown; audit: Record<string, unknown>;
+    inTx?: (tx: WriteTx, batchId: string) => Promise<void>;
+  }): Promise<{ batchId: string; answer: unknown }>;
+}
+
+function operations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch: BatchStarter, trialDefaults: TrialRulesInput): RestOperation[] {
   const vault = () => ctx.services.get('vault.versions');
   const fleet = () => ctx.services.get('fleet.machines');
   const assignments = () => ctx.services.get('assignments');
@@ -65,7 +79,8 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, runner: De
       description: 'Send Idempotency-Key to make a retry safe: the same key with the same body answers the first answer; with another body it is 422.',
       body: z.object({
         versionId: idOf('ver'), assignmentIds: z.array(idOf('asg')).min(1).max(MAX_ASSIGNMENTS),
-        isTrial: z.boolean().default(false), trialHours: z.number().positive().max(24 * 30).nullable().default(null),
+        isTrial: z.boolean().default(false), trialHours: z.number().positive().max(24 * 30).nullable().default(null).describe(`How long a trial is watched; null: ${DEFAULT_TRIAL_HOURS} h.`),
+        trialRules: trialRulesSchema.partial().optional().describe('With isTrial: rules that replace the service\'s defaults for these trials (docs/programs-trials.md).'),
       }).strict(),
       responses: { 201: { description: 'Queued; poll GET /deployments/{id}.', schema: batchAnswer } },
       handler: async ({ body }, { principal, request }) => {
@@ -85,7 +100,9 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, runner: De
             return { status: 201, body: JSON.parse(earlier.answer) as z.infer<typeof batchAnswer> };
           }
         }
-        if (body.isTrial) throw new ProblemError('unacceptable', 'trials are not available in this version of the service; deploy with isTrial false', { errors: [{ field: 'body.isTrial', message: 'not available yet', accepted: 'false' }] });
+        if (!body.isTrial && (body.trialHours !== null || body.trialRules !== undefined)) {
+          throw new ProblemError('unacceptable', 'trialHours and trialRules go with isTrial true', { errors: [{ field: body.trialHours !== null ? 'body.trialHours' : 'body.trialRules', message: 'only for a trial', accepted: 'null when isTrial is false' }] });
+        }
         const version = await vault().version(body.versionId, p);
         if (!version) throw new ProblemError('not-found', `no version ${body.versionId}`, { errors: [{ field: 'body.versionId', message: 'no such version' }] });
         if (version.state !== 'published') {
@@ -120,28 +137,33 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, runner: De
             planned.push({ id: newId('dep'), assignmentId: a.id, machineId: machine.id, gatewayId: machine.gatewayId, dir: file.dir, fileName: file.fileName, content: file.content, sha256 });
           }
         }
+        const rules = trialRulesSchema.parse({ ...trialDefaults, ...(body.trialRules ?? {}) });
+        const trials = body.isTrial
+          ? await Promise.all(planned.map(async (d) => {
+            const previous = await repo.release(d.assignmentId as string, d.machineId);
+            return {
+              id: newId('trl'), deploymentId: d.id, assignmentId: d.assignmentId as string, machineId: d.machineId, versionId: version.id, dir: d.dir, fileName: d.fileName,
+              previous: previous ? { versionId: previous.versionId, sha256: previous.sha256, dir: previous.dir, fileName: previous.fileName } : null,
+              rules, trialHours: body.trialHours ?? DEFAULT_TRIAL_HOURS,
+            };
+          }))
+          : undefined;
         if (planned.length === 0) throw new ProblemError('unacceptable', 'the assignments name no machine that its gateway still lists', { errors: [{ field: 'body.assignmentIds', message: 'no machine to deploy to' }] });
         if (planned.length > MAX_MACHINES) throw new ProblemError('unacceptable', `a batch deploys to at most ${MAX_MACHINES} machines; this one names ${planned.length}`, { errors: [{ field: 'body.assignmentIds', message: 'too many machines' }] });
-        const batchId = newId('bat');
-        const answer = { batchId, deployments: planned.map((d) => ({ id: d.id, assignmentId: d.assignmentId, machineId: d.machineId })) };
-        await ctx.db.write(async (tx) => {
-          await repo.insertBatch(tx, {
-            id: batchId, versionId: version.id, isTrial: body.isTrial, trialHours: body.trialHours, key: key !== undefined ? `${p.id}:${key}` : null, requestHash,
-            answer: JSON.stringify(answer), createdBy: p.name, createdAt: now, deadline: now + DEPLOYMENT_DEADLINE_MS,
-          }, planned, DEPLOYMENT_MACHINE_VERSION);
-          await ctx.audit.append(tx, {
-            principalName: p.name, onBehalfOf: p.onBehalfOf, authMethod: p.authMethod, category: 'deployment', action: 'deployment.create', entityType: 'batch', entityId: batchId,
-            details: { versionId: version.id, sha256: version.sha256, deployments: planned.length, machines: planned.slice(0, 100).map((d) => d.machineId) },
-          });
-        }, { transaction: true });
-        for (const d of planned) runner.start(d.id, now + DEPLOYMENT_DEADLINE_MS);
-        return { status: 201, body: answer, headers: { location: `/api/v1/deployments?batchId=${batchId}` } };
+        const trialOf = new Map(trials?.map((t) => [t.deploymentId, t.id]));
+        const { batchId, answer } = await startBatch({
+          versionId: version.id, purpose: body.isTrial ? 'trial' : 'deploy', isTrial: body.isTrial, trialHours: body.trialHours, key: key !== undefined ? `${p.id}:${key}` : null, requestHash,
+          createdBy: p, planned, ...(trials ? { trials } : {}),
+          answer: (id) => ({ batchId: id, deployments: planned.map((d) => ({ id: d.id, assignmentId: d.assignmentId as string, machineId: d.machineId, ...(trialOf.has(d.id) ? { trialId: trialOf.get(d.id) } : {}) })) }),
+          audit: { versionId: version.id, sha256: version.sha256, isTrial: body.isTrial, ...(trials ? { trialHours: body.trialHours ?? DEFAULT_TRIAL_HOURS, trialRules: rules } : {}) },
+        });
+        return { status: 201, body: answer as z.infer<typeof batchAnswer>, headers: { location: `/api/v1/deployments?batchId=${batchId}` } };
       },
     }),
     defineOperation({
       operationId: 'listDeployments', method: 'GET', path: '/deployments', summary: 'Deployments, newest first; filter by batch, status, machine and time', tags: ['deployments'], permission: 'deployments.read',
       query: z.object({
-        ...pageQueryShape, batchId: idOf('bat').optional(), status: statusSchema.optional(), machineId: idOf('mch').optional(),
+        ...pageQueryShape, batchId: idOf('bat').optional(), status: statusSchema.optional(), machineId: idOf('mch').optional(), purpose: z.enum(DEPLOYMENT_PURPOSES).optional(),
         from: z.iso.datetime({ offset: true }).optional().describe('Created at or after (ISO instant).'), to: z.iso.datetime({ offset: true }).optional().describe('Created before (ISO instant).'),
       }),
       responses: { 200: { description: 'A page of deployments.', schema: pageOf(deploymentView) } },
@@ -150,7 +172,7 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, runner: De
         const cursor = query.cursor ? decodeCursor(query.cursor, { createdAt: 'number', id: 'string' }) : null;
         const rows = await repo.list(
           { ...(query.batchId ? { batchId: query.batchId } : {}), ...(query.status ? { status: query.status } : {}), ...(query.machineId ? { machineId: query.machineId } : {}),
-            ...(query.from ? { from: Date.parse(query.from) } : {}), ...(query.to ? { to: Date.parse(query.to) } : {}) },
+            ...(query.purpose ? { purpose: query.purpose } : {}), ...(query.from ? { from: Date.parse(query.from) } : {}), ...(query.to ? { to: Date.parse(query.to) } : {}) },
           query.limit + 1, cursor ? { createdAt: Number(cursor.createdAt), id: String(cursor.id) } : null,
         );
         const pageRows = rows.slice(0, query.limit);
@@ -173,17 +195,127 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, runner: De
   return ops as unknown as RestOperation[];
 }
 
-export const deploymentsPlugin = definePlugin<ProgramsContext>({
-  name: 'deployments',
-  dependsOn: ['vault', 'gateways', 'assignments', 'webhooks'],
-  migrations: MIGRATIONS,
-  async register(ctx) {
-    const outbox = ctx.services.get('webhooks.outbox');
-    const repo = new DeploymentRepository(ctx.db, ctx.audit, outbox);
-    const runner = new DeploymentRunner(ctx, repo, ctx.logger, () => outbox.kick());
-    for (const op of operations(ctx, repo, runner)) ctx.rest.define(op);
-    const resumed = await runner.resumeAll();
-    if (resumed) ctx.logger.info({ deployments: resumed }, 'unfinished deployments resumed');
-    return { stop: () => runner.stop() };
-  },
-});
+export interface DeploymentsOptions {
+  /** Defaults of every trial's rules (a request's trialRules replace single fields). */
+  trialRules?: TrialRulesInput;
+}
+
+export function createDeploymentsPlugin(options: DeploymentsOptions = {}) {
+  const trialDefaults = trialRulesSchema.parse(options.trialRules ?? {});
+  return definePlugin<ProgramsContext>({
+    name: 'deployments',
+    dependsOn: ['vault', 'gateways', 'assignments', 'webhooks'],
+    migrations: [...MIGRATIONS, ...TRIAL_MIGRATIONS],
+    async register(ctx) {
+      const outbox = ctx.services.get('webhooks.outbox');
+      const repo = new DeploymentRepository(ctx.db, ctx.audit, outbox);
+      const trialRepo = new TrialRepository(ctx.db);
+      // Who waits for a deployment's end (trials, the mirror), told after the final status is stored.
+      const waiting = new Map<string, ((o: DeploymentOutcome) => void)[]>();
+      const outcomeOf = (r: DeploymentRow): DeploymentOutcome => ({ id: r.id, status: r.status === 'Succeeded' ? 'Succeeded' : 'Failed', reason: r.reason, sha256: r.sha256, readBackSha256: r.readBackSha256 });
+      const runner = new DeploymentRunner(ctx, repo, ctx.logger, (row) => {
+        outbox.kick();
+        for (const resolve of waiting.get(row.id)?.splice(0) ?? []) resolve(outcomeOf(row));
+        waiting.delete(row.id);
+      });
+      const outcome = async (id: string): Promise<DeploymentOutcome> => {
+        const promise = new Promise<DeploymentOutcome>((resolve) => {
+          const list = waiting.get(id) ?? [];
+          list.push(resolve);
+          waiting.set(id, list);
+        });
+        const row = await repo.get(id);
+        if (!row) throw new Error(`no deployment ${id}`);
+        if (row.finishedAt !== null) {
+          waiting.delete(id);
+          return outcomeOf(row);
+        }
+        return promise;
+      };
+      // Set below; the batch starter starts a batch's trials through it.
+      const runners: { trials?: TrialRunner } = {};
+      const startBatch: BatchStarter = async (b) => {
+        const batchId = newId('bat');
+        const answer = b.answer(batchId);
+        const now = ctx.now();
+        await ctx.db.write(async (tx) => {
+          await repo.insertBatch(tx, {
+            id: batchId, versionId: b.versionId, purpose: b.purpose, isTrial: b.isTrial, trialHours: b.trialHours, key: b.key, requestHash: b.requestHash,
+            answer: JSON.stringify(answer), createdBy: b.createdBy.name, createdAt: now, deadline: now + DEPLOYMENT_DEADLINE_MS,
+          }, b.planned, DEPLOYMENT_MACHINE_VERSION);
+          for (const t of b.trials ?? []) await trialRepo.insert(tx, { ...t, batchId, createdBy: b.createdBy.name, createdAt: now }, TRIAL_MACHINE_VERSION);
+          await b.inTx?.(tx, batchId);
+          await ctx.audit.append(tx, {
+            principalName: b.createdBy.name, onBehalfOf: b.createdBy.onBehalfOf, authMethod: b.createdBy.authMethod, category: 'deployment', action: 'deployment.create', entityType: 'batch', entityId: batchId,
+            ...(b.planned.length === 1 && b.planned[0] ? { machine: b.planned[0].machineId } : {}),
+            details: { purpose: b.purpose, deployments: b.planned.length, machines: b.planned.slice(0, 100).map((d) => d.machineId), ...b.audit },
+          });
+        }, { transaction: true });
+        for (const d of b.planned) runner.start(d.id, now + DEPLOYMENT_DEADLINE_MS);
+        for (const t of b.trials ?? []) runners.trials?.start(t.id);
+        return { batchId, answer };
+      };
+      const fleet = () => ctx.services.get('fleet.machines');
+      const direct = async (r: {
+        machineId: string; dir: string; fileName: string; content: Buffer; versionId: string | null; assignmentId: string | null; purpose: DeploymentPurpose;
+        principal: Pick<RestPrincipal, 'name' | 'onBehalfOf' | 'authMethod'>; details?: Record<string, unknown>; inTx?: (tx: WriteTx, deploymentId: string) => Promise<void>;
+      }) => {
+        const machine = await fleet().machine(r.machineId, SYSTEM);
+        if (!machine) throw new Error(`machine ${r.machineId} is not in the fleet`);
+        const id = newId('dep');
+        const sha256 = createHash('sha256').update(r.content).digest('hex');
+        const { batchId } = await startBatch({
+          versionId: r.versionId, purpose: r.purpose, isTrial: false, trialHours: null, key: null, requestHash: sha256, createdBy: r.principal,
+          planned: [{ id, assignmentId: r.assignmentId, machineId: machine.id, gatewayId: machine.gatewayId, dir: r.dir, fileName: r.fileName, content: r.content, sha256 }],
+          answer: (b) => ({ batchId: b, deployments: [{ id, assignmentId: r.assignmentId, machineId: machine.id }] }),
+          audit: { versionId: r.versionId, sha256, fileName: r.fileName, ...(r.details ?? {}) },
+          ...(r.inTx ? { inTx: (tx: WriteTx) => r.inTx!(tx, id) } : {}),
+        });
+        return { deploymentId: id, batchId };
+      };
+      const trialRunner = new TrialRunner(ctx, trialRepo, repo, {
+        outcome,
+        outbox,
+        deployPullBack: async (t, principal) => {
+          const previous = t.previous;
+          if (!previous) throw new Error('no earlier release');
+          const content = await repo.content(previous.sha256);
+          const { deploymentId } = await direct({
+            machineId: t.machineId, dir: previous.dir, fileName: previous.fileName, content, versionId: previous.versionId, assignmentId: t.assignmentId, purpose: 'pull-back', principal,
+            details: { trialId: t.id },
+            inTx: (tx, depId) => trialRepo.setPullBack(tx, t.id, depId),
+          });
+          return deploymentId;
+        },
+      }, ctx.logger);
+      runners.trials = trialRunner;
+      const service: DeploymentsService = {
+        deployFile: (r) => direct(r),
+        outcome,
+        release: (assignmentId, machineId) => repo.release(assignmentId, machineId),
+        releasesOn: (machineId) => repo.releasesOn(machineId),
+        content: async (sha256) => {
+          const c = await repo.content(sha256);
+          return c.length > 0 || sha256 === createHash('sha256').update(c).digest('hex') ? c : undefined;
+        },
+        failedSince: (since) => repo.countFailedSince(since),
+        activeTrials: () => trialRepo.countActive(),
+      };
+      ctx.services.provide('deployments', service);
+      for (const op of operations(ctx, repo, startBatch, trialDefaults)) ctx.rest.define(op);
+      for (const op of trialOperations(ctx, trialRepo, trialRunner)) ctx.rest.define(op);
+      const resumed = await runner.resumeAll();
+      if (resumed) ctx.logger.info({ deployments: resumed }, 'unfinished deployments resumed');
+      const trialsResumed = await trialRunner.resumeAll();
+      if (trialsResumed) ctx.logger.info({ trials: trialsResumed }, 'unfinished trials resumed');
+      return {
+        stop: async () => {
+          await trialRunner.stop();
+          await runner.stop();
+        },
+      };
+    },
+  });
+}
+
+export const deploymentsPlugin = createDeploymentsPlugin();

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import type { GatewayLink, GatewayLinkError } from '../../core/gateway-link/types.js';
 import type { ProgramsServices } from '../../core/roles/programs-context.js';
-import type { RestPrincipal } from '../../core/rest/operation.js';
+import { SYSTEM } from './common.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, isStepFailure, statusOf, type StepFailure } from './machine.js';
 import type { DeploymentRepository, DeploymentRow } from './store.js';
@@ -21,11 +21,6 @@ type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['fleet.machi
 /** Transfers at once per gateway; more wait their turn. */
 export const TRANSFERS_PER_GATEWAY = 4;
 
-/** The runner acts for no person: it sees every machine. */
-const RUNNER: RestPrincipal = Object.freeze({
-  kind: 'user', id: 'system', name: 'system', role: 'system', permissions: new Set<string>(), scopes: { libraries: '*', machineGroups: '*' },
-  authMethod: 'session', onBehalfOf: null, requiresOperator: false,
-}) as RestPrincipal;
 
 class Semaphore {
   private active = 0;
@@ -106,7 +101,7 @@ export class DeploymentRunner {
     const resolveTarget = async (deploymentId: string) => {
       const row = await this.repo.get(deploymentId);
       if (!row) throw failure(false, `deployment ${deploymentId} is gone`);
-      const machine = await fleet().machine(row.machineId, RUNNER);
+      const machine = await fleet().machine(row.machineId, SYSTEM);
       if (!machine) throw failure(false, `machine ${row.machineId} is no longer in the fleet`);
       if (!machine.present) throw failure(false, `machine ${machine.machineId} is no longer listed by its gateway (sync the gateway)`);
       return { row, machine, link: await fleet().linkFor(machine) };

@@ -59,7 +59,53 @@ export const MIGRATIONS: readonly Migration[] = [
       'CREATE INDEX deploy_deployments_status ON deploy_deployments(status)',
     ],
   },
+  {
+    id: 2,
+    name: 'deployment purposes and releases',
+    up: [
+      // Why a deployment was made: a release (deploy), a trial, or the service putting a file back (pull-back, drift-reject, restore).
+      // Those made by the service may have no version (a restored snapshot) or no assignment: stored as '' and shown as null.
+      "ALTER TABLE deploy_deployments ADD COLUMN purpose TEXT NOT NULL DEFAULT 'deploy'",
+      'CREATE INDEX deploy_deployments_machine ON deploy_deployments(machine_id, created_at)',
+      // What each assignment releases to each machine: the last release deployment that succeeded, or a promoted trial.
+      `CREATE TABLE deploy_releases (
+         assignment_id TEXT NOT NULL,
+         machine_id TEXT NOT NULL,
+         version_id TEXT NOT NULL,
+         sha256 TEXT NOT NULL REFERENCES deploy_contents(sha256),
+         dir TEXT NOT NULL,
+         file_name TEXT NOT NULL,
+         deployment_id TEXT NOT NULL,
+         released_at BIGINT NOT NULL,
+         released_by TEXT NOT NULL,
+         PRIMARY KEY (assignment_id, machine_id)
+       )`,
+      'CREATE INDEX deploy_releases_machine ON deploy_releases(machine_id)',
+    ],
+  },
 ];
+
+/** Why a deployment was made. */
+export const DEPLOYMENT_PURPOSES = ['deploy', 'trial', 'pull-back', 'drift-reject', 'restore'] as const;
+export type DeploymentPurpose = (typeof DEPLOYMENT_PURPOSES)[number];
+
+/** What an assignment releases to a machine. */
+export interface Release {
+  assignmentId: string;
+  machineId: string;
+  versionId: string;
+  sha256: string;
+  dir: string;
+  fileName: string;
+  deploymentId: string;
+  releasedAt: number;
+  releasedBy: string;
+}
+
+const releaseOf = (r: Record<string, unknown>): Release => ({
+  assignmentId: String(r.assignment_id), machineId: String(r.machine_id), versionId: String(r.version_id), sha256: String(r.sha256), dir: String(r.dir),
+  fileName: String(r.file_name), deploymentId: String(r.deployment_id), releasedAt: Number(r.released_at), releasedBy: String(r.released_by),
+});
 
 export interface TimelineEntry {
   status: DeploymentStatus;
@@ -70,10 +116,11 @@ export interface TimelineEntry {
 export interface DeploymentRow {
   id: string;
   batchId: string;
-  assignmentId: string;
+  assignmentId: string | null;
   machineId: string;
   gatewayId: string;
-  versionId: string;
+  versionId: string | null;
+  purpose: DeploymentPurpose;
   dir: string;
   fileName: string;
   sha256: string;
@@ -93,11 +140,11 @@ export interface DeploymentRow {
 }
 
 const COLUMNS =
-  'id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at';
+  'id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at, purpose';
 
 const rowOf = (r: Record<string, unknown>): DeploymentRow => ({
-  id: String(r.id), batchId: String(r.batch_id), assignmentId: String(r.assignment_id), machineId: String(r.machine_id), gatewayId: String(r.gateway_id),
-  versionId: String(r.version_id), dir: String(r.dir), fileName: String(r.file_name), sha256: String(r.sha256), size: Number(r.size), status: r.status as DeploymentStatus,
+  id: String(r.id), batchId: String(r.batch_id), assignmentId: r.assignment_id ? String(r.assignment_id) : null, machineId: String(r.machine_id), gatewayId: String(r.gateway_id),
+  versionId: r.version_id ? String(r.version_id) : null, purpose: String(r.purpose) as DeploymentPurpose, dir: String(r.dir), fileName: String(r.file_name), sha256: String(r.sha256), size: Number(r.size), status: r.status as DeploymentStatus,
   reason: r.reason === null ? null : String(r.reason), transfers: Number(r.transfers), readBackSha256: r.read_back_sha256 === null ? null : String(r.read_back_sha256),
   timeline: JSON.parse(String(r.timeline)) as TimelineEntry[], snapshot: r.snapshot === null ? null : String(r.snapshot), machineVersion: Number(r.machine_version),
   deadline: Number(r.deadline), createdBy: String(r.created_by), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
@@ -106,7 +153,7 @@ const rowOf = (r: Record<string, unknown>): DeploymentRow => ({
 
 export interface NewDeployment {
   id: string;
-  assignmentId: string;
+  assignmentId: string | null;
   machineId: string;
   gatewayId: string;
   dir: string;
@@ -139,25 +186,24 @@ export class DeploymentRepository {
 
   async insertBatch(
     tx: WriteTx,
-    batch: { id: string; versionId: string; isTrial: boolean; trialHours: number | null; key: string | null; requestHash: string; answer: string; createdBy: string; createdAt: number; deadline: number },
+    batch: { id: string; versionId: string | null; purpose: DeploymentPurpose; isTrial: boolean; trialHours: number | null; key: string | null; requestHash: string; answer: string; createdBy: string; createdAt: number; deadline: number },
     deployments: readonly NewDeployment[],
     machineVersion: number,
   ): Promise<void> {
     await tx.run('INSERT INTO deploy_batches (id, version_id, is_trial, trial_hours, idempotency_key, request_hash, answer, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-      batch.id, batch.versionId, batch.isTrial ? 1 : 0, batch.trialHours, batch.key, batch.requestHash, batch.answer, batch.createdBy, batch.createdAt,
+      batch.id, batch.versionId ?? '', batch.isTrial ? 1 : 0, batch.trialHours, batch.key, batch.requestHash, batch.answer, batch.createdBy, batch.createdAt,
     ]);
     const timeline = JSON.stringify([{ status: 'Queued', at: batch.createdAt }]);
     const stored = new Set<string>();
     for (const d of deployments) {
       if (!stored.has(d.sha256)) {
         stored.add(d.sha256);
-        const known = await tx.get('SELECT 1 AS x FROM deploy_contents WHERE sha256 = ?', [d.sha256]);
-        if (!known) await tx.run('INSERT INTO deploy_contents (sha256, content) VALUES (?, ?)', [d.sha256, d.content]);
+        await this.storeContent(tx, d.sha256, d.content);
       }
       await tx.run(
-        `INSERT INTO deploy_deployments (id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Queued', NULL, 0, NULL, ?, NULL, ?, ?, ?, ?, ?, NULL)`,
-        [d.id, batch.id, d.assignmentId, d.machineId, d.gatewayId, batch.versionId, d.dir, d.fileName, d.sha256, d.content.length, timeline, machineVersion, batch.deadline, batch.createdBy, batch.createdAt, batch.createdAt],
+        `INSERT INTO deploy_deployments (id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at, purpose)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Queued', NULL, 0, NULL, ?, NULL, ?, ?, ?, ?, ?, NULL, ?)`,
+        [d.id, batch.id, d.assignmentId ?? '', d.machineId, d.gatewayId, batch.versionId ?? '', d.dir, d.fileName, d.sha256, d.content.length, timeline, machineVersion, batch.deadline, batch.createdBy, batch.createdAt, batch.createdAt, batch.purpose],
       );
     }
   }
@@ -226,13 +272,45 @@ export class DeploymentRepository {
       await this.audit.append(tx, {
         principalName: row.createdBy, authMethod: 'internal', category: 'deployment', action: status === 'Succeeded' ? 'deployment.succeeded' : 'deployment.failed',
         entityType: 'deployment', entityId: id, machine: row.machineId,
-        details: { batchId: row.batchId, versionId: row.versionId, fileName: row.fileName, sha256: row.sha256, readBackSha256: row.readBackSha256, transfers: row.transfers, ...(reason ? { reason } : {}) },
+        details: { batchId: row.batchId, purpose: row.purpose, versionId: row.versionId, fileName: row.fileName, sha256: row.sha256, readBackSha256: row.readBackSha256, transfers: row.transfers, ...(reason ? { reason } : {}) },
       });
+      // A release deployment that succeeded is what its assignment now releases to the machine (a trial becomes it only when promoted).
+      if (status === 'Succeeded' && row.purpose === 'deploy' && row.assignmentId && row.versionId) {
+        await this.setRelease(tx, { assignmentId: row.assignmentId, machineId: row.machineId, versionId: row.versionId, sha256: row.sha256, dir: row.dir, fileName: row.fileName, deploymentId: id, releasedAt: at, releasedBy: row.createdBy });
+      }
       await this.outbox?.enqueue(tx, status === 'Succeeded' ? 'deployment.completed' : 'deployment.failed', {
-        deploymentId: id, batchId: row.batchId, machineId: row.machineId, gatewayId: row.gatewayId, versionId: row.versionId, status, dir: row.dir, fileName: row.fileName,
+        deploymentId: id, batchId: row.batchId, purpose: row.purpose, machineId: row.machineId, gatewayId: row.gatewayId, versionId: row.versionId, status, dir: row.dir, fileName: row.fileName,
         sha256: row.sha256, readBackSha256: row.readBackSha256, reason, finishedAt: new Date(at).toISOString(),
       });
     });
+  }
+
+  async setRelease(tx: WriteTx, r: Release): Promise<void> {
+    await tx.run(
+      `INSERT INTO deploy_releases (assignment_id, machine_id, version_id, sha256, dir, file_name, deployment_id, released_at, released_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (assignment_id, machine_id) DO UPDATE SET version_id = excluded.version_id, sha256 = excluded.sha256, dir = excluded.dir, file_name = excluded.file_name,
+         deployment_id = excluded.deployment_id, released_at = excluded.released_at, released_by = excluded.released_by`,
+      [r.assignmentId, r.machineId, r.versionId, r.sha256, r.dir, r.fileName, r.deploymentId, r.releasedAt, r.releasedBy],
+    );
+  }
+
+  async release(assignmentId: string, machineId: string): Promise<Release | undefined> {
+    const r = await this.db.get('SELECT * FROM deploy_releases WHERE assignment_id = ? AND machine_id = ?', [assignmentId, machineId]);
+    return r ? releaseOf(r) : undefined;
+  }
+
+  async releasesOn(machineId: string): Promise<Release[]> {
+    return (await this.db.all('SELECT * FROM deploy_releases WHERE machine_id = ? ORDER BY dir, file_name', [machineId])).map(releaseOf);
+  }
+
+  /** Stores content once by its SHA-256 (inside the caller's transaction). */
+  async storeContent(tx: WriteTx, sha256: string, content: Buffer): Promise<void> {
+    const known = await tx.get('SELECT 1 AS x FROM deploy_contents WHERE sha256 = ?', [sha256]);
+    if (!known) await tx.run('INSERT INTO deploy_contents (sha256, content) VALUES (?, ?)', [sha256, content]);
+  }
+
+  async countFailedSince(since: number): Promise<number> {
+    return Number((await this.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM deploy_deployments WHERE status = 'Failed' AND finished_at >= ?", [since]))?.n ?? 0);
   }
 
   /** Counts a transfer (started, or sent again after a restart or a failed call). */
@@ -252,7 +330,7 @@ export class DeploymentRepository {
     return (await this.db.all(`SELECT ${COLUMNS} FROM deploy_deployments WHERE finished_at IS NULL ORDER BY created_at, id`)).map(rowOf);
   }
 
-  async list(filter: { batchId?: string; status?: string; machineId?: string; from?: number; to?: number }, limit: number, before: { createdAt: number; id: string } | null): Promise<DeploymentRow[]> {
+  async list(filter: { batchId?: string; status?: string; machineId?: string; purpose?: string; from?: number; to?: number }, limit: number, before: { createdAt: number; id: string } | null): Promise<DeploymentRow[]> {
     const where: string[] = [];
     const params: (string | number)[] = [];
     const add = (sql: string, value: string | number | undefined) => {
@@ -263,6 +341,7 @@ export class DeploymentRepository {
     add('batch_id = ?', filter.batchId);
     add('status = ?', filter.status);
     add('machine_id = ?', filter.machineId);
+    add('purpose = ?', filter.purpose);
     add('created_at >= ?', filter.from);
     add('created_at < ?', filter.to);
     if (before) {

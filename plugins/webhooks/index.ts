@@ -19,7 +19,7 @@ import type { WriteTx } from '../../core/store/database.js';
 import { MIGRATIONS, WebhookRepository, type DeliveryRecord, type WebhookRecord } from './store.js';
 
 /** The events an endpoint can subscribe to, with what their `data` holds (docs/programs-webhooks.md). */
-export const WEBHOOK_EVENTS = ['deployment.completed', 'deployment.failed', 'version.published'] as const;
+export const WEBHOOK_EVENTS = ['deployment.completed', 'deployment.failed', 'version.published', 'trial.started', 'trial.promoted', 'trial.pulled-back', 'drift.opened'] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** Delays after the 1st, 2nd, … failed attempt; after the last, the delivery is `failed`. */

@@ -27,7 +27,7 @@ let key: string;
 
 beforeAll(async () => {
   gw = await startTestGateway({
-    machines: [simMachine('M1'), simMachine('M2'), simMachine('M3', { isActive: false })],
+    machines: [simMachine('M1'), simMachine('M2', { driverOptions: { seed: 7, machineType: 'mill', system: 'FANUC', timeScale: 500 } }), simMachine('M3', { isActive: false })],
     groups: [{ groupID: 'cell-a', name: 'Cell A', machineIDs: ['M1', 'M2'] }],
   });
   url = await gw.gateway.listen({ host: '127.0.0.1', port: 0 });
@@ -65,6 +65,27 @@ describe.each(implementations)('gateway link (%s)', (_name, make) => {
     expect(files.find((f) => f.name === name)).toMatchObject({ dir: DIR, size: content.length });
     const current = await link.currentProgram('M1');
     expect(current.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('PV-25 reads a machine\'s history rows of one class in a window, oldest first, bounded, with afterSeq to continue', async () => {
+    const link = make();
+    const start = Date.now() - 60_000;
+    // The simulated machine (500 times real speed) changes status often; its actor records a CNCStatus row at each change.
+    let all: Awaited<ReturnType<GatewayLink['history']>> = { rows: [], limitReached: false };
+    for (let i = 0; i < 100 && all.rows.length < 2; i++) {
+      all = await link.history('M2', 'CNCStatus', start, Date.now() + 1000, 0);
+      if (all.rows.length < 2) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(all.rows.length).toBeGreaterThanOrEqual(2);
+    expect(all.rows[0]?.time).toBeGreaterThanOrEqual(start);
+    expect(typeof all.rows[0]?.data.adjustedStatus).toBe('string');
+    const first = await link.history('M2', 'CNCStatus', start, Date.now() + 1000, 1);
+    expect(first.rows).toHaveLength(1);
+    expect(first.limitReached).toBe(true);
+    const next = await link.history('M2', 'CNCStatus', start, Date.now() + 1000, 1, first.rows[0]?.seq);
+    expect(next.rows[0]?.seq).toBeGreaterThan(first.rows[0]?.seq ?? Infinity);
+    const err = await failure(link.history('M1', 'NoSuchClass', start, Date.now(), 1));
+    expect(err.kind).toBe('rejected');
   });
 
   it('PV-33 maps the gateway\'s errors to what a caller can do: not-found, rejected', async () => {

@@ -106,7 +106,7 @@ describe('webhooks', () => {
     expect(list.text).not.toContain(secret.slice(6));
     const bad = await post('/api/v1/admin/webhooks', { url: hook.url, events: ['deployment.exploded'] });
     expect(bad.status).toBe(400);
-    expect(bad.body.errors[0]).toMatchObject({ field: 'body.events[0]', accepted: 'deployment.completed, deployment.failed, version.published' });
+    expect(bad.body.errors[0]).toMatchObject({ field: 'body.events[0]', accepted: 'deployment.completed, deployment.failed, version.published, trial.started, trial.promoted, trial.pulled-back, drift.opened' });
   });
 
   it('PV-61 deployment.completed and deployment.failed fire when a deployment ends, signed as Standard Webhooks', async () => {

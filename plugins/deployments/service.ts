@@ -1,0 +1,68 @@
+/**
+ * What the deployments offer the service's other plugins (the mirror, the
+ * dashboard), through the role's service registry: a verified deployment of
+ * given bytes to one machine, its outcome, what each assignment releases to
+ * each machine, and counts. Declared by declaration merging, so a consumer
+ * needs no import of this plugin.
+ */
+import type { RestPrincipal } from '../../core/rest/operation.js';
+
+/** What an assignment releases to a machine: the bytes last deployed as a release (or a promoted trial). */
+export interface ReleaseForUse {
+  assignmentId: string;
+  machineId: string;
+  versionId: string;
+  /** SHA-256 of the transformed content the machine got. */
+  sha256: string;
+  dir: string;
+  fileName: string;
+  deploymentId: string;
+  releasedAt: number;
+}
+
+export interface DeploymentOutcome {
+  id: string;
+  status: 'Succeeded' | 'Failed';
+  reason: string | null;
+  sha256: string;
+  readBackSha256: string | null;
+}
+
+export interface DeploymentsService {
+  /**
+   * Puts `content` on a machine as one deployment (a batch of one), verified
+   * by reading it back like every deployment, with its audit record; the
+   * mirror uses it to deploy a released file back (drift rejected) or to
+   * restore a snapshot.
+   */
+  deployFile(request: {
+    machineId: string;
+    dir: string;
+    fileName: string;
+    content: Buffer;
+    versionId: string | null;
+    assignmentId: string | null;
+    purpose: 'drift-reject' | 'restore';
+    principal: Pick<RestPrincipal, 'name' | 'onBehalfOf' | 'authMethod'>;
+    /** Added to the audit record (ids, why). */
+    details?: Record<string, unknown>;
+  }): Promise<{ deploymentId: string; batchId: string }>;
+  /** Resolves once the deployment is Succeeded or Failed. */
+  outcome(deploymentId: string): Promise<DeploymentOutcome>;
+  /** What the assignment releases to the machine, if anything was released yet. */
+  release(assignmentId: string, machineId: string): Promise<ReleaseForUse | undefined>;
+  /** Everything released to a machine, one per assignment. */
+  releasesOn(machineId: string): Promise<ReleaseForUse[]>;
+  /** The exact bytes deployed under this SHA-256. */
+  content(sha256: string): Promise<Buffer | undefined>;
+  /** Deployments that failed at or after `since` (unix ms). */
+  failedSince(since: number): Promise<number>;
+  /** Trials that are active (deploying, watched or waiting for a decision). */
+  activeTrials(): Promise<number>;
+}
+
+declare module '../../core/roles/programs-context.js' {
+  interface ProgramsServices {
+    deployments: DeploymentsService;
+  }
+}

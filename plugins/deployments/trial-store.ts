@@ -1,0 +1,185 @@
+/**
+ * Trials: one per machine of a trial batch, with the release it replaced
+ * (what a pull-back puts back), its rules, the latest verdict and its
+ * evidence, the decision, and its XState snapshot. Portable SQL.
+ */
+import type { Database, WriteTx } from '../../core/store/database.js';
+import type { Migration } from '../../core/store/migrations.js';
+import type { Decision, TrialStatus } from './trial-machine.js';
+import type { TrialEvidence, TrialRules, Verdict } from './trial-verdict.js';
+
+export const TRIAL_MIGRATIONS: readonly Migration[] = [
+  {
+    id: 3,
+    name: 'trials',
+    up: [
+      `CREATE TABLE deploy_trials (
+         id TEXT PRIMARY KEY,
+         deployment_id TEXT NOT NULL UNIQUE REFERENCES deploy_deployments(id),
+         batch_id TEXT NOT NULL,
+         assignment_id TEXT NOT NULL,
+         machine_id TEXT NOT NULL,
+         version_id TEXT NOT NULL,
+         dir TEXT NOT NULL,
+         file_name TEXT NOT NULL,
+         previous_version_id TEXT,
+         previous_sha256 TEXT,
+         previous_dir TEXT,
+         previous_file_name TEXT,
+         status TEXT NOT NULL,
+         verdict TEXT,
+         evidence TEXT,
+         evaluated_at BIGINT,
+         rules TEXT NOT NULL,
+         trial_hours REAL NOT NULL,
+         started_at BIGINT,
+         ends_at BIGINT,
+         pull_back_deployment_id TEXT,
+         decision TEXT,
+         reason TEXT,
+         snapshot TEXT,
+         machine_version INTEGER NOT NULL,
+         created_by TEXT NOT NULL,
+         created_at BIGINT NOT NULL,
+         updated_at BIGINT NOT NULL,
+         finished_at BIGINT
+       )`,
+      'CREATE INDEX deploy_trials_status ON deploy_trials(status)',
+      'CREATE INDEX deploy_trials_machine ON deploy_trials(machine_id, created_at)',
+    ],
+  },
+];
+
+export interface TrialRow {
+  id: string;
+  deploymentId: string;
+  batchId: string;
+  assignmentId: string;
+  machineId: string;
+  versionId: string;
+  dir: string;
+  fileName: string;
+  previous: { versionId: string; sha256: string; dir: string; fileName: string } | null;
+  status: TrialStatus;
+  verdict: Verdict | null;
+  evidence: TrialEvidence | null;
+  evaluatedAt: number | null;
+  rules: TrialRules;
+  trialHours: number;
+  startedAt: number | null;
+  endsAt: number | null;
+  pullBackDeploymentId: string | null;
+  decision: Decision | null;
+  reason: string | null;
+  snapshot: string | null;
+  machineVersion: number;
+  createdBy: string;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+const json = <T>(v: unknown): T | null => (v === null || v === undefined ? null : (JSON.parse(String(v)) as T));
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+const rowOf = (r: Record<string, unknown>): TrialRow => ({
+  id: String(r.id), deploymentId: String(r.deployment_id), batchId: String(r.batch_id), assignmentId: String(r.assignment_id), machineId: String(r.machine_id),
+  versionId: String(r.version_id), dir: String(r.dir), fileName: String(r.file_name),
+  previous: r.previous_sha256 ? { versionId: String(r.previous_version_id), sha256: String(r.previous_sha256), dir: String(r.previous_dir), fileName: String(r.previous_file_name) } : null,
+  status: r.status as TrialStatus, verdict: (r.verdict as Verdict | null) ?? null, evidence: json<TrialEvidence>(r.evidence), evaluatedAt: numOrNull(r.evaluated_at),
+  rules: JSON.parse(String(r.rules)) as TrialRules, trialHours: Number(r.trial_hours), startedAt: numOrNull(r.started_at), endsAt: numOrNull(r.ends_at),
+  pullBackDeploymentId: r.pull_back_deployment_id ? String(r.pull_back_deployment_id) : null, decision: json<Decision>(r.decision),
+  reason: r.reason === null ? null : String(r.reason), snapshot: r.snapshot === null ? null : String(r.snapshot), machineVersion: Number(r.machine_version),
+  createdBy: String(r.created_by), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at), finishedAt: numOrNull(r.finished_at),
+});
+
+export interface NewTrial {
+  id: string;
+  deploymentId: string;
+  batchId: string;
+  assignmentId: string;
+  machineId: string;
+  versionId: string;
+  dir: string;
+  fileName: string;
+  previous: TrialRow['previous'];
+  rules: TrialRules;
+  trialHours: number;
+  createdBy: string;
+  createdAt: number;
+}
+
+export class TrialRepository {
+  constructor(private readonly db: Database) {}
+
+  async insert(tx: WriteTx, t: NewTrial, machineVersion: number): Promise<void> {
+    await tx.run(
+      `INSERT INTO deploy_trials (id, deployment_id, batch_id, assignment_id, machine_id, version_id, dir, file_name, previous_version_id, previous_sha256, previous_dir, previous_file_name,
+         status, verdict, evidence, evaluated_at, rules, trial_hours, started_at, ends_at, pull_back_deployment_id, decision, reason, snapshot, machine_version, created_by, created_at, updated_at, finished_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Deploying', NULL, NULL, NULL, ?, ?, NULL, NULL, NULL, NULL, NULL, NULL, ?, ?, ?, ?, NULL)`,
+      [
+        t.id, t.deploymentId, t.batchId, t.assignmentId, t.machineId, t.versionId, t.dir, t.fileName, t.previous?.versionId ?? null, t.previous?.sha256 ?? null,
+        t.previous?.dir ?? null, t.previous?.fileName ?? null, JSON.stringify(t.rules), t.trialHours, machineVersion, t.createdBy, t.createdAt, t.createdAt,
+      ],
+    );
+  }
+
+  async get(id: string): Promise<TrialRow | undefined> {
+    const r = await this.db.get('SELECT * FROM deploy_trials WHERE id = ?', [id]);
+    return r ? rowOf(r) : undefined;
+  }
+
+  async getTx(tx: WriteTx, id: string): Promise<TrialRow | undefined> {
+    const r = await tx.get('SELECT * FROM deploy_trials WHERE id = ?', [id]);
+    return r ? rowOf(r) : undefined;
+  }
+
+  async unfinished(): Promise<TrialRow[]> {
+    return (await this.db.all('SELECT * FROM deploy_trials WHERE finished_at IS NULL ORDER BY created_at, id')).map(rowOf);
+  }
+
+  async countActive(): Promise<number> {
+    return Number((await this.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM deploy_trials WHERE status IN ('Deploying', 'Active', 'PullingBack')"))?.n ?? 0);
+  }
+
+  async list(filter: { status?: string; machineId?: string; batchId?: string }, limit: number, before: { createdAt: number; id: string } | null): Promise<TrialRow[]> {
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    for (const [sql, value] of [['status = ?', filter.status], ['machine_id = ?', filter.machineId], ['batch_id = ?', filter.batchId]] as const) {
+      if (value === undefined) continue;
+      where.push(sql);
+      params.push(value);
+    }
+    if (before) {
+      where.push('(created_at < ? OR (created_at = ? AND id < ?))');
+      params.push(before.createdAt, before.createdAt, before.id);
+    }
+    return (await this.db.all(`SELECT * FROM deploy_trials${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT ?`, [...params, limit])).map(rowOf);
+  }
+
+  async started(id: string, startedAt: number, endsAt: number): Promise<void> {
+    await this.db.write((tx) => tx.run('UPDATE deploy_trials SET started_at = ?, ends_at = ? WHERE id = ? AND started_at IS NULL', [startedAt, endsAt, id]));
+  }
+
+  async recordVerdict(tx: WriteTx, id: string, evidence: TrialEvidence, at: number): Promise<void> {
+    await tx.run('UPDATE deploy_trials SET verdict = ?, evidence = ?, evaluated_at = ?, updated_at = ? WHERE id = ?', [evidence.verdict, JSON.stringify(evidence), at, at, id]);
+  }
+
+  async setReason(id: string, reason: string | null, at: number): Promise<void> {
+    await this.db.write((tx) => tx.run('UPDATE deploy_trials SET reason = ?, updated_at = ? WHERE id = ?', [reason, at, id]));
+  }
+
+  async setPullBack(tx: WriteTx, id: string, deploymentId: string | null): Promise<void> {
+    await tx.run('UPDATE deploy_trials SET pull_back_deployment_id = ? WHERE id = ?', [deploymentId, id]);
+  }
+
+  async transition(tx: WriteTx, id: string, update: { status: TrialStatus; reason: string | null; decision: Decision | null; snapshot: string; machineVersion: number; at: number; final: boolean }): Promise<void> {
+    await tx.run('UPDATE deploy_trials SET status = ?, reason = ?, decision = ?, snapshot = ?, machine_version = ?, updated_at = ?, finished_at = ? WHERE id = ?', [
+      update.status, update.reason, update.decision ? JSON.stringify(update.decision) : null, update.snapshot, update.machineVersion, update.at, update.final ? update.at : null, id,
+    ]);
+  }
+
+  async finishUnresumable(id: string, reason: string, at: number): Promise<void> {
+    await this.db.write((tx) => tx.run("UPDATE deploy_trials SET status = 'Cancelled', reason = ?, updated_at = ?, finished_at = ? WHERE id = ?", [reason, at, at, id]));
+  }
+}
