@@ -37,6 +37,16 @@ export interface RestPrincipal {
   sessionId?: string;
 }
 
+/**
+ * The service acting for itself (deployment and trial runners, the mirror):
+ * it sees every library and machine and holds no permission of a role, so it
+ * is never the principal of a request.
+ */
+export const SERVICE_PRINCIPAL: RestPrincipal = Object.freeze({
+  kind: 'user', id: 'system', name: 'system', role: 'system', permissions: new Set<string>(), scopes: { libraries: '*', machineGroups: '*' },
+  authMethod: 'session', onBehalfOf: null, requiresOperator: false,
+}) as RestPrincipal;
+
 /** Request facts an authenticator may use: headers only, the body is not read yet. */
 export interface RestRequestInfo {
   method: string;

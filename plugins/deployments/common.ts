@@ -1,7 +1,7 @@
 /** Small helpers the deployments plugin's files share. */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { RestPrincipal } from '../../core/rest/operation.js';
+import { SERVICE_PRINCIPAL, type RestPrincipal } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
 
 export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
@@ -14,7 +14,4 @@ export const principalOf = (p: RestPrincipal | null): RestPrincipal => {
 };
 
 /** The service acting for itself (runners, pull-backs): it sees every machine. */
-export const SYSTEM: RestPrincipal = Object.freeze({
-  kind: 'user', id: 'system', name: 'system', role: 'system', permissions: new Set<string>(), scopes: { libraries: '*', machineGroups: '*' },
-  authMethod: 'session', onBehalfOf: null, requiresOperator: false,
-}) as RestPrincipal;
+export const SYSTEM = SERVICE_PRINCIPAL;

@@ -16,7 +16,7 @@ import type { WriteTx } from '../../core/store/database.js';
 import { idOf, iso, newId, principalOf, SYSTEM } from './common.js';
 import { DEPLOYMENT_MACHINE_VERSION, DEPLOYMENT_STATUSES } from './machine.js';
 import { DeploymentRunner } from './runner.js';
-import type { DeploymentOutcome, DeploymentsService } from './service.js';
+import type { DeploymentOutcome, DeploymentsService, ExpectedFile } from './service.js';
 import { DEPLOYMENT_PURPOSES, DeploymentRepository, MIGRATIONS, type DeploymentPurpose, type DeploymentRow, type NewDeployment } from './store.js';
 import { TRIAL_MACHINE_VERSION } from './trial-machine.js';
 import { TrialRunner } from './trial-runner.js';
@@ -299,6 +299,19 @@ export function createDeploymentsPlugin(options: DeploymentsOptions = {}) {
           return c.length > 0 || sha256 === createHash('sha256').update(c).digest('hex') ? c : undefined;
         },
         failedSince: (since) => repo.countFailedSince(since),
+        async expectedOn(machineId) {
+          const byAssignment = new Map<string, ExpectedFile>();
+          for (const r of await repo.releasesOn(machineId)) {
+            byAssignment.set(r.assignmentId, { assignmentId: r.assignmentId, versionId: r.versionId, dir: r.dir, fileName: r.fileName, sha256: r.sha256, source: 'release', deploymentId: r.deploymentId });
+          }
+          const busy = await repo.unfinishedOn(machineId);
+          for (const t of await trialRepo.unfinishedOn(machineId)) {
+            const d = t.status === 'Active' && !t.pullBackDeploymentId ? await repo.get(t.deploymentId) : undefined;
+            if (d) byAssignment.set(t.assignmentId, { assignmentId: t.assignmentId, versionId: t.versionId, dir: d.dir, fileName: d.fileName, sha256: d.sha256, source: 'trial', deploymentId: d.id });
+            else busy.push({ dir: t.dir, fileName: t.fileName });
+          }
+          return { expected: [...byAssignment.values()], busy };
+        },
         activeTrials: () => trialRepo.countActive(),
       };
       ctx.services.provide('deployments', service);

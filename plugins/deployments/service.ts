@@ -28,6 +28,18 @@ export interface DeploymentOutcome {
   readBackSha256: string | null;
 }
 
+/** What a managed file on a machine should hold now. */
+export interface ExpectedFile {
+  assignmentId: string;
+  versionId: string;
+  dir: string;
+  fileName: string;
+  sha256: string;
+  /** The release, or the trial's version while a trial is active. */
+  source: 'release' | 'trial';
+  deploymentId: string;
+}
+
 export interface DeploymentsService {
   /**
    * Puts `content` on a machine as one deployment (a batch of one), verified
@@ -53,6 +65,12 @@ export interface DeploymentsService {
   release(assignmentId: string, machineId: string): Promise<ReleaseForUse | undefined>;
   /** Everything released to a machine, one per assignment. */
   releasesOn(machineId: string): Promise<ReleaseForUse[]>;
+  /**
+   * What each managed file on a machine should hold now, and the files that
+   * are changing (a deployment or a trial's start or pull-back under way), which
+   * a reader must not judge yet.
+   */
+  expectedOn(machineId: string): Promise<{ expected: ExpectedFile[]; busy: { dir: string; fileName: string }[] }>;
   /** The exact bytes deployed under this SHA-256. */
   content(sha256: string): Promise<Buffer | undefined>;
   /** Deployments that failed at or after `since` (unix ms). */

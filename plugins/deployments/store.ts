@@ -309,6 +309,10 @@ export class DeploymentRepository {
     if (!known) await tx.run('INSERT INTO deploy_contents (sha256, content) VALUES (?, ?)', [sha256, content]);
   }
 
+  async unfinishedOn(machineId: string): Promise<{ dir: string; fileName: string }[]> {
+    return (await this.db.all('SELECT dir, file_name FROM deploy_deployments WHERE machine_id = ? AND finished_at IS NULL', [machineId])).map((r) => ({ dir: String(r.dir), fileName: String(r.file_name) }));
+  }
+
   async countFailedSince(since: number): Promise<number> {
     return Number((await this.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM deploy_deployments WHERE status = 'Failed' AND finished_at >= ?", [since]))?.n ?? 0);
   }

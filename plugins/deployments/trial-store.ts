@@ -138,6 +138,10 @@ export class TrialRepository {
     return (await this.db.all('SELECT * FROM deploy_trials WHERE finished_at IS NULL ORDER BY created_at, id')).map(rowOf);
   }
 
+  async unfinishedOn(machineId: string): Promise<TrialRow[]> {
+    return (await this.db.all('SELECT * FROM deploy_trials WHERE machine_id = ? AND finished_at IS NULL', [machineId])).map(rowOf);
+  }
+
   async countActive(): Promise<number> {
     return Number((await this.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM deploy_trials WHERE status IN ('Deploying', 'Active', 'PullingBack')"))?.n ?? 0);
   }

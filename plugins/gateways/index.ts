@@ -360,12 +360,20 @@ function fleetOperations(ctx: ProgramsContext, repo: FleetRepository, box: Crede
       },
     }),
   ];
+  const forUse = (m: MachineRecord) => ({ id: m.id, gatewayId: m.gatewayId, machineId: m.machineId, name: m.name, driver: m.driver, present: m.present, programDir: m.programDir, transformProfile: m.transformProfile });
   const service: FleetMachines = {
     async machine(id, principal) {
       const m = await repo.machine(id);
       if (!m || !(await machineVisible(principal, m))) return undefined;
-      return { id: m.id, gatewayId: m.gatewayId, machineId: m.machineId, name: m.name, driver: m.driver, present: m.present, programDir: m.programDir, transformProfile: m.transformProfile };
+      return forUse(m);
     },
+    async noteContact(gatewayId, error) {
+      await repo.recordContact(gatewayId, ctx.now(), error);
+    },
+    async mirrored() {
+      return (await repo.mirrored()).map((m) => ({ ...forUse(m), mirrorIntervalSec: m.mirrorIntervalSec }));
+    },
+    gatewayCounts: () => repo.gatewayCounts(),
     async group(id, principal) {
       const g = groupVisible(principal, id) ? await repo.group(id) : undefined;
       return g ? { id: g.id, name: g.name, machineIds: g.machineIds } : undefined;

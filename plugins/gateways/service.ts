@@ -26,6 +26,12 @@ export interface FleetMachines {
   group(id: string, principal: RestPrincipal): Promise<{ id: string; name: string; machineIds: string[] } | undefined>;
   /** The link to the machine's gateway. */
   linkFor(machine: FleetMachine): Promise<GatewayLink>;
+  /** Records the outcome of a call made through a link: contact (error null), or the gateway did not answer. */
+  noteContact(gatewayId: string, error: string | null): Promise<void>;
+  /** Machines whose mirror is on (and that their gateway still lists), with the mirror interval. */
+  mirrored(): Promise<(FleetMachine & { mirrorIntervalSec: number })[]>;
+  /** Gateways registered, and those whose last call failed to reach them. */
+  gatewayCounts(): Promise<{ total: number; unreachable: number }>;
 }
 
 declare module '../../core/roles/programs-context.js' {

@@ -168,6 +168,16 @@ export class FleetRepository {
     );
   }
 
+  /** Machines still listed by their gateway whose mirror is on. */
+  async mirrored(): Promise<MachineRecord[]> {
+    return (await this.db.all('SELECT * FROM fleet_machines WHERE mirror_enabled = 1 AND present = 1 ORDER BY id')).map(machineOf);
+  }
+
+  async gatewayCounts(): Promise<{ total: number; unreachable: number }> {
+    const r = await this.db.get<{ total: number; unreachable: number }>('SELECT COUNT(*) AS total, COALESCE(SUM(CASE WHEN last_error IS NOT NULL THEN 1 ELSE 0 END), 0) AS unreachable FROM fleet_gateways');
+    return { total: Number(r?.total ?? 0), unreachable: Number(r?.unreachable ?? 0) };
+  }
+
   async setSynced(tx: WriteTx, id: string, at: number): Promise<void> {
     await tx.run('UPDATE fleet_gateways SET last_sync_at = ?, last_contact_at = ?, last_error = NULL, last_error_at = NULL WHERE id = ?', [at, at, id]);
   }

@@ -6,7 +6,9 @@
  */
 import type { RestPrincipal } from '../../core/rest/operation.js';
 import { diffPrograms } from './nc/index.js';
-import type { VaultStore } from './store.js';
+import { createHash } from 'node:crypto';
+import type { WriteTx } from '../../core/store/database.js';
+import { newId, type VaultStore } from './store.js';
 
 /** A version as other plugins use it. */
 export interface VaultVersionForUse {
@@ -28,6 +30,18 @@ export interface VaultVersions {
   latestPublished(programId: string, principal: RestPrincipal): Promise<VaultVersionForUse | undefined>;
   /** The NC-aware diff's machine summary and unified text (docs/nc-diff.md). */
   diff(from: Buffer, to: Buffer): { identical: boolean; summary: ReturnType<typeof diffPrograms>['summary']; unified: string };
+  /** The library; undefined when missing or outside the scope. */
+  library(libraryId: string, principal: RestPrincipal): Promise<{ id: string; name: string } | undefined>;
+  /**
+   * Adds a draft version of a program inside the caller's transaction (the
+   * caller writes the audit record): content from a machine becomes a draft
+   * that goes through submit and approval like any upload.
+   */
+  addDraft(tx: WriteTx, draft: { programId: string; content: Buffer; notes: string; author: string; now: number }): Promise<{ id: string; number: number; sha256: string; size: number }>;
+  /** Creates a program inside the caller's transaction; 'name-taken' when the library has one of that name. */
+  addProgram(tx: WriteTx, program: { libraryId: string; name: string; controller: string; description: string; createdBy: string; now: number }): Promise<{ id: string } | 'name-taken'>;
+  /** Approvals waiting for a decision, across every library. */
+  pendingApprovals(): Promise<number>;
 }
 
 declare module '../../core/roles/programs-context.js' {
@@ -61,5 +75,25 @@ export function vaultVersions(store: VaultStore): VaultVersions {
       const d = diffPrograms(from, to, { unified: true });
       return { identical: d.identical, summary: d.summary, unified: d.unified ?? '' };
     },
+    async library(libraryId, principal) {
+      const l = await store.library(libraryId);
+      return l && inScope(principal, l.id) ? { id: l.id, name: l.name } : undefined;
+    },
+    async addDraft(tx, d) {
+      const sha256 = createHash('sha256').update(d.content).digest('hex');
+      const id = newId('ver');
+      const number = await store.insertVersion(tx, {
+        id, programId: d.programId, sha256, size: d.content.length, notes: d.notes, author: d.author, state: 'draft', createdAt: d.now,
+        submittedAt: null, submittedBy: null, publishedAt: null, obsoletedAt: null, obsoletedBy: null,
+      }, d.content);
+      return { id, number, sha256, size: d.content.length };
+    },
+    async addProgram(tx, p) {
+      if (await tx.get('SELECT 1 AS x FROM vault_programs WHERE library_id = ? AND name_key = ?', [p.libraryId, p.name.toLowerCase()])) return 'name-taken';
+      const id = newId('prg');
+      await store.insertProgram(tx, { id, libraryId: p.libraryId, name: p.name, controller: p.controller, description: p.description, createdBy: p.createdBy, createdAt: p.now, updatedAt: p.now });
+      return { id };
+    },
+    pendingApprovals: () => store.countPendingApprovals(),
   };
 }

@@ -358,6 +358,10 @@ export class VaultStore {
     return Number(r?.n ?? 0);
   }
 
+  async countPendingApprovals(): Promise<number> {
+    return Number((await this.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM vault_approvals WHERE state = 'pending'"))?.n ?? 0);
+  }
+
   /** Ends a pending approval; false when it was no longer pending. */
   async closeApproval(tx: WriteTx, id: string, state: Exclude<ApprovalState, 'pending'>, at: number): Promise<boolean> {
     const result = await tx.run("UPDATE vault_approvals SET state = ?, decided_at = ? WHERE id = ? AND state = 'pending'", [state, at, id]);

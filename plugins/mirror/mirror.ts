@@ -1,0 +1,260 @@
+/**
+ * The mirror: reads each enabled machine's program files through its
+ * gateway on its interval (and at once on a check-in), keeps a snapshot of
+ * every content it has not seen on that file before, opens a drift item for a
+ * managed file that differs from what was released (or from the trial's
+ * version while a trial is active), resolves it when the file is right again,
+ * and records what the machine is running against what was released.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { GatewayLink, LinkProgramFile } from '../../core/gateway-link/types.js';
+import { SERVICE_PRINCIPAL as SYSTEM } from '../../core/rest/operation.js';
+import type { ProgramsContext, ProgramsServices } from '../../core/roles/programs-context.js';
+import type { MirrorFile, MirrorRepository, RunningProof } from './store.js';
+
+/** Files read per machine at most; more are left for the next run (and counted as an error). */
+export const MAX_FILES_PER_MACHINE = 2000;
+/** A file larger than this is listed but its content not kept. */
+export const MAX_FILE_BYTES = 4 * 1024 * 1024;
+/** Machines read at once per gateway. */
+const READS_PER_GATEWAY = 2;
+/** How often the scheduler looks for machines that are due. */
+const TICK_MS = 1000;
+
+
+type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['fleet.machines']['machine']>>>;
+
+const sha256Of = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
+const keyOf = (dir: string, name: string) => `${dir}\u0000${name}`;
+/** Directories compared as the gateways write them: trailing separators do not matter. */
+const sameDir = (a: string, b: string) => a.replace(/[\\/]+$/, '') === b.replace(/[\\/]+$/, '');
+
+export interface RunReport {
+  machineId: string;
+  trigger: 'interval' | 'checkin';
+  at: number;
+  ok: boolean;
+  error: string | null;
+  files: number;
+  /** Files whose content was new for that file (a snapshot was taken). */
+  snapshots: number;
+  driftOpened: string[];
+  driftResolved: string[];
+  running: RunningProof | null;
+}
+
+/** When a machine's next interval read is due: at once if it was never read. */
+export function dueAt(lastRunAt: number | null, intervalSec: number): number {
+  return lastRunAt === null ? 0 : lastRunAt + intervalSec * 1000;
+}
+
+export class Mirror {
+  private timer: NodeJS.Timeout | undefined;
+  private readonly running = new Map<string, Promise<RunReport>>();
+  private readonly perGateway = new Map<string, number>();
+  private stopped = false;
+
+  constructor(
+    private readonly ctx: ProgramsContext,
+    private readonly repo: MirrorRepository,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    const tick = () => {
+      if (this.stopped) return;
+      void this.runDue().finally(() => {
+        if (!this.stopped) this.timer = setTimeout(tick, TICK_MS).unref();
+      });
+    };
+    this.timer = setTimeout(tick, 0).unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  private async runDue(): Promise<void> {
+    let machines: Awaited<ReturnType<ProgramsServices['fleet.machines']['mirrored']>>;
+    try {
+      machines = await this.ctx.services.get('fleet.machines').mirrored();
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'mirror: machines not read');
+      return;
+    }
+    const now = this.ctx.now();
+    for (const m of machines) {
+      if (this.stopped) return;
+      if (this.running.has(m.id) || (this.perGateway.get(m.gatewayId) ?? 0) >= READS_PER_GATEWAY) continue;
+      const state = await this.repo.machine(m.id);
+      if (dueAt(state?.lastRunAt ?? null, m.mirrorIntervalSec) > now) continue;
+      void this.run(m.id, 'interval');
+    }
+  }
+
+  /** Reads one machine now (a check-in, or its interval); a read already under way is shared. */
+  run(machineId: string, trigger: RunReport['trigger']): Promise<RunReport> {
+    const busy = this.running.get(machineId);
+    if (busy) return busy;
+    const job = (async () => {
+      const machine = await this.ctx.services.get('fleet.machines').machine(machineId, SYSTEM);
+      if (!machine) throw new Error(`machine ${machineId} is not in the fleet`);
+      this.perGateway.set(machine.gatewayId, (this.perGateway.get(machine.gatewayId) ?? 0) + 1);
+      try {
+        return await this.read(machine, trigger);
+      } finally {
+        this.perGateway.set(machine.gatewayId, (this.perGateway.get(machine.gatewayId) ?? 1) - 1);
+      }
+    })();
+    this.running.set(machineId, job);
+    void job.catch(() => undefined).finally(() => this.running.delete(machineId));
+    return job;
+  }
+
+  private async read(machine: FleetMachine, trigger: RunReport['trigger']): Promise<RunReport> {
+    const fleet = this.ctx.services.get('fleet.machines');
+    const deployments = this.ctx.services.get('deployments');
+    const at = this.ctx.now();
+    const report: RunReport = { machineId: machine.id, trigger, at, ok: false, error: null, files: 0, snapshots: 0, driftOpened: [], driftResolved: [], running: null };
+    let link: GatewayLink;
+    try {
+      link = await fleet.linkFor(machine);
+    } catch (err) {
+      return this.failed(report, `the machine's gateway cannot be reached: ${(err as Error).message}`);
+    }
+    const { expected, busy } = await deployments.expectedOn(machine.id);
+    const dirs = [...new Set([machine.programDir, ...expected.map((e) => e.dir)])];
+    const listed: LinkProgramFile[] = [];
+    const readDirs: string[] = [];
+    const problems: string[] = [];
+    for (const dir of dirs) {
+      try {
+        listed.push(...(await link.listPrograms(machine.machineId, dir || undefined)));
+        readDirs.push(dir);
+      } catch (err) {
+        const e = err as Error & { kind?: string };
+        if (e.kind === 'unreachable' || e.kind === 'unauthorized') await fleet.noteContact(machine.gatewayId, e.message);
+        problems.push(`listing ${dir || 'the program directory'}: ${e.message}`);
+        if (dir === machine.programDir) return this.failed(report, problems.join('; '));
+      }
+    }
+    await fleet.noteContact(machine.gatewayId, null);
+    const files = listed.slice(0, MAX_FILES_PER_MACHINE);
+    if (listed.length > MAX_FILES_PER_MACHINE) problems.push(`${listed.length} files; the first ${MAX_FILES_PER_MACHINE} are mirrored`);
+    const seen = new Map<string, { file: MirrorFile; sha256: string | null; snapshotId: string | null }>();
+    for (const f of files) {
+      let content: Buffer | null = null;
+      if (f.size <= MAX_FILE_BYTES) {
+        try {
+          content = (await link.downloadProgram(machine.machineId, f.dir, f.name)).content;
+        } catch (err) {
+          problems.push(`reading ${f.dir}${f.name}: ${(err as Error).message}`);
+        }
+      } else {
+        problems.push(`${f.dir}${f.name} has ${f.size} bytes; files above ${MAX_FILE_BYTES} are listed, not kept`);
+      }
+      const stored = await this.ctx.db.write(async (tx) => {
+        let file = await this.repo.fileIn(tx, machine.id, f.dir, f.name);
+        if (!file) {
+          file = { id: newId('mfl'), machineId: machine.id, dir: f.dir, name: f.name, sha256: null, size: null, present: true, firstSeenAt: at, lastSeenAt: at, goneAt: null, adoptedProgramId: null };
+          await this.repo.insertFile(tx, file);
+        }
+        if (!content) return { file, sha256: file.sha256, snapshotId: null, snap: false };
+        const sha256 = sha256Of(content);
+        await this.repo.seen(tx, file.id, sha256, content.length, at);
+        const last = await this.repo.lastSnapshot(tx, file.id);
+        if (last?.sha256 === sha256) return { file: { ...file, sha256 }, sha256, snapshotId: last.id, snap: false };
+        const snapshotId = newId('snp');
+        await this.repo.addSnapshot(tx, { id: snapshotId, fileId: file.id, sha256, size: content.length, takenAt: at, trigger }, content);
+        return { file: { ...file, sha256 }, sha256, snapshotId, snap: true };
+      }, { transaction: true });
+      if (stored.snap) report.snapshots++;
+      seen.set(keyOf(f.dir, f.name), stored);
+    }
+    report.files = seen.size;
+    // Files no longer listed in a directory that was read are gone.
+    const known = await this.repo.filesOf(machine.id);
+    // The directories read: those named, and (for the gateway's default directory) those its files are in.
+    const readAt = [...readDirs.filter((d) => d !== ''), ...files.map((f) => f.dir)];
+    await this.ctx.db.write(async (tx) => {
+      for (const file of known) {
+        if (file.present && readAt.some((d) => sameDir(d, file.dir)) && !seen.has(keyOf(file.dir, file.name))) {
+          await this.repo.gone(tx, file.id, at);
+        }
+      }
+    }, { transaction: true });
+    // Drift: each managed file against what it should hold.
+    const isBusy = (dir: string, name: string) => busy.some((b) => sameDir(b.dir, dir) && b.fileName === name);
+    for (const e of expected) {
+      if (isBusy(e.dir, e.fileName)) continue;
+      const found = [...seen.values()].find((x) => sameDir(x.file.dir, e.dir) && x.file.name === e.fileName);
+      const outcome = await this.ctx.db.write(async (tx): Promise<{ opened?: string; resolved?: string[] } | null> => {
+        let file = found?.file ?? (await this.repo.fileIn(tx, machine.id, e.dir, e.fileName));
+        if (!file) {
+          file = { id: newId('mfl'), machineId: machine.id, dir: e.dir, name: e.fileName, sha256: null, size: null, present: false, firstSeenAt: at, lastSeenAt: null, goneAt: at, adoptedProgramId: null };
+          await this.repo.insertFile(tx, file);
+        }
+        const foundSha = found ? found.sha256 : null;
+        if (found && foundSha === null) return null; // listed but not read: no judgement
+        const live = await this.repo.liveDriftOf(tx, file.id);
+        if (foundSha === e.sha256) {
+          const resolved: string[] = [];
+          for (const d of live.filter((x) => x.status === 'open')) {
+            await this.repo.decide(tx, d.id, ['open'], 'resolved', { by: null, at, note: 'the file on the machine is what was released again' });
+            await this.ctx.audit.append(tx, { principalName: 'system', authMethod: 'internal', category: 'mirror', action: 'drift.resolve', entityType: 'drift', entityId: d.id, machine: machine.id, details: { fileId: file.id, sha256: foundSha } });
+            resolved.push(d.id);
+          }
+          return { resolved };
+        }
+        // The same difference already reported (open) or accepted is not reported again; an open item follows the file's latest content.
+        if (live.some((d) => d.status === 'accepted' && d.expectedSha256 === e.sha256 && d.foundSha256 === foundSha)) return null;
+        const open = live.find((d) => d.status === 'open' && d.expectedSha256 === e.sha256);
+        if (open) {
+          if (open.foundSha256 !== foundSha) await this.repo.updateFound(tx, open.id, foundSha, found?.snapshotId ?? null, at);
+          return null;
+        }
+        const id = newId('dft');
+        await this.repo.insertDrift(tx, {
+          id, fileId: file.id, machineId: machine.id, assignmentId: e.assignmentId, expectedSource: e.source, expectedVersionId: e.versionId, expectedSha256: e.sha256,
+          foundSha256: foundSha, snapshotId: found?.snapshotId ?? null, status: 'open', openedAt: at, updatedAt: at, decidedBy: null, decidedAt: null, note: null, resultVersionId: null, resultDeploymentId: null,
+        });
+        const details = { fileId: file.id, dir: e.dir, fileName: e.fileName, assignmentId: e.assignmentId, expectedSource: e.source, expectedVersionId: e.versionId, expectedSha256: e.sha256, foundSha256: foundSha, missing: foundSha === null };
+        await this.ctx.audit.append(tx, { principalName: 'system', authMethod: 'internal', category: 'mirror', action: 'drift.open', entityType: 'drift', entityId: id, machine: machine.id, details });
+        await this.ctx.services.get('webhooks.outbox').enqueue(tx, 'drift.opened', { driftId: id, machineId: machine.id, ...details });
+        return { opened: id };
+      }, { transaction: true });
+      if (outcome?.opened) report.driftOpened.push(outcome.opened);
+      if (outcome?.resolved) report.driftResolved.push(...outcome.resolved);
+    }
+    if (report.driftOpened.length) this.ctx.services.get('webhooks.outbox').kick();
+    // Proof of what ran: the running program against the managed file of that name.
+    let running: RunReport['running'] | { error: string; readAt: number };
+    try {
+      const current = await link.currentProgram(machine.machineId);
+      const match = expected.find((e) => e.fileName === current.name && sameDir(e.dir, current.dir)) ?? expected.find((e) => e.fileName === current.name);
+      running = {
+        dir: current.dir, name: current.name, sha256: current.sha256, block: current.block ?? null,
+        expected: match ? { assignmentId: match.assignmentId, versionId: match.versionId, sha256: match.sha256, source: match.source } : null,
+        matches: match ? match.sha256 === current.sha256 : null, readAt: this.ctx.now(),
+      };
+      report.running = running;
+    } catch (err) {
+      // A driver without a current-program read, or a machine running nothing: the files are mirrored all the same.
+      running = { error: (err as Error).message.slice(0, 300), readAt: this.ctx.now() };
+    }
+    report.ok = problems.length === 0;
+    report.error = problems.length ? problems.slice(0, 5).join('; ').slice(0, 600) : null;
+    await this.repo.recordRun(machine.id, at, { error: report.error, files: report.files, running });
+    return report;
+  }
+
+  private async failed(report: RunReport, error: string): Promise<RunReport> {
+    report.error = error.slice(0, 600);
+    await this.repo.recordRun(report.machineId, report.at, { error: report.error, files: null, running: undefined });
+    return report;
+  }
+}
