@@ -16,7 +16,7 @@ import type { WriteTx } from '../../core/store/database.js';
 import { idOf, iso, newId, principalOf, SYSTEM } from './common.js';
 import { DEPLOYMENT_MACHINE_VERSION, DEPLOYMENT_STATUSES } from './machine.js';
 import { DeploymentRunner } from './runner.js';
-import type { DeploymentOutcome, DeploymentsService, ExpectedFile } from './service.js';
+import type { DeploymentOutcome, DeploymentsService, ExpectedFile, RecentDeployment } from './service.js';
 import { DEPLOYMENT_PURPOSES, DeploymentRepository, MIGRATIONS, type DeploymentPurpose, type DeploymentRow, type NewDeployment } from './store.js';
 import { TRIAL_MACHINE_VERSION } from './trial-machine.js';
 import { TrialRunner } from './trial-runner.js';
@@ -299,6 +299,23 @@ export function createDeploymentsPlugin(options: DeploymentsOptions = {}) {
           return c.length > 0 || sha256 === createHash('sha256').update(c).digest('hex') ? c : undefined;
         },
         failedSince: (since) => repo.countFailedSince(since),
+        async recent(limit, principal) {
+          const out: RecentDeployment[] = [];
+          let before: { createdAt: number; id: string } | null = null;
+          // Pages until `limit` visible ones are found (or 10 pages were read: a caller with a narrow scope gets fewer).
+          for (let page = 0; page < 10 && out.length < limit; page++) {
+            const rows = await repo.list({}, 100, before);
+            for (const r of rows) {
+              if (out.length >= limit) break;
+              if (!(await fleet().machine(r.machineId, principal))) continue;
+              out.push({ id: r.id, batchId: r.batchId, machineId: r.machineId, versionId: r.versionId, purpose: r.purpose, fileName: r.fileName, status: r.status, reason: r.reason, createdBy: r.createdBy, createdAt: r.createdAt, finishedAt: r.finishedAt });
+            }
+            const last = rows[rows.length - 1];
+            if (rows.length < 100 || !last) break;
+            before = { createdAt: last.createdAt, id: last.id };
+          }
+          return out;
+        },
         async expectedOn(machineId) {
           const byAssignment = new Map<string, ExpectedFile>();
           for (const r of await repo.releasesOn(machineId)) {

@@ -40,6 +40,20 @@ export interface ExpectedFile {
   deploymentId: string;
 }
 
+export interface RecentDeployment {
+  id: string;
+  batchId: string;
+  machineId: string;
+  versionId: string | null;
+  purpose: string;
+  fileName: string;
+  status: string;
+  reason: string | null;
+  createdBy: string;
+  createdAt: number;
+  finishedAt: number | null;
+}
+
 export interface DeploymentsService {
   /**
    * Puts `content` on a machine as one deployment (a batch of one), verified
@@ -73,6 +87,8 @@ export interface DeploymentsService {
   expectedOn(machineId: string): Promise<{ expected: ExpectedFile[]; busy: { dir: string; fileName: string }[] }>;
   /** The exact bytes deployed under this SHA-256. */
   content(sha256: string): Promise<Buffer | undefined>;
+  /** The latest deployments, newest first, of machines `principal` may see. */
+  recent(limit: number, principal: RestPrincipal): Promise<RecentDeployment[]>;
   /** Deployments that failed at or after `since` (unix ms). */
   failedSince(since: number): Promise<number>;
   /** Trials that are active (deploying, watched or waiting for a decision). */
