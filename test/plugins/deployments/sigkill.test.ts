@@ -1,0 +1,161 @@
+/**
+ * The program service as a process, killed with SIGKILL in the middle of a
+ * batch and started again: every deployment finishes exactly once (one final
+ * status, one audit record), no transfer is repeated, and every machine holds
+ * the bytes its deployment verified. The gateway (scripted machines with a
+ * slow upload, counting uploads) runs in this process and is reached over
+ * HTTP, so it outlives the service.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../../../core/store/database.js';
+import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
+import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../../fixtures/scripted-machine.js';
+
+const ROOT = resolve(import.meta.dirname, '../../..');
+const DIR = '//CNC_MEM/USER/PATH1/';
+const MACHINES = Array.from({ length: 16 }, (_, i) => `kill-K${String(i + 1).padStart(2, '0')}`);
+const PASSWORD = 'kill-test-admin-password';
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Service {
+  child: ChildProcess;
+  url: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  output: () => string;
+}
+
+async function startService(configFile: string): Promise<Service> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts', '--config', configFile, '--role', 'programs'], {
+    cwd: ROOT,
+    env: { ...process.env, PROGRAMS_PORT: '0', GATEWAY_PORT: '', GATEWAY_DATA_DIR: '', PROGRAMS_ADMIN_PASSWORD: PASSWORD },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const match = /API:\s+(http:\/\/127\.0\.0\.1:\d+)\/api\/v1/.exec(out);
+    if (match) return { child, url: match[1] as string, exited, output: () => out };
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the program service did not start:\n${out}`);
+    await sleep(50);
+  }
+}
+
+/** A signed-in administrator of a running service. */
+async function adminOf(url: string) {
+  const res = await fetch(`${url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
+  const body = (await res.json()) as { csrfToken: string };
+  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0] as string;
+  const call = async (method: string, path: string, payload?: unknown) => {
+    const r = await fetch(`${url}/api/v1${path}`, {
+      method,
+      headers: { cookie, 'x-csrf-token': body.csrfToken, ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(payload !== undefined ? { body: JSON.stringify(payload) } : {}),
+    });
+    return { status: r.status, body: (await r.json()) as Record<string, unknown> & { items?: Record<string, unknown>[] } };
+  };
+  return { get: (path: string) => call('GET', path), post: (path: string, payload: unknown = {}) => call('POST', path, payload) };
+}
+
+describe('a deployment batch across a SIGKILL', () => {
+  let gw: TestGateway;
+  let gatewayUrl: string;
+  let key: string;
+  let service: Service | undefined;
+
+  beforeAll(async () => {
+    gw = await startTestGateway({ machines: MACHINES.map(scriptedMachineConfig), groups: [{ groupID: 'kill-cell', name: 'Kill cell', machineIDs: MACHINES }] }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });
+    gatewayUrl = await gw.gateway.listen({ host: '127.0.0.1', port: 0 });
+    key = ((await gw.request('POST', '/api/security/secret-key/create', { username: 'admin', label: 'program service' })).body.data as { key: string }).key;
+    for (const id of MACHINES) scriptedMachine(id).uploadDelayMs = 250;
+  }, 30_000);
+  afterAll(async () => {
+    if (service && service.child.exitCode === null) {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    }
+    await gw?.stop();
+  });
+
+  it('PV-24 PV-35 a service killed with SIGKILL mid-batch and started again finishes every deployment exactly once, with no transfer repeated', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'programs-kill-'));
+    const configFile = join(dataDir, 'config.json');
+    writeFileSync(configFile, JSON.stringify({ roles: ['programs'], gateway: { dataDir, timeZone: 'UTC' }, programs: { host: '127.0.0.1', port: 0 }, logLevel: 'warn', machines: [] }));
+    service = await startService(configFile);
+    let api = await adminOf(service.url);
+
+    const registered = await api.post('/gateways', { name: 'plant', url: gatewayUrl, secretKey: key });
+    expect(registered.status).toBe(201);
+    expect((await api.post(`/gateways/${registered.body.id as string}/sync`)).status).toBe(200);
+    const groupId = ((await api.get('/machine-groups')).body.items ?? []).find((g) => g.name === 'Kill cell')?.id as string;
+    expect(typeof groupId).toBe('string');
+    const lib = (await api.post('/libraries', { name: 'Cell', approvalPolicy: { mode: 'autoRelease' } })).body.id as string;
+    const programId = (await api.post('/programs', { libraryId: lib, name: 'O5100', controller: 'fanuc' })).body.id as string;
+    const text = `%\nO5100 (HOUSING)\n${Array.from({ length: 2000 }, (_, i) => `N${(i + 1) * 10} G01 X${i}. Y${i % 50}. F300`).join('\n')}\nM30\n%\n`;
+    const uploaded = await api.post(`/programs/${programId}/versions`, { contentBase64: Buffer.from(text).toString('base64'), notes: '' });
+    const version = (await api.post(`/versions/${uploaded.body.id as string}/submit`)).body.version as { id: string };
+    const assignment = (await api.post('/machine-assignments', { programId, groupId, dir: DIR })).body.id as string;
+    const batch = await api.post('/deployments', { versionId: version.id, assignmentIds: [assignment], isTrial: false, trialHours: null });
+    expect(batch.status).toBe(201);
+    const batchId = batch.body.batchId as string;
+    const ids = (batch.body.deployments as { id: string }[]).map((d) => d.id);
+    expect(ids).toHaveLength(MACHINES.length);
+
+    // Kill it once some deployments have finished and others have not.
+    const statuses = async () => ((await api.get(`/deployments?batchId=${batchId}&limit=100`)).body.items ?? []).map((d) => String(d.status));
+    for (const deadline = Date.now() + 30_000; ; ) {
+      const now = await statuses();
+      const done = now.filter((s) => s === 'Succeeded').length;
+      if (done >= 1 && done <= MACHINES.length - 6) break;
+      if (done > MACHINES.length - 6 || Date.now() > deadline) throw new Error(`could not catch the batch mid-way: ${now.join(', ')}`);
+      await sleep(20);
+    }
+    service.child.kill('SIGKILL');
+    expect((await service.exited).signal).toBe('SIGKILL');
+    const uploadsAtKill = MACHINES.reduce((n, id) => n + scriptedMachine(id).uploads, 0);
+    expect(uploadsAtKill).toBeLessThan(MACHINES.length);
+
+    service = await startService(configFile);
+    api = await adminOf(service.url);
+    let rows: Record<string, unknown>[] = [];
+    for (const deadline = Date.now() + 60_000; ; ) {
+      rows = (await api.get(`/deployments?batchId=${batchId}&limit=100`)).body.items ?? [];
+      if (rows.length === ids.length && rows.every((d) => d.status === 'Succeeded' || d.status === 'Failed')) break;
+      if (Date.now() > deadline) throw new Error(`not finished after the restart: ${rows.map((d) => `${String(d.status)} ${String(d.reason ?? '')}`).join('; ')}`);
+      await sleep(100);
+    }
+    expect(rows.map((d) => d.status)).toEqual(ids.map(() => 'Succeeded'));
+    for (const d of rows) expect(d.readBackSha256).toBe(d.sha256);
+    // No transfer repeated: each machine got exactly one upload, and holds the verified bytes.
+    for (const id of MACHINES) {
+      const m = scriptedMachine(id);
+      expect({ id, uploads: m.uploads }).toEqual({ id, uploads: 1 });
+      const onMachine = m.files.get(`${DIR}O5100`);
+      expect(onMachine === undefined ? null : sha(onMachine)).toBe(rows[0]?.sha256);
+    }
+    const verify = await api.get('/audit/verify');
+    expect(verify.body).toMatchObject({ intact: true, firstBrokenSeq: null });
+
+    service.child.kill('SIGTERM');
+    expect((await service.exited).code).toBe(0);
+    // Exactly one final record per deployment, whatever the crash cut off.
+    const db = await Database.open(join(dataDir, 'programs.db'));
+    try {
+      const finals = await db.all<{ entity_id: string; n: number }>(
+        "SELECT entity_id, COUNT(*) AS n FROM audit_log WHERE action IN ('deployment.succeeded', 'deployment.failed') GROUP BY entity_id",
+      );
+      expect(finals.map((f) => f.entity_id).sort()).toEqual([...ids].sort());
+      expect(finals.every((f) => Number(f.n) === 1)).toBe(true);
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
+});
