@@ -125,7 +125,7 @@ describe('a deployment batch across a SIGKILL', () => {
 
     service = await startService(configFile);
     api = await adminOf(service.url);
-    let rows: Record<string, unknown>[] = [];
+    let rows: Record<string, unknown>[];
     for (const deadline = Date.now() + 60_000; ; ) {
       rows = (await api.get(`/deployments?batchId=${batchId}&limit=100`)).body.items ?? [];
       if (rows.length === ids.length && rows.every((d) => d.status === 'Succeeded' || d.status === 'Failed')) break;
