@@ -229,9 +229,18 @@ const MADE_KEPT = 16;
 
 function service(ctx: ProgramsContext): AssignmentsService {
   const made = new Map<string, { content: Buffer; fileName: string }>();
+  // Assignments never change once made, so a batch to a group reads its assignment once, not once per machine.
+  const loaded = new Map<string, Assignment>();
   const load = async (id: string): Promise<Assignment | undefined> => {
+    const known = loaded.get(id);
+    if (known) return known;
     const r = await ctx.db.get('SELECT * FROM assignments WHERE id = ?', [id]);
-    return r ? rowOf(r) : undefined;
+    const a = r ? rowOf(r) : undefined;
+    if (a) {
+      loaded.set(id, a);
+      if (loaded.size > 256) loaded.delete(loaded.keys().next().value as string);
+    }
+    return a;
   };
   return {
     async assignment(id, principal) {

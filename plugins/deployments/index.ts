@@ -121,8 +121,9 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch
             throw new ProblemError('unacceptable', `assignment ${assignmentId} is for another program than version ${version.id}`, { errors: [{ field, message: 'assigns another program' }] });
           }
           const machineIds = a.targetKind === 'machine' ? [a.targetId] : ((await fleet().group(a.targetId, p))?.machineIds ?? []);
+          const found = new Map((await fleet().machines(machineIds, p)).map((m) => [m.id, m]));
           for (const machineId of machineIds) {
-            const machine = await fleet().machine(machineId, p);
+            const machine = found.get(machineId);
             if (!machine) throw new ProblemError('not-found', `no machine ${machineId}`, { errors: [{ field, message: `its machine ${machineId} is not visible` }] });
             if (!machine.present || seen.has(machine.id)) continue;
             seen.add(machine.id);
@@ -176,8 +177,8 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch
           query.limit + 1, cursor ? { createdAt: Number(cursor.createdAt), id: String(cursor.id) } : null,
         );
         const pageRows = rows.slice(0, query.limit);
-        const items: DeploymentRow[] = [];
-        for (const r of pageRows) if (await visible(p, r)) items.push(r);
+        const seen = new Set((await fleet().machines([...new Set(pageRows.map((r) => r.machineId))], p)).map((m) => m.id));
+        const items = pageRows.filter((r) => seen.has(r.machineId));
         const last = pageRows[pageRows.length - 1];
         return { status: 200, body: { items: items.map(out), nextCursor: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null } };
       },

@@ -28,12 +28,16 @@ export interface DeploymentContext {
   lastError: string | null;
   /** A transfer retried after a transient failure first reads the file back (the failed call may have reached the machine). */
   resumed: boolean;
+  /** SHA-256 of the file read back from the machine, stored with the final status. */
+  readBackSha256?: string | null;
 }
 
 /** A failed step: whether it may succeed later, and why it failed, in words a person can act on. */
 export interface StepFailure {
   transient: boolean;
   reason: string;
+  /** A read-back that did not match: the hash it had. */
+  readBackSha256?: string;
 }
 
 export const isStepFailure = (e: unknown): e is StepFailure => typeof e === 'object' && e !== null && 'transient' in e && 'reason' in e;
@@ -45,7 +49,7 @@ export const deploymentMachine = setup({
   },
   actors: {
     transfer: fromPromise<{ skipped: boolean }, { deploymentId: string; resumed: boolean }>(() => Promise.reject(new Error('transfer not provided'))),
-    verify: fromPromise<void, { deploymentId: string }>(() => Promise.reject(new Error('verify not provided'))),
+    verify: fromPromise<{ readBackSha256: string }, { deploymentId: string }>(() => Promise.reject(new Error('verify not provided'))),
     wait: fromPromise<void, { ms: number }>(() => Promise.reject(new Error('wait not provided'))),
   },
   guards: {
@@ -55,6 +59,12 @@ export const deploymentMachine = setup({
     },
   },
   actions: {
+    noteReadBack: assign({
+      readBackSha256: ({ context, event }) => {
+        const error = (event as { error?: unknown }).error;
+        return isStepFailure(error) && error.readBackSha256 ? error.readBackSha256 : (context.readBackSha256 ?? null);
+      },
+    }),
     noteFailure: assign({
       attempts: ({ context }) => context.attempts + 1,
       lastError: ({ event }) => {
@@ -92,10 +102,10 @@ export const deploymentMachine = setup({
       invoke: {
         src: 'verify',
         input: ({ context }) => ({ deploymentId: context.deploymentId }),
-        onDone: 'Succeeded',
+        onDone: { target: 'Succeeded', actions: assign({ readBackSha256: ({ event }) => event.output.readBackSha256 }) },
         onError: [
           { guard: 'retryable', target: 'verifyRetry', actions: 'noteFailure' },
-          { target: 'Failed', actions: 'noteFailure' },
+          { target: 'Failed', actions: ['noteFailure', 'noteReadBack'] },
         ],
       },
     },

@@ -96,7 +96,14 @@ export class DeploymentRunner {
     return content;
   }
 
+  /** The machine with this runner's actors, made once (providing it is not free). */
+  private provided: ReturnType<typeof this.provide> | undefined;
+
   private machine() {
+    return (this.provided ??= this.provide());
+  }
+
+  private provide() {
     const fleet = () => this.ctx.services.get('fleet.machines');
     const resolveTarget = async (deploymentId: string) => {
       const row = await this.repo.get(deploymentId);
@@ -152,8 +159,10 @@ export class DeploymentRunner {
           const back = await link.downloadProgram(machine.machineId, row.dir, row.fileName).catch((err: unknown) => {
             throw linkFailure(err, 'read-back');
           });
-          await this.repo.recordReadBack(row.id, back.sha256);
-          if (back.sha256 !== row.sha256) throw failure(false, `read-back: the file on the machine has SHA-256 ${back.sha256}, not the transferred ${row.sha256}`);
+          if (back.sha256 !== row.sha256) {
+            throw { ...failure(false, `read-back: the file on the machine has SHA-256 ${back.sha256}, not the transferred ${row.sha256}`), readBackSha256: back.sha256 };
+          }
+          return { readBackSha256: back.sha256 };
         }),
         wait: fromPromise(({ input }: { input: { ms: number } }) => new Promise<void>((resolve) => setTimeout(resolve, input.ms).unref())),
       },
@@ -194,7 +203,7 @@ export class DeploymentRunner {
         const persisted = JSON.stringify(actor.getPersistedSnapshot());
         const final = snapshot.status === 'done';
         const write = (final
-          ? this.repo.finish(id, status, status === 'Failed' ? snapshot.context.lastError : null, this.ctx.now(), persisted)
+          ? this.repo.finish(id, status, status === 'Failed' ? snapshot.context.lastError : null, this.ctx.now(), persisted, snapshot.context.readBackSha256 ?? null)
           : this.repo.transition(id, status, snapshot.context.lastError, this.ctx.now(), persisted, DEPLOYMENT_MACHINE_VERSION)
         )
           .then(async () => {

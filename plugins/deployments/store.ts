@@ -200,18 +200,37 @@ export class DeploymentRepository {
         stored.add(d.sha256);
         await this.storeContent(tx, d.sha256, d.content);
       }
+    }
+    // Many rows per statement: a batch of 1,000 machines is 25 statements, not 1,000.
+    const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \'Queued\', NULL, 0, NULL, ?, NULL, ?, ?, ?, ?, ?, NULL, ?)';
+    for (let i = 0; i < deployments.length; i += 40) {
+      const chunk = deployments.slice(i, i + 40);
       await tx.run(
         `INSERT INTO deploy_deployments (id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at, purpose)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Queued', NULL, 0, NULL, ?, NULL, ?, ?, ?, ?, ?, NULL, ?)`,
-        [d.id, batch.id, d.assignmentId ?? '', d.machineId, d.gatewayId, batch.versionId ?? '', d.dir, d.fileName, d.sha256, d.content.length, timeline, machineVersion, batch.deadline, batch.createdBy, batch.createdAt, batch.createdAt, batch.purpose],
+         VALUES ${chunk.map(() => ROW).join(', ')}`,
+        chunk.flatMap((d) => [
+          d.id, batch.id, d.assignmentId ?? '', d.machineId, d.gatewayId, batch.versionId ?? '', d.dir, d.fileName, d.sha256, d.content.length, timeline, machineVersion, batch.deadline,
+          batch.createdBy, batch.createdAt, batch.createdAt, batch.purpose,
+        ]),
       );
     }
   }
 
+  /**
+   * Rows of unfinished deployments as last written: this service is their only
+   * writer, so a transition appends to the timeline without reading the row
+   * back first. Dropped when the deployment finishes.
+   */
+  private readonly live = new Map<string, DeploymentRow>();
+
   private async appendTimeline(tx: WriteTx, id: string, entry: TimelineEntry): Promise<DeploymentRow | undefined> {
-    const r = await tx.get(`SELECT ${COLUMNS} FROM deploy_deployments WHERE id = ?`, [id]);
-    if (!r) return undefined;
-    const row = rowOf(r);
+    let row = this.live.get(id);
+    if (!row) {
+      const r = await tx.get(`SELECT ${COLUMNS} FROM deploy_deployments WHERE id = ?`, [id]);
+      if (!r) return undefined;
+      row = rowOf(r);
+      if (row.finishedAt === null) this.live.set(id, row);
+    }
     const last = row.timeline[row.timeline.length - 1];
     if (last?.status !== entry.status || last.reason !== entry.reason) row.timeline.push(entry);
     // A timeline stays small: a long retry keeps its first and last entries.
@@ -247,7 +266,14 @@ export class DeploymentRepository {
       }, { transaction: true });
       for (const job of batch) job.resolve();
     } catch {
-      for (const job of batch) await this.db.write((tx) => job.apply(tx), { transaction: true }).then(job.resolve, job.reject);
+      // Rolled back: the rows kept in memory may hold changes that were not stored; read them afresh.
+      this.live.clear();
+      for (const job of batch) {
+        await this.db.write((tx) => job.apply(tx), { transaction: true }).then(job.resolve, (err: unknown) => {
+          this.live.clear();
+          job.reject(err);
+        });
+      }
     }
   }
 
@@ -258,17 +284,21 @@ export class DeploymentRepository {
       await tx.run('UPDATE deploy_deployments SET status = ?, reason = ?, timeline = ?, snapshot = ?, machine_version = ?, updated_at = ? WHERE id = ?', [
         status, reason, JSON.stringify(row.timeline), snapshot, machineVersion, at, id,
       ]);
+      Object.assign(row, { status, reason, snapshot, machineVersion, updatedAt: at });
     });
   }
 
   /** Records the final status, once, with its audit record in the same transaction. */
-  finish(id: string, status: 'Succeeded' | 'Failed' | DeploymentStatus, reason: string | null, at: number, snapshot: string | null): Promise<void> {
+  finish(id: string, status: 'Succeeded' | 'Failed' | DeploymentStatus, reason: string | null, at: number, snapshot: string | null, readBackSha256: string | null = null): Promise<void> {
     return this.batched(async (tx) => {
       const row = await this.appendTimeline(tx, id, { status, at, ...(reason ? { reason } : {}) });
       if (!row || row.finishedAt !== null) return;
-      await tx.run('UPDATE deploy_deployments SET status = ?, reason = ?, timeline = ?, snapshot = ?, updated_at = ?, finished_at = ? WHERE id = ?', [
-        status, reason, JSON.stringify(row.timeline), snapshot, at, at, id,
+      const readBack = readBackSha256 ?? row.readBackSha256;
+      await tx.run('UPDATE deploy_deployments SET status = ?, reason = ?, timeline = ?, snapshot = ?, read_back_sha256 = ?, updated_at = ?, finished_at = ? WHERE id = ?', [
+        status, reason, JSON.stringify(row.timeline), snapshot, readBack, at, at, id,
       ]);
+      Object.assign(row, { status, reason, snapshot, readBackSha256: readBack, updatedAt: at, finishedAt: at });
+      this.live.delete(id);
       await this.audit.append(tx, {
         principalName: row.createdBy, authMethod: 'internal', category: 'deployment', action: status === 'Succeeded' ? 'deployment.succeeded' : 'deployment.failed',
         entityType: 'deployment', entityId: id, machine: row.machineId,
@@ -321,12 +351,8 @@ export class DeploymentRepository {
   countTransfer(id: string): Promise<void> {
     return this.batched(async (tx) => {
       await tx.run('UPDATE deploy_deployments SET transfers = transfers + 1 WHERE id = ?', [id]);
-    });
-  }
-
-  recordReadBack(id: string, sha256: string): Promise<void> {
-    return this.batched(async (tx) => {
-      await tx.run('UPDATE deploy_deployments SET read_back_sha256 = ? WHERE id = ?', [sha256, id]);
+      const row = this.live.get(id);
+      if (row) row.transfers++;
     });
   }
 

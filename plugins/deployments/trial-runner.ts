@@ -101,7 +101,14 @@ export class TrialRunner {
     });
   }
 
+  /** The machine with this runner's actors, made once (providing it is not free). */
+  private provided: ReturnType<typeof this.provide> | undefined;
+
   private machine() {
+    return (this.provided ??= this.provide());
+  }
+
+  private provide() {
     return trialMachine.provide({
       actors: {
         awaitDeployment: fromPromise(async ({ input }: { input: { trialId: string } }) => {

@@ -367,6 +367,15 @@ function fleetOperations(ctx: ProgramsContext, repo: FleetRepository, box: Crede
       if (!m || !(await machineVisible(principal, m))) return undefined;
       return forUse(m);
     },
+    async machines(ids, principal) {
+      const byId = new Map((await repo.machinesIn(ids)).map((m) => [m.id, m]));
+      const out: ReturnType<typeof forUse>[] = [];
+      for (const id of ids) {
+        const m = byId.get(id);
+        if (m && (await machineVisible(principal, m))) out.push(forUse(m));
+      }
+      return out;
+    },
     async noteContact(gatewayId, error) {
       await repo.recordContact(gatewayId, ctx.now(), error);
     },

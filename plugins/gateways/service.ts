@@ -22,6 +22,8 @@ export interface FleetMachine {
 export interface FleetMachines {
   /** The machine; undefined when missing or outside `principal`'s machine-group scope. */
   machine(id: string, principal: RestPrincipal): Promise<FleetMachine | undefined>;
+  /** The machines of `ids` the principal may see (missing or hidden ones left out), read at once. */
+  machines(ids: readonly string[], principal: RestPrincipal): Promise<FleetMachine[]>;
   /** The group and its member machine ids; undefined when missing or outside the scope. */
   group(id: string, principal: RestPrincipal): Promise<{ id: string; name: string; machineIds: string[] } | undefined>;
   /** The link to the machine's gateway. */

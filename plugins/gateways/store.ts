@@ -187,6 +187,15 @@ export class FleetRepository {
     return r ? machineOf(r) : undefined;
   }
 
+  async machinesIn(ids: readonly string[]): Promise<MachineRecord[]> {
+    const out: MachineRecord[] = [];
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      out.push(...(await this.db.all(`SELECT * FROM fleet_machines WHERE id IN (${chunk.map(() => '?').join(', ')})`, [...chunk])).map(machineOf));
+    }
+    return out;
+  }
+
   async machinesOf(gatewayId: string): Promise<MachineRecord[]> {
     return (await this.db.all('SELECT * FROM fleet_machines WHERE gateway_id = ? ORDER BY machine_id', [gatewayId])).map(machineOf);
   }

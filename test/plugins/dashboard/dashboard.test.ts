@@ -33,7 +33,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describe('dashboard', () => {
+describe('dashboard', { timeout: 60_000 }, () => {
   let gw: TestGateway;
   let svc: TestProgramService;
   let admin: Session;

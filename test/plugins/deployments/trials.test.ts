@@ -26,7 +26,8 @@ const DIR = '//CNC_MEM/USER/PATH1/';
 const MACHINES = ['T1', 'T2', 'T3', 'T4', 'T5', 'T6', 'T7'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('trials', () => {
+// Real sampling (every 100 ms) and real history reads: on a loaded machine a scenario takes several seconds.
+describe('trials', { timeout: 60_000 }, () => {
   let gw: TestGateway;
   let svc: TestProgramService;
   let admin: Session;

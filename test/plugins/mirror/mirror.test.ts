@@ -29,7 +29,7 @@ const MACHINES = ['R1', 'R2', 'R3', 'R4', 'R5', 'R6', 'R7'];
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('mirror and drift', () => {
+describe('mirror and drift', { timeout: 60_000 }, () => {
   let gw: TestGateway;
   let svc: TestProgramService;
   let admin: Session;
