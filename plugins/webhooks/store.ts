@@ -88,6 +88,15 @@ const deliveryOf = (r: Record<string, unknown>): DeliveryRecord => ({
 });
 const DELIVERY_COLUMNS = 'd.id, d.webhook_id, d.message_id, m.event, d.status, d.attempts, d.next_attempt_at, d.last_status_code, d.last_error, d.delivered_at, d.created_at, d.updated_at';
 
+/** What one delivery attempt came to. */
+export interface AttemptOutcome {
+  status: DeliveryStatus;
+  statusCode: number | null;
+  error: string | null;
+  nextAttemptAt: number | null;
+  at: number;
+}
+
 export class WebhookRepository {
   constructor(private readonly db: Database) {}
 
@@ -137,12 +146,33 @@ export class WebhookRepository {
     return num(r?.t);
   }
 
-  recordAttempt(id: string, outcome: { status: DeliveryStatus; statusCode: number | null; error: string | null; nextAttemptAt: number | null; at: number }): Promise<unknown> {
-    return this.db.write((tx) =>
-      tx.run('UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_status_code = ?, last_error = ?, next_attempt_at = ?, delivered_at = ?, updated_at = ? WHERE id = ?', [
-        outcome.status, outcome.statusCode, outcome.error, outcome.nextAttemptAt, outcome.status === 'delivered' ? outcome.at : null, outcome.at, id,
-      ]),
-    );
+  private attempts: { id: string; outcome: AttemptOutcome; resolve: () => void; reject: (err: unknown) => void }[] = [];
+
+  /**
+   * Records an attempt's outcome. Outcomes that arrive together (a batch of
+   * deliveries answered at once) are stored in one transaction.
+   */
+  recordAttempt(id: string, outcome: AttemptOutcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.attempts.push({ id, outcome, resolve, reject });
+      if (this.attempts.length === 1) setImmediate(() => void this.flushAttempts());
+    });
+  }
+
+  private async flushAttempts(): Promise<void> {
+    const batch = this.attempts.splice(0);
+    try {
+      await this.db.write(async (tx) => {
+        for (const { id, outcome } of batch) {
+          await tx.run('UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_status_code = ?, last_error = ?, next_attempt_at = ?, delivered_at = ?, updated_at = ? WHERE id = ?', [
+            outcome.status, outcome.statusCode, outcome.error, outcome.nextAttemptAt, outcome.status === 'delivered' ? outcome.at : null, outcome.at, id,
+          ]);
+        }
+      }, { transaction: true });
+      for (const job of batch) job.resolve();
+    } catch (err) {
+      for (const job of batch) job.reject(err);
+    }
   }
 
   /** Disables an endpoint (it answered 410 Gone) and abandons its pending deliveries. */
