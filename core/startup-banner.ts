@@ -53,7 +53,7 @@ export function bannerUrlLines(url: string): string[] {
 /** The program service's URL lines, as bannerUrlLines. */
 export function programsUrlLines(url: string): string[] {
   const rows: [string, string, string][] = [
-    ['API:', `${url}/api/v1`, TOKEN],
+    ['API:', `${url}/api/v1`, 'session cookie or Bearer token'],
     ['API docs:', `${url}/api/docs`, NO_TOKEN],
     ['OpenAPI:', `${url}/openapi/v1.json`, NO_TOKEN],
   ];

@@ -95,7 +95,7 @@ describe('start-up banner with several roles', () => {
       '  data:        /var/lib/gateway (SQLite: programs.db)',
       '  time zone:   Europe/Berlin',
       '',
-      '  API:         http://localhost:8030/api/v1  (Bearer token)',
+      '  API:         http://localhost:8030/api/v1  (session cookie or Bearer token)',
       '  API docs:    http://localhost:8030/api/docs  (no token)',
       '  OpenAPI:     http://localhost:8030/openapi/v1.json  (no token)',
       '',

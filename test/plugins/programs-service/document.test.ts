@@ -9,6 +9,40 @@ import { PROGRAMS_PLUGINS } from '../../../plugins/index.js';
 import { accountsPlugin } from '../../../plugins/accounts/index.js';
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { TEST_ACCOUNTS } from '../../fixtures/programs-accounts.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const CONTRACT_FILE = join(import.meta.dirname, '../../fixtures/contract-v1.json');
+/** The v1 contract as released: each operation and the fields of its successful answers. */
+const RECORDED = JSON.parse(readFileSync(CONTRACT_FILE, 'utf8')) as Record<string, string[]>;
+
+/** Each operation (`GET /api/v1/x`) with the top-level fields of its 2xx JSON answers (for a page: of its items too). */
+function contractOf(doc: Record<string, unknown>): Record<string, string[]> {
+  const components = ((doc.components as { schemas?: Record<string, unknown> } | undefined)?.schemas ?? {});
+  const resolve = (s: unknown): Record<string, unknown> | undefined => {
+    const ref = (s as { $ref?: string } | undefined)?.$ref;
+    return (ref ? components[ref.split('/').pop() as string] : s) as Record<string, unknown> | undefined;
+  };
+  const fieldsOf = (schema: unknown, prefix = ''): string[] => {
+    const s = resolve(schema);
+    const props = (s?.properties ?? {}) as Record<string, unknown>;
+    const own = Object.keys(props).map((k) => `${prefix}${k}`);
+    const items = resolve((props.items as { items?: unknown } | undefined)?.items);
+    return [...own, ...(items && prefix === '' ? fieldsOf(items, 'items[].') : [])];
+  };
+  const out: Record<string, string[]> = {};
+  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, Operation>>)) {
+    for (const [method, op] of Object.entries(item)) {
+      const fields = new Set<string>();
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (!/^2/.test(status)) continue;
+        for (const f of fieldsOf(response.content?.['application/json']?.schema)) fields.add(f);
+      }
+      out[`${method.toUpperCase()} ${path}`] = [...fields].sort();
+    }
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)));
+}
 
 type Operation = { operationId: string; parameters?: { in: string }[]; requestBody?: { content: Record<string, { schema?: unknown }> }; responses: Record<string, { $ref?: string; content?: Record<string, { schema?: unknown }> }> };
 
@@ -29,7 +63,7 @@ describe('the program service document', () => {
     expect((await fetch(`${svc.url}/api/docs/`)).status).toBe(200);
   });
 
-  it('PV-03 PV-30 PV-31 PV-32 PV-38 PV-39 serves every endpoint of the specification this service has, under /api/v1', () => {
+  it('PV-03 PV-30 PV-31 PV-32 PV-33 PV-34 PV-35 PV-36 PV-37 PV-38 PV-39 serves every endpoint of the specification, under /api/v1', () => {
     const paths = doc.paths as Record<string, Record<string, Operation>>;
     const have = new Set(Object.entries(paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`)));
     const spec = [
@@ -39,9 +73,32 @@ describe('the program service document', () => {
       'GET /approvals', 'POST /approvals/{id}/decide',
       'POST /admin/users', 'GET /admin/users', 'POST /admin/service-tokens', 'GET /admin/service-tokens',
       'GET /audit', 'GET /audit/export', 'GET /audit/verify',
+      'POST /gateways', 'GET /gateways', 'POST /gateways/{id}/sync', 'GET /machines/{id}', 'PATCH /machines/{id}',
+      'POST /machine-groups', 'GET /machine-groups', 'PATCH /machine-groups/{id}', 'GET /machines/{id}/files', 'POST /machines/{id}/request-checkin',
+      'POST /machine-assignments', 'GET /machine-assignments', 'POST /machine-assignments/{id}/preview-transform',
+      'POST /deployments', 'GET /deployments', 'GET /deployments/{id}',
+      'GET /trials', 'POST /trials/{id}/promote', 'POST /trials/{id}/pull-back',
+      'GET /drift', 'POST /drift/{id}/accept', 'POST /drift/{id}/reject', 'POST /machine-files/{id}/adopt', 'POST /machines/{id}/adopt-all',
+      'GET /machine-files/{id}/snapshots', 'POST /machine-files/{id}/restore',
+      'POST /admin/webhooks', 'GET /admin/webhooks', 'GET /admin/webhooks/deliveries',
+      'GET /dashboard/summary', 'GET /dashboard/recent-deployments',
     ];
     expect(spec.filter((e) => !have.has(e.replace(' /', ' /api/v1/')))).toEqual([]);
     expect([...have].every((e) => e.split(' ')[1]?.startsWith('/api/v1/'))).toBe(true);
+  });
+
+  it('PV-80 v1 only grows: every operation and every answer field of the recorded v1 contract is still served', () => {
+    const now = contractOf(doc);
+    if (process.env.RECORD_CONTRACT === '1') writeFileSync(CONTRACT_FILE, `${JSON.stringify({ ...RECORDED, ...now }, null, 2)}\n`);
+    const lost: string[] = [];
+    for (const [operation, fields] of Object.entries(RECORDED)) {
+      const served = now[operation];
+      if (!served) lost.push(`${operation}: gone`);
+      else for (const field of fields) if (!served.includes(field)) lost.push(`${operation}: answer field ${field} gone`);
+    }
+    // A breaking change ships as /api/v2 beside v1. An addition is recorded with RECORD_CONTRACT=1 (test/fixtures/contract-v1.json).
+    expect(lost).toEqual([]);
+    expect(Object.keys(now).filter((op) => !(op in RECORDED))).toEqual([]);
   });
 
   it('documents for every operation its parameters or body, and a schema for every answer with content', () => {
