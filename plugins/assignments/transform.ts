@@ -99,6 +99,10 @@ export function applyTransform(content: Buffer, transform: Transform, given: Tem
   const values: TemplateValues = number !== undefined ? { ...given, programNumber: number } : given;
   const fileName = render(transform.fileName, values);
   if (!isSafeFileName(fileName)) throw new TransformError(`the file name template gives ${JSON.stringify(fileName.slice(0, 64))}, which is not a plain file name`, 'transform.fileName');
+  // Nothing to change in the content: the machine gets the version's bytes as they are.
+  if (transform.programNumber === undefined && !transform.header.length && !transform.footer.length && !transform.substitutions.length && transform.lineEnding === 'keep') {
+    return { content, fileName };
+  }
   const lines = splitLines(content);
   const firstEol = lines.find((l) => l.eol.length > 0)?.eol ?? Buffer.from('\n');
   const eol = transform.lineEnding === 'lf' ? Buffer.from('\n') : transform.lineEnding === 'crlf' ? Buffer.from('\r\n') : firstEol;
