@@ -16,6 +16,7 @@ import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import { CredentialBox, type SealedCredential } from '../../core/store/credential-box.js';
 import type { WriteTx } from '../../core/store/database.js';
+import { Poster, PostError } from './post.js';
 import { MIGRATIONS, WebhookRepository, type DeliveryRecord, type WebhookRecord } from './store.js';
 
 /** The events an endpoint can subscribe to, with what their `data` holds (docs/programs-webhooks.md). */
@@ -74,6 +75,7 @@ class Sender {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  private readonly poster = new Poster();
 
   constructor(
     private readonly ctx: ProgramsContext,
@@ -124,17 +126,15 @@ class Sender {
     let error: string | null = null;
     try {
       const secret = this.box.open(`webhook:${d.webhookId}`, 'secret', JSON.parse(d.sealedSecret) as SealedCredential);
-      const res = await fetch(d.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'webhook-id': d.messageId, 'webhook-timestamp': String(timestamp), 'webhook-signature': sign(secret, d.messageId, timestamp, d.body), 'user-agent': 'program-version-service' },
-        body: d.body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      });
-      statusCode = res.status;
-      await res.body?.cancel().catch(() => undefined);
+      statusCode = await this.poster.post(
+        d.url,
+        { 'content-type': 'application/json', 'webhook-id': d.messageId, 'webhook-timestamp': String(timestamp), 'webhook-signature': sign(secret, d.messageId, timestamp, d.body), 'user-agent': 'program-version-service' },
+        d.body,
+        REQUEST_TIMEOUT_MS,
+      );
     } catch (err) {
-      error = ((err as Error).name === 'TimeoutError' ? `no answer within ${REQUEST_TIMEOUT_MS} ms` : String((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message)).slice(0, 300);
+      const e = err as PostError;
+      error = (e.code === 'TIMEOUT' ? `no answer within ${REQUEST_TIMEOUT_MS} ms` : e instanceof PostError && e.code !== 'ERROR' ? e.code : String(e.message)).slice(0, 300);
     }
     const at = this.ctx.now();
     if (statusCode !== null && statusCode >= 200 && statusCode < 300) {
@@ -158,6 +158,7 @@ class Sender {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    this.poster.close();
   }
 }
 
