@@ -98,7 +98,8 @@ export interface GatewayLink {
   downloadProgram(machineID: string, dir: string, name: string): Promise<{ content: Buffer } & LinkTransfer>;
   currentProgram(machineID: string): Promise<LinkCurrentProgram>;
   /**
-   * History rows of one class (`Count`, `AlarmLog`, …) in [start, end), oldest
+   * History rows of one class (`Count`, `AlarmLog`, …) in [start, end) (whole
+   * seconds, as the gateway reads its windows; each row has its time in ms), oldest
    * first, at most `limit`; `limitReached` says more existed (continue with
    * `afterSeq`).
    */

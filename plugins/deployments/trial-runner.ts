@@ -57,13 +57,20 @@ export class TrialRunner {
     private readonly logger: Logger,
   ) {}
 
-  /** Reads one class of rows for a window, page by page, up to HISTORY_MAX. */
+  /**
+   * Reads one class of rows for [from, to), page by page, up to HISTORY_MAX.
+   * The gateway's windows are whole seconds, so the read covers the seconds
+   * around the window and the rows are cut to it by their own times (in ms).
+   */
   private async rows(link: GatewayLink, machineID: string, type: string, from: number, to: number): Promise<{ rows: LinkHistoryRow[]; truncated: boolean }> {
     const rows: LinkHistoryRow[] = [];
+    if (to <= from) return { rows, truncated: false };
+    const start = Math.floor(from / 1000) * 1000;
+    const end = Math.ceil(to / 1000) * 1000 + 1000;
     let afterSeq: number | undefined;
     for (;;) {
-      const page = await link.history(machineID, type, from, to, HISTORY_PAGE, afterSeq);
-      rows.push(...page.rows);
+      const page = await link.history(machineID, type, start, end, HISTORY_PAGE, afterSeq);
+      rows.push(...page.rows.filter((r) => r.time >= from && r.time < to));
       if (!page.limitReached || page.rows.length === 0) return { rows, truncated: false };
       if (rows.length >= HISTORY_MAX) return { rows, truncated: true };
       afterSeq = page.rows[page.rows.length - 1]?.seq;
