@@ -24,68 +24,23 @@ function openConnection(file: string, mode: number): Promise<sqlite3.Database> {
   });
 }
 
-function execOn(db: sqlite3.Database, sql: string): Promise<void> {
-  return new Promise((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
+function runOn(db: sqlite3.Database, sql: string, params: SqlValue[] = []): Promise<{ changes: number; lastID: number }> {
+  return new Promise((resolve, reject) => {
+    db.run(sql, params, function (this: sqlite3.RunResult, err: Error | null) {
+      if (err) reject(err);
+      else resolve({ changes: this.changes, lastID: this.lastID });
+    });
+  });
 }
 
-/**
- * Prepared statements of one connection, kept by their SQL (least recently
- * used dropped beyond `max`): a statement run again is bound and stepped,
- * not parsed and planned again. Each use ends with a reset, so no statement
- * keeps a read transaction (and an old snapshot) open between uses.
- */
-class StatementCache {
-  private readonly statements = new Map<string, Promise<sqlite3.Statement>>();
+function allOn<T>(db: sqlite3.Database, sql: string, params: SqlValue[] = []): Promise<T[]> {
+  return new Promise((resolve, reject) => {
+    db.all(sql, params, (err: Error | null, rows: T[]) => (err ? reject(err) : resolve(rows)));
+  });
+}
 
-  constructor(
-    private readonly db: sqlite3.Database,
-    private readonly max = 200,
-  ) {}
-
-  private statement(sql: string): Promise<sqlite3.Statement> {
-    const known = this.statements.get(sql);
-    if (known) {
-      this.statements.delete(sql);
-      this.statements.set(sql, known);
-      return known;
-    }
-    const made = new Promise<sqlite3.Statement>((resolve, reject) => {
-      const statement = this.db.prepare(sql, (err: Error | null) => (err ? reject(err) : resolve(statement)));
-    });
-    this.statements.set(sql, made);
-    made.catch(() => this.statements.delete(sql));
-    if (this.statements.size > this.max) {
-      const [oldest, old] = this.statements.entries().next().value as [string, Promise<sqlite3.Statement>];
-      this.statements.delete(oldest);
-      // Finalizing waits for the statement's queued work.
-      void old.then((s) => s.finalize()).catch(() => undefined);
-    }
-    return made;
-  }
-
-  async run(sql: string, params: SqlValue[] = []): Promise<{ changes: number; lastID: number }> {
-    const statement = await this.statement(sql);
-    return new Promise((resolve, reject) => {
-      statement.run(params, function (this: sqlite3.RunResult, err: Error | null) {
-        const outcome = { changes: this?.changes ?? 0, lastID: this?.lastID ?? 0 };
-        statement.reset(() => (err ? reject(err) : resolve(outcome)));
-      });
-    });
-  }
-
-  async all<T>(sql: string, params: SqlValue[] = []): Promise<T[]> {
-    const statement = await this.statement(sql);
-    return new Promise((resolve, reject) => {
-      statement.all(params, (err: Error | null, rows: T[]) => statement.reset(() => (err ? reject(err) : resolve(rows))));
-    });
-  }
-
-  /** Finalizes every statement (before the connection closes). */
-  async clear(): Promise<void> {
-    const all = [...this.statements.values()];
-    this.statements.clear();
-    await Promise.all(all.map((p) => p.then((s) => new Promise<void>((resolve) => s.finalize(() => resolve()))).catch(() => undefined)));
-  }
+function execOn(db: sqlite3.Database, sql: string): Promise<void> {
+  return new Promise((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
 }
 
 function closeConnection(db: sqlite3.Database): Promise<void> {
@@ -95,17 +50,12 @@ function closeConnection(db: sqlite3.Database): Promise<void> {
 export class Database {
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
-  private readonly writes: StatementCache;
-  private readonly reads: StatementCache;
 
   private constructor(
     readonly file: string,
     private readonly writer: sqlite3.Database,
     private readonly reader: sqlite3.Database,
-  ) {
-    this.writes = new StatementCache(writer);
-    this.reads = reader === writer ? this.writes : new StatementCache(reader);
-  }
+  ) {}
 
   /**
    * Opens (creating if needed) the database in WAL mode with synchronous=NORMAL.
@@ -134,9 +84,9 @@ export class Database {
   write<T>(job: (tx: WriteTx) => Promise<T>, options: { transaction?: boolean } = {}): Promise<T> {
     if (this.closed) return Promise.reject(new Error('database is closed'));
     const tx: WriteTx = {
-      run: (sql, params) => this.writes.run(sql, params),
-      all: <R extends Row>(sql: string, params?: SqlValue[]) => this.writes.all<R>(sql, params),
-      get: async <R extends Row>(sql: string, params?: SqlValue[]) => (await this.writes.all<R>(sql, params))[0],
+      run: (sql, params) => runOn(this.writer, sql, params),
+      all: <R extends Row>(sql: string, params?: SqlValue[]) => allOn<R>(this.writer, sql, params),
+      get: async <R extends Row>(sql: string, params?: SqlValue[]) => (await allOn<R>(this.writer, sql, params))[0],
     };
     const task = async (): Promise<T> => {
       if (!options.transaction) return job(tx);
@@ -157,7 +107,7 @@ export class Database {
 
   /** A read on the read-only connection. */
   all<T extends Row = Row>(sql: string, params?: SqlValue[]): Promise<T[]> {
-    return this.reads.all<T>(sql, params);
+    return allOn<T>(this.reader, sql, params);
   }
 
   async get<T extends Row = Row>(sql: string, params?: SqlValue[]): Promise<T | undefined> {
@@ -183,8 +133,6 @@ export class Database {
     if (this.closed) return;
     await this.queue;
     this.closed = true;
-    await this.reads.clear();
-    if (this.writes !== this.reads) await this.writes.clear();
     await execOn(this.writer, 'PRAGMA wal_checkpoint(TRUNCATE)').catch(() => undefined);
     if (this.reader !== this.writer) await closeConnection(this.reader);
     await closeConnection(this.writer);
