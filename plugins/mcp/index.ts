@@ -13,21 +13,18 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/context.js';
-import { GatewayError, toGatewayError, quote } from '../../core/errors.js';
+import { GatewayError, quote } from '../../core/errors.js';
 import { authenticateRequest, requestError } from '../../core/http-server.js';
-import { ANONYMOUS, type Principal } from '../../core/interfaces.js';
-import { parseOrThrow } from '../../core/schema-errors.js';
-import type { JsonSchema } from '../../core/openapi.js';
+import { ANONYMOUS } from '../../core/interfaces.js';
 import { FrozenAnswers, splice, type Splices } from './frozen-answers.js';
-import { serverInstructions } from './instructions.js';
-import { createToolCaller, ToolFailure, type ToolDefinition } from './tool-runtime.js';
+import { serverInstructions } from '../../core/mcp-instructions.js';
+import { createToolDispatcher } from '../../core/mcp-dispatch.js';
 import { TOOLS } from './tools.js';
 
 export const MCP_PATH = '/mcp';
@@ -97,57 +94,18 @@ async function sendResponse(reply: FastifyReply, response: Response, splices: Sp
   return reply.send(Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>));
 }
 
-/** A tool listing is the same for every request until a tool is registered; it is computed once per registry revision. */
-function listing(tools: readonly { tool: ToolDefinition; inputSchema: JsonSchema }[]): Tool[] {
-  return tools.map(({ tool: t, inputSchema }) => ({
-    name: t.name,
-    title: t.title,
-    description: t.description,
-    inputSchema: inputSchema as Tool['inputSchema'],
-    annotations: { title: t.title, readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
-  }));
-}
-
 /** Frozen answers of every request, serialised once. */
 const frozenAnswers = new FrozenAnswers();
-
-async function runTool(
-  ctx: GatewayContext & { logger: Logger },
-  tool: ToolDefinition,
-  args: unknown,
-  principal: Principal,
-  sourceIp: string,
-  splices: Splices,
-): Promise<CallToolResult> {
-  try {
-    let input: unknown;
-    try {
-      input = parseOrThrow(tool.input, args ?? {});
-    } catch (err) {
-      throw new ToolFailure(tool.primaryPath, toGatewayError(err));
-    }
-    const result = await tool.run(input, createToolCaller(ctx, principal, sourceIp));
-    return { content: [{ type: 'text', text: frozenAnswers.textOrPlaceholder(result, splices) }] };
-  } catch (err) {
-    const message = err instanceof ToolFailure ? err.message : toGatewayError(err).toToolMessage(tool.primaryPath);
-    if (!(err instanceof ToolFailure)) ctx.logger.error({ err, tool: tool.name }, 'tool failed unexpectedly');
-    return { content: [{ type: 'text', text: message }], isError: true };
-  }
-}
 
 export const mcpPlugin = definePlugin<GatewayContext>({
   name: 'mcp',
   dependsOn: ['gateway-api', 'system', 'error-log'],
   register(ctx) {
     for (const tool of TOOLS) ctx.tools.register(tool);
-    const registry = ctx.tools;
+    // The same dispatch for every transport (core/mcp-dispatch.ts).
+    const dispatcher = createToolDispatcher(ctx);
     // One validator for every per-request server: the SDK otherwise builds a new Ajv (with formats) per request.
     const jsonSchemaValidator = new AjvJsonSchemaValidator();
-    let listed: { revision: number; tools: Tool[] } | undefined;
-    const currentListing = (): Tool[] => {
-      if (listed?.revision !== registry.revision) listed = { revision: registry.revision, tools: listing(registry.list()) };
-      return listed.tools;
-    };
     const { allowedOrigins, allowedHosts } = ctx.config.mcp;
 
     /** Origin and Host allow-lists; a browser page on another origin must not drive the tools (DNS rebinding). */
@@ -177,15 +135,11 @@ export const mcpPlugin = definePlugin<GatewayContext>({
         { name: 'cnc-machine-gateway', version: ctx.version },
         { capabilities: { tools: {} }, instructions: serverInstructions(`http://${request.headers.host ?? 'localhost'}/api/docs`), jsonSchemaValidator },
       );
-      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: currentListing() }));
+      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: dispatcher.list() }));
       const splices: Splices = new Map();
-      server.setRequestHandler(CallToolRequestSchema, async (req) => {
-        const tool = registry.get(req.params.name);
-        if (!tool) {
-          return { content: [{ type: 'text', text: `Unknown tool ${quote(req.params.name)}; accepted: ${registry.names().join(', ')}` }], isError: true };
-        }
-        return runTool(ctx, tool, req.params.arguments, principal, request.ip, splices);
-      });
+      server.setRequestHandler(CallToolRequestSchema, (req) =>
+        dispatcher.call(req.params, principal, request.ip, (result) => frozenAnswers.textOrPlaceholder(result, splices)),
+      );
       // The web-standard transport with the already parsed body: the Node adapter would re-wrap
       // request and response in web streams, which costs more than the tool call for large results.
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

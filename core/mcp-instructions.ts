@@ -1,6 +1,6 @@
-/** The server instructions sent in the `initialize` result (GW-34). */
-import { ERRORS, type ErrorName } from '../../core/errors.js';
-import { TIME_PARAM_FORMS } from '../../core/time-params.js';
+/** The server instructions sent in the `initialize` result (GW-34): part of the tool catalogue, the same wherever the tools are served. */
+import { ERRORS, type ErrorName } from './errors.js';
+import { TIME_PARAM_FORMS } from './time-params.js';
 
 const COMMON_ERRORS: ErrorName[] = [
   'GENERAL_MACHINE_ID_NOT_EXISTED',

@@ -1,0 +1,65 @@
+/**
+ * MCP tool calls, independent of the transport that carries them. The
+ * gateway's /mcp (Streamable HTTP) calls this, and so does any other
+ * transport (a relay through a broker): the same validation, registry,
+ * per-section `Forbidden:`, error texts and listing, whatever carried the
+ * request.
+ */
+import type { Logger } from 'pino';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { quote, toGatewayError } from './errors.js';
+import type { InterfaceRegistry, Principal } from './interfaces.js';
+import { createToolCaller, ToolFailure, type McpToolRegistry } from './mcp-tools.js';
+import { parseOrThrow } from './schema-errors.js';
+
+/** The text of a successful result; a transport may keep large answers aside (the HTTP transport's frozen answers). */
+export type ResultRenderer = (result: unknown) => string;
+
+const plainJson: ResultRenderer = (result) => JSON.stringify(result);
+
+export interface ToolDispatcher {
+  /** The tools as `tools/list` lists them; computed once per registry revision. */
+  list(): Tool[];
+  /** Runs one `tools/call` as `principal` from `sourceIp`; failures are tool errors (`isError`), never exceptions. */
+  call(request: { name: string; arguments?: unknown }, principal: Principal, sourceIp: string, render?: ResultRenderer): Promise<CallToolResult>;
+}
+
+export function createToolDispatcher(ctx: { interfaces: InterfaceRegistry; tools: McpToolRegistry; logger: Logger }): ToolDispatcher {
+  const registry = ctx.tools;
+  let listed: { revision: number; tools: Tool[] } | undefined;
+  return {
+    list() {
+      if (listed?.revision !== registry.revision) {
+        listed = {
+          revision: registry.revision,
+          tools: registry.list().map(({ tool: t, inputSchema }) => ({
+            name: t.name,
+            title: t.title,
+            description: t.description,
+            inputSchema: inputSchema as Tool['inputSchema'],
+            annotations: { title: t.title, readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
+          })),
+        };
+      }
+      return listed.tools;
+    },
+    async call(request, principal, sourceIp, render = plainJson) {
+      const tool = registry.get(request.name);
+      if (!tool) return { content: [{ type: 'text', text: `Unknown tool ${quote(request.name)}; accepted: ${registry.names().join(', ')}` }], isError: true };
+      try {
+        let input: unknown;
+        try {
+          input = parseOrThrow(tool.input, request.arguments ?? {});
+        } catch (err) {
+          throw new ToolFailure(tool.primaryPath, toGatewayError(err));
+        }
+        const result = await tool.run(input, createToolCaller(ctx, principal, sourceIp));
+        return { content: [{ type: 'text', text: render(result) }] };
+      } catch (err) {
+        const message = err instanceof ToolFailure ? err.message : toGatewayError(err).toToolMessage(tool.primaryPath);
+        if (!(err instanceof ToolFailure)) ctx.logger.error({ err, tool: tool.name }, 'tool failed unexpectedly');
+        return { content: [{ type: 'text', text: message }], isError: true };
+      }
+    },
+  };
+}
