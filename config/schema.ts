@@ -239,6 +239,24 @@ export const gatewayConfigSchema = z
       })
       .strict()
       .default({ allowedOrigins: [], allowedHosts: [] }),
+    /**
+     * The gateway's outbound link to a cloud relay (docs/cloud-relay.md): it
+     * dials the broker and answers tool calls the cloud sends. Absent: no link.
+     */
+    cloudLink: z
+      .object({
+        /** The broker, mqtt://host:1883 or mqtts://host:8883. */
+        brokerUrl: z.string().regex(/^mqtts?:\/\/[^\s/]+$/, 'an mqtt:// or mqtts:// URL such as mqtt://cloud.example:1883'),
+        /** The gateway token the cloud made for this gateway (cgw_…); or set GATEWAY_CLOUD_TOKEN instead of writing it here. */
+        accessToken: z.string().min(1).max(256).optional(),
+        /** The user whose authorised API list cloud calls run with; the built-in administrator by default. */
+        user: z.string().min(1).max(128).default('admin'),
+        /** MQTT protocol: 5 (request/response properties), falling back to 3.1.1 when the broker refuses 5 (the embedded aedes). */
+        protocolVersion: z.union([z.literal(5), z.literal(4)]).default(5),
+        topicPrefix: z.string().min(1).max(64).regex(/^[\w./-]+$/, 'letters, digits, _ . / -').default('cncgw/v1'),
+      })
+      .strict()
+      .optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     machines: z.array(machineConfigSchema).default([]),
     groups: z.array(groupConfigSchema).default([]),

@@ -69,11 +69,18 @@ export interface AccessPolicy {
   authenticate(request: RequestInfo, def: InterfaceDefinition | undefined): Promise<Principal> | Principal;
   /** Throws GatewayError('FORBIDDEN') when `principal` may not call `def`. */
   authorize(principal: Principal, def: InterfaceDefinition): void;
+  /**
+   * The principal of an existing user, for calls made on a user's behalf by
+   * the gateway itself (the cloud link runs cloud calls as a chosen user);
+   * undefined when there is no such user.
+   */
+  principalFor(username: string): Principal | undefined;
 }
 
 export const OPEN_POLICY: AccessPolicy = {
   authenticate: () => ANONYMOUS,
   authorize: () => undefined,
+  principalFor: (username) => ({ username, isAdmin: true, method: 'internal' }),
 };
 
 export type CallResult<O = unknown> = { ok: true; data: O } | { ok: false; error: GatewayError };

@@ -11,6 +11,7 @@ import { quote, toGatewayError } from './errors.js';
 import type { InterfaceRegistry, Principal } from './interfaces.js';
 import { createToolCaller, ToolFailure, type McpToolRegistry } from './mcp-tools.js';
 import { parseOrThrow } from './schema-errors.js';
+import { serverInstructions } from './mcp-instructions.js';
 
 /** The text of a successful result; a transport may keep large answers aside (the HTTP transport's frozen answers). */
 export type ResultRenderer = (result: unknown) => string;
@@ -24,25 +25,43 @@ export interface ToolDispatcher {
   call(request: { name: string; arguments?: unknown }, principal: Principal, sourceIp: string, render?: ResultRenderer): Promise<CallToolResult>;
 }
 
+/** What another server of the same tools lists, and how it words their failures: the catalogue without the tools' runners. */
+export interface ToolCatalogue {
+  list(): Tool[];
+  /** The interface a tool's errors name; undefined for an unknown tool. */
+  primaryPath(name: string): string | undefined;
+  /** The `initialize` instructions. */
+  instructions(docsUrl: string): string;
+}
+
+/** The registry's tools as `tools/list` lists them, computed once per registry revision. */
+function lister(registry: McpToolRegistry): () => Tool[] {
+  let listed: { revision: number; tools: Tool[] } | undefined;
+  return () => {
+    if (listed?.revision !== registry.revision) {
+      listed = {
+        revision: registry.revision,
+        tools: registry.list().map(({ tool: t, inputSchema }) => ({
+          name: t.name,
+          title: t.title,
+          description: t.description,
+          inputSchema: inputSchema as Tool['inputSchema'],
+          annotations: { title: t.title, readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
+        })),
+      };
+    }
+    return listed.tools;
+  };
+}
+
+export function toolCatalogue(registry: McpToolRegistry): ToolCatalogue {
+  return { list: lister(registry), primaryPath: (name) => registry.get(name)?.primaryPath, instructions: serverInstructions };
+}
+
 export function createToolDispatcher(ctx: { interfaces: InterfaceRegistry; tools: McpToolRegistry; logger: Logger }): ToolDispatcher {
   const registry = ctx.tools;
-  let listed: { revision: number; tools: Tool[] } | undefined;
   return {
-    list() {
-      if (listed?.revision !== registry.revision) {
-        listed = {
-          revision: registry.revision,
-          tools: registry.list().map(({ tool: t, inputSchema }) => ({
-            name: t.name,
-            title: t.title,
-            description: t.description,
-            inputSchema: inputSchema as Tool['inputSchema'],
-            annotations: { title: t.title, readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
-          })),
-        };
-      }
-      return listed.tools;
-    },
+    list: lister(registry),
     async call(request, principal, sourceIp, render = plainJson) {
       const tool = registry.get(request.name);
       if (!tool) return { content: [{ type: 'text', text: `Unknown tool ${quote(request.name)}; accepted: ${registry.names().join(', ')}` }], isError: true };

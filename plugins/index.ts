@@ -19,10 +19,11 @@ import { gatewaysPlugin } from './gateways/index.js';
 import { assignmentsPlugin } from './assignments/index.js';
 import { deploymentsPlugin } from './deployments/index.js';
 import { mirrorPlugin } from './mirror/index.js';
+import { cloudLinkPlugin } from './cloud-link/index.js';
 import { dashboardPlugin } from './dashboard/index.js';
 import { webhooksPlugin } from './webhooks/index.js';
 
-export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, fleetPlugin, groupTasksPlugin, historyPlugin, analysisPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin, mcpPlugin];
+export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, fleetPlugin, groupTasksPlugin, historyPlugin, analysisPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin, mcpPlugin, cloudLinkPlugin];
 
 /** The program version service's plugins. */
 export const PROGRAMS_PLUGINS: readonly Plugin<ProgramsContext>[] = [accountsPlugin, vaultPlugin, auditApiPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin, mirrorPlugin, dashboardPlugin];

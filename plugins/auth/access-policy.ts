@@ -120,6 +120,11 @@ export class GatewayAccessPolicy implements AccessPolicy {
     }
   }
 
+  principalFor(username: string): Principal | undefined {
+    const user = this.users.findUser(username);
+    return user ? { username: user.username, isAdmin: user.isAdmin, method: 'internal' } : undefined;
+  }
+
   authorize(principal: Principal, def: InterfaceDefinition): void {
     if (def.permission === null) return;
     // Self-service interfaces act on the user named in a JWT, whatever security control says.

@@ -51,6 +51,7 @@ describe('interface registry', () => {
         asked.push(`${principal.username}:${def.permission ?? def.path}`);
         throw new GatewayError('FORBIDDEN', `${def.path} is not in the authorised API list`);
       },
+      principalFor: () => undefined,
     });
     const result = await r.call('/api/cnc/readThing', { machineID: 'M1' }, { principal: alice });
     expect(asked).toEqual(['alice:/api/cnc/readThing']);

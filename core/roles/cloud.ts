@@ -1,0 +1,185 @@
+/**
+ * The `cloud` role: one MCP endpoint for many gateways. `POST /mcp` serves
+ * the gateways' tool catalogue (the same tools, schemas, annotations and
+ * instructions as a gateway's /mcp: one catalogue, handed in by the
+ * composition root); a tool call is relayed to the gateway selected by the
+ * `accessToken` header (GW-85) through an MQTT broker the gateways dial out
+ * to — embedded (aedes) by default, or an external one. Tokens live in
+ * `cloud.db` in the data directory. docs/cloud-relay.md.
+ *
+ * Without a token, `initialize` and `tools/list` answer (they reveal no
+ * gateway's data); a tool call answers the GW-86 text.
+ */
+import { randomBytes } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolCatalogue } from '../mcp-dispatch.js';
+import { GatewayError, quote } from '../errors.js';
+import { InProcessBroker } from '../mqtt/broker.js';
+import { RoleRuntime } from '../runtime.js';
+import { DEFAULT_CALL_DEADLINE_MS, DEFAULT_TOPIC_PREFIX, topics } from '../cloud/protocol.js';
+import { CloudRelay, type RelayConnection } from '../cloud/relay.js';
+import { CLOUD_MIGRATIONS, GatewayTokens } from '../cloud/tokens.js';
+
+export const CLOUD_DATABASE_FILE = 'cloud.db';
+export const UNAUTHORIZED_TEXT = 'Unauthorized: missing or unknown accessToken header.';
+const MCP_BODY_LIMIT = 256 * 1024;
+
+export interface CloudRoleOptions {
+  dataDir: string;
+  logger: Logger;
+  version: string;
+  catalogue: ToolCatalogue;
+  /** An external broker; without it the role embeds one on `embeddedBroker` (127.0.0.1:1883 unless told). */
+  broker?: { url: string; username?: string; password?: string; protocolVersion?: 4 | 5 };
+  embeddedBroker?: { host?: string; port?: number };
+  topicPrefix?: string;
+  callDeadlineMs?: number;
+  /** Origins and Hosts /mcp accepts (as on a gateway); an empty Host list accepts any Host. */
+  allowedOrigins?: readonly string[];
+  allowedHosts?: readonly string[];
+  now?: () => number;
+}
+
+function webHeaders(request: FastifyRequest): Headers {
+  const out = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) out.append(name, v);
+    else out.set(name, value);
+  }
+  return out;
+}
+
+const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
+
+export class CloudRole {
+  private constructor(
+    readonly runtime: RoleRuntime,
+    readonly tokens: GatewayTokens,
+    readonly relay: CloudRelay,
+    readonly broker: InProcessBroker | undefined,
+    private readonly http: FastifyInstance,
+  ) {}
+
+  /** The embedded broker's URL, for gateways to dial (undefined with an external broker). */
+  get brokerUrl(): string | undefined {
+    return this.broker?.url;
+  }
+
+  static async create(options: CloudRoleOptions): Promise<CloudRole> {
+    const now = options.now ?? Date.now;
+    const logger = options.logger;
+    const prefix = options.topicPrefix ?? DEFAULT_TOPIC_PREFIX;
+    const t = topics(prefix);
+    const runtime = await RoleRuntime.open({ role: 'cloud', dataDir: options.dataDir, databaseFile: CLOUD_DATABASE_FILE, logger, now, baseMigrations: CLOUD_MIGRATIONS });
+    let broker: InProcessBroker | undefined;
+    let relay: CloudRelay | undefined;
+    try {
+      const tokens = await GatewayTokens.open(runtime.db, now);
+      let connection: RelayConnection;
+      if (options.broker) {
+        connection = { url: options.broker.url, protocolVersion: options.broker.protocolVersion ?? 5, topicPrefix: prefix, ...(options.broker.username !== undefined ? { username: options.broker.username } : {}), ...(options.broker.password !== undefined ? { password: options.broker.password } : {}) };
+      } else {
+        // The relay's own credentials on the embedded broker: made at start, never stored.
+        const relayUser = `cloud-relay-${randomBytes(4).toString('hex')}`;
+        const relayPassword = randomBytes(24).toString('base64url');
+        const mine = (topic: string) => topic === t.presenceAll() || topic.startsWith(`${prefix}/clouds/`) || /\/requests$/.test(topic);
+        broker = new InProcessBroker({
+          host: options.embeddedBroker?.host ?? '127.0.0.1',
+          port: options.embeddedBroker?.port ?? 1883,
+          // A gateway connects with user name = its token id and password = its token.
+          authenticate: (username, password) => (username === relayUser ? password === relayPassword : username !== undefined && tokens.verify(password) === username),
+          // A gateway may only announce its own presence, read its own requests and answer on a cloud's response topic.
+          authorizePublish: (username, topic) => (username === relayUser ? topic.startsWith(`${prefix}/gateways/`) && topic.endsWith('/requests') : topic === t.presence(username ?? '') || topic.startsWith(`${prefix}/clouds/`)),
+          authorizeSubscribe: (username, topic) => (username === relayUser ? mine(topic) : topic === t.requests(username ?? '')),
+        });
+        await broker.start();
+        runtime.onStop('embedded MQTT broker', () => broker!.stop());
+        connection = { url: broker.url, username: relayUser, password: relayPassword, protocolVersion: 4, topicPrefix: prefix };
+      }
+      relay = await CloudRelay.connect(connection, logger.child({ component: 'relay' }));
+      const connected = relay;
+      runtime.onStop('cloud relay', () => connected.close());
+      const http = Fastify({ logger: false, bodyLimit: MCP_BODY_LIMIT });
+      CloudRole.serveMcp(http, { ...options, tokens, relay, deadlineMs: options.callDeadlineMs ?? DEFAULT_CALL_DEADLINE_MS, logger });
+      await runtime.startPlugins([], {}, http);
+      await http.ready();
+      return new CloudRole(runtime, tokens, relay, broker, http);
+    } catch (err) {
+      await runtime.stop().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private static serveMcp(
+    http: FastifyInstance,
+    o: CloudRoleOptions & { tokens: GatewayTokens; relay: CloudRelay; deadlineMs: number; logger: Logger },
+  ): void {
+    const allowedOrigins = o.allowedOrigins ?? [];
+    const allowedHosts = o.allowedHosts ?? [];
+    const refuse = (reply: FastifyReply, error: GatewayError) => reply.code(403).send({ ...error.toBody(), hint: error.hint });
+    http.post('/mcp', {
+      onRequest: async (request, reply) => {
+        const origin = request.headers.origin;
+        if (origin !== undefined && !allowedOrigins.includes(origin)) {
+          return refuse(reply, new GatewayError('FORBIDDEN', `Origin ${quote(origin)} is not allowed for /mcp; accepted: ${allowedOrigins.length ? allowedOrigins.join(', ') : 'no browser origins'}`));
+        }
+        const host = request.headers.host;
+        if (allowedHosts.length && (host === undefined || !allowedHosts.includes(host))) {
+          return refuse(reply, new GatewayError('FORBIDDEN', `Host ${quote(host ?? '')} is not allowed for /mcp; accepted: ${allowedHosts.join(', ')}`));
+        }
+      },
+    }, async (request, reply) => {
+      const header = request.headers.accesstoken;
+      const tokenId = o.tokens.verify(typeof header === 'string' ? header : undefined);
+      const correlation = request.headers['x-correlation-id'];
+      const server = new Server(
+        { name: 'cnc-machine-gateway-cloud', version: o.version },
+        { capabilities: { tools: {} }, instructions: o.catalogue.instructions(`http://${request.headers.host ?? 'localhost'}/mcp`) },
+      );
+      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: o.catalogue.list() }));
+      server.setRequestHandler(CallToolRequestSchema, async (req) => {
+        if (!tokenId) return toolError(UNAUTHORIZED_TEXT);
+        const path = o.catalogue.primaryPath(req.params.name);
+        if (!path) return toolError(`Unknown tool ${quote(req.params.name)}; accepted: ${o.catalogue.list().map((x) => x.name).join(', ')}`);
+        const correlationId = typeof correlation === 'string' && /^[\w.-]{1,64}$/.test(correlation) ? correlation : randomBytes(8).toString('hex');
+        const started = Date.now();
+        const outcome = await o.relay.call(tokenId, { name: req.params.name, ...(req.params.arguments ? { arguments: req.params.arguments } : {}) }, o.deadlineMs, correlationId);
+        o.logger.info({ correlationId, gateway: tokenId, tool: req.params.name, ms: Date.now() - started, outcome: outcome.ok ? 'answered' : outcome.reason }, 'cloud tool call');
+        if (outcome.ok) return outcome.result;
+        if (outcome.reason === 'offline') {
+          return toolError(new GatewayError('GATEWAY_SERVICE_UNAVAILABLE', 'the gateway of this accessToken is not connected to the cloud').toToolMessage(path));
+        }
+        const late = new GatewayError('GATEWAY_SERVICE_UNAVAILABLE', `the gateway did not answer within ${o.deadlineMs} ms (correlation id ${correlationId})`);
+        return toolError(`${path} failed: ${late.errorName}(${late.errorCode}) ${late.message}. Hint: the gateway is connected but slow or busy; retry, or ask for less (a smaller window or limit).`);
+      });
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      try {
+        await server.connect(transport);
+        const response = await transport.handleRequest(new Request(`http://${request.headers.host ?? 'localhost'}${request.url}`, { method: 'POST', headers: webHeaders(request) }), { parsedBody: request.body });
+        reply.code(response.status);
+        response.headers.forEach((value, name) => void (name === 'content-length' ? undefined : reply.header(name, value)));
+        return reply.send(Buffer.from(await response.arrayBuffer()));
+      } finally {
+        void transport.close();
+        void server.close();
+      }
+    });
+    const notAllowed = (_request: FastifyRequest, reply: FastifyReply) =>
+      reply.code(405).header('allow', 'POST').send({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP server is stateless; use POST.' }, id: null });
+    http.get('/mcp', notAllowed);
+    http.delete('/mcp', notAllowed);
+  }
+
+  listen(host: string, port: number): Promise<string> {
+    return this.runtime.listen(host, port);
+  }
+
+  stop(): Promise<void> {
+    return this.runtime.stop();
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * One cloud /mcp for three gateways on the embedded broker: each call runs
+ * on the gateway its accessToken selects, with that gateway's principal
+ * rules; no or an unknown token is the GW-86 text; a known token whose
+ * gateway is not connected is GATEWAY_SERVICE_UNAVAILABLE at once; a
+ * gateway that stops is unavailable at once and usable again after it
+ * restarts; a large answer crosses the broker in parts.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { McpToolRegistry } from '../../core/mcp-tools.js';
+import { toolCatalogue } from '../../core/mcp-dispatch.js';
+import { CloudRole, UNAUTHORIZED_TEXT } from '../../core/roles/cloud.js';
+import { TOOLS } from '../../plugins/mcp/tools.js';
+import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
+import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('cloud relay on the embedded broker', { timeout: 60_000 }, () => {
+  let cloud: CloudRole;
+  let cloudUrl: string;
+  const gateways: Record<string, TestGateway> = {};
+  const tokens: Record<string, string> = {};
+  const sessions: McpSession[] = [];
+  const gatewayDirs: Record<string, string> = {};
+
+  const session = async (token?: string) => {
+    const s = await connectMcp(cloudUrl, undefined, token === undefined ? {} : { accesstoken: token });
+    sessions.push(s);
+    return s;
+  };
+  const startGateway = async (name: string, machines: Record<string, unknown>[], extra: Record<string, unknown> = {}) => {
+    gatewayDirs[name] ??= mkdtempSync(join(tmpdir(), `cloud-gw-${name}-`));
+    gateways[name] = await startTestGateway({
+      gateway: { name }, machines,
+      cloudLink: { brokerUrl: cloud.brokerUrl, accessToken: tokens[name], ...extra },
+    }, gatewayDirs[name]);
+  };
+  const keyOf = async (name: string, username: string) => ((await gateways[name]!.request('POST', '/api/security/secret-key/create', { username })).body.data as { key: string }).key;
+  const online = async (name: string, want = true) => {
+    const id = (tokens[name] as string).split('_')[1] as string;
+    for (let i = 0; i < 200 && cloud.relay.isOnline(id) !== want; i++) await sleep(25);
+    expect(cloud.relay.isOnline(id)).toBe(want);
+  };
+
+  beforeAll(async () => {
+    const registry = new McpToolRegistry();
+    for (const tool of TOOLS) registry.register(tool);
+    cloud = await CloudRole.create({
+      dataDir: mkdtempSync(join(tmpdir(), 'cloud-')), logger: pino({ level: 'silent' }), version: 'test', catalogue: toolCatalogue(registry),
+      embeddedBroker: { host: '127.0.0.1', port: 0 }, callDeadlineMs: 20_000,
+    });
+    cloudUrl = await cloud.listen('127.0.0.1', 0);
+    for (const name of ['plant-a', 'plant-b', 'plant-c', 'plant-d']) tokens[name] = (await cloud.tokens.create(name)).token;
+    await startGateway('plant-a', [simMachine('A1'), simMachine('A2')]);
+    await startGateway('plant-b', [simMachine('B1')]);
+    // plant-c answers as a user who may read the machines but not the groups.
+    await startGateway('plant-c', Array.from({ length: 600 }, (_, i) => simMachine(`C${String(i).padStart(3, '0')}`, { tasks: { CNCStatus: { enabled: true, intervalMs: 5000 } } })), { user: 'cloud-reader' });
+    await gateways['plant-c']!.request('POST', '/api/security/user/add', { username: 'cloud-reader', password: 'cloud-reader-password-1', authorizedApis: ['/api/config/machines'] });
+    for (const name of ['plant-a', 'plant-b', 'plant-c']) await online(name);
+  }, 60_000);
+  afterAll(async () => {
+    for (const s of sessions) await s.close().catch(() => undefined);
+    for (const gw of Object.values(gateways)) await gw.stop().catch(() => undefined);
+    await cloud?.stop();
+  });
+
+  it('GW-06 GW-85 the accessToken selects the gateway that runs the tool, with the same tools as a gateway\'s own /mcp', async () => {
+    const a = await session(tokens['plant-a']);
+    const b = await session(tokens['plant-b']);
+    const ids = (s: Awaited<ReturnType<McpSession['call']>>) => (s.json() as unknown as { machines: { machineID: string }[] }).machines.map((m) => m.machineID).sort();
+    expect(ids(await a.call('list_machines'))).toEqual(['A1', 'A2']);
+    expect(ids(await b.call('list_machines'))).toEqual(['B1']);
+    const info = (await a.call('get_system_info')).json() as { gateway?: { name?: string } };
+    expect(JSON.stringify(info)).toContain('plant-a');
+    expect(JSON.stringify(info)).not.toMatch(/accessToken|cgw_/);
+    // The same catalogue as the gateway's own /mcp.
+    const own = await connectMcp(await gateways['plant-a']!.gateway.listen({ host: '127.0.0.1', port: 0 }), gateways['plant-a']!.adminToken);
+    sessions.push(own);
+    expect((await a.client.listTools()).tools).toEqual((await own.client.listTools()).tools);
+    expect((await a.call('read_machine', { machineID: 'A1', groupID: 'x' })).text).toBe((await own.call('read_machine', { machineID: 'A1', groupID: 'x' })).text);
+  });
+
+  it('GW-86 without a token, or with one the cloud does not know, a tool call answers the Unauthorized text; listing works without one', async () => {
+    const none = await session();
+    expect((await none.client.listTools()).tools).toHaveLength(13);
+    expect(await none.call('list_machines')).toMatchObject({ text: UNAUTHORIZED_TEXT, isError: true });
+    expect(UNAUTHORIZED_TEXT).toBe('Unauthorized: missing or unknown accessToken header.');
+    const unknown = await session('cgw_0123456789ab_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+    expect(await unknown.call('list_machines')).toMatchObject({ text: UNAUTHORIZED_TEXT, isError: true });
+    const garbage = await session('not a token');
+    expect(await garbage.call('list_groups')).toMatchObject({ text: UNAUTHORIZED_TEXT, isError: true });
+    const revoked = (await cloud.tokens.create('plant-x')).token;
+    await cloud.tokens.revoke(revoked.split('_')[1] as string);
+    expect(await (await session(revoked)).call('list_groups')).toMatchObject({ text: UNAUTHORIZED_TEXT, isError: true });
+  });
+
+  it('GW-87 a registered token whose gateway is not connected is GATEWAY_SERVICE_UNAVAILABLE at once, not after the deadline', async () => {
+    const d = await session(tokens['plant-d']);
+    const started = Date.now();
+    const r = await d.call('list_groups');
+    expect(r.isError).toBe(true);
+    expect(r.text).toMatch(/^\/api\/config\/groups failed: GATEWAY_SERVICE_UNAVAILABLE\(20001\) /);
+    // The deadline is 20 s; "at once" is far below it.
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('GW-87 a gateway that stops is unavailable at once; started again, it is usable without a restart of the cloud', async () => {
+    const b = await session(tokens['plant-b']);
+    await gateways['plant-b']!.stop();
+    await online('plant-b', false);
+    expect((await b.call('list_machines')).text).toMatch(/GATEWAY_SERVICE_UNAVAILABLE\(20001\)/);
+    await startGateway('plant-b', [simMachine('B1')]);
+    await online('plant-b');
+    expect((await b.call('list_machines')).json()).toMatchObject({ count: 1, machines: [expect.objectContaining({ machineID: 'B1' })] });
+  });
+
+  it('GW-77 a cloud call runs as the user the gateway chose; a large answer crosses the broker in parts and arrives whole', async () => {
+    const c = await session(tokens['plant-c']);
+    const machines = await c.call('list_machines');
+    expect(machines.isError).toBe(false);
+    expect(machines.text.length).toBeGreaterThan(64 * 1024);
+    expect((machines.json() as { count: number }).count).toBe(600);
+    // Byte for byte what the gateway's own dispatch answers for that user.
+    const own = await connectMcp(await gateways['plant-c']!.gateway.listen({ host: '127.0.0.1', port: 0 }), await keyOf('plant-c', 'cloud-reader'));
+    sessions.push(own);
+    expect(machines.text).toBe((await own.call('list_machines')).text);
+    const groups = await c.call('list_groups');
+    expect(groups).toMatchObject({ isError: true });
+    expect(groups.text).toMatch(/^\/api\/config\/groups failed: FORBIDDEN\(5\)/);
+  });
+});
