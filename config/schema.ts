@@ -163,8 +163,15 @@ function isTimeZone(value: string): boolean {
 }
 
 /** The services one process can run (`--role`, config `roles`): the machine gateway and the program version service. */
-export const ROLE_NAMES = ['gateway', 'programs'] as const;
+export const ROLE_NAMES = ['gateway', 'programs', 'cloud'] as const;
 export type RoleName = (typeof ROLE_NAMES)[number];
+/** The roles `npm start` runs when neither `--role` nor the config's `roles` names any: the cloud runs elsewhere, on its own. */
+export const DEFAULT_ROLES: readonly RoleName[] = ['gateway', 'programs'];
+
+/** The cloud relay's /mcp port. */
+export const DEFAULT_CLOUD_PORT = 8040;
+/** The embedded broker's MQTT port. */
+export const DEFAULT_CLOUD_MQTT_PORT = 1883;
 
 /** The program version service's port (its /api/v1, /api/docs and /openapi/v1.json). */
 export const DEFAULT_PROGRAMS_PORT = 8030;
@@ -174,13 +181,34 @@ export const gatewayConfigSchema = z
     /** The services this process runs when no `--role` is given; both by default. */
     roles: z
       .array(z.enum(ROLE_NAMES))
-      .min(1, 'roles must name at least one of "gateway", "programs"')
-      .default([...ROLE_NAMES])
+      .min(1, 'roles must name at least one of "gateway", "programs", "cloud"')
+      .default([...DEFAULT_ROLES])
       .superRefine((roles, ctx) => {
         roles.forEach((role, i) => {
           if (roles.indexOf(role) !== i) ctx.addIssue({ code: 'custom', path: [i], input: role, message: `role '${role}' is named twice; name each role once` });
         });
       }),
+    /** The cloud relay (`--role cloud`): its /mcp listener and its broker; it shares `gateway.dataDir` (database cloud.db). */
+    cloud: z
+      .object({
+        host: z.string().default('0.0.0.0'),
+        port: z.number().int().min(0).max(65535).default(DEFAULT_CLOUD_PORT),
+        /** The embedded broker (aedes, MQTT 3.1.1) the gateways dial; ignored when `brokerUrl` names an external one. */
+        mqttHost: z.string().default('0.0.0.0'),
+        mqttPort: z.number().int().min(0).max(65535).default(DEFAULT_CLOUD_MQTT_PORT),
+        /** An external broker (Mosquitto, EMQX, HiveMQ) instead of the embedded one. */
+        brokerUrl: z.string().regex(/^mqtts?:\/\/[^\s/]+$/, 'an mqtt:// or mqtts:// URL').optional(),
+        /** The cloud's own user on an external broker; the password comes from CLOUD_BROKER_PASSWORD. */
+        brokerUsername: z.string().min(1).max(128).optional(),
+        topicPrefix: z.string().min(1).max(64).regex(/^[\w./-]+$/, 'letters, digits, _ . / -').default('cncgw/v1'),
+        /** How long a relayed tool call may take. */
+        callDeadlineMs: z.number().int().min(1000).max(300_000).default(30_000),
+        /** As `mcp.allowedOrigins` / `mcp.allowedHosts`, for the cloud's /mcp. */
+        allowedOrigins: z.array(z.string().min(1)).default([]),
+        allowedHosts: z.array(z.string().min(1)).default([]),
+      })
+      .strict()
+      .default({ host: '0.0.0.0', port: DEFAULT_CLOUD_PORT, mqttHost: '0.0.0.0', mqttPort: DEFAULT_CLOUD_MQTT_PORT, topicPrefix: 'cncgw/v1', callDeadlineMs: 30_000, allowedOrigins: [], allowedHosts: [] }),
     /** The program version service's listener; it shares `gateway.dataDir` (database programs.db) and `gateway.timeZone`. */
     programs: z
       .object({

@@ -145,6 +145,16 @@ function applyEnvironment(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, 
     const communication = section(raw, 'communication');
     if (communication) communication.port = port;
   }
+  const cloudPort = portFromEnv(env, 'CLOUD_PORT', file);
+  if (cloudPort !== undefined) {
+    const cloud = section(raw, 'cloud');
+    if (cloud) cloud.port = cloudPort;
+  }
+  const cloudMqttPort = portFromEnv(env, 'CLOUD_MQTT_PORT', file);
+  if (cloudMqttPort !== undefined) {
+    const cloud = section(raw, 'cloud');
+    if (cloud) cloud.mqttPort = cloudMqttPort;
+  }
   const programsPort = portFromEnv(env, 'PROGRAMS_PORT', file);
   if (programsPort !== undefined) {
     const programs = section(raw, 'programs');

@@ -1,7 +1,8 @@
 /**
  * `npm start`: loads the config, starts the roles this process runs (the
- * machine gateway, the program version service: `--role gateway|programs`,
- * repeatable or a comma list, else the config's `roles`, both by default),
+ * machine gateway, the program version service, the cloud relay:
+ * `--role gateway|programs|cloud`, repeatable or a comma list, else the
+ * config's `roles`; gateway and programs by default),
  * prints one banner section per role, and stops them cleanly on
  * SIGINT/SIGTERM (core/process-signals.ts: copies of one Ctrl-C count once; a
  * later press forces the exit; the stop has a deadline): the program service
@@ -17,6 +18,10 @@ import { ConfigError, loadConfig, selectRoles, type RoleSelection } from './conf
 import { Gateway } from './gateway.js';
 import { DRIVERS } from '../drivers/registry.js';
 import { GATEWAY_PLUGINS, PROGRAMS_PLUGINS } from '../plugins/index.js';
+import { TOOLS } from '../plugins/mcp/tools.js';
+import { McpToolRegistry } from './mcp-tools.js';
+import { toolCatalogue } from './mcp-dispatch.js';
+import { CloudRole } from './roles/cloud.js';
 import { PROGRAMS_DATABASE_FILE, ProgramsRole } from './roles/programs.js';
 import { packageVersion } from './package-root.js';
 import { systemTimeZone } from './time.js';
@@ -24,13 +29,13 @@ import { resolve } from 'node:path';
 import { InProcessGatewayLink } from './gateway-link/in-process.js';
 import type { GatewayLink } from './gateway-link/types.js';
 import { StopOnSignals, type StopPart } from './process-signals.js';
-import { gatewayBannerSection, programsBannerSection, rolesBanner } from './startup-banner.js';
+import { cloudBannerSection, gatewayBannerSection, programsBannerSection, rolesBanner } from './startup-banner.js';
 
 /** A clean stop closes HTTP, the actors, the drivers and flushes history; past this it exits 1 naming what hung. */
 const STOP_DEADLINE_MS = 15_000;
 
-/** The roles stop in this order: the program service (which calls gateways) before the gateway. */
-const STOP_ORDER: readonly RoleName[] = ['programs', 'gateway'];
+/** The roles stop in this order: the program service (which calls gateways) before the gateway; the cloud (which gateways call) last. */
+const STOP_ORDER: readonly RoleName[] = ['programs', 'gateway', 'cloud'];
 
 /** What a role's starter is given. */
 interface RoleStartFacts {
@@ -145,10 +150,46 @@ async function startProgramsRole({ config, file, logger, env, localGateway }: Ro
   };
 }
 
+/** The cloud relay: /mcp on `cloud.host`:`cloud.port` (8040), its broker embedded on `cloud.mqttPort` (1883) or external, tokens in cloud.db. */
+async function startCloudRole({ config, file, logger, env }: RoleStartFacts): Promise<StartedRole> {
+  const dataDir = resolve(config.gateway.dataDir);
+  const c = config.cloud;
+  const registry = new McpToolRegistry();
+  for (const tool of TOOLS) registry.register(tool);
+  let role: CloudRole;
+  try {
+    role = await CloudRole.create({
+      dataDir, logger, version: packageVersion(), catalogue: toolCatalogue(registry), topicPrefix: c.topicPrefix, callDeadlineMs: c.callDeadlineMs,
+      allowedOrigins: c.allowedOrigins, allowedHosts: c.allowedHosts,
+      ...(c.brokerUrl
+        ? { broker: { url: c.brokerUrl, ...(c.brokerUsername ? { username: c.brokerUsername } : {}), ...(env.CLOUD_BROKER_PASSWORD ? { password: env.CLOUD_BROKER_PASSWORD } : {}) } }
+        : { embeddedBroker: { host: c.mqttHost, port: c.mqttPort } }),
+    });
+  } catch (err) {
+    throw new RoleStartError(`cloud relay failed to start (config ${file}, cloud.mqttPort / CLOUD_MQTT_PORT, cloud.brokerUrl):\n${(err as Error).message}`, 1);
+  }
+  let url: string;
+  try {
+    url = await role.listen(c.host, c.port);
+  } catch (err) {
+    await role.stop();
+    throw new RoleStartError(`cloud relay failed to listen on ${c.host}:${c.port} (config ${file}, CLOUD_PORT): ${(err as Error).message}`, 1);
+  }
+  const tokens = await role.tokens.list();
+  return {
+    banner: cloudBannerSection({
+      version: packageVersion(), configFile: file, dataDir, url, brokerUrl: role.brokerUrl ?? c.brokerUrl ?? '',
+      embedded: !c.brokerUrl, tokens: tokens.filter((t) => t.revokedAt === null).length,
+    }),
+    stop: { name: 'cloud relay (HTTP server, relay, broker, database)', stop: () => role.stop(), detail: () => `HTTP ${role.runtime.listening ? 'still listening' : 'closed'}` },
+  };
+}
+
 /** One starter per role. */
 const ROLE_STARTERS: Record<RoleName, RoleStarter> = {
   gateway: startGatewayRole,
   programs: startProgramsRole,
+  cloud: startCloudRole,
 };
 
 /** Stops the roles already started, in stop order, ignoring (but logging) failures. */

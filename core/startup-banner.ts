@@ -94,6 +94,30 @@ export function programsBannerSection(facts: ProgramsBannerFacts): string[] {
   ];
 }
 
+export interface CloudBannerFacts {
+  version: string;
+  configFile: string;
+  dataDir: string;
+  url: string;
+  brokerUrl: string;
+  embedded: boolean;
+  /** Gateway tokens that are valid. */
+  tokens: number;
+}
+
+export function cloudBannerSection(facts: CloudBannerFacts): string[] {
+  return [
+    `  Cloud relay ${facts.version} is running`,
+    `  config:      ${facts.configFile}`,
+    `  data:        ${facts.dataDir} (SQLite: cloud.db)`,
+    '',
+    `  MCP:         ${facts.url}/mcp  (accessToken header: a gateway token)`,
+    `  broker:      ${facts.brokerUrl}  (${facts.embedded ? 'embedded; ' : ''}gateways dial out to it)`,
+    `  gateways:    ${facts.tokens} token(s); npm run cloud-token -- create <name> makes one`,
+    '',
+  ];
+}
+
 /** The banner of the roles this process runs, one section each in the order given, ending with a newline. */
 export function rolesBanner(sections: readonly (readonly string[])[]): string {
   return ['', ...sections.flat(), '  Press Ctrl-C to stop.', ''].join('\n') + '\n';

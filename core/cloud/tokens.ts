@@ -44,16 +44,15 @@ const rowOf = (r: Record<string, unknown>): GatewayToken => ({
 
 const NAME = /^[^\p{Cc}]{1,128}$/u;
 
+/**
+ * The tokens in the database; every check reads it (one row by key), so a
+ * token made or revoked by the CLI while the cloud runs counts at once.
+ */
 export class GatewayTokens {
-  /** Valid token id → secret hash, read at start and kept current: the broker checks every connection against it. */
-  private readonly valid = new Map<string, string>();
-
   private constructor(private readonly db: Database, private readonly now: () => number) {}
 
   static async open(db: Database, now: () => number = Date.now): Promise<GatewayTokens> {
-    const tokens = new GatewayTokens(db, now);
-    for (const r of await db.all<{ id: string; secret_hash: string }>('SELECT id, secret_hash FROM cloud_gateway_tokens WHERE revoked_at IS NULL')) tokens.valid.set(r.id, r.secret_hash);
-    return tokens;
+    return new GatewayTokens(db, now);
   }
 
   /** Creates a token for a gateway; the whole token is in the answer only. */
@@ -62,7 +61,6 @@ export class GatewayTokens {
     const made = createBearerToken(GATEWAY_TOKEN_PREFIX);
     const record: GatewayToken = { id: made.id, name, createdAt: this.now(), revokedAt: null, replacedBy: null };
     await this.db.write((tx) => tx.run('INSERT INTO cloud_gateway_tokens (id, name, secret_hash, created_at, revoked_at, replaced_by) VALUES (?, ?, ?, ?, NULL, NULL)', [record.id, name, made.hash, record.createdAt]));
-    this.valid.set(record.id, made.hash);
     return { token: made.key, record };
   }
 
@@ -73,7 +71,6 @@ export class GatewayTokens {
   /** Revokes a token; false when it is unknown or revoked already. */
   async revoke(id: string): Promise<boolean> {
     const result = await this.db.write((tx) => tx.run('UPDATE cloud_gateway_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [this.now(), id]));
-    this.valid.delete(id);
     return result.changes > 0;
   }
 
@@ -83,16 +80,15 @@ export class GatewayTokens {
     if (!old) return undefined;
     const next = await this.create(old.name);
     await this.db.write((tx) => tx.run('UPDATE cloud_gateway_tokens SET revoked_at = ?, replaced_by = ? WHERE id = ?', [this.now(), next.record.id, id]));
-    this.valid.delete(id);
     return next;
   }
 
   /** The token's id when `token` is a valid gateway token, else undefined. Constant-time on the secret. */
-  verify(token: string | undefined): string | undefined {
+  async verify(token: string | undefined): Promise<string | undefined> {
     if (!token) return undefined;
     const parsed = parseBearerToken(GATEWAY_TOKEN_PREFIX, token);
     if (!parsed) return undefined;
-    const hash = this.valid.get(parsed.id);
-    return hash !== undefined && secretMatches(parsed.secret, hash) ? parsed.id : undefined;
+    const row = await this.db.get<{ secret_hash: string }>('SELECT secret_hash FROM cloud_gateway_tokens WHERE id = ? AND revoked_at IS NULL', [parsed.id]);
+    return row && secretMatches(parsed.secret, row.secret_hash) ? parsed.id : undefined;
   }
 }

@@ -9,7 +9,7 @@ import type { Server, Socket } from 'node:net';
 import type { Aedes, AuthenticateError, Client } from 'aedes';
 
 /** Decides a client's credentials; `clientKey` is what authorizePublish/Subscribe later receive for it. */
-export type BrokerAuthenticate = (username: string | undefined, password: string | undefined) => boolean;
+export type BrokerAuthenticate = (username: string | undefined, password: string | undefined) => boolean | Promise<boolean>;
 /** Whether the client authenticated as `username` may publish to / subscribe to `topic`. */
 export type BrokerAuthorize = (username: string | undefined, topic: string) => boolean;
 
@@ -65,12 +65,14 @@ export class InProcessBroker {
       ...(decide
         ? {
             authenticate: (client: Client, username: string | undefined, password: Buffer | undefined, done: (error: AuthenticateError | null, success: boolean | null) => void) => {
-              if (decide(username, password?.toString('utf8'))) {
-                usernameOf.set(client, username);
-                return done(null, true);
-              }
-              // 4: bad user name or password (MQTT 3.1.1 CONNACK return code).
-              done(Object.assign(new Error('bad user name or password'), { returnCode: 4 }) as AuthenticateError, false);
+              void Promise.resolve(decide(username, password?.toString('utf8'))).catch(() => false).then((ok) => {
+                if (ok) {
+                  usernameOf.set(client, username);
+                  return done(null, true);
+                }
+                // 4: bad user name or password (MQTT 3.1.1 CONNACK return code).
+                done(Object.assign(new Error('bad user name or password'), { returnCode: 4 }) as AuthenticateError, false);
+              });
             },
           }
         : {}),

@@ -92,7 +92,7 @@ export class CloudRole {
           host: options.embeddedBroker?.host ?? '127.0.0.1',
           port: options.embeddedBroker?.port ?? 1883,
           // A gateway connects with user name = its token id and password = its token.
-          authenticate: (username, password) => (username === relayUser ? password === relayPassword : username !== undefined && tokens.verify(password) === username),
+          authenticate: async (username, password) => (username === relayUser ? password === relayPassword : username !== undefined && (await tokens.verify(password)) === username),
           // A gateway may only announce its own presence, read its own requests and answer on a cloud's response topic.
           authorizePublish: (username, topic) => (username === relayUser ? topic.startsWith(`${prefix}/gateways/`) && topic.endsWith('/requests') : topic === t.presence(username ?? '') || topic.startsWith(`${prefix}/clouds/`)),
           authorizeSubscribe: (username, topic) => (username === relayUser ? mine(topic) : topic === t.requests(username ?? '')),
@@ -135,7 +135,7 @@ export class CloudRole {
       },
     }, async (request, reply) => {
       const header = request.headers.accesstoken;
-      const tokenId = o.tokens.verify(typeof header === 'string' ? header : undefined);
+      const tokenId = await o.tokens.verify(typeof header === 'string' ? header : undefined);
       const correlation = request.headers['x-correlation-id'];
       const server = new Server(
         { name: 'cnc-machine-gateway-cloud', version: o.version },
@@ -152,9 +152,9 @@ export class CloudRole {
         o.logger.info({ correlationId, gateway: tokenId, tool: req.params.name, ms: Date.now() - started, outcome: outcome.ok ? 'answered' : outcome.reason }, 'cloud tool call');
         if (outcome.ok) return outcome.result;
         if (outcome.reason === 'offline') {
-          return toolError(new GatewayError('GATEWAY_SERVICE_UNAVAILABLE', 'the gateway of this accessToken is not connected to the cloud').toToolMessage(path));
+          return toolError(new GatewayError('GATEWAY_SERVICE_UNAVAILABLE', 'The accessToken is valid, but its gateway is offline on the broker (or never connected)').toToolMessage(path));
         }
-        const late = new GatewayError('GATEWAY_SERVICE_UNAVAILABLE', `the gateway did not answer within ${o.deadlineMs} ms (correlation id ${correlationId})`);
+        const late = new GatewayError('GATEWAY_SERVICE_UNAVAILABLE', `It is connected but did not answer within ${o.deadlineMs} ms (correlation id ${correlationId})`);
         return toolError(`${path} failed: ${late.errorName}(${late.errorCode}) ${late.message}. Hint: the gateway is connected but slow or busy; retry, or ask for less (a smaller window or limit).`);
       });
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig, rolesFromArgs, selectRoles } from '../../core/config.js';
 
-const ACCEPTED = 'expected one of "gateway"|"programs" (repeat --role, or give a comma list: --role gateway,programs)';
+const ACCEPTED = 'expected one of "gateway"|"programs"|"cloud" (repeat --role, or give a comma list: --role gateway,programs,cloud)';
 
 function problems(run: () => unknown): string[] {
   try {
@@ -35,7 +35,7 @@ describe('--role', () => {
   });
 
   it('a bad value names --role, what was found and what is accepted', () => {
-    expect(problems(() => rolesFromArgs(['--role', 'gateway,cloud']))).toEqual(['(command line)', `--role: found "cloud"; ${ACCEPTED}`]);
+    expect(problems(() => rolesFromArgs(['--role', 'gateway,relay']))).toEqual(['(command line)', `--role: found "relay"; ${ACCEPTED}`]);
     expect(problems(() => rolesFromArgs(['--role=']))).toEqual(['(command line)', `--role: found ""; ${ACCEPTED}`]);
     expect(problems(() => rolesFromArgs(['--role']))).toEqual(['(command line)', `--role: found nothing; ${ACCEPTED}`]);
     expect(problems(() => rolesFromArgs(['--role', '--config', 'x.json']))).toEqual(['(command line)', `--role: found nothing; ${ACCEPTED}`]);
@@ -61,8 +61,8 @@ describe('config roles', () => {
   });
 
   it('a bad roles entry names the file and its path: unknown name, empty list, not a list, a role twice', () => {
-    expect(problems(() => parseConfig({ roles: ['gateway', 'cloud'] }, 'plant.json'))).toEqual(['plant.json', 'roles[1]: found "cloud"; expected one of "gateway"|"programs"']);
-    expect(problems(() => parseConfig({ roles: [] }, 'plant.json'))).toEqual(['plant.json', 'roles: found []; roles must name at least one of "gateway", "programs"']);
+    expect(problems(() => parseConfig({ roles: ['gateway', 'relay'] }, 'plant.json'))).toEqual(['plant.json', 'roles[1]: found "relay"; expected one of "gateway"|"programs"|"cloud"']);
+    expect(problems(() => parseConfig({ roles: [] }, 'plant.json'))).toEqual(['plant.json', 'roles: found []; roles must name at least one of "gateway", "programs", "cloud"']);
     expect(problems(() => parseConfig({ roles: 'gateway' }, 'plant.json'))).toEqual(['plant.json', 'roles: found "gateway"; expected array, received string']);
     expect(problems(() => parseConfig({ roles: ['gateway', 'gateway'] }, 'plant.json'))).toEqual(['plant.json', "roles[1]: found \"gateway\"; role 'gateway' is named twice; name each role once"]);
   });
@@ -97,9 +97,9 @@ describe('the process', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'roles-'));
     const file = join(dataDir, 'config.json');
     writeFileSync(file, JSON.stringify({ gateway: { dataDir } }));
-    const { code, output } = await run(['--config', file, '--role', 'gateway,cloud']);
+    const { code, output } = await run(['--config', file, '--role', 'gateway,relay']);
     expect(code).toBe(2);
-    expect(output).toContain(`invalid configuration in (command line):\n  - --role: found "cloud"; ${ACCEPTED}`);
+    expect(output).toContain(`invalid configuration in (command line):\n  - --role: found "relay"; ${ACCEPTED}`);
     expect(output).not.toContain('is running');
   }, 30_000);
 

@@ -1,0 +1,98 @@
+/**
+ * `npm run cloud-token -- <create NAME | list | revoke ID | rotate ID> [--config FILE]`:
+ * the cloud relay's gateway tokens in `cloud.db` of the data directory (the
+ * config file and GATEWAY_DATA_DIR are read as `npm start` reads them). A
+ * new token is printed once; only its hash is stored. The cloud may be
+ * running: it reads the tokens at every check. docs/cloud-relay.md.
+ */
+import { join, resolve } from 'node:path';
+import { ConfigError, loadConfig } from './config.js';
+import { GatewayTokens, CLOUD_MIGRATIONS } from './cloud/tokens.js';
+import { CLOUD_DATABASE_FILE } from './roles/cloud.js';
+import { Database } from './store/database.js';
+import { prepareDataDirectory } from './store/data-directory.js';
+import { applyMigrations, BASE_SCHEMA_OWNER } from './store/migrations.js';
+
+const USAGE = 'usage: npm run cloud-token -- create NAME | list | revoke ID | rotate ID  [--config FILE]';
+
+/** The command and its operand, without --config and its value. */
+function command(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--config') i++;
+    else if (!arg.startsWith('--config=')) out.push(arg);
+  }
+  return out;
+}
+
+async function main(): Promise<number> {
+  const argv = process.argv.slice(2);
+  const [verb, operand, ...rest] = command(argv);
+  if (!verb || verb === '--help' || verb === '-h' || rest.length > 0) {
+    process.stdout.write(`${USAGE}\n`);
+    return verb === '--help' || verb === '-h' ? 0 : 2;
+  }
+  let loaded;
+  try {
+    loaded = loadConfig(argv);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  const dataDir = resolve(loaded.config.gateway.dataDir);
+  prepareDataDirectory(dataDir);
+  const db = await Database.open(join(dataDir, CLOUD_DATABASE_FILE));
+  try {
+    await applyMigrations(db, BASE_SCHEMA_OWNER, CLOUD_MIGRATIONS);
+    const tokens = await GatewayTokens.open(db);
+    switch (verb) {
+      case 'create': {
+        if (!operand) break;
+        const made = await tokens.create(operand);
+        process.stdout.write(`gateway token for '${made.record.name}' (id ${made.record.id}), shown once:\n${made.token}\n`);
+        process.stdout.write('Give it to that gateway as cloudLink.accessToken or GATEWAY_CLOUD_TOKEN, and to its MCP clients as the accessToken header.\n');
+        return 0;
+      }
+      case 'list': {
+        for (const t of await tokens.list()) {
+          const state = t.revokedAt === null ? 'valid' : `revoked ${new Date(t.revokedAt).toISOString()}${t.replacedBy ? ` (rotated to ${t.replacedBy})` : ''}`;
+          process.stdout.write(`${t.id}  ${t.name}  created ${new Date(t.createdAt).toISOString()}  ${state}\n`);
+        }
+        return 0;
+      }
+      case 'revoke': {
+        if (!operand) break;
+        if (!(await tokens.revoke(operand))) {
+          process.stderr.write(`no valid token with id '${operand.slice(0, 64)}'; npm run cloud-token -- list shows them\n`);
+          return 1;
+        }
+        process.stdout.write(`token ${operand} revoked\n`);
+        return 0;
+      }
+      case 'rotate': {
+        if (!operand) break;
+        const next = await tokens.rotate(operand);
+        if (!next) {
+          process.stderr.write(`no valid token with id '${operand.slice(0, 64)}'; npm run cloud-token -- list shows them\n`);
+          return 1;
+        }
+        process.stdout.write(`token ${operand} revoked; the new token for '${next.record.name}' (id ${next.record.id}), shown once:\n${next.token}\n`);
+        return 0;
+      }
+      default:
+    }
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    return 1;
+  } finally {
+    await db.close();
+  }
+}
+
+process.exitCode = await main();
