@@ -1,0 +1,77 @@
+/**
+ * Gateway tokens from the command line (`npm run cloud-token`): made, listed,
+ * rotated and revoked in cloud.db, shown once and stored as a hash; and a
+ * relayed call that passes its deadline ends as a timeout, its late answer
+ * dropped.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { GatewayTokens } from '../../core/cloud/tokens.js';
+import { McpToolRegistry } from '../../core/mcp-tools.js';
+import { toolCatalogue } from '../../core/mcp-dispatch.js';
+import { CloudRole } from '../../core/roles/cloud.js';
+import { Database } from '../../core/store/database.js';
+import { TOOLS } from '../../plugins/mcp/tools.js';
+import { simMachine, startTestGateway } from '../fixtures/gateway.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const cli = (config: string, ...args: string[]) => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'core/cloud-token.ts', ...args, '--config', config], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, GATEWAY_DATA_DIR: '' } });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+};
+
+describe('gateway tokens', () => {
+  it('GW-85 npm run cloud-token makes, lists, rotates and revokes tokens; the token is shown once and only its hash is stored', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cloud-cli-'));
+    const config = join(dataDir, 'config.json');
+    writeFileSync(config, JSON.stringify({ gateway: { dataDir } }));
+    const made = cli(config, 'create', 'plant-a');
+    expect(made.code).toBe(0);
+    const token = /cgw_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/.exec(made.out)?.[0] as string;
+    expect(token).toBeTruthy();
+    const id = token.split('_')[1] as string;
+    expect(cli(config, 'list').out).toMatch(new RegExp(`${id}  plant-a  created .*  valid`));
+    const db = await Database.open(join(dataDir, 'cloud.db'));
+    try {
+      const stored = JSON.stringify(await db.all('SELECT * FROM cloud_gateway_tokens'));
+      expect(stored).not.toContain(token.slice(-43));
+      const tokens = await GatewayTokens.open(db);
+      expect(await tokens.verify(token)).toBe(id);
+      const rotated = cli(config, 'rotate', id);
+      expect(rotated.code).toBe(0);
+      const next = /cgw_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/.exec(rotated.out)?.[0] as string;
+      expect(await tokens.verify(token)).toBeUndefined();
+      expect(await tokens.verify(next)).toBe(next.split('_')[1]);
+      expect(cli(config, 'revoke', next.split('_')[1] as string).code).toBe(0);
+      expect(await tokens.verify(next)).toBeUndefined();
+      expect(cli(config, 'revoke', 'nope')).toMatchObject({ code: 1, err: expect.stringMatching(/no valid token with id 'nope'/) });
+      expect(cli(config, 'frobnicate').code).toBe(2);
+    } finally {
+      await db.close();
+    }
+  }, 60_000);
+
+  it('GW-87 a call that passes its deadline ends as a timeout at the deadline, and its late answer is dropped', async () => {
+    const registry = new McpToolRegistry();
+    for (const tool of TOOLS) registry.register(tool);
+    const cloud = await CloudRole.create({ dataDir: mkdtempSync(join(tmpdir(), 'cloud-')), logger: pino({ level: 'silent' }), version: 'test', catalogue: toolCatalogue(registry), embeddedBroker: { port: 0 } });
+    const { token, record } = await cloud.tokens.create('slow');
+    const gw = await startTestGateway({ machines: [simMachine('S1')], cloudLink: { brokerUrl: cloud.brokerUrl, accessToken: token } });
+    try {
+      for (let i = 0; i < 200 && !cloud.relay.isOnline(record.id); i++) await new Promise((r) => setTimeout(r, 25));
+      // A deadline no broker round trip can meet.
+      expect(await cloud.relay.call(record.id, { name: 'list_groups' }, 1, 'late-1')).toEqual({ ok: false, reason: 'timeout' });
+      // The answer that comes later is dropped; the next call is answered normally.
+      await new Promise((r) => setTimeout(r, 200));
+      const next = await cloud.relay.call(record.id, { name: 'list_groups' }, 10_000, 'on-time-1');
+      expect(next.ok).toBe(true);
+    } finally {
+      await gw.stop();
+      await cloud.stop();
+    }
+  }, 60_000);
+});
