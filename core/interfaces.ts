@@ -25,6 +25,8 @@ export const ANONYMOUS: Principal = Object.freeze({ username: null, isAdmin: fal
 export interface CallContext {
   principal: Principal;
   sourceIp?: string;
+  /** The id a relayed call carries end to end (cloud → broker → gateway): in the log lines and the error log. */
+  correlationId?: string;
   logger: Logger;
 }
 
@@ -123,7 +125,8 @@ export class InterfaceRegistry {
 
   /** Runs an interface for an already-authenticated principal. Never throws. */
   async call<O = unknown>(path: string, input: unknown, ctx: Omit<CallContext, 'logger'> & { logger?: Logger }): Promise<CallResult<O>> {
-    const full: CallContext = { ...ctx, logger: ctx.logger ?? this.logger };
+    const logger = ctx.logger ?? this.logger;
+    const full: CallContext = { ...ctx, logger: ctx.correlationId !== undefined && ctx.logger === undefined ? logger.child({ correlationId: ctx.correlationId }) : logger };
     const def = this.defs.get(path);
     try {
       if (!def) throw new GatewayError('NOT_FOUND', `no interface at ${path}`);

@@ -21,8 +21,13 @@ const plainJson: ResultRenderer = (result) => JSON.stringify(result);
 export interface ToolDispatcher {
   /** The tools as `tools/list` lists them; computed once per registry revision. */
   list(): Tool[];
-  /** Runs one `tools/call` as `principal` from `sourceIp`; failures are tool errors (`isError`), never exceptions. */
-  call(request: { name: string; arguments?: unknown }, principal: Principal, sourceIp: string, render?: ResultRenderer): Promise<CallToolResult>;
+  /**
+   * Runs one `tools/call` as `principal` from `sourceIp`; failures are tool
+   * errors (`isError`), never exceptions. A relayed call passes its
+   * correlation id, which its interface calls, log lines and error-log
+   * entries carry.
+   */
+  call(request: { name: string; arguments?: unknown }, principal: Principal, sourceIp: string, options?: { render?: ResultRenderer; correlationId?: string }): Promise<CallToolResult>;
 }
 
 /** What another server of the same tools lists, and how it words their failures: the catalogue without the tools' runners. */
@@ -62,7 +67,9 @@ export function createToolDispatcher(ctx: { interfaces: InterfaceRegistry; tools
   const registry = ctx.tools;
   return {
     list: lister(registry),
-    async call(request, principal, sourceIp, render = plainJson) {
+    async call(request, principal, sourceIp, options = {}) {
+      const render = options.render ?? plainJson;
+      const { correlationId } = options;
       const tool = registry.get(request.name);
       if (!tool) return { content: [{ type: 'text', text: `Unknown tool ${quote(request.name)}; accepted: ${registry.names().join(', ')}` }], isError: true };
       try {
@@ -72,11 +79,11 @@ export function createToolDispatcher(ctx: { interfaces: InterfaceRegistry; tools
         } catch (err) {
           throw new ToolFailure(tool.primaryPath, toGatewayError(err));
         }
-        const result = await tool.run(input, createToolCaller(ctx, principal, sourceIp));
+        const result = await tool.run(input, createToolCaller(ctx, principal, sourceIp, correlationId));
         return { content: [{ type: 'text', text: render(result) }] };
       } catch (err) {
         const message = err instanceof ToolFailure ? err.message : toGatewayError(err).toToolMessage(tool.primaryPath);
-        if (!(err instanceof ToolFailure)) ctx.logger.error({ err, tool: tool.name }, 'tool failed unexpectedly');
+        if (!(err instanceof ToolFailure)) ctx.logger.error({ err, tool: tool.name, ...(correlationId !== undefined ? { correlationId } : {}) }, 'tool failed unexpectedly');
         return { content: [{ type: 'text', text: message }], isError: true };
       }
     },

@@ -47,10 +47,10 @@ export interface ToolCaller {
   section<T = unknown>(path: string, input?: Record<string, unknown>): Promise<Section<T>>;
 }
 
-/** The caller a tool runs with: the interface registry, as `principal` from `sourceIp`. */
-export function createToolCaller(ctx: { interfaces: InterfaceRegistry }, principal: Principal, sourceIp: string): ToolCaller {
+/** The caller a tool runs with: the interface registry, as `principal` from `sourceIp`, with the call's correlation id if it has one. */
+export function createToolCaller(ctx: { interfaces: InterfaceRegistry }, principal: Principal, sourceIp: string, correlationId?: string): ToolCaller {
   const run = async <T>(path: string, input: Record<string, unknown> = {}): Promise<Section<T>> => {
-    const result = await ctx.interfaces.call<T>(path, input, { principal, sourceIp });
+    const result = await ctx.interfaces.call<T>(path, input, { principal, sourceIp, ...(correlationId !== undefined ? { correlationId } : {}) });
     if (result.ok) return { ok: true, data: result.data };
     return { ok: false, message: sectionMessage(path, result.error), error: result.error, path };
   };

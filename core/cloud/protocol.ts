@@ -98,13 +98,16 @@ export class PartJoiner {
   }
 }
 
+/** What a correlation id may be: it goes into logs and the error log, so it is short and plain. */
+export const CORRELATION_ID = /^[\w.-]{1,100}$/;
+
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Reads a request payload; undefined when it is not one. */
 export function readRequest(payload: Buffer): RelayRequest | undefined {
   try {
     const r = JSON.parse(payload.toString('utf8')) as unknown;
-    if (!isRecord(r) || r.v !== 1 || typeof r.id !== 'string' || typeof r.replyTo !== 'string' || typeof r.deadline !== 'number' || r.method !== 'tools/call') return undefined;
+    if (!isRecord(r) || r.v !== 1 || typeof r.id !== 'string' || !CORRELATION_ID.test(r.id) || typeof r.replyTo !== 'string' || typeof r.deadline !== 'number' || r.method !== 'tools/call') return undefined;
     const params = r.params;
     if (!isRecord(params) || typeof params.name !== 'string' || (params.arguments !== undefined && !isRecord(params.arguments))) return undefined;
     return r as unknown as RelayRequest;

@@ -6,6 +6,7 @@
  * /api/log/error: to the newest `ERROR_LOG_CAPACITY` entries and to
  * `ERROR_LOG_MAX_BYTES` of text, each message cut to
  * `ERROR_LOG_MESSAGE_MAX_CHARS`. It starts empty at every gateway start.
+ * A call relayed from a cloud also carries the cloud request's correlationId.
  * Messages come from the error table and never carry credentials.
  */
 import { z } from 'zod';
@@ -30,11 +31,13 @@ export interface ErrorLogEntry {
   errorMsg: string;
   user: string | null;
   sourceIp: string | null;
+  /** Only on calls relayed from a cloud: the id the cloud's request carried. */
+  correlationId?: string;
 }
 
 /** The size an entry counts against ERROR_LOG_MAX_BYTES. */
 function entrySize(e: ErrorLogEntry): number {
-  return ENTRY_OVERHEAD + e.path.length + e.errorName.length + e.errorMsg.length + (e.user?.length ?? 0) + (e.sourceIp?.length ?? 0);
+  return ENTRY_OVERHEAD + e.path.length + e.errorName.length + e.errorMsg.length + (e.user?.length ?? 0) + (e.sourceIp?.length ?? 0) + (e.correlationId?.length ?? 0);
 }
 
 /** A ring of the newest entries, bounded by count and by size, oldest first when read. */
@@ -104,6 +107,7 @@ export const errorLogPlugin = definePlugin<GatewayContext>({
         errorMsg: error.message,
         user: call.principal.username,
         sourceIp: call.sourceIp ?? null,
+        ...(call.correlationId !== undefined ? { correlationId: call.correlationId } : {}),
       });
     });
     ctx.interfaces.define({

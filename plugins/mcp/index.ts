@@ -138,7 +138,7 @@ export const mcpPlugin = definePlugin<GatewayContext>({
       server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: dispatcher.list() }));
       const splices: Splices = new Map();
       server.setRequestHandler(CallToolRequestSchema, (req) =>
-        dispatcher.call(req.params, principal, request.ip, (result) => frozenAnswers.textOrPlaceholder(result, splices)),
+        dispatcher.call(req.params, principal, request.ip, { render: (result) => frozenAnswers.textOrPlaceholder(result, splices) }),
       );
       // The web-standard transport with the already parsed body: the Node adapter would re-wrap
       // request and response in web streams, which costs more than the tool call for large results.

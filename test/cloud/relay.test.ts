@@ -40,6 +40,9 @@ describe('cloud relay on the embedded broker', { timeout: 60_000 }, () => {
       cloudLink: { brokerUrl: cloud.brokerUrl, accessToken: tokens[name], ...extra },
     }, gatewayDirs[name]);
   };
+  const ownUrls: Record<string, Promise<string>> = {};
+  /** The gateway's own HTTP address (listening once). */
+  const ownUrl = (name: string) => (ownUrls[name] ??= gateways[name]!.gateway.listen({ host: '127.0.0.1', port: 0 }));
   const keyOf = async (name: string, username: string) => ((await gateways[name]!.request('POST', '/api/security/secret-key/create', { username })).body.data as { key: string }).key;
   const online = async (name: string, want = true) => {
     const id = (tokens[name] as string).split('_')[1] as string;
@@ -126,11 +129,31 @@ describe('cloud relay on the embedded broker', { timeout: 60_000 }, () => {
     expect(machines.text.length).toBeGreaterThan(64 * 1024);
     expect((machines.json() as { count: number }).count).toBe(600);
     // Byte for byte what the gateway's own dispatch answers for that user.
-    const own = await connectMcp(await gateways['plant-c']!.gateway.listen({ host: '127.0.0.1', port: 0 }), await keyOf('plant-c', 'cloud-reader'));
+    const own = await connectMcp(await ownUrl('plant-c'), await keyOf('plant-c', 'cloud-reader'));
     sessions.push(own);
     expect(machines.text).toBe((await own.call('list_machines')).text);
     const groups = await c.call('list_groups');
     expect(groups).toMatchObject({ isError: true });
     expect(groups.text).toMatch(/^\/api\/config\/groups failed: FORBIDDEN\(5\)/);
+  });
+
+  it('GW-62 a relayed call\'s correlation id, led by the client\'s X-Correlation-Id, is in the gateway\'s error log', async () => {
+    const traced = await connectMcp(cloudUrl, undefined, { accesstoken: tokens['plant-c'] as string, 'x-correlation-id': 'agent-run-42' });
+    sessions.push(traced);
+    expect((await traced.call('list_groups')).text).toMatch(/FORBIDDEN\(5\)/);
+    expect((await traced.call('list_groups')).text).toMatch(/FORBIDDEN\(5\)/);
+    const log = await gateways['plant-c']!.request('GET', '/api/log/error?limit=0');
+    const rows = (log.body.data as { data: { path: string; correlationId?: string }[] }).data.filter((r) => r.correlationId?.startsWith('agent-run-42.'));
+    expect(rows.map((r) => r.path)).toEqual(['/api/config/groups', '/api/config/groups']);
+    // Two calls with one header stay two ids.
+    expect(rows[0]?.correlationId).not.toBe(rows[1]?.correlationId);
+    expect(rows[0]?.correlationId).toMatch(/^agent-run-42\.[0-9a-f]{16}$/);
+    // A call on the gateway's own /mcp has none.
+    const own = await connectMcp(await ownUrl('plant-c'), await keyOf('plant-c', 'cloud-reader'));
+    sessions.push(own);
+    await own.call('list_groups');
+    const all = (await gateways['plant-c']!.request('GET', '/api/log/error?limit=1')).body.data as { data: Record<string, unknown>[] };
+    expect(all.data[0]).toMatchObject({ path: '/api/config/groups' });
+    expect(all.data[0]).not.toHaveProperty('correlationId');
   });
 });
