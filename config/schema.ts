@@ -196,6 +196,8 @@ export const gatewayConfigSchema = z
         /** The embedded broker (aedes, MQTT 3.1.1) the gateways dial; ignored when `brokerUrl` names an external one. */
         mqttHost: z.string().default('0.0.0.0'),
         mqttPort: z.number().int().min(0).max(65535).default(DEFAULT_CLOUD_MQTT_PORT),
+        /** The embedded broker serves mqtts with this PEM certificate and key (files); plain mqtt without. */
+        mqttTls: z.object({ certFile: z.string().min(1).max(1024), keyFile: z.string().min(1).max(1024) }).strict().optional(),
         /** An external broker (Mosquitto, EMQX, HiveMQ) instead of the embedded one. */
         brokerUrl: z.string().regex(/^mqtts?:\/\/[^\s/]+$/, 'an mqtt:// or mqtts:// URL').optional(),
         /** The cloud's own user on an external broker; the password comes from CLOUD_BROKER_PASSWORD. */
@@ -203,12 +205,14 @@ export const gatewayConfigSchema = z
         topicPrefix: z.string().min(1).max(64).regex(/^[\w./-]+$/, 'letters, digits, _ . / -').default('cncgw/v1'),
         /** How long a relayed tool call may take. */
         callDeadlineMs: z.number().int().min(1000).max(300_000).default(30_000),
+        /** How often gateways connected to the embedded broker are checked against revoked tokens. */
+        revocationSweepMs: z.number().int().min(1000).max(3_600_000).default(10_000),
         /** As `mcp.allowedOrigins` / `mcp.allowedHosts`, for the cloud's /mcp. */
         allowedOrigins: z.array(z.string().min(1)).default([]),
         allowedHosts: z.array(z.string().min(1)).default([]),
       })
       .strict()
-      .default({ host: '0.0.0.0', port: DEFAULT_CLOUD_PORT, mqttHost: '0.0.0.0', mqttPort: DEFAULT_CLOUD_MQTT_PORT, topicPrefix: 'cncgw/v1', callDeadlineMs: 30_000, allowedOrigins: [], allowedHosts: [] }),
+      .default({ host: '0.0.0.0', port: DEFAULT_CLOUD_PORT, mqttHost: '0.0.0.0', mqttPort: DEFAULT_CLOUD_MQTT_PORT, topicPrefix: 'cncgw/v1', callDeadlineMs: 30_000, revocationSweepMs: 10_000, allowedOrigins: [], allowedHosts: [] }),
     /** The program version service's listener; it shares `gateway.dataDir` (database programs.db) and `gateway.timeZone`. */
     programs: z
       .object({
@@ -282,6 +286,8 @@ export const gatewayConfigSchema = z
         /** MQTT protocol: 5 (request/response properties), falling back to 3.1.1 when the broker refuses 5 (the embedded aedes). */
         protocolVersion: z.union([z.literal(5), z.literal(4)]).default(5),
         topicPrefix: z.string().min(1).max(64).regex(/^[\w./-]+$/, 'letters, digits, _ . / -').default('cncgw/v1'),
+        /** A PEM file of the CA (or the certificate itself) to trust for an mqtts broker with a private certificate. */
+        caFile: z.string().min(1).max(1024).optional(),
       })
       .strict()
       .optional(),

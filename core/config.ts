@@ -199,3 +199,15 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2), env:
   }
   return { file, config: parseConfig(raw, file, env) };
 }
+
+/**
+ * The bytes of a file a config field names (a certificate, a key), or an
+ * error naming the field, the path and why it cannot be read.
+ */
+export function readConfigFile(path: string, field: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    throw new Error(`${field}: cannot read '${path.slice(0, 256)}' (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
+  }
+}

@@ -14,7 +14,7 @@
 import type { Logger } from 'pino';
 import { ROLE_NAMES, type GatewayConfig, type RoleName } from '../config/schema.js';
 import { createLogger } from './logger.js';
-import { ConfigError, loadConfig, selectRoles, type RoleSelection } from './config.js';
+import { ConfigError, loadConfig, readConfigFile, selectRoles, type RoleSelection } from './config.js';
 import { Gateway } from './gateway.js';
 import { DRIVERS } from '../drivers/registry.js';
 import { GATEWAY_PLUGINS, PROGRAMS_PLUGINS } from '../plugins/index.js';
@@ -159,11 +159,11 @@ async function startCloudRole({ config, file, logger, env }: RoleStartFacts): Pr
   let role: CloudRole;
   try {
     role = await CloudRole.create({
-      dataDir, logger, version: packageVersion(), catalogue: toolCatalogue(registry), topicPrefix: c.topicPrefix, callDeadlineMs: c.callDeadlineMs,
+      dataDir, logger, version: packageVersion(), catalogue: toolCatalogue(registry), topicPrefix: c.topicPrefix, callDeadlineMs: c.callDeadlineMs, revocationSweepMs: c.revocationSweepMs,
       allowedOrigins: c.allowedOrigins, allowedHosts: c.allowedHosts,
       ...(c.brokerUrl
         ? { broker: { url: c.brokerUrl, ...(c.brokerUsername ? { username: c.brokerUsername } : {}), ...(env.CLOUD_BROKER_PASSWORD ? { password: env.CLOUD_BROKER_PASSWORD } : {}) } }
-        : { embeddedBroker: { host: c.mqttHost, port: c.mqttPort } }),
+        : { embeddedBroker: { host: c.mqttHost, port: c.mqttPort, ...(c.mqttTls ? { tls: { cert: readConfigFile(c.mqttTls.certFile, 'cloud.mqttTls.certFile'), key: readConfigFile(c.mqttTls.keyFile, 'cloud.mqttTls.keyFile') } } : {}) } }),
     });
   } catch (err) {
     throw new RoleStartError(`cloud relay failed to start (config ${file}, cloud.mqttPort / CLOUD_MQTT_PORT, cloud.brokerUrl):\n${(err as Error).message}`, 1);

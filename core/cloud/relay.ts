@@ -19,6 +19,8 @@ export interface RelayConnection {
   /** 5 on an MQTT 5 broker (request/response properties); 4 on the embedded aedes. */
   protocolVersion: 4 | 5;
   topicPrefix: string;
+  /** Its own embedded broker over TLS on loopback: the certificate names the host gateways dial, not 127.0.0.1. */
+  ownLoopbackTls?: boolean;
 }
 
 export type RelayOutcome = { ok: true; result: CallToolResult } | { ok: false; reason: 'offline' | 'timeout' };
@@ -53,6 +55,7 @@ export class CloudRelay {
       connectTimeout: 10_000,
       ...(connection.username !== undefined ? { username: connection.username } : {}),
       ...(connection.password !== undefined ? { password: connection.password } : {}),
+      ...(connection.ownLoopbackTls ? { rejectUnauthorized: false } : {}),
     };
     const client = connect(connection.url, options);
     const relay = new CloudRelay(client, connection, logger);

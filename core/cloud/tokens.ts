@@ -1,16 +1,20 @@
 /**
- * Gateway tokens of the cloud role: `cgw_<id>_<secret>`, shown once, stored
- * as the SHA-256 of the secret (core/auth/bearer-tokens.ts). A token is both
- * the credential a gateway connects to the broker with and what an MCP client
- * sends in `accessToken` to select that gateway (GW-85). Rotating gives a new
- * token for the same gateway (the same id in topics is not kept: the gateway
- * reconnects with the new token); revoking ends it.
+ * The cloud role's tokens, shown once and stored as the SHA-256 of the secret
+ * (core/auth/bearer-tokens.ts):
+ * - gateway tokens `cgw_<id>_<secret>`: both the credential a gateway
+ *   connects to the broker with and what an MCP client sends in
+ *   `accessToken` to select that gateway (GW-85). Rotating gives a new token
+ *   for the same gateway name (a new id in topics: the gateway reconnects
+ *   with the new token); revoking ends it.
+ * - admin keys `cadm_<id>_<secret>`: what the cloud's admin HTTP interface
+ *   (/admin/gateway-tokens) takes as `Authorization: Bearer`.
  */
 import { createBearerToken, parseBearerToken, secretMatches } from '../auth/bearer-tokens.js';
 import type { Database } from '../store/database.js';
 import type { Migration } from '../store/migrations.js';
 
 export const GATEWAY_TOKEN_PREFIX = 'cgw';
+export const ADMIN_KEY_PREFIX = 'cadm';
 
 export const CLOUD_MIGRATIONS: readonly Migration[] = [
   {
@@ -27,8 +31,23 @@ export const CLOUD_MIGRATIONS: readonly Migration[] = [
        )`,
     ],
   },
+  {
+    id: 2,
+    name: 'admin keys',
+    up: [
+      `CREATE TABLE cloud_admin_keys (
+         id TEXT PRIMARY KEY,
+         name TEXT NOT NULL,
+         secret_hash TEXT NOT NULL,
+         created_at BIGINT NOT NULL,
+         revoked_at BIGINT,
+         replaced_by TEXT
+       )`,
+    ],
+  },
 ];
 
+/** A token's record (never its secret). */
 export interface GatewayToken {
   id: string;
   name: string;
@@ -45,50 +64,71 @@ const rowOf = (r: Record<string, unknown>): GatewayToken => ({
 const NAME = /^[^\p{Cc}]{1,128}$/u;
 
 /**
- * The tokens in the database; every check reads it (one row by key), so a
- * token made or revoked by the CLI while the cloud runs counts at once.
+ * One table of tokens; every check reads it (one row by key), so a token
+ * made or revoked by the CLI while the cloud runs counts at once.
  */
-export class GatewayTokens {
-  private constructor(private readonly db: Database, private readonly now: () => number) {}
+export class TokenTable {
+  protected constructor(private readonly db: Database, private readonly now: () => number, private readonly table: string, readonly prefix: string) {}
 
-  static async open(db: Database, now: () => number = Date.now): Promise<GatewayTokens> {
-    return new GatewayTokens(db, now);
-  }
-
-  /** Creates a token for a gateway; the whole token is in the answer only. */
+  /** Creates a token; the whole token is in the answer only. */
   async create(name: string): Promise<{ token: string; record: GatewayToken }> {
     if (!NAME.test(name)) throw new Error('name: 1..128 characters, no control characters');
-    const made = createBearerToken(GATEWAY_TOKEN_PREFIX);
+    const made = createBearerToken(this.prefix);
     const record: GatewayToken = { id: made.id, name, createdAt: this.now(), revokedAt: null, replacedBy: null };
-    await this.db.write((tx) => tx.run('INSERT INTO cloud_gateway_tokens (id, name, secret_hash, created_at, revoked_at, replaced_by) VALUES (?, ?, ?, ?, NULL, NULL)', [record.id, name, made.hash, record.createdAt]));
+    await this.db.write((tx) => tx.run(`INSERT INTO ${this.table} (id, name, secret_hash, created_at, revoked_at, replaced_by) VALUES (?, ?, ?, ?, NULL, NULL)`, [record.id, name, made.hash, record.createdAt]));
     return { token: made.key, record };
   }
 
   async list(): Promise<GatewayToken[]> {
-    return (await this.db.all('SELECT id, name, created_at, revoked_at, replaced_by FROM cloud_gateway_tokens ORDER BY created_at, id')).map(rowOf);
+    return (await this.db.all(`SELECT id, name, created_at, revoked_at, replaced_by FROM ${this.table} ORDER BY created_at, id`)).map(rowOf);
+  }
+
+  /** Whether a token with this id exists and is not revoked. */
+  async isValid(id: string): Promise<boolean> {
+    return (await this.db.get(`SELECT 1 AS ok FROM ${this.table} WHERE id = ? AND revoked_at IS NULL`, [id])) !== undefined;
   }
 
   /** Revokes a token; false when it is unknown or revoked already. */
   async revoke(id: string): Promise<boolean> {
-    const result = await this.db.write((tx) => tx.run('UPDATE cloud_gateway_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [this.now(), id]));
+    const result = await this.db.write((tx) => tx.run(`UPDATE ${this.table} SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, [this.now(), id]));
     return result.changes > 0;
   }
 
-  /** A new token for the same gateway name; the old one is revoked. */
+  /** A new token under the same name; the old one is revoked in the same transaction. */
   async rotate(id: string): Promise<{ token: string; record: GatewayToken } | undefined> {
-    const old = (await this.list()).find((t) => t.id === id && t.revokedAt === null);
-    if (!old) return undefined;
-    const next = await this.create(old.name);
-    await this.db.write((tx) => tx.run('UPDATE cloud_gateway_tokens SET revoked_at = ?, replaced_by = ? WHERE id = ?', [this.now(), next.record.id, id]));
-    return next;
+    const made = createBearerToken(this.prefix);
+    const createdAt = this.now();
+    const name = await this.db.write(async (tx) => {
+      const old = await tx.get<{ name: string }>(`SELECT name FROM ${this.table} WHERE id = ? AND revoked_at IS NULL`, [id]);
+      if (!old) return undefined;
+      await tx.run(`INSERT INTO ${this.table} (id, name, secret_hash, created_at, revoked_at, replaced_by) VALUES (?, ?, ?, ?, NULL, NULL)`, [made.id, old.name, made.hash, createdAt]);
+      await tx.run(`UPDATE ${this.table} SET revoked_at = ?, replaced_by = ? WHERE id = ?`, [createdAt, made.id, id]);
+      return old.name;
+    });
+    if (name === undefined) return undefined;
+    return { token: made.key, record: { id: made.id, name, createdAt, revokedAt: null, replacedBy: null } };
   }
 
-  /** The token's id when `token` is a valid gateway token, else undefined. Constant-time on the secret. */
+  /** The token's id when `token` is a valid token of this table, else undefined. Constant-time on the secret. */
   async verify(token: string | undefined): Promise<string | undefined> {
     if (!token) return undefined;
-    const parsed = parseBearerToken(GATEWAY_TOKEN_PREFIX, token);
+    const parsed = parseBearerToken(this.prefix, token);
     if (!parsed) return undefined;
-    const row = await this.db.get<{ secret_hash: string }>('SELECT secret_hash FROM cloud_gateway_tokens WHERE id = ? AND revoked_at IS NULL', [parsed.id]);
+    const row = await this.db.get<{ secret_hash: string }>(`SELECT secret_hash FROM ${this.table} WHERE id = ? AND revoked_at IS NULL`, [parsed.id]);
     return row && secretMatches(parsed.secret, row.secret_hash) ? parsed.id : undefined;
+  }
+}
+
+/** The gateway tokens (cgw_…). */
+export class GatewayTokens extends TokenTable {
+  static async open(db: Database, now: () => number = Date.now): Promise<GatewayTokens> {
+    return new GatewayTokens(db, now, 'cloud_gateway_tokens', GATEWAY_TOKEN_PREFIX);
+  }
+}
+
+/** The keys of the cloud's admin HTTP interface (cadm_…). */
+export class AdminKeys extends TokenTable {
+  static async open(db: Database, now: () => number = Date.now): Promise<AdminKeys> {
+    return new AdminKeys(db, now, 'cloud_admin_keys', ADMIN_KEY_PREFIX);
   }
 }

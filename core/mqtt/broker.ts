@@ -124,6 +124,32 @@ export class InProcessBroker {
     this.server = server;
   }
 
+  /** The connected clients: aedes keeps them in `clients` by client id (not in its types). */
+  private clients(): Client[] {
+    return Object.values((this.aedes as unknown as { clients?: Record<string, Client> } | undefined)?.clients ?? {});
+  }
+
+  /** User names of the connected clients that authenticated with one (each once). */
+  connectedUsers(): string[] {
+    const names = new Set<string>();
+    for (const client of this.clients()) {
+      const name = usernameOf.get(client);
+      if (name !== undefined) names.add(name);
+    }
+    return [...names];
+  }
+
+  /** Closes the connections of the clients that authenticated as `username` (their wills are published); how many. */
+  disconnectUser(username: string): number {
+    let closed = 0;
+    for (const client of this.clients()) {
+      if (usernameOf.get(client) !== username) continue;
+      client.close();
+      closed++;
+    }
+    return closed;
+  }
+
   /** Stops hard: every client socket is destroyed, then the server and broker close. Safe to call twice. */
   async stop(): Promise<void> {
     const { server, aedes } = this;

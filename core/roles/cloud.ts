@@ -9,6 +9,11 @@
  *
  * Without a token, `initialize` and `tools/list` answer (they reveal no
  * gateway's data); a tool call answers the GW-86 text.
+ *
+ * `/admin/gateway-tokens` manages the tokens over HTTP (core/cloud/admin-http.ts).
+ * On the embedded broker a revoked token's gateway is disconnected: at once
+ * when revoked through that interface, within `revocationSweepMs` when
+ * revoked by the CLI (another process).
  */
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -22,7 +27,8 @@ import { InProcessBroker } from '../mqtt/broker.js';
 import { RoleRuntime } from '../runtime.js';
 import { DEFAULT_CALL_DEADLINE_MS, DEFAULT_TOPIC_PREFIX, topics } from '../cloud/protocol.js';
 import { CloudRelay, type RelayConnection } from '../cloud/relay.js';
-import { CLOUD_MIGRATIONS, GatewayTokens } from '../cloud/tokens.js';
+import { AdminKeys, CLOUD_MIGRATIONS, GatewayTokens } from '../cloud/tokens.js';
+import { serveAdmin } from '../cloud/admin-http.js';
 
 export const CLOUD_DATABASE_FILE = 'cloud.db';
 export const UNAUTHORIZED_TEXT = 'Unauthorized: missing or unknown accessToken header.';
@@ -35,14 +41,18 @@ export interface CloudRoleOptions {
   catalogue: ToolCatalogue;
   /** An external broker; without it the role embeds one on `embeddedBroker` (127.0.0.1:1883 unless told). */
   broker?: { url: string; username?: string; password?: string; protocolVersion?: 4 | 5 };
-  embeddedBroker?: { host?: string; port?: number };
+  embeddedBroker?: { host?: string; port?: number; tls?: { key: string | Buffer; cert: string | Buffer } };
   topicPrefix?: string;
   callDeadlineMs?: number;
   /** Origins and Hosts /mcp accepts (as on a gateway); an empty Host list accepts any Host. */
   allowedOrigins?: readonly string[];
   allowedHosts?: readonly string[];
   now?: () => number;
+  /** How often the embedded broker's connected gateways are checked against revoked tokens (10 s unless told). */
+  revocationSweepMs?: number;
 }
+
+export const DEFAULT_REVOCATION_SWEEP_MS = 10_000;
 
 function webHeaders(request: FastifyRequest): Headers {
   const out = new Headers();
@@ -60,6 +70,7 @@ export class CloudRole {
   private constructor(
     readonly runtime: RoleRuntime,
     readonly tokens: GatewayTokens,
+    readonly adminKeys: AdminKeys,
     readonly relay: CloudRelay,
     readonly broker: InProcessBroker | undefined,
     private readonly http: FastifyInstance,
@@ -80,6 +91,7 @@ export class CloudRole {
     let relay: CloudRelay | undefined;
     try {
       const tokens = await GatewayTokens.open(runtime.db, now);
+      const adminKeys = await AdminKeys.open(runtime.db, now);
       let connection: RelayConnection;
       if (options.broker) {
         connection = { url: options.broker.url, protocolVersion: options.broker.protocolVersion ?? 5, topicPrefix: prefix, ...(options.broker.username !== undefined ? { username: options.broker.username } : {}), ...(options.broker.password !== undefined ? { password: options.broker.password } : {}) };
@@ -91,6 +103,7 @@ export class CloudRole {
         broker = new InProcessBroker({
           host: options.embeddedBroker?.host ?? '127.0.0.1',
           port: options.embeddedBroker?.port ?? 1883,
+          ...(options.embeddedBroker?.tls ? { tls: options.embeddedBroker.tls } : {}),
           // A gateway connects with user name = its token id and password = its token.
           authenticate: async (username, password) => (username === relayUser ? password === relayPassword : username !== undefined && (await tokens.verify(password)) === username),
           // A gateway may only announce its own presence, read its own requests and answer on a cloud's response topic.
@@ -99,16 +112,33 @@ export class CloudRole {
         });
         await broker.start();
         runtime.onStop('embedded MQTT broker', () => broker!.stop());
-        connection = { url: broker.url, username: relayUser, password: relayPassword, protocolVersion: 4, topicPrefix: prefix };
+        const embedded = broker;
+        // Tokens revoked by the CLI (another process): their gateways are disconnected at the next sweep.
+        const sweep = setInterval(() => {
+          void (async () => {
+            for (const user of embedded.connectedUsers()) {
+              if (user !== relayUser && !(await tokens.isValid(user)) && embedded.disconnectUser(user) > 0) logger.info({ tokenId: user }, 'cloud: a gateway whose token was revoked was disconnected');
+            }
+          })().catch((err: Error) => logger.warn({ err: err.message }, 'cloud: the revoked-token sweep failed'));
+        }, options.revocationSweepMs ?? DEFAULT_REVOCATION_SWEEP_MS);
+        sweep.unref();
+        runtime.onStop('revoked-token sweep', async () => clearInterval(sweep));
+        // The relay dials its own broker in this process, on loopback: the certificate (made for the gateways' host name) is not checked there.
+        connection = { url: broker.url.replace('://0.0.0.0:', '://127.0.0.1:'), username: relayUser, password: relayPassword, protocolVersion: 4, topicPrefix: prefix, ...(options.embeddedBroker?.tls ? { ownLoopbackTls: true } : {}) };
       }
       relay = await CloudRelay.connect(connection, logger.child({ component: 'relay' }));
       const connected = relay;
       runtime.onStop('cloud relay', () => connected.close());
       const http = Fastify({ logger: false, bodyLimit: MCP_BODY_LIMIT });
       CloudRole.serveMcp(http, { ...options, tokens, relay, deadlineMs: options.callDeadlineMs ?? DEFAULT_CALL_DEADLINE_MS, logger });
+      const revokedNow = broker;
+      serveAdmin(http, {
+        tokens, adminKeys, allowedOrigins: options.allowedOrigins ?? [], logger: logger.child({ component: 'cloud-admin' }),
+        onRevoked: (id) => void (revokedNow?.disconnectUser(id)),
+      });
       await runtime.startPlugins([], {}, http);
       await http.ready();
-      return new CloudRole(runtime, tokens, relay, broker, http);
+      return new CloudRole(runtime, tokens, adminKeys, relay, broker, http);
     } catch (err) {
       await runtime.stop().catch(() => undefined);
       throw err;
@@ -146,7 +176,9 @@ export class CloudRole {
         if (!tokenId) return toolError(UNAUTHORIZED_TEXT);
         const path = o.catalogue.primaryPath(req.params.name);
         if (!path) return toolError(`Unknown tool ${quote(req.params.name)}; accepted: ${o.catalogue.list().map((x) => x.name).join(', ')}`);
-        const correlationId = typeof correlation === 'string' && /^[\w.-]{1,64}$/.test(correlation) ? correlation : randomBytes(8).toString('hex');
+        // Always unique on the wire (concurrent calls may carry the same client header); a client's own id leads it, so it can be found in both sides' logs.
+        const unique = randomBytes(8).toString('hex');
+        const correlationId = typeof correlation === 'string' && /^[\w.-]{1,64}$/.test(correlation) ? `${correlation}.${unique}` : unique;
         const started = Date.now();
         const outcome = await o.relay.call(tokenId, { name: req.params.name, ...(req.params.arguments ? { arguments: req.params.arguments } : {}) }, o.deadlineMs, correlationId);
         o.logger.info({ correlationId, gateway: tokenId, tool: req.params.name, ms: Date.now() - started, outcome: outcome.ok ? 'answered' : outcome.reason }, 'cloud tool call');

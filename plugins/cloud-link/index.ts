@@ -5,102 +5,301 @@
  * last will saying `offline`), takes tool calls from its request topic and
  * answers each on the request's response topic, in parts, with its
  * correlation id. Calls run through the same dispatch as the gateway's own
- * /mcp (core/mcp-dispatch.ts), as the user `cloudLink.user`. A call past its
- * deadline is dropped. docs/cloud-relay.md.
+ * /mcp (core/mcp-dispatch.ts), as the user `cloudLink.user`, and carry the
+ * cloud's correlation id into the log and the error log. A call past its
+ * deadline is dropped.
+ *
+ * The settings come from the config's `cloudLink` section (the token also
+ * from GATEWAY_CLOUD_TOKEN), and an administrator may set or replace the
+ * broker, token and user through `POST /api/security/cloud-link/set` without
+ * a restart; those are kept in `<dataDir>/cloud-link.json` (mode 0600) and
+ * win over the config until `POST /api/security/cloud-link/remove`. The link's
+ * state is in gateway-info's `cloud` (never the token). docs/cloud-relay.md.
  */
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
+import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/context.js';
-import { answerParts, readRequest, topics, type Presence } from '../../core/cloud/protocol.js';
+import { answerParts, DEFAULT_TOPIC_PREFIX, readRequest, topics, type Presence } from '../../core/cloud/protocol.js';
 import { GATEWAY_TOKEN_PREFIX } from '../../core/cloud/tokens.js';
 import { parseBearerToken } from '../../core/auth/bearer-tokens.js';
 import { createToolDispatcher } from '../../core/mcp-dispatch.js';
+import { GatewayError } from '../../core/errors.js';
+import { FILE_MODE } from '../../core/store/data-directory.js';
+import { readConfigFile } from '../../core/config.js';
+import type { CloudLinkStatus } from '../../core/cloud/link-status.js';
+
+export const CLOUD_LINK_FILE = 'cloud-link.json';
+
+const BROKER_URL = /^mqtts?:\/\/[^\s/]+$/;
+const TOKEN_HINT = 'a gateway token of the cloud (cgw_<id>_<secret>); the cloud\'s `npm run cloud-token -- create <name>` makes one';
+
+/** What the link runs with. */
+interface LinkSettings {
+  brokerUrl: string;
+  accessToken: string;
+  user: string;
+  protocolVersion: 4 | 5;
+  topicPrefix: string;
+  source: 'config' | 'api';
+}
+
+const storedSchema = z
+  .object({
+    brokerUrl: z.string().regex(BROKER_URL).optional(),
+    accessToken: z.string().min(1).max(256).optional(),
+    user: z.string().min(1).max(128).optional(),
+  })
+  .strict();
+type Stored = z.infer<typeof storedSchema>;
+
+/** A URL without user:password, for showing. */
+function shownUrl(url: string): string {
+  return url.replace(/^(mqtts?:\/\/)[^@/]*@/, '$1');
+}
 
 export const cloudLinkPlugin = definePlugin<GatewayContext>({
   name: 'cloud-link',
-  dependsOn: ['mcp'],
+  dependsOn: ['mcp', 'auth'],
   async register(ctx) {
-    const config = ctx.config.cloudLink;
-    if (!config) return;
     const logger = ctx.logger.child({ component: 'cloud-link' });
-    const token = config.accessToken ?? ctx.env.GATEWAY_CLOUD_TOKEN;
-    const parsed = token ? parseBearerToken(GATEWAY_TOKEN_PREFIX, token) : null;
-    if (!token || !parsed) {
-      throw new Error('cloudLink.accessToken: a gateway token of the cloud (cgw_<id>_<secret>) is needed, in the config or in GATEWAY_CLOUD_TOKEN; the cloud\'s `npm run cloud-token -- create <name>` makes one');
-    }
-    const t = topics(config.topicPrefix);
+    const file = join(ctx.dataDir, CLOUD_LINK_FILE);
     const dispatcher = createToolDispatcher(ctx);
-    const presence = (p: Presence) => JSON.stringify(p);
-    let protocolVersion: 4 | 5 = config.protocolVersion;
-    let client: MqttClient | undefined;
-    let stopped = false;
     const since = ctx.now();
+    // A private CA for an mqtts broker; a file that cannot be read is a config mistake, reported at start.
+    const ca = ctx.config.cloudLink?.caFile !== undefined ? readConfigFile(ctx.config.cloudLink.caFile, 'cloudLink.caFile') : undefined;
 
-    const handle = async (c: MqttClient, payload: Buffer, properties: { responseTopic?: string; correlationData?: Buffer } | undefined) => {
-      const request = readRequest(payload);
-      if (!request) return logger.warn({ bytes: payload.length }, 'cloud link: a message on the request topic that is not a request was dropped');
-      const correlationId = request.id;
-      if (Date.now() > request.deadline) return logger.warn({ correlationId, tool: request.params.name }, 'cloud link: a call past its deadline was dropped');
-      const principal = ctx.interfaces.accessPolicy.principalFor(config.user);
-      const started = Date.now();
-      const result = principal
-        ? await dispatcher.call(request.params, principal, 'cloud')
-        : { content: [{ type: 'text' as const, text: `cloud calls run as user '${config.user}' (cloudLink.user), who does not exist on this gateway` }], isError: true };
-      if (Date.now() > request.deadline) return logger.warn({ correlationId, tool: request.params.name, ms: Date.now() - started }, 'cloud link: the answer came after the deadline and was dropped');
-      const replyTo = properties?.responseTopic ?? request.replyTo;
-      if (!replyTo.startsWith(`${config.topicPrefix}/clouds/`)) return logger.warn({ correlationId }, 'cloud link: a response topic outside the cloud topics was refused');
-      for (const part of answerParts(correlationId, result)) {
-        await c.publishAsync(replyTo, JSON.stringify(part), {
-          qos: 1,
-          ...(protocolVersion === 5 ? { properties: { correlationData: properties?.correlationData ?? Buffer.from(correlationId) } } : {}),
-        });
+    const readStored = (): Stored => {
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+        throw err;
       }
-      const log = { correlationId, tool: request.params.name, ms: Date.now() - started, isError: result.isError === true };
-      if (result.isError) logger.warn(log, 'cloud tool call answered with a tool error');
-      else logger.info(log, 'cloud tool call answered');
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        throw new Error(`${file}: not JSON; set the cloud link again through /api/security/cloud-link/set, or delete the file`);
+      }
+      const parsed = storedSchema.safeParse(json);
+      if (!parsed.success) throw new Error(`${file}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+      return parsed.data;
+    };
+    const writeStored = (stored: Stored) => {
+      const temp = `${file}.${process.pid}.tmp`;
+      writeFileSync(temp, `${JSON.stringify(stored, null, 2)}\n`, { mode: FILE_MODE });
+      renameSync(temp, file);
     };
 
-    const open = () => {
-      const options: IClientOptions = {
-        protocolVersion,
-        clientId: `gateway-${parsed.id}`,
-        username: parsed.id,
-        password: token,
-        reconnectPeriod: 2000,
-        connectTimeout: 10_000,
-        will: { topic: t.presence(parsed.id), payload: Buffer.from(presence({ state: 'offline' })), qos: 1, retain: true },
-      };
-      const c = connect(config.brokerUrl, options);
-      client = c;
-      c.on('connect', () => {
-        logger.info({ broker: config.brokerUrl, protocolVersion }, 'cloud link connected');
-        void c.publishAsync(t.presence(parsed.id), presence({ state: 'online', gateway: ctx.config.gateway.name, version: ctx.version, since }), { qos: 1, retain: true })
-          .then(() => c.subscribeAsync(t.requests(parsed.id), { qos: 1 }))
-          .catch((err: Error) => logger.error({ err: err.message }, 'cloud link: presence or subscription failed'));
-      });
-      c.on('message', (_topic, payload, packet) => {
-        void handle(c, payload, packet.properties as { responseTopic?: string; correlationData?: Buffer } | undefined).catch((err: Error) => logger.error({ err: err.message }, 'cloud link: a call could not be answered'));
-      });
-      c.on('error', (err: Error & { code?: number }) => {
-        // A broker without MQTT 5 (the embedded aedes) refuses it: speak 3.1.1 to it instead.
-        if (protocolVersion === 5 && (err.code === 1 || /protocol version/i.test(err.message))) {
-          protocolVersion = 4;
-          logger.info('cloud link: the broker does not take MQTT 5; using MQTT 3.1.1');
-          void c.endAsync(true).then(() => (stopped ? undefined : open()));
-          return;
+    /** The config's settings overlaid with the stored ones; undefined when there is no broker or no token. */
+    const settingsFrom = (stored: Stored): LinkSettings | undefined => {
+      const config = ctx.config.cloudLink;
+      const brokerUrl = stored.brokerUrl ?? config?.brokerUrl;
+      const accessToken = stored.accessToken ?? config?.accessToken ?? (config ? ctx.env.GATEWAY_CLOUD_TOKEN : undefined);
+      if (!brokerUrl || !accessToken) return undefined;
+      const source = stored.brokerUrl !== undefined || stored.accessToken !== undefined || stored.user !== undefined ? 'api' : 'config';
+      return { brokerUrl, accessToken, user: stored.user ?? config?.user ?? 'admin', protocolVersion: config?.protocolVersion ?? 5, topicPrefix: config?.topicPrefix ?? DEFAULT_TOPIC_PREFIX, source };
+    };
+
+    const counters = { callsAnswered: 0, callsFailed: 0, callsDropped: 0 };
+    let link: { settings: LinkSettings; tokenId: string; client: MqttClient | undefined; protocolVersion: 4 | 5; connectedAt?: number; lastError?: string; lastErrorAt?: number; closed: boolean } | undefined;
+
+    const noteError = (message: string) => {
+      if (!link) return;
+      link.lastError = message.slice(0, 300);
+      link.lastErrorAt = ctx.now();
+    };
+
+    const start = (settings: LinkSettings) => {
+      const parsed = parseBearerToken(GATEWAY_TOKEN_PREFIX, settings.accessToken);
+      if (!parsed) throw new Error(`cloudLink.accessToken: ${TOKEN_HINT}`);
+      const t = topics(settings.topicPrefix);
+      const presence = (p: Presence) => JSON.stringify(p);
+      const current: NonNullable<typeof link> = { settings, tokenId: parsed.id, client: undefined, protocolVersion: settings.protocolVersion, closed: false };
+      link = current;
+
+      const handle = async (c: MqttClient, payload: Buffer, properties: { responseTopic?: string; correlationData?: Buffer } | undefined) => {
+        const request = readRequest(payload);
+        if (!request) {
+          counters.callsDropped++;
+          return logger.warn({ bytes: payload.length }, 'cloud link: a message on the request topic that is not a request was dropped');
         }
-        logger.warn({ err: err.message }, 'cloud link: broker connection error');
-      });
+        const correlationId = request.id;
+        if (Date.now() > request.deadline) {
+          counters.callsDropped++;
+          return logger.warn({ correlationId, tool: request.params.name }, 'cloud link: a call past its deadline was dropped');
+        }
+        const principal = ctx.interfaces.accessPolicy.principalFor(settings.user);
+        const started = Date.now();
+        const result = principal
+          ? await dispatcher.call(request.params, principal, 'cloud', { correlationId })
+          : { content: [{ type: 'text' as const, text: `cloud calls run as user '${settings.user}' (cloudLink.user), who does not exist on this gateway` }], isError: true };
+        if (Date.now() > request.deadline) {
+          counters.callsDropped++;
+          return logger.warn({ correlationId, tool: request.params.name, ms: Date.now() - started }, 'cloud link: the answer came after the deadline and was dropped');
+        }
+        const replyTo = properties?.responseTopic ?? request.replyTo;
+        if (!replyTo.startsWith(`${settings.topicPrefix}/clouds/`)) {
+          counters.callsDropped++;
+          return logger.warn({ correlationId }, 'cloud link: a response topic outside the cloud topics was refused');
+        }
+        for (const part of answerParts(correlationId, result)) {
+          await c.publishAsync(replyTo, JSON.stringify(part), {
+            qos: 1,
+            ...(current.protocolVersion === 5 ? { properties: { correlationData: properties?.correlationData ?? Buffer.from(correlationId) } } : {}),
+          });
+        }
+        const log = { correlationId, tool: request.params.name, ms: Date.now() - started, isError: result.isError === true };
+        if (result.isError) {
+          counters.callsFailed++;
+          logger.warn(log, 'cloud tool call answered with a tool error');
+        } else {
+          counters.callsAnswered++;
+          logger.info(log, 'cloud tool call answered');
+        }
+      };
+
+      const open = () => {
+        const options: IClientOptions = {
+          protocolVersion: current.protocolVersion,
+          clientId: `gateway-${parsed.id}`,
+          username: parsed.id,
+          password: settings.accessToken,
+          reconnectPeriod: 2000,
+          connectTimeout: 10_000,
+          will: { topic: t.presence(parsed.id), payload: Buffer.from(presence({ state: 'offline' })), qos: 1, retain: true },
+          ...(ca ? { ca } : {}),
+        };
+        const c = connect(settings.brokerUrl, options);
+        current.client = c;
+        c.on('connect', () => {
+          current.connectedAt = ctx.now();
+          logger.info({ broker: shownUrl(settings.brokerUrl), protocolVersion: current.protocolVersion }, 'cloud link connected');
+          void c.publishAsync(t.presence(parsed.id), presence({ state: 'online', gateway: ctx.config.gateway.name, version: ctx.version, since }), { qos: 1, retain: true })
+            .then(() => c.subscribeAsync(t.requests(parsed.id), { qos: 1 }))
+            .catch((err: Error) => {
+              noteError(`presence or subscription failed: ${err.message}`);
+              logger.error({ err: err.message }, 'cloud link: presence or subscription failed');
+            });
+        });
+        c.on('message', (_topic, payload, packet) => {
+          void handle(c, payload, packet.properties as { responseTopic?: string; correlationData?: Buffer } | undefined).catch((err: Error) => {
+            counters.callsDropped++;
+            logger.error({ err: err.message }, 'cloud link: a call could not be answered');
+          });
+        });
+        c.on('error', (err: Error & { code?: number }) => {
+          // A broker without MQTT 5 (the embedded aedes) refuses it: speak 3.1.1 to it instead.
+          if (current.protocolVersion === 5 && (err.code === 1 || /protocol version/i.test(err.message))) {
+            current.protocolVersion = 4;
+            logger.info('cloud link: the broker does not take MQTT 5; using MQTT 3.1.1');
+            void c.endAsync(true).then(() => (current.closed ? undefined : open()));
+            return;
+          }
+          noteError(err.message);
+          logger.warn({ err: err.message }, 'cloud link: broker connection error');
+        });
+      };
+      open();
     };
-    open();
-    return {
-      stop: async () => {
-        stopped = true;
-        const c = client;
-        if (!c) return;
-        if (c.connected) await c.publishAsync(t.presence(parsed.id), presence({ state: 'offline' }), { qos: 1, retain: true }).catch(() => undefined);
-        await c.endAsync(true).catch(() => undefined);
-      },
+
+    const stop = async () => {
+      const current = link;
+      link = undefined;
+      if (!current) return;
+      current.closed = true;
+      const c = current.client;
+      if (!c) return;
+      if (c.connected) {
+        await c.publishAsync(topics(current.settings.topicPrefix).presence(current.tokenId), JSON.stringify({ state: 'offline' } satisfies Presence), { qos: 1, retain: true }).catch(() => undefined);
+      }
+      await c.endAsync(true).catch(() => undefined);
     };
+
+    const status = (): CloudLinkStatus => {
+      if (!link) return { configured: false, connected: false };
+      return {
+        configured: true,
+        source: link.settings.source,
+        brokerUrl: shownUrl(link.settings.brokerUrl),
+        tokenId: link.tokenId,
+        user: link.settings.user,
+        connected: link.client?.connected === true,
+        protocolVersion: link.protocolVersion,
+        ...(link.connectedAt !== undefined ? { connectedAt: link.connectedAt } : {}),
+        ...(link.lastError !== undefined ? { lastError: link.lastError, lastErrorAt: link.lastErrorAt } : {}),
+        ...counters,
+      };
+    };
+    ctx.services.provide('cloud-link', { status });
+
+    // A config section without a token is a config mistake, reported at start.
+    const initial = settingsFrom(readStored());
+    if (ctx.config.cloudLink && !initial) throw new Error(`cloudLink.accessToken: ${TOKEN_HINT}; set it in the config or in GATEWAY_CLOUD_TOKEN`);
+    if (initial) start(initial);
+
+    // One change at a time: a set racing a remove must not leave two links.
+    let changing: Promise<unknown> = Promise.resolve();
+    const serially = <T>(work: () => Promise<T>): Promise<T> => {
+      const next = changing.then(work, work);
+      changing = next.catch(() => undefined);
+      return next;
+    };
+
+    ctx.interfaces.define({
+      path: '/api/security/cloud-link/set',
+      method: 'POST',
+      summary: 'Sets the link to a cloud relay without a restart: the broker URL, the gateway token the cloud made (cgw_…), and the user whose authorised API list cloud calls run with. Given fields replace the current ones; they are kept in the data directory and win over the config until removed. Answers the link status, never the token.',
+      tags: ['security'],
+      input: z
+        .object({
+          brokerUrl: z.string().max(512).regex(BROKER_URL, 'an mqtt:// or mqtts:// URL such as mqtt://cloud.example:1883').optional(),
+          accessToken: z.string().max(256).optional(),
+          user: z.string().min(1).max(128).optional(),
+        })
+        .strict(),
+      handler: (input) =>
+        serially(async () => {
+          if (input.brokerUrl === undefined && input.accessToken === undefined && input.user === undefined) {
+            throw new GatewayError('INVALID_PARAMETER', 'give at least one of brokerUrl, accessToken, user');
+          }
+          if (input.accessToken !== undefined && !parseBearerToken(GATEWAY_TOKEN_PREFIX, input.accessToken)) {
+            throw new GatewayError('INVALID_PARAMETER', `accessToken: ${TOKEN_HINT}`);
+          }
+          if (input.user !== undefined && !ctx.interfaces.accessPolicy.principalFor(input.user)) {
+            throw new GatewayError('INVALID_PARAMETER', `user: no user '${input.user}' on this gateway; add it first (/api/security/user/add)`);
+          }
+          const stored: Stored = { ...readStored(), ...input };
+          const next = settingsFrom(stored);
+          if (!next) throw new GatewayError('INVALID_PARAMETER', `${stored.brokerUrl ? 'accessToken' : 'brokerUrl'} is needed too: the link has none yet`);
+          writeStored(stored);
+          await stop();
+          start(next);
+          logger.info({ broker: shownUrl(next.brokerUrl), user: next.user }, 'cloud link set through the API');
+          return status();
+        }),
+    });
+    ctx.interfaces.define({
+      path: '/api/security/cloud-link/remove',
+      method: 'POST',
+      summary: 'Removes the cloud link settings made through the API: the link goes back to the config\'s cloudLink section, or closes when there is none.',
+      tags: ['security'],
+      input: z.object({}).strict(),
+      handler: () =>
+        serially(async () => {
+          rmSync(file, { force: true });
+          await stop();
+          const fromConfig = settingsFrom({});
+          if (fromConfig) start(fromConfig);
+          logger.info({ configured: fromConfig !== undefined }, 'cloud link settings from the API removed');
+          return status();
+        }),
+    });
+
+    return { stop: () => serially(stop) };
   },
 });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { GatewayContext } from '../../core/context.js';
 import { formatInZone } from '../../core/time.js';
+import type { CloudLinkStatus } from '../../core/cloud/link-status.js';
 
 export const GATEWAY_ID_FILE = 'gateway-id';
 
@@ -39,11 +40,12 @@ export async function loadGatewayId(dataDir: string): Promise<string> {
 }
 
 /**
- * The cloud link. Not implemented yet, so never configured. When it is, its
- * public fields are listed here one by one; its accessToken never is (GW-14).
+ * The cloud link's state, from the cloud-link plugin when it runs: its public
+ * fields only (broker without credentials, token id, user, connection,
+ * counters); its accessToken never (GW-14).
  */
-function cloudLinkStatus(): { configured: boolean } {
-  return { configured: false };
+function cloudLinkStatus(ctx: GatewayContext): CloudLinkStatus {
+  return ctx.services.find('cloud-link')?.status() ?? { configured: false, connected: false };
 }
 
 export function defineGatewayInfoInterface(ctx: GatewayContext, gatewayID: string): void {
@@ -61,7 +63,7 @@ export function defineGatewayInfoInterface(ctx: GatewayContext, gatewayID: strin
       version: ctx.version,
       startedAtMs: ctx.startedAt,
       startedAt: formatInZone(ctx.startedAt, ctx.timeZone),
-      cloud: cloudLinkStatus(),
+      cloud: cloudLinkStatus(ctx),
     }),
   });
 }

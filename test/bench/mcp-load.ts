@@ -14,6 +14,8 @@ export interface LoadJob {
   calls: number;
   concurrency: number;
   protocol: string;
+  /** More request headers (the cloud's accessToken). */
+  headers?: Record<string, string>;
 }
 
 export interface LoadResult {
@@ -32,6 +34,7 @@ export async function drive(job: LoadJob): Promise<LoadResult> {
     accept: 'application/json, text/event-stream',
     'mcp-protocol-version': job.protocol,
     ...(job.token ? { authorization: `Bearer ${job.token}` } : {}),
+    ...job.headers,
   };
   const t0 = performance.now();
   await Promise.all(

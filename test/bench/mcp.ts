@@ -3,7 +3,10 @@
  *  - tools/call throughput and p50/p99 latency of list_machines and
  *    get_fleet_status against a gateway with 1,000 simulated machines;
  *  - the same for a bare SDK stateless server whose one tool returns a
- *    constant, on the same machine, as the ratio ours/bare;
+ *    constant, on the same machine, as the ratio ours/bare; and against a
+ *    bare server whose tool returns the same ~160 KB text as our
+ *    list_machines (the constant baseline measures the load generator's
+ *    parsing of a large answer more than the server);
  *  - RSS after warm-up and after 10,000 calls.
  * The load generator runs as a child process (mcp-load.ts), so that the
  * servers measured have their event loop to themselves and their RSS is
@@ -30,13 +33,13 @@ import type { LoadJob, LoadResult } from './mcp-load.js';
 
 const PROTOCOL = '2025-06-18';
 
-async function bareServer(): Promise<{ url: string; close(): Promise<void> }> {
+async function bareServer(answer = '{"value":42}'): Promise<{ url: string; close(): Promise<void> }> {
   const http: HttpServer = createServer((req, res) => {
     let body = '';
     req.on('data', (d: Buffer) => (body += d.toString()));
     req.on('end', async () => {
       const server = new McpServer({ name: 'bare', version: '1.0.0' });
-      server.registerTool('constant', { description: 'returns a constant' }, async () => ({ content: [{ type: 'text', text: '{"value":42}' }] }));
+      server.registerTool('constant', { description: 'returns a constant' }, async () => ({ content: [{ type: 'text', text: answer }] }));
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
         void transport.close();
@@ -120,6 +123,10 @@ export async function run(args: string[]): Promise<void> {
     gc?.();
     return { ...process.memoryUsage(), ...rssParts() };
   };
+  // The same answer as our list_machines, from a bare server: what that payload costs the SDK and the client alone.
+  const listText = ((await (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL, authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_machines', arguments: {} } }) })).json()) as { result: { content: { text: string }[] } }).result.content[0]?.text ?? '';
+  const bareLarge = await bareServer(listText);
+  await load.run({ url: bareLarge.url, token: null, tool: 'constant', args: {}, calls: 300, concurrency });
   const warm = await settled();
   const rssWarm = warm.rss;
 
@@ -130,6 +137,7 @@ export async function run(args: string[]): Promise<void> {
   const bareTotal = totals();
   const smallTotal = totals();
   const listTotal = totals();
+  const bareLargeTotal = totals();
   const add = (total: ReturnType<typeof totals>, run: Run, n: number) => {
     total.latencies.push(...run.latencies);
     total.calls += n;
@@ -147,6 +155,7 @@ export async function run(args: string[]): Promise<void> {
     // Our whole pipeline (auth, per-request server, registry) with a small answer: what list_machines costs beyond its payload.
     add(smallTotal, await load.run({ url, token, tool: 'list_groups', args: {}, calls: 400, concurrency }), 400);
     add(listTotal, await load.run({ url, token, tool: 'list_machines', args: {}, calls: perRound, concurrency }), perRound);
+    add(bareLargeTotal, await load.run({ url: bareLarge.url, token: null, tool: 'constant', args: {}, calls: Math.ceil(perRound / 2), concurrency }), Math.ceil(perRound / 2));
     process.stdout.write(`  round ${round + 1}/${rounds}: bare ${(bareTotal.calls / bareTotal.seconds).toFixed(0)}, list_groups ${(smallTotal.calls / smallTotal.seconds).toFixed(0)}, list_machines ${(listTotal.calls / listTotal.seconds).toFixed(0)} calls/s so far\n`);
   }
   clearInterval(backlogTimer);
@@ -154,6 +163,7 @@ export async function run(args: string[]): Promise<void> {
   const bareRun = asRun(bareTotal);
   const smallRun = asRun(smallTotal);
   const listRun = asRun(listTotal);
+  const bareLargeRun = asRun(bareLargeTotal);
   const after = await settled();
   const rssAfter = after.rss;
   // Control: the same time again without calls. The fleet of simulated machines keeps writing history meanwhile,
@@ -168,6 +178,7 @@ export async function run(args: string[]): Promise<void> {
 
   await load.close();
   await bare.close();
+  await bareLarge.close();
   await gateway.stop();
   rmSync(dataDir, { recursive: true, force: true });
   const result = {
@@ -183,6 +194,8 @@ export async function run(args: string[]): Promise<void> {
     listMachinesP50Ms: percentile(listRun.latencies, 50),
     listMachinesP99Ms: percentile(listRun.latencies, 99),
     listMachinesRatio: listRun.perSec / bareRun.perSec,
+    bareSameAnswerCallsPerSec: bareLargeRun.perSec,
+    listMachinesSameAnswerRatio: listRun.perSec / bareLargeRun.perSec,
     fleetStatusCallsPerSec: fleetRun.perSec,
     fleetStatusP50Ms: percentile(fleetRun.latencies, 50),
     fleetStatusP95Ms: percentile(fleetRun.latencies, 95),
@@ -209,6 +222,8 @@ export async function run(args: string[]): Promise<void> {
     [`list_machines, calls/s (${(result.listMachinesBytes / 1024).toFixed(0)} KB answer)`, result.listMachinesCallsPerSec.toFixed(0), ''],
     ['list_machines p50 / p99, ms', `${result.listMachinesP50Ms.toFixed(1)} / ${result.listMachinesP99Ms.toFixed(1)}`, ''],
     ['list_machines / bare', result.listMachinesRatio.toFixed(2), '>= 0.7'],
+    ['bare SDK server with the same list_machines answer, calls/s', result.bareSameAnswerCallsPerSec.toFixed(0), ''],
+    ['list_machines / bare with the same answer', result.listMachinesSameAnswerRatio.toFixed(2), ''],
     ['get_fleet_status, calls/s (1 at a time)', result.fleetStatusCallsPerSec.toFixed(0), ''],
     ['get_fleet_status p50 / p95 / p99, ms', `${result.fleetStatusP50Ms.toFixed(1)} / ${result.fleetStatusP95Ms.toFixed(1)} / ${result.fleetStatusP99Ms.toFixed(1)}`, 'p95 <= 50'],
     ['RSS after warm-up, MB', result.rssWarmMB.toFixed(0), ''],

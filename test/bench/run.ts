@@ -13,6 +13,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   'programs-diff': () => import('./programs-diff.js'),
   programs: () => import('./programs.js'),
   deploy: () => import('./deploy.js'),
+  relay: () => import('./relay.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -122,7 +122,7 @@ describe('system interfaces', () => {
       version: gw.gateway.context.version,
       startedAtMs: gw.gateway.context.startedAt,
       startedAt: expect.stringMatching(isIsoWithOffset),
-      cloud: { configured: false },
+      cloud: { configured: false, connected: false },
     });
     expect(readFileSync(join(dataDir, 'gateway-id'), 'utf8').trim()).toBe(info.gatewayID);
     expect(first.raw).not.toMatch(/accessToken/i);

@@ -1,0 +1,53 @@
+/**
+ * The relay benchmark's cloud, in its own process so that its RSS and CPU
+ * are its own and it does not take turns with the gateway on one event
+ * loop: a CloudRole with its embedded broker, and `tokens` gateway tokens
+ * made at start. Answers IPC messages: `usage` (RSS and CPU time so far) and
+ * `stop`.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { McpToolRegistry } from '../../core/mcp-tools.js';
+import { toolCatalogue } from '../../core/mcp-dispatch.js';
+import { CloudRole } from '../../core/roles/cloud.js';
+import { TOOLS } from '../../plugins/mcp/tools.js';
+
+export interface CloudReady {
+  kind: 'ready';
+  mcpUrl: string;
+  brokerUrl: string;
+  tokens: string[];
+}
+
+export interface CloudUsage {
+  kind: 'usage';
+  rss: number;
+  heapUsed: number;
+  /** CPU time (user + system) since start, µs. */
+  cpuMicros: number;
+  online: number;
+}
+
+const tokenCount = Number(process.argv[2] ?? 1);
+const registry = new McpToolRegistry();
+for (const tool of TOOLS) registry.register(tool);
+const cloud = await CloudRole.create({
+  dataDir: mkdtempSync(join(tmpdir(), 'relay-bench-cloud-')), logger: pino({ level: 'warn' }), version: 'bench', catalogue: toolCatalogue(registry),
+  embeddedBroker: { host: '127.0.0.1', port: 0 },
+});
+const mcpUrl = `${await cloud.listen('127.0.0.1', 0)}/mcp`;
+const tokens: string[] = [];
+for (let i = 0; i < tokenCount; i++) tokens.push((await cloud.tokens.create(`bench-${i}`)).token);
+process.send?.({ kind: 'ready', mcpUrl, brokerUrl: cloud.brokerUrl as string, tokens } satisfies CloudReady);
+process.on('message', (message: { kind: string }) => {
+  if (message.kind === 'usage') {
+    const cpu = process.cpuUsage();
+    const ids = tokens.map((t) => t.split('_')[1] as string);
+    process.send?.({ kind: 'usage', rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed, cpuMicros: cpu.user + cpu.system, online: ids.filter((id) => cloud.relay.isOnline(id)).length } satisfies CloudUsage);
+  } else if (message.kind === 'stop') {
+    void cloud.stop().then(() => process.exit(0));
+  }
+});
+process.on('disconnect', () => void cloud.stop().then(() => process.exit(0)));

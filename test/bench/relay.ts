@@ -1,0 +1,250 @@
+/**
+ * Cloud relay benchmark, on one machine, three processes (the cloud with its
+ * embedded broker, the gateway with its simulated fleet, the load
+ * generator), so that none takes turns with another on its event loop:
+ *  1. tool calls through the cloud relay against the same calls on the
+ *     gateway's own /mcp, rounds alternating, as a ratio (list_groups, a
+ *     small answer; list_machines over 1,000 machines, ~160 KB), and the
+ *     latency the relay adds (p50/p99, one call at a time);
+ *  2. 1,000 light gateway links (MQTT clients that keep a presence with a
+ *     last will and answer calls with a small constant) connected to one
+ *     cloud: the cloud's RSS and CPU at idle, and the time from a link's
+ *     death (its socket closed) to a call on its token answering
+ *     GATEWAY_SERVICE_UNAVAILABLE.
+ *
+ *   npm run bench -- relay [--machines 1000] [--calls 2000] [--concurrency 4] [--rounds 4] [--links 1000] [--deaths 20]
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connect, type MqttClient } from 'mqtt';
+import { pino } from 'pino';
+import { parseConfig } from '../../core/config.js';
+import { Gateway } from '../../core/gateway.js';
+import { answerParts, readRequest, topics, DEFAULT_TOPIC_PREFIX } from '../../core/cloud/protocol.js';
+import { DRIVERS } from '../../drivers/registry.js';
+import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { benchMachines } from './bench-fleet.js';
+import type { LoadJob, LoadResult } from './mcp-load.js';
+import type { CloudReady, CloudUsage } from './relay-cloud.js';
+import { option, percentile, printTable } from './stats.js';
+
+const PROTOCOL = '2025-06-18';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A child process answering one IPC message at a time. */
+class Child<Ready> {
+  readonly child: ChildProcess;
+  readonly ready: Promise<Ready>;
+
+  constructor(script: string, args: string[] = []) {
+    this.child = fork(fileURLToPath(new URL(script, import.meta.url)), args, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.ready = script.includes('cloud') ? this.next<Ready>() : Promise.resolve(undefined as Ready);
+  }
+
+  next<T>(): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`${String(this.child.spawnargs[2])} exited (${code})`));
+      this.child.once('exit', onExit);
+      this.child.once('message', (m: T) => {
+        this.child.off('exit', onExit);
+        resolve(m);
+      });
+    });
+  }
+
+  ask<T>(message: object): Promise<T> {
+    const answer = this.next<T>();
+    this.child.send(message);
+    return answer;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.child.exitCode !== null) return resolve();
+      this.child.once('exit', () => resolve());
+      this.child.disconnect();
+    });
+  }
+}
+
+async function load(child: Child<undefined>, job: Omit<LoadJob, 'protocol'>): Promise<LoadResult> {
+  const result = await child.ask<LoadResult>({ ...job, protocol: PROTOCOL });
+  if (result.error) throw new Error(result.error);
+  return result;
+}
+
+/** One tools/call with an accessToken; its text and how long it took. */
+async function callOnce(url: string, token: string, name: string): Promise<{ text: string; ms: number }> {
+  const s = performance.now();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL, accesstoken: token },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } }),
+  });
+  const json = (await res.json()) as { result?: { content?: { text?: string }[] } };
+  return { text: json.result?.content?.[0]?.text ?? JSON.stringify(json).slice(0, 200), ms: performance.now() - s };
+}
+
+/** A light gateway link: presence with a last will, and a constant answer to every call. */
+function lightLink(brokerUrl: string, token: string): Promise<MqttClient> {
+  const id = token.split('_')[1] as string;
+  const t = topics(DEFAULT_TOPIC_PREFIX);
+  const client = connect(brokerUrl, {
+    protocolVersion: 4, clientId: `light-${id}`, username: id, password: token, reconnectPeriod: 0,
+    will: { topic: t.presence(id), payload: Buffer.from('{"state":"offline"}'), qos: 1, retain: true },
+  });
+  client.on('message', (_topic, payload) => {
+    const request = readRequest(payload);
+    if (!request) return;
+    for (const part of answerParts(request.id, { content: [{ type: 'text', text: '{"count":0,"groups":[]}' }] })) void client.publishAsync(request.replyTo, JSON.stringify(part), { qos: 1 });
+  });
+  return new Promise((resolve, reject) => {
+    client.once('error', reject);
+    client.once('connect', () => {
+      void client.publishAsync(t.presence(id), JSON.stringify({ state: 'online', gateway: `light-${id}`, version: 'bench', since: Date.now() }), { qos: 1, retain: true })
+        .then(() => client.subscribeAsync(t.requests(id), { qos: 1 }))
+        .then(() => resolve(client), reject);
+    });
+  });
+}
+
+async function throughput(args: string[]) {
+  const machines = option(args, 'machines', 1000);
+  const calls = option(args, 'calls', 2000);
+  const concurrency = option(args, 'concurrency', 4);
+  const rounds = option(args, 'rounds', 4);
+  const cloud = new Child<CloudReady>('./relay-cloud.ts', ['1']);
+  const ready = await cloud.ready;
+  const token = ready.tokens[0] as string;
+  const dataDir = mkdtempSync(join(tmpdir(), 'relay-bench-gw-'));
+  const password = 'bench-admin-password';
+  const gateway = await Gateway.create({
+    config: parseConfig({ gateway: { dataDir, timeZone: 'UTC' }, logLevel: 'warn', machines: benchMachines(machines), cloudLink: { brokerUrl: ready.brokerUrl, accessToken: token } }),
+    drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger: pino({ level: 'warn' }), env: { GATEWAY_ADMIN_PASSWORD: password },
+  });
+  const base = await gateway.listen({ host: '127.0.0.1', port: 0 });
+  const jwt = ((await (await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) })).json()) as { data: { token: string } }).data.token;
+  while ((await cloud.ask<CloudUsage>({ kind: 'usage' })).online < 1) await sleep(50);
+  const loader = new Child<undefined>('./mcp-load.ts');
+  const direct = { url: `${base}/mcp`, token: jwt };
+  const relay = { url: ready.mcpUrl, token: null, headers: { accesstoken: token } };
+  process.stdout.write(`relay: ${machines} machines; warming up\n`);
+  await sleep(3000);
+  for (const target of [direct, relay]) {
+    await load(loader, { ...target, tool: 'list_machines', args: {}, calls: 300, concurrency });
+    await load(loader, { ...target, tool: 'list_groups', args: {}, calls: 300, concurrency });
+  }
+  const totals = () => ({ latencies: [] as number[], calls: 0, seconds: 0 });
+  const sums = { directSmall: totals(), relaySmall: totals(), directList: totals(), relayList: totals() };
+  const add = (total: ReturnType<typeof totals>, run: LoadResult, n: number) => {
+    total.latencies.push(...run.latencies);
+    total.calls += n;
+    total.seconds += n / run.perSec;
+  };
+  const perRound = Math.ceil(calls / rounds);
+  const rate = (t: ReturnType<typeof totals>) => t.calls / t.seconds;
+  for (let round = 0; round < rounds; round++) {
+    // Alternating, so both paths see the same background (the fleet's timers and history writes).
+    add(sums.directSmall, await load(loader, { ...direct, tool: 'list_groups', args: {}, calls: perRound, concurrency }), perRound);
+    add(sums.relaySmall, await load(loader, { ...relay, tool: 'list_groups', args: {}, calls: perRound, concurrency }), perRound);
+    add(sums.directList, await load(loader, { ...direct, tool: 'list_machines', args: {}, calls: perRound, concurrency }), perRound);
+    add(sums.relayList, await load(loader, { ...relay, tool: 'list_machines', args: {}, calls: perRound, concurrency }), perRound);
+    process.stdout.write(`  round ${round + 1}/${rounds}: list_groups ${rate(sums.directSmall).toFixed(0)} direct, ${rate(sums.relaySmall).toFixed(0)} relayed; list_machines ${rate(sums.directList).toFixed(0)} direct, ${rate(sums.relayList).toFixed(0)} relayed calls/s\n`);
+  }
+  // Added latency: one call at a time, so no queueing behind our own load.
+  const latency: Record<string, LoadResult> = {};
+  for (const tool of ['list_groups', 'list_machines']) {
+    latency[`direct ${tool}`] = await load(loader, { ...direct, tool, args: {}, calls: 300, concurrency: 1 });
+    latency[`relay ${tool}`] = await load(loader, { ...relay, tool, args: {}, calls: 300, concurrency: 1 });
+  }
+  const bytes = Buffer.byteLength((await callOnce(ready.mcpUrl, token, 'list_machines')).text);
+  await loader.close();
+  await gateway.stop();
+  await cloud.close();
+  rmSync(dataDir, { recursive: true, force: true });
+  const lat = (key: string, p: number) => percentile((latency[key] as LoadResult).latencies, p);
+  return {
+    machines, concurrency, listMachinesAnswerBytes: bytes,
+    listGroupsDirectPerSec: rate(sums.directSmall), listGroupsRelayPerSec: rate(sums.relaySmall), listGroupsRatio: rate(sums.relaySmall) / rate(sums.directSmall),
+    listMachinesDirectPerSec: rate(sums.directList), listMachinesRelayPerSec: rate(sums.relayList), listMachinesRatio: rate(sums.relayList) / rate(sums.directList),
+    listGroupsAddedP50Ms: lat('relay list_groups', 50) - lat('direct list_groups', 50), listGroupsAddedP99Ms: lat('relay list_groups', 99) - lat('direct list_groups', 99),
+    listMachinesAddedP50Ms: lat('relay list_machines', 50) - lat('direct list_machines', 50), listMachinesAddedP99Ms: lat('relay list_machines', 99) - lat('direct list_machines', 99),
+    latencyMs: Object.fromEntries(Object.keys(latency).map((k) => [k, { p50: lat(k, 50), p99: lat(k, 99) }])),
+  };
+}
+
+async function links(args: string[]) {
+  const count = option(args, 'links', 1000);
+  const deaths = Math.min(count, option(args, 'deaths', 20));
+  const cloud = new Child<CloudReady>('./relay-cloud.ts', [String(count)]);
+  const ready = await cloud.ready;
+  await sleep(1000);
+  const before = await cloud.ask<CloudUsage>({ kind: 'usage' });
+  const clients: MqttClient[] = [];
+  const started = performance.now();
+  for (let i = 0; i < count; i += 50) clients.push(...(await Promise.all(ready.tokens.slice(i, i + 50).map((token) => lightLink(ready.brokerUrl, token)))));
+  let usage = await cloud.ask<CloudUsage>({ kind: 'usage' });
+  while (usage.online < count) {
+    await sleep(100);
+    usage = await cloud.ask<CloudUsage>({ kind: 'usage' });
+  }
+  const connectSeconds = (performance.now() - started) / 1000;
+  process.stdout.write(`links: ${count} connected in ${connectSeconds.toFixed(1)} s; measuring idle for 10 s\n`);
+  await sleep(2000);
+  const idleFrom = await cloud.ask<CloudUsage>({ kind: 'usage' });
+  const wallFrom = performance.now();
+  await sleep(10_000);
+  const idleTo = await cloud.ask<CloudUsage>({ kind: 'usage' });
+  const idleCpuPercent = ((idleTo.cpuMicros - idleFrom.cpuMicros) / 1000 / (performance.now() - wallFrom)) * 100;
+  // A call through a light link, to show the path works.
+  const alive = await callOnce(ready.mcpUrl, ready.tokens[0] as string, 'list_groups');
+  if (!alive.text.includes('"groups"')) throw new Error(`a call through a light link failed: ${alive.text}`);
+  const deathMs: number[] = [];
+  for (let i = 0; i < deaths; i++) {
+    const index = Math.floor((i * count) / deaths);
+    const client = clients[index] as MqttClient;
+    const t0 = performance.now();
+    client.stream.destroy();
+    const answer = await callOnce(ready.mcpUrl, ready.tokens[index] as string, 'list_groups');
+    if (!answer.text.includes('GATEWAY_SERVICE_UNAVAILABLE')) throw new Error(`a dead link's call answered ${answer.text.slice(0, 200)}`);
+    deathMs.push(performance.now() - t0);
+  }
+  for (const c of clients) await c.endAsync(true).catch(() => undefined);
+  await cloud.close();
+  return {
+    links: count, connectSeconds, cloudRssBeforeLinksMB: before.rss / 1024 / 1024, cloudRssIdleMB: idleTo.rss / 1024 / 1024, cloudHeapIdleMB: idleTo.heapUsed / 1024 / 1024,
+    cloudRssPerLinkKB: (idleTo.rss - before.rss) / 1024 / count, idleCpuPercent,
+    deathToUnavailableP50Ms: percentile(deathMs, 50), deathToUnavailableMaxMs: Math.max(...deathMs), deaths,
+  };
+}
+
+export async function run(args: string[]): Promise<void> {
+  const only = args.find((a) => a === '--only-links' || a === '--only-calls');
+  const calls = only === '--only-links' ? undefined : await throughput(args);
+  const linked = only === '--only-calls' ? undefined : await links(args);
+  const rows: [string, string, string][] = [];
+  if (calls) {
+    rows.push(
+      ['list_groups direct / relayed, calls/s', `${calls.listGroupsDirectPerSec.toFixed(0)} / ${calls.listGroupsRelayPerSec.toFixed(0)}`, ''],
+      ['list_groups relayed / direct', calls.listGroupsRatio.toFixed(2), '>= 0.7'],
+      [`list_machines direct / relayed, calls/s (${(calls.listMachinesAnswerBytes / 1024).toFixed(0)} KB answer)`, `${calls.listMachinesDirectPerSec.toFixed(0)} / ${calls.listMachinesRelayPerSec.toFixed(0)}`, ''],
+      ['list_machines relayed / direct', calls.listMachinesRatio.toFixed(2), '>= 0.7'],
+      ['list_groups added latency p50 / p99, ms', `${calls.listGroupsAddedP50Ms.toFixed(1)} / ${calls.listGroupsAddedP99Ms.toFixed(1)}`, ''],
+      ['list_machines added latency p50 / p99, ms', `${calls.listMachinesAddedP50Ms.toFixed(1)} / ${calls.listMachinesAddedP99Ms.toFixed(1)}`, ''],
+    );
+  }
+  if (linked) {
+    rows.push(
+      [`${linked.links} links: connected in, s`, linked.connectSeconds.toFixed(1), ''],
+      ['cloud RSS before the links / idle with them, MB', `${linked.cloudRssBeforeLinksMB.toFixed(0)} / ${linked.cloudRssIdleMB.toFixed(0)}`, ''],
+      ['  per link, KB', linked.cloudRssPerLinkKB.toFixed(1), ''],
+      ['cloud CPU at idle with the links, % of one core', linked.idleCpuPercent.toFixed(2), ''],
+      [`link death to GATEWAY_SERVICE_UNAVAILABLE p50 / max (${linked.deaths} deaths), ms`, `${linked.deathToUnavailableP50Ms.toFixed(1)} / ${linked.deathToUnavailableMaxMs.toFixed(1)}`, ''],
+    );
+  }
+  printTable(`Cloud relay benchmark (Node ${process.version})`, rows);
+  process.stdout.write(`${JSON.stringify({ calls, links: linked })}\n`);
+}
