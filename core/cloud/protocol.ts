@@ -15,25 +15,25 @@
  * a broker's packet limit (many clusters cap packets at 1 MB or less); the
  * cloud joins the parts by correlation id and index.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { isUtf8 } from 'node:buffer';
 
 export const DEFAULT_TOPIC_PREFIX = 'cncgw/v1';
-/** Bytes of answer text per message. */
+/** Bytes of answer per message (and a header of under 200 bytes). */
 export const PART_BYTES = 64 * 1024;
 /** How long the cloud waits for an answer; IoT hubs use 30 s by default. */
 export const DEFAULT_CALL_DEADLINE_MS = 30_000;
 
-export const topics = (prefix: string) => ({
-  presence: (tokenId: string) => `${prefix}/gateways/${tokenId}/presence`,
-  presenceAll: () => `${prefix}/gateways/+/presence`,
-  requests: (tokenId: string) => `${prefix}/gateways/${tokenId}/requests`,
-  responses: (instanceId: string) => `${prefix}/clouds/${instanceId}/responses`,
-  /** The token id in a gateway topic, or undefined. */
-  tokenIdOf: (topic: string): string | undefined => {
-    const m = new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/gateways/([^/]+)/(presence|requests)$`).exec(topic);
-    return m?.[1];
-  },
-});
+export const topics = (prefix: string) => {
+  const gatewayTopic = new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/gateways/([^/]+)/(presence|requests)$`);
+  return {
+    presence: (tokenId: string) => `${prefix}/gateways/${tokenId}/presence`,
+    presenceAll: () => `${prefix}/gateways/+/presence`,
+    requests: (tokenId: string) => `${prefix}/gateways/${tokenId}/requests`,
+    responses: (instanceId: string) => `${prefix}/clouds/${instanceId}/responses`,
+    /** The token id in a gateway topic, or undefined. */
+    tokenIdOf: (topic: string): string | undefined => gatewayTopic.exec(topic)?.[1],
+  };
+};
 
 export interface Presence {
   state: 'online' | 'offline';
@@ -57,44 +57,106 @@ export interface RelayRequest {
   params: { name: string; arguments?: Record<string, unknown> };
 }
 
-/** One part of an answer, gateway → cloud. */
-export interface RelayResponsePart {
+/**
+ * The header of one part of an answer, gateway → cloud. The payload is this
+ * header as JSON, a newline (0x0A), then the part's bytes. The answer is the
+ * tool result's text as a JSON string literal (quotes included, UTF-8):
+ * the bytes that stand for that text in the MCP response, so neither side
+ * encodes or parses some hundred kilobytes again. Parts are byte slices;
+ * the cloud joins them in index order.
+ */
+export interface RelayAnswerHeader {
   v: 1;
   id: string;
   /** 0-based part index and the number of parts. */
   part: number;
   parts: number;
-  /** A slice of the JSON text of the CallToolResult. */
-  chunk: string;
+  /** The result is a tool error. */
+  isError?: true;
 }
 
-/** Cuts the answer's JSON into parts of at most `partBytes` bytes of UTF-8, never inside a character. */
-export function answerParts(id: string, result: CallToolResult, partBytes = PART_BYTES): RelayResponsePart[] {
-  const bytes = Buffer.from(JSON.stringify(result), 'utf8');
-  const chunks: string[] = [];
-  for (let start = 0; start < bytes.length; ) {
-    let end = Math.min(bytes.length, start + partBytes);
-    // Back off continuation bytes (10xxxxxx) so that a character is never cut.
-    while (end < bytes.length && end > start && ((bytes[end] as number) & 0xc0) === 0x80) end--;
-    chunks.push(bytes.toString('utf8', start, end));
-    start = end;
+/** The largest answer the cloud takes (a 1,000-machine list_machines is about 160 KB). */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+const MAX_PARTS = 10_000;
+const NEWLINE = 0x0a;
+
+/** The payloads of one answer: `literal` (the text's JSON string literal, in pieces) cut into parts of at most `partBytes`. */
+export function answerPayloads(id: string, literal: readonly Buffer[], isError: boolean, partBytes = PART_BYTES): Buffer[] {
+  const bytes = literal.length === 1 ? (literal[0] as Buffer) : Buffer.concat(literal as Buffer[]);
+  const parts = Math.max(1, Math.ceil(bytes.length / partBytes));
+  const payloads: Buffer[] = [];
+  for (let part = 0; part < parts; part++) {
+    const header: RelayAnswerHeader = { v: 1, id, part, parts, ...(isError ? { isError: true as const } : {}) };
+    payloads.push(Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), bytes.subarray(part * partBytes, (part + 1) * partBytes)]));
   }
-  if (chunks.length === 0) chunks.push('');
-  return chunks.map((chunk, part) => ({ v: 1, id, part, parts: chunks.length, chunk }));
+  return payloads;
 }
 
-/** Joins parts of one answer (in any order) once all have arrived. */
+/** The JSON string literal of `text`, as answerPayloads takes it. */
+export function textLiteral(text: string): Buffer[] {
+  return [Buffer.from(JSON.stringify(text))];
+}
+
+/**
+ * Whether `bytes` is one JSON string literal: quotes at both ends, no
+ * unescaped quote or control character inside, valid escapes, valid UTF-8.
+ * The cloud puts a gateway's answer into its response unparsed, so an
+ * answer that is anything else (that would end the string and add JSON of
+ * its own) is refused.
+ */
+export function isJsonStringLiteral(bytes: Buffer): boolean {
+  const n = bytes.length;
+  if (n < 2 || bytes[0] !== 0x22 || bytes[n - 1] !== 0x22 || !isUtf8(bytes)) return false;
+  const last = n - 1;
+  for (let i = 1; i < last; i++) {
+    const b = bytes[i] as number;
+    if (b > 0x5c || (b > 0x22 && b < 0x5c)) continue;
+    if (b === 0x22 || b < 0x20) return false;
+    if (b !== 0x5c) continue;
+    // An escape: \" \\ \/ \b \f \n \r \t, or \u and four hex digits, all before the closing quote.
+    if (++i >= last) return false;
+    const e = bytes[i] as number;
+    if (e === 0x75) {
+      if (i + 4 >= last) return false;
+      for (let k = 1; k <= 4; k++) {
+        const h = bytes[i + k] as number;
+        if (!((h >= 0x30 && h <= 0x39) || (h >= 0x41 && h <= 0x46) || (h >= 0x61 && h <= 0x66))) return false;
+      }
+      i += 4;
+    } else if (e !== 0x22 && e !== 0x5c && e !== 0x2f && e !== 0x62 && e !== 0x66 && e !== 0x6e && e !== 0x72 && e !== 0x74) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** A part read from its payload. */
+export interface RelayAnswerPart {
+  header: RelayAnswerHeader;
+  bytes: Buffer;
+}
+
+/** Joins the parts of one answer (in any order); the literal once all have arrived and it is one. */
 export class PartJoiner {
-  private readonly parts: string[] = [];
+  private readonly parts: Buffer[] = [];
   private received = 0;
+  private size = 0;
+  private isError = false;
 
   constructor(readonly total: number) {}
 
-  add(part: RelayResponsePart): CallToolResult | undefined {
-    if (part.parts !== this.total || part.part < 0 || part.part >= this.total || this.parts[part.part] !== undefined) return undefined;
-    this.parts[part.part] = part.chunk;
-    this.received++;
-    return this.received === this.total ? (JSON.parse(this.parts.join('')) as CallToolResult) : undefined;
+  /** The joined answer when this part completes it; throws when the parts do not make an answer. */
+  add(part: RelayAnswerPart): { literal: Buffer; isError: boolean } | undefined {
+    const { header, bytes } = part;
+    if (header.parts !== this.total || header.part >= this.total || this.parts[header.part] !== undefined) return undefined;
+    this.size += bytes.length;
+    if (this.size > MAX_ANSWER_BYTES) throw new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`);
+    this.parts[header.part] = bytes;
+    if (header.isError) this.isError = true;
+    if (++this.received < this.total) return undefined;
+    const literal = Buffer.concat(this.parts);
+    if (!isJsonStringLiteral(literal)) throw new Error('the answer is not a JSON string literal');
+    return { literal, isError: this.isError };
   }
 }
 
@@ -117,12 +179,14 @@ export function readRequest(payload: Buffer): RelayRequest | undefined {
 }
 
 /** Reads an answer part; undefined when it is not one. */
-export function readPart(payload: Buffer): RelayResponsePart | undefined {
+export function readPart(payload: Buffer): RelayAnswerPart | undefined {
+  const nl = payload.indexOf(NEWLINE);
+  if (nl < 0 || nl > 512) return undefined;
   try {
-    const r = JSON.parse(payload.toString('utf8')) as unknown;
-    if (!isRecord(r) || r.v !== 1 || typeof r.id !== 'string' || !Number.isInteger(r.part) || !Number.isInteger(r.parts) || typeof r.chunk !== 'string') return undefined;
-    if ((r.parts as number) < 1 || (r.parts as number) > 10_000) return undefined;
-    return r as unknown as RelayResponsePart;
+    const r = JSON.parse(payload.toString('utf8', 0, nl)) as unknown;
+    if (!isRecord(r) || r.v !== 1 || typeof r.id !== 'string' || !Number.isInteger(r.part) || !Number.isInteger(r.parts)) return undefined;
+    if ((r.parts as number) < 1 || (r.parts as number) > MAX_PARTS || (r.part as number) < 0 || (r.isError !== undefined && r.isError !== true)) return undefined;
+    return { header: r as unknown as RelayAnswerHeader, bytes: payload.subarray(nl + 1) };
   } catch {
     return undefined;
   }

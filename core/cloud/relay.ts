@@ -5,12 +5,25 @@
  * response topic, and joins the answer's parts by correlation id. A call
  * whose gateway goes offline, or whose deadline passes, ends at once; a late
  * answer is dropped.
+ *
+ * On an external broker it is an MQTT client (MQTT 5 request/response
+ * properties); on the cloud's embedded broker it subscribes and publishes
+ * inside the broker (`CloudRelay.attach`), without a socket or MQTT encoding
+ * between the two: answers of some hundred kilobytes cross one connection
+ * (the gateway's) instead of two.
  */
+import { keepNoDelay } from '../mqtt/no-delay.js';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { connect, type IClientOptions, type MqttClient } from 'mqtt';
+import { connect, type IClientOptions } from 'mqtt';
 import { PartJoiner, readPart, topics, type Presence, type RelayRequest } from './protocol.js';
+import type { InProcessBroker } from '../mqtt/broker.js';
+
+/** How the relay sends a request: through its MQTT client, or inside the embedded broker. */
+interface RequestSender {
+  send(topic: string, payload: string, replyTo: string, correlationId: string): Promise<void>;
+  close(): Promise<void>;
+}
 
 export interface RelayConnection {
   url: string;
@@ -19,11 +32,10 @@ export interface RelayConnection {
   /** 5 on an MQTT 5 broker (request/response properties); 4 on the embedded aedes. */
   protocolVersion: 4 | 5;
   topicPrefix: string;
-  /** Its own embedded broker over TLS on loopback: the certificate names the host gateways dial, not 127.0.0.1. */
-  ownLoopbackTls?: boolean;
 }
 
-export type RelayOutcome = { ok: true; result: CallToolResult } | { ok: false; reason: 'offline' | 'timeout' };
+/** A call's end: the answer (its text as a JSON string literal, checked to be one), or why there is none. */
+export type RelayOutcome = { ok: true; literal: Buffer; isError: boolean } | { ok: false; reason: 'offline' | 'timeout' | 'malformed' };
 
 interface Pending {
   tokenId: string;
@@ -39,12 +51,34 @@ export class CloudRelay {
   private readonly pending = new Map<string, Pending>();
   private readonly t: ReturnType<typeof topics>;
 
+  private sender: RequestSender | undefined;
+
   private constructor(
-    private readonly client: MqttClient,
-    private readonly connection: RelayConnection,
+    topicPrefix: string,
     private readonly logger: Logger,
   ) {
-    this.t = topics(connection.topicPrefix);
+    this.t = topics(topicPrefix);
+  }
+
+  /** The relay inside the embedded broker: it sees presence and answers as they are published, and publishes requests there. */
+  static async attach(broker: InProcessBroker, topicPrefix: string, logger: Logger): Promise<CloudRelay> {
+    const relay = new CloudRelay(topicPrefix, logger);
+    // Presence seen live since subscribing is newer than anything retained.
+    const live = new Set<string>();
+    const unsubscribe = await Promise.all([relay.t.presenceAll(), relay.t.responses(relay.instanceId)].map((filter) => broker.subscribeInProcess(filter, (topic, payload) => {
+      live.add(topic);
+      relay.onMessage(topic, payload);
+    })));
+    // Gateways that connected before the subscription: their retained presence.
+    for (const m of await broker.retainedInProcess(relay.t.presenceAll())) if (!live.has(m.topic)) relay.onMessage(m.topic, m.payload);
+    live.clear();
+    relay.sender = {
+      send: (topic, payload) => broker.publishInProcess(topic, payload, 1),
+      close: async () => {
+        for (const u of unsubscribe) await u();
+      },
+    };
+    return relay;
   }
 
   static async connect(connection: RelayConnection, logger: Logger): Promise<CloudRelay> {
@@ -55,10 +89,17 @@ export class CloudRelay {
       connectTimeout: 10_000,
       ...(connection.username !== undefined ? { username: connection.username } : {}),
       ...(connection.password !== undefined ? { password: connection.password } : {}),
-      ...(connection.ownLoopbackTls ? { rejectUnauthorized: false } : {}),
     };
-    const client = connect(connection.url, options);
-    const relay = new CloudRelay(client, connection, logger);
+    const client = keepNoDelay(connect(connection.url, options));
+    const relay = new CloudRelay(connection.topicPrefix, logger);
+    relay.sender = {
+      send: (topic, payload, replyTo, correlationId) =>
+        client.publishAsync(topic, payload, {
+          qos: 1,
+          ...(connection.protocolVersion === 5 ? { properties: { responseTopic: replyTo, correlationData: Buffer.from(correlationId) } } : {}),
+        }).then(() => undefined),
+      close: () => client.endAsync(true).catch(() => undefined),
+    };
     client.on('message', (topic, payload) => relay.onMessage(topic, payload));
     client.on('error', (err) => logger.warn({ err: err.message }, 'cloud relay: broker connection error'));
     client.on('close', () => {
@@ -115,18 +156,20 @@ export class CloudRelay {
     }
     if (topic !== this.t.responses(this.instanceId)) return;
     const part = readPart(payload);
-    const pending = part ? this.pending.get(part.id) : undefined;
+    const pending = part ? this.pending.get(part.header.id) : undefined;
     // A late or unknown answer is dropped.
     if (!part || !pending) return;
-    pending.joiner ??= new PartJoiner(part.parts);
-    let result: CallToolResult | undefined;
+    const id = part.header.id;
+    pending.joiner ??= new PartJoiner(part.header.parts);
+    let answer: { literal: Buffer; isError: boolean } | undefined;
     try {
-      result = pending.joiner.add(part);
+      answer = pending.joiner.add(part);
     } catch (err) {
-      this.logger.warn({ correlationId: part.id, err: (err as Error).message }, 'cloud relay: an answer could not be joined');
+      this.logger.warn({ correlationId: id, err: (err as Error).message }, 'cloud relay: an answer could not be joined');
+      this.finish(id, { ok: false, reason: 'malformed' });
       return;
     }
-    if (result) this.finish(part.id, { ok: true, result });
+    if (answer) this.finish(id, { ok: true, ...answer });
   }
 
   private finish(id: string, outcome: RelayOutcome): void {
@@ -146,17 +189,16 @@ export class CloudRelay {
       const timer = setTimeout(() => this.finish(correlationId, { ok: false, reason: 'timeout' }), deadlineMs);
       timer.unref();
       this.pending.set(correlationId, { tokenId, joiner: undefined, done: resolve, timer });
-      this.client
-        .publishAsync(this.t.requests(tokenId), JSON.stringify(request), {
-          qos: 1,
-          ...(this.connection.protocolVersion === 5 ? { properties: { responseTopic: replyTo, correlationData: Buffer.from(correlationId) } } : {}),
-        })
-        .catch(() => this.finish(correlationId, { ok: false, reason: 'offline' }));
+      const sender = this.sender;
+      if (!sender) return this.finish(correlationId, { ok: false, reason: 'offline' });
+      sender.send(this.t.requests(tokenId), JSON.stringify(request), replyTo, correlationId).catch(() => this.finish(correlationId, { ok: false, reason: 'offline' }));
     });
   }
 
   async close(): Promise<void> {
     for (const id of [...this.pending.keys()]) this.finish(id, { ok: false, reason: 'offline' });
-    await this.client.endAsync(true).catch(() => undefined);
+    const sender = this.sender;
+    this.sender = undefined;
+    await sender?.close();
   }
 }

@@ -63,11 +63,21 @@ const rowOf = (r: Record<string, unknown>): GatewayToken => ({
 
 const NAME = /^[^\p{Cc}]{1,128}$/u;
 
+/** How long a successful check is remembered: a token the CLI (another process) revokes stops working within this. */
+export const VERIFIED_TTL_MS = 1000;
+const VERIFIED_MAX = 10_000;
+
 /**
- * One table of tokens; every check reads it (one row by key), so a token
- * made or revoked by the CLI while the cloud runs counts at once.
+ * One table of tokens. A check reads it (one row by key), and remembers a
+ * success for VERIFIED_TTL_MS (by id, with the secret's hash, so the secret
+ * is checked every time), so that a busy MCP client does not cost a database
+ * read per call; a token made by the CLI while the cloud runs counts at once,
+ * one it revokes within that second, and one revoked or rotated in this
+ * process at once.
  */
 export class TokenTable {
+  private readonly verified = new Map<string, { hash: string; until: number }>();
+
   protected constructor(private readonly db: Database, private readonly now: () => number, private readonly table: string, readonly prefix: string) {}
 
   /** Creates a token; the whole token is in the answer only. */
@@ -90,12 +100,14 @@ export class TokenTable {
 
   /** Revokes a token; false when it is unknown or revoked already. */
   async revoke(id: string): Promise<boolean> {
+    this.verified.delete(id);
     const result = await this.db.write((tx) => tx.run(`UPDATE ${this.table} SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, [this.now(), id]));
     return result.changes > 0;
   }
 
   /** A new token under the same name; the old one is revoked in the same transaction. */
   async rotate(id: string): Promise<{ token: string; record: GatewayToken } | undefined> {
+    this.verified.delete(id);
     const made = createBearerToken(this.prefix);
     const createdAt = this.now();
     const name = await this.db.write(async (tx) => {
@@ -114,8 +126,17 @@ export class TokenTable {
     if (!token) return undefined;
     const parsed = parseBearerToken(this.prefix, token);
     if (!parsed) return undefined;
+    const now = Date.now();
+    const known = this.verified.get(parsed.id);
+    if (known && known.until > now) return secretMatches(parsed.secret, known.hash) ? parsed.id : undefined;
     const row = await this.db.get<{ secret_hash: string }>(`SELECT secret_hash FROM ${this.table} WHERE id = ? AND revoked_at IS NULL`, [parsed.id]);
-    return row && secretMatches(parsed.secret, row.secret_hash) ? parsed.id : undefined;
+    if (!row || !secretMatches(parsed.secret, row.secret_hash)) {
+      this.verified.delete(parsed.id);
+      return undefined;
+    }
+    if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
+    this.verified.set(parsed.id, { hash: row.secret_hash, until: now + VERIFIED_TTL_MS });
+    return parsed.id;
   }
 }
 

@@ -95,6 +95,8 @@ export class InProcessBroker {
         : {}),
     } as Parameters<typeof Aedes.createBroker>[0]);
     const onConnection = (socket: Socket) => {
+      // Small packets (a request, a PUBACK) go out at once: with Nagle's algorithm against delayed ACKs each hop waits ~40 ms.
+      socket.setNoDelay(true);
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
     };
@@ -127,6 +129,43 @@ export class InProcessBroker {
   /** The connected clients: aedes keeps them in `clients` by client id (not in its types). */
   private clients(): Client[] {
     return Object.values((this.aedes as unknown as { clients?: Record<string, Client> } | undefined)?.clients ?? {});
+  }
+
+  /**
+   * Subscribes inside the broker, without a client connection: `deliver`
+   * sees every message published on `filter` (no retained ones: only what
+   * is published from now on). Answers the function that unsubscribes.
+   */
+  async subscribeInProcess(filter: string, deliver: (topic: string, payload: Buffer) => void): Promise<() => Promise<void>> {
+    const aedes = this.aedes;
+    if (!aedes) throw new Error('the broker is not running');
+    const handler = (packet: { topic: string; payload: string | Buffer }, done: () => void) => {
+      try {
+        deliver(packet.topic, typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload);
+      } finally {
+        done();
+      }
+    };
+    await new Promise<void>((resolve) => aedes.subscribe(filter, handler, resolve));
+    return () => new Promise<void>((resolve) => (this.aedes === aedes ? aedes.unsubscribe(filter, handler, resolve) : resolve()));
+  }
+
+  /** The retained messages on `filter` now (what a new subscriber would get first). */
+  async retainedInProcess(filter: string): Promise<{ topic: string; payload: Buffer }[]> {
+    const persistence = (this.aedes as unknown as { persistence?: { createRetainedStreamCombi(patterns: string[]): AsyncIterable<{ topic: string; payload: string | Buffer }> } } | undefined)?.persistence;
+    if (!persistence) throw new Error('the broker is not running');
+    const out: { topic: string; payload: Buffer }[] = [];
+    for await (const packet of persistence.createRetainedStreamCombi([filter])) out.push({ topic: packet.topic, payload: typeof packet.payload === 'string' ? Buffer.from(packet.payload) : packet.payload });
+    return out;
+  }
+
+  /** Publishes from inside the broker (no client, so no publish rule applies), to every subscriber of `topic`. */
+  publishInProcess(topic: string, payload: Buffer | string, qos: 0 | 1 = 1): Promise<void> {
+    const aedes = this.aedes;
+    if (!aedes) return Promise.reject(new Error('the broker is not running'));
+    return new Promise<void>((resolve, reject) =>
+      aedes.publish({ cmd: 'publish', topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain: false, dup: false }, (err) => (err ? reject(err) : resolve())),
+    );
   }
 
   /** User names of the connected clients that authenticated with one (each once). */

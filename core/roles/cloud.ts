@@ -15,15 +15,17 @@
  * when revoked through that interface, within `revocationSweepMs` when
  * revoked by the CLI (another process).
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolCatalogue } from '../mcp-dispatch.js';
 import { GatewayError, quote } from '../errors.js';
 import { InProcessBroker } from '../mqtt/broker.js';
+import { splice, type Splices } from '../mcp-frozen-answers.js';
 import { RoleRuntime } from '../runtime.js';
 import { DEFAULT_CALL_DEADLINE_MS, DEFAULT_TOPIC_PREFIX, topics } from '../cloud/protocol.js';
 import { CloudRelay, type RelayConnection } from '../cloud/relay.js';
@@ -92,23 +94,20 @@ export class CloudRole {
     try {
       const tokens = await GatewayTokens.open(runtime.db, now);
       const adminKeys = await AdminKeys.open(runtime.db, now);
-      let connection: RelayConnection;
       if (options.broker) {
-        connection = { url: options.broker.url, protocolVersion: options.broker.protocolVersion ?? 5, topicPrefix: prefix, ...(options.broker.username !== undefined ? { username: options.broker.username } : {}), ...(options.broker.password !== undefined ? { password: options.broker.password } : {}) };
+        const connection: RelayConnection = { url: options.broker.url, protocolVersion: options.broker.protocolVersion ?? 5, topicPrefix: prefix, ...(options.broker.username !== undefined ? { username: options.broker.username } : {}), ...(options.broker.password !== undefined ? { password: options.broker.password } : {}) };
+        relay = await CloudRelay.connect(connection, logger.child({ component: 'relay' }));
       } else {
-        // The relay's own credentials on the embedded broker: made at start, never stored.
-        const relayUser = `cloud-relay-${randomBytes(4).toString('hex')}`;
-        const relayPassword = randomBytes(24).toString('base64url');
-        const mine = (topic: string) => topic === t.presenceAll() || topic.startsWith(`${prefix}/clouds/`) || /\/requests$/.test(topic);
         broker = new InProcessBroker({
           host: options.embeddedBroker?.host ?? '127.0.0.1',
           port: options.embeddedBroker?.port ?? 1883,
           ...(options.embeddedBroker?.tls ? { tls: options.embeddedBroker.tls } : {}),
           // A gateway connects with user name = its token id and password = its token.
-          authenticate: async (username, password) => (username === relayUser ? password === relayPassword : username !== undefined && (await tokens.verify(password)) === username),
+          // Only gateways connect (the relay works inside the broker): user name = its token id, password = its token.
+          authenticate: async (username, password) => username !== undefined && (await tokens.verify(password)) === username,
           // A gateway may only announce its own presence, read its own requests and answer on a cloud's response topic.
-          authorizePublish: (username, topic) => (username === relayUser ? topic.startsWith(`${prefix}/gateways/`) && topic.endsWith('/requests') : topic === t.presence(username ?? '') || topic.startsWith(`${prefix}/clouds/`)),
-          authorizeSubscribe: (username, topic) => (username === relayUser ? mine(topic) : topic === t.requests(username ?? '')),
+          authorizePublish: (username, topic) => topic === t.presence(username ?? '') || topic.startsWith(`${prefix}/clouds/`),
+          authorizeSubscribe: (username, topic) => topic === t.requests(username ?? ''),
         });
         await broker.start();
         runtime.onStop('embedded MQTT broker', () => broker!.stop());
@@ -117,16 +116,14 @@ export class CloudRole {
         const sweep = setInterval(() => {
           void (async () => {
             for (const user of embedded.connectedUsers()) {
-              if (user !== relayUser && !(await tokens.isValid(user)) && embedded.disconnectUser(user) > 0) logger.info({ tokenId: user }, 'cloud: a gateway whose token was revoked was disconnected');
+              if (!(await tokens.isValid(user)) && embedded.disconnectUser(user) > 0) logger.info({ tokenId: user }, 'cloud: a gateway whose token was revoked was disconnected');
             }
           })().catch((err: Error) => logger.warn({ err: err.message }, 'cloud: the revoked-token sweep failed'));
         }, options.revocationSweepMs ?? DEFAULT_REVOCATION_SWEEP_MS);
         sweep.unref();
         runtime.onStop('revoked-token sweep', async () => clearInterval(sweep));
-        // The relay dials its own broker in this process, on loopback: the certificate (made for the gateways' host name) is not checked there.
-        connection = { url: broker.url.replace('://0.0.0.0:', '://127.0.0.1:'), username: relayUser, password: relayPassword, protocolVersion: 4, topicPrefix: prefix, ...(options.embeddedBroker?.tls ? { ownLoopbackTls: true } : {}) };
+        relay = await CloudRelay.attach(broker, prefix, logger.child({ component: 'relay' }));
       }
-      relay = await CloudRelay.connect(connection, logger.child({ component: 'relay' }));
       const connected = relay;
       runtime.onStop('cloud relay', () => connected.close());
       const http = Fastify({ logger: false, bodyLimit: MCP_BODY_LIMIT });
@@ -151,6 +148,11 @@ export class CloudRole {
   ): void {
     const allowedOrigins = o.allowedOrigins ?? [];
     const allowedHosts = o.allowedHosts ?? [];
+    // One validator for every per-request server: the SDK otherwise builds a new Ajv (with formats) per request.
+    const jsonSchemaValidator = new AjvJsonSchemaValidator();
+    // Unique to this process, so no tool text can hold one by chance.
+    const answerPrefix = `relay-answer-${randomUUID()}-`;
+    let answerCount = 0;
     const refuse = (reply: FastifyReply, error: GatewayError) => reply.code(403).send({ ...error.toBody(), hint: error.hint });
     http.post('/mcp', {
       onRequest: async (request, reply) => {
@@ -167,9 +169,11 @@ export class CloudRole {
       const header = request.headers.accesstoken;
       const tokenId = await o.tokens.verify(typeof header === 'string' ? header : undefined);
       const correlation = request.headers['x-correlation-id'];
+      // Answers go into the response as the gateway sent them (a JSON string literal, checked): the SDK sees a placeholder.
+      const splices: Splices = new Map();
       const server = new Server(
         { name: 'cnc-machine-gateway-cloud', version: o.version },
-        { capabilities: { tools: {} }, instructions: o.catalogue.instructions(`http://${request.headers.host ?? 'localhost'}/mcp`) },
+        { capabilities: { tools: {} }, instructions: o.catalogue.instructions(`http://${request.headers.host ?? 'localhost'}/mcp`), jsonSchemaValidator },
       );
       server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: o.catalogue.list() }));
       server.setRequestHandler(CallToolRequestSchema, async (req) => {
@@ -182,7 +186,12 @@ export class CloudRole {
         const started = Date.now();
         const outcome = await o.relay.call(tokenId, { name: req.params.name, ...(req.params.arguments ? { arguments: req.params.arguments } : {}) }, o.deadlineMs, correlationId);
         o.logger.info({ correlationId, gateway: tokenId, tool: req.params.name, ms: Date.now() - started, outcome: outcome.ok ? 'answered' : outcome.reason }, 'cloud tool call');
-        if (outcome.ok) return outcome.result;
+        if (outcome.ok) {
+          const placeholder = `${answerPrefix}${++answerCount}`;
+          splices.set(placeholder, [outcome.literal]);
+          return { content: [{ type: 'text', text: placeholder }], ...(outcome.isError ? { isError: true } : {}) };
+        }
+        if (outcome.reason === 'malformed') return toolError(`${path} failed: the gateway's answer could not be read (correlation id ${correlationId})`);
         if (outcome.reason === 'offline') {
           return toolError(new GatewayError('GATEWAY_SERVICE_UNAVAILABLE', 'The accessToken is valid, but its gateway is offline on the broker (or never connected)').toToolMessage(path));
         }
@@ -195,7 +204,8 @@ export class CloudRole {
         const response = await transport.handleRequest(new Request(`http://${request.headers.host ?? 'localhost'}${request.url}`, { method: 'POST', headers: webHeaders(request) }), { parsedBody: request.body });
         reply.code(response.status);
         response.headers.forEach((value, name) => void (name === 'content-length' ? undefined : reply.header(name, value)));
-        return reply.send(Buffer.from(await response.arrayBuffer()));
+        const body = Buffer.from(await response.arrayBuffer());
+        return reply.send(splices.size ? Buffer.concat(splice(body, splices)) : body);
       } finally {
         void transport.close();
         void server.close();

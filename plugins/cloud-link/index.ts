@@ -22,10 +22,12 @@ import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/context.js';
-import { answerParts, DEFAULT_TOPIC_PREFIX, readRequest, topics, type Presence } from '../../core/cloud/protocol.js';
+import { answerPayloads, DEFAULT_TOPIC_PREFIX, readRequest, textLiteral, topics, type Presence } from '../../core/cloud/protocol.js';
+import { FrozenAnswers, type Splices } from '../../core/mcp-frozen-answers.js';
 import { GATEWAY_TOKEN_PREFIX } from '../../core/cloud/tokens.js';
 import { parseBearerToken } from '../../core/auth/bearer-tokens.js';
 import { createToolDispatcher } from '../../core/mcp-dispatch.js';
+import { keepNoDelay } from '../../core/mqtt/no-delay.js';
 import { GatewayError } from '../../core/errors.js';
 import { FILE_MODE } from '../../core/store/data-directory.js';
 import { readConfigFile } from '../../core/config.js';
@@ -67,6 +69,7 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
     const logger = ctx.logger.child({ component: 'cloud-link' });
     const file = join(ctx.dataDir, CLOUD_LINK_FILE);
     const dispatcher = createToolDispatcher(ctx);
+    const frozenAnswers = new FrozenAnswers();
     const since = ctx.now();
     // A private CA for an mqtts broker; a file that cannot be read is a config mistake, reported at start.
     const ca = ctx.config.cloudLink?.caFile !== undefined ? readConfigFile(ctx.config.cloudLink.caFile, 'cloudLink.caFile') : undefined;
@@ -135,8 +138,10 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
         }
         const principal = ctx.interfaces.accessPolicy.principalFor(settings.user);
         const started = Date.now();
+        // Large answers keep their serialised text between calls (the same path as the gateway's own /mcp).
+        const splices: Splices = new Map();
         const result = principal
-          ? await dispatcher.call(request.params, principal, 'cloud', { correlationId })
+          ? await dispatcher.call(request.params, principal, 'cloud', { correlationId, render: (r) => frozenAnswers.textOrPlaceholder(r, splices) })
           : { content: [{ type: 'text' as const, text: `cloud calls run as user '${settings.user}' (cloudLink.user), who does not exist on this gateway` }], isError: true };
         if (Date.now() > request.deadline) {
           counters.callsDropped++;
@@ -147,12 +152,14 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
           counters.callsDropped++;
           return logger.warn({ correlationId }, 'cloud link: a response topic outside the cloud topics was refused');
         }
-        for (const part of answerParts(correlationId, result)) {
-          await c.publishAsync(replyTo, JSON.stringify(part), {
-            qos: 1,
-            ...(current.protocolVersion === 5 ? { properties: { correlationData: properties?.correlationData ?? Buffer.from(correlationId) } } : {}),
-          });
-        }
+        const first = result.content[0];
+        const text = first?.type === 'text' ? first.text : JSON.stringify(result.content);
+        const options = {
+          qos: 1 as const,
+          ...(current.protocolVersion === 5 ? { properties: { correlationData: properties?.correlationData ?? Buffer.from(correlationId) } } : {}),
+        };
+        // All parts go out at once (TCP keeps their order); waiting for each PUBACK would add a round trip per part.
+        await Promise.all(answerPayloads(correlationId, splices.get(text) ?? textLiteral(text), result.isError === true).map((payload) => c.publishAsync(replyTo, payload, options)));
         const log = { correlationId, tool: request.params.name, ms: Date.now() - started, isError: result.isError === true };
         if (result.isError) {
           counters.callsFailed++;
@@ -174,7 +181,7 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
           will: { topic: t.presence(parsed.id), payload: Buffer.from(presence({ state: 'offline' })), qos: 1, retain: true },
           ...(ca ? { ca } : {}),
         };
-        const c = connect(settings.brokerUrl, options);
+        const c = keepNoDelay(connect(settings.brokerUrl, options));
         current.client = c;
         c.on('connect', () => {
           current.connectedAt = ctx.now();

@@ -22,7 +22,7 @@ import type { GatewayContext } from '../../core/context.js';
 import { GatewayError, quote } from '../../core/errors.js';
 import { authenticateRequest, requestError } from '../../core/http-server.js';
 import { ANONYMOUS } from '../../core/interfaces.js';
-import { FrozenAnswers, splice, type Splices } from './frozen-answers.js';
+import { FrozenAnswers, splice, type Splices } from '../../core/mcp-frozen-answers.js';
 import { serverInstructions } from '../../core/mcp-instructions.js';
 import { createToolDispatcher } from '../../core/mcp-dispatch.js';
 import { TOOLS } from './tools.js';
@@ -73,7 +73,7 @@ const MAX_WRITTEN_PARTS = 16;
 /**
  * Writes the transport's web `Response` through fastify. JSON answers (the
  * only kind this stateless server gives) are read whole, completed with the
- * serialised answers they hold (frozen-answers.ts: frozen ones and ones kept
+ * serialised answers they hold (core/mcp-frozen-answers.ts: frozen ones and ones kept
  * in parts) and sent as one buffer, or as its parts around a large stored
  * answer; anything else is streamed.
  */

@@ -21,6 +21,8 @@ export interface LoadJob {
 export interface LoadResult {
   latencies: number[];
   perSec: number;
+  /** CPU time (user + system) the load generator spent on the job, µs. */
+  cpuMicros?: number;
   error?: string;
 }
 
@@ -37,6 +39,7 @@ export async function drive(job: LoadJob): Promise<LoadResult> {
     ...job.headers,
   };
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   await Promise.all(
     Array.from({ length: job.concurrency }, async () => {
       while (next < job.calls) {
@@ -49,7 +52,8 @@ export async function drive(job: LoadJob): Promise<LoadResult> {
       }
     }),
   );
-  return { latencies, perSec: job.calls / ((performance.now() - t0) / 1000) };
+  const cpu = process.cpuUsage(cpu0);
+  return { latencies, perSec: job.calls / ((performance.now() - t0) / 1000), cpuMicros: cpu.user + cpu.system };
 }
 
 process.on('message', (job: LoadJob) => {

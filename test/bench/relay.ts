@@ -23,7 +23,7 @@ import { connect, type MqttClient } from 'mqtt';
 import { pino } from 'pino';
 import { parseConfig } from '../../core/config.js';
 import { Gateway } from '../../core/gateway.js';
-import { answerParts, readRequest, topics, DEFAULT_TOPIC_PREFIX } from '../../core/cloud/protocol.js';
+import { answerPayloads, readRequest, textLiteral, topics, DEFAULT_TOPIC_PREFIX } from '../../core/cloud/protocol.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../plugins/index.js';
 import { benchMachines } from './bench-fleet.js';
@@ -40,7 +40,7 @@ class Child<Ready> {
   readonly ready: Promise<Ready>;
 
   constructor(script: string, args: string[] = []) {
-    this.child = fork(fileURLToPath(new URL(script, import.meta.url)), args, { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child = fork(fileURLToPath(new URL(script, import.meta.url)), args, { execArgv: ['--import', 'tsx', ...(process.env.RELAY_BENCH_PROFILE && script.includes('cloud') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.RELAY_BENCH_PROFILE}`] : [])], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     this.ready = script.includes('cloud') ? this.next<Ready>() : Promise.resolve(undefined as Ready);
   }
 
@@ -99,7 +99,7 @@ function lightLink(brokerUrl: string, token: string): Promise<MqttClient> {
   client.on('message', (_topic, payload) => {
     const request = readRequest(payload);
     if (!request) return;
-    for (const part of answerParts(request.id, { content: [{ type: 'text', text: '{"count":0,"groups":[]}' }] })) void client.publishAsync(request.replyTo, JSON.stringify(part), { qos: 1 });
+    for (const payload of answerPayloads(request.id, textLiteral('{"count":0,"groups":[]}'), false)) void client.publishAsync(request.replyTo, payload, { qos: 1 });
   });
   return new Promise((resolve, reject) => {
     client.once('error', reject);
@@ -137,21 +137,32 @@ async function throughput(args: string[]) {
     await load(loader, { ...target, tool: 'list_machines', args: {}, calls: 300, concurrency });
     await load(loader, { ...target, tool: 'list_groups', args: {}, calls: 300, concurrency });
   }
-  const totals = () => ({ latencies: [] as number[], calls: 0, seconds: 0 });
+  const totals = () => ({ latencies: [] as number[], calls: 0, seconds: 0, cpu: { load: 0, gateway: 0, cloud: 0 } });
   const sums = { directSmall: totals(), relaySmall: totals(), directList: totals(), relayList: totals() };
   const add = (total: ReturnType<typeof totals>, run: LoadResult, n: number) => {
     total.latencies.push(...run.latencies);
     total.calls += n;
     total.seconds += n / run.perSec;
   };
+  /** One job, with the CPU time each process spent meanwhile (the gateway's includes its simulated fleet). */
+  const measured = async (total: ReturnType<typeof totals>, job: Omit<LoadJob, 'protocol'>) => {
+    const cloud0 = (await cloud.ask<CloudUsage>({ kind: 'usage' })).cpuMicros;
+    const gw0 = process.cpuUsage();
+    const run = await load(loader, job);
+    const gw = process.cpuUsage(gw0);
+    total.cpu.gateway += gw.user + gw.system;
+    total.cpu.cloud += (await cloud.ask<CloudUsage>({ kind: 'usage' })).cpuMicros - cloud0;
+    total.cpu.load += run.cpuMicros ?? 0;
+    add(total, run, job.calls);
+  };
   const perRound = Math.ceil(calls / rounds);
   const rate = (t: ReturnType<typeof totals>) => t.calls / t.seconds;
   for (let round = 0; round < rounds; round++) {
     // Alternating, so both paths see the same background (the fleet's timers and history writes).
-    add(sums.directSmall, await load(loader, { ...direct, tool: 'list_groups', args: {}, calls: perRound, concurrency }), perRound);
-    add(sums.relaySmall, await load(loader, { ...relay, tool: 'list_groups', args: {}, calls: perRound, concurrency }), perRound);
-    add(sums.directList, await load(loader, { ...direct, tool: 'list_machines', args: {}, calls: perRound, concurrency }), perRound);
-    add(sums.relayList, await load(loader, { ...relay, tool: 'list_machines', args: {}, calls: perRound, concurrency }), perRound);
+    await measured(sums.directSmall, { ...direct, tool: 'list_groups', args: {}, calls: perRound, concurrency });
+    await measured(sums.relaySmall, { ...relay, tool: 'list_groups', args: {}, calls: perRound, concurrency });
+    await measured(sums.directList, { ...direct, tool: 'list_machines', args: {}, calls: perRound, concurrency });
+    await measured(sums.relayList, { ...relay, tool: 'list_machines', args: {}, calls: perRound, concurrency });
     process.stdout.write(`  round ${round + 1}/${rounds}: list_groups ${rate(sums.directSmall).toFixed(0)} direct, ${rate(sums.relaySmall).toFixed(0)} relayed; list_machines ${rate(sums.directList).toFixed(0)} direct, ${rate(sums.relayList).toFixed(0)} relayed calls/s\n`);
   }
   // Added latency: one call at a time, so no queueing behind our own load.
@@ -166,12 +177,14 @@ async function throughput(args: string[]) {
   await cloud.close();
   rmSync(dataDir, { recursive: true, force: true });
   const lat = (key: string, p: number) => percentile((latency[key] as LoadResult).latencies, p);
+  const cpuPerCall = (t: ReturnType<typeof totals>) => ({ load: t.cpu.load / t.calls, gateway: t.cpu.gateway / t.calls, cloud: t.cpu.cloud / t.calls });
   return {
     machines, concurrency, listMachinesAnswerBytes: bytes,
     listGroupsDirectPerSec: rate(sums.directSmall), listGroupsRelayPerSec: rate(sums.relaySmall), listGroupsRatio: rate(sums.relaySmall) / rate(sums.directSmall),
     listMachinesDirectPerSec: rate(sums.directList), listMachinesRelayPerSec: rate(sums.relayList), listMachinesRatio: rate(sums.relayList) / rate(sums.directList),
     listGroupsAddedP50Ms: lat('relay list_groups', 50) - lat('direct list_groups', 50), listGroupsAddedP99Ms: lat('relay list_groups', 99) - lat('direct list_groups', 99),
     listMachinesAddedP50Ms: lat('relay list_machines', 50) - lat('direct list_machines', 50), listMachinesAddedP99Ms: lat('relay list_machines', 99) - lat('direct list_machines', 99),
+    cpuMicrosPerCall: { directListGroups: cpuPerCall(sums.directSmall), relayListGroups: cpuPerCall(sums.relaySmall), directListMachines: cpuPerCall(sums.directList), relayListMachines: cpuPerCall(sums.relayList) },
     latencyMs: Object.fromEntries(Object.keys(latency).map((k) => [k, { p50: lat(k, 50), p99: lat(k, 99) }])),
   };
 }
@@ -234,6 +247,7 @@ export async function run(args: string[]): Promise<void> {
       ['list_machines relayed / direct', calls.listMachinesRatio.toFixed(2), '>= 0.7'],
       ['list_groups added latency p50 / p99, ms', `${calls.listGroupsAddedP50Ms.toFixed(1)} / ${calls.listGroupsAddedP99Ms.toFixed(1)}`, ''],
       ['list_machines added latency p50 / p99, ms', `${calls.listMachinesAddedP50Ms.toFixed(1)} / ${calls.listMachinesAddedP99Ms.toFixed(1)}`, ''],
+      ...Object.entries(calls.cpuMicrosPerCall).map(([k, v]): [string, string, string] => [`CPU per call, µs, load / gateway / cloud: ${k}`, `${v.load.toFixed(0)} / ${v.gateway.toFixed(0)} / ${v.cloud.toFixed(0)}`, '']),
     );
   }
   if (linked) {

@@ -10,11 +10,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { GatewayTokens } from '../../core/cloud/tokens.js';
+import { CLOUD_MIGRATIONS, GatewayTokens, VERIFIED_TTL_MS } from '../../core/cloud/tokens.js';
 import { McpToolRegistry } from '../../core/mcp-tools.js';
 import { toolCatalogue } from '../../core/mcp-dispatch.js';
 import { CloudRole } from '../../core/roles/cloud.js';
 import { Database } from '../../core/store/database.js';
+import { applyMigrations, BASE_SCHEMA_OWNER } from '../../core/store/migrations.js';
 import { TOOLS } from '../../plugins/mcp/tools.js';
 import { simMachine, startTestGateway } from '../fixtures/gateway.js';
 
@@ -43,10 +44,13 @@ describe('gateway tokens', () => {
       expect(await tokens.verify(token)).toBe(id);
       const rotated = cli(config, 'rotate', id);
       expect(rotated.code).toBe(0);
+      // Another process revoked it: a success is remembered for at most VERIFIED_TTL_MS.
+      await new Promise((r) => setTimeout(r, VERIFIED_TTL_MS));
       const next = /cgw_[0-9a-f]{12}_[A-Za-z0-9_-]{43}/.exec(rotated.out)?.[0] as string;
       expect(await tokens.verify(token)).toBeUndefined();
       expect(await tokens.verify(next)).toBe(next.split('_')[1]);
       expect(cli(config, 'revoke', next.split('_')[1] as string).code).toBe(0);
+      await new Promise((r) => setTimeout(r, VERIFIED_TTL_MS));
       expect(await tokens.verify(next)).toBeUndefined();
       expect(cli(config, 'revoke', 'nope')).toMatchObject({ code: 1, err: expect.stringMatching(/no valid token with id 'nope'/) });
       expect(cli(config, 'frobnicate').code).toBe(2);
@@ -54,6 +58,27 @@ describe('gateway tokens', () => {
       await db.close();
     }
   }, 60_000);
+
+  it('GW-86 a token revoked or rotated in the cloud\'s own process fails its next check at once, though its success was remembered', async () => {
+    const db = await Database.open(join(mkdtempSync(join(tmpdir(), 'cloud-verify-')), 'cloud.db'));
+    try {
+      await applyMigrations(db, BASE_SCHEMA_OWNER, CLOUD_MIGRATIONS);
+      const tokens = await GatewayTokens.open(db);
+      const a = await tokens.create('a');
+      const b = await tokens.create('b');
+      expect(await tokens.verify(a.token)).toBe(a.record.id);
+      expect(await tokens.verify(b.token)).toBe(b.record.id);
+      // A wrong secret under a remembered id is refused.
+      expect(await tokens.verify(`${a.token.slice(0, -4)}AAAA`)).toBeUndefined();
+      await tokens.revoke(a.record.id);
+      expect(await tokens.verify(a.token)).toBeUndefined();
+      const next = await tokens.rotate(b.record.id);
+      expect(await tokens.verify(b.token)).toBeUndefined();
+      expect(await tokens.verify(next?.token)).toBe(next?.record.id);
+    } finally {
+      await db.close();
+    }
+  });
 
   it('GW-87 a call that passes its deadline ends as a timeout at the deadline, and its late answer is dropped', async () => {
     const registry = new McpToolRegistry();
