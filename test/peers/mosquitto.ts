@@ -66,6 +66,8 @@ export const mosquittoBrokers: BrokerKind = {
       `listener ${port} 127.0.0.1`,
       `allow_anonymous ${options.users ? 'false' : 'true'}`,
       'persistence false',
+      // As docs/cloud-relay.md advises: small packets go out at once.
+      'set_tcp_nodelay true',
       // Started as root, Mosquitto would switch to its own user, which cannot read this temp dir.
       `user ${userInfo().username}`,
       'log_dest stderr',
