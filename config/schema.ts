@@ -288,6 +288,8 @@ export const gatewayConfigSchema = z
         topicPrefix: z.string().min(1).max(64).regex(/^[\w./-]+$/, 'letters, digits, _ . / -').default('cncgw/v1'),
         /** A PEM file of the CA (or the certificate itself) to trust for an mqtts broker with a private certificate. */
         caFile: z.string().min(1).max(1024).optional(),
+        /** MQTT keepalive: a broker that hears nothing for 1.5 times this publishes the gateway's will (offline). */
+        keepaliveSeconds: z.number().int().min(5).max(600).default(15),
       })
       .strict()
       .optional(),

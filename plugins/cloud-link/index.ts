@@ -178,6 +178,8 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
           password: settings.accessToken,
           reconnectPeriod: 2000,
           connectTimeout: 10_000,
+          // A link cut without a TCP close (power, network) is seen by the broker after 1.5 keepalives.
+          keepalive: ctx.config.cloudLink?.keepaliveSeconds ?? 15,
           will: { topic: t.presence(parsed.id), payload: Buffer.from(presence({ state: 'offline' })), qos: 1, retain: true },
           ...(ca ? { ca } : {}),
         };
