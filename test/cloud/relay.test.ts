@@ -82,10 +82,30 @@ describe('cloud relay on the embedded broker', { timeout: 60_000 }, () => {
     expect(JSON.stringify(info)).toContain('plant-a');
     expect(JSON.stringify(info)).not.toMatch(/accessToken|cgw_/);
     // The same catalogue as the gateway's own /mcp.
-    const own = await connectMcp(await gateways['plant-a']!.gateway.listen({ host: '127.0.0.1', port: 0 }), gateways['plant-a']!.adminToken);
+    const own = await connectMcp(await ownUrl('plant-a'), gateways['plant-a']!.adminToken);
     sessions.push(own);
     expect((await a.client.listTools()).tools).toEqual((await own.client.listTools()).tools);
     expect((await a.call('read_machine', { machineID: 'A1', groupID: 'x' })).text).toBe((await own.call('read_machine', { machineID: 'A1', groupID: 'x' })).text);
+  });
+
+  it('GW-06 GW-85 all 13 tools answer through the cloud as they do on the gateway\'s own /mcp', async () => {
+    const relayed = await session(tokens['plant-a']);
+    const own = await connectMcp(await ownUrl('plant-a'), gateways['plant-a']!.adminToken);
+    sessions.push(own);
+    const m = { machineID: 'A1' };
+    const calls: [string, Record<string, unknown>][] = [
+      ['list_machines', {}], ['list_groups', {}], ['get_machine', m], ['get_fleet_status', {}], ['read_task_data', { type: 'CNCStatus', ...m }],
+      ['read_machine', m], ['read_tool_life', m], ['list_programs', m], ['read_current_program', m], ['analyze', { kind: 'oee', start: 'today', ...m }],
+      ['query_history', { type: 'State', start: 'today', ...m }], ['get_system_info', {}], ['get_error_log', {}],
+    ];
+    expect(new Set(calls.map(([name]) => name))).toEqual(new Set((await relayed.client.listTools()).tools.map((t) => t.name)));
+    for (const [name, args] of calls) {
+      const [viaCloud, direct] = [await relayed.call(name, args), await own.call(name, args)];
+      expect(viaCloud.isError, `${name}: ${viaCloud.text.slice(0, 200)}`).toBe(false);
+      expect(direct.isError, name).toBe(false);
+      // Live values move between the two calls; the shape may not.
+      expect(Object.keys(viaCloud.json() as object).sort(), name).toEqual(Object.keys(direct.json() as object).sort());
+    }
   });
 
   it('GW-86 without a token, or with one the cloud does not know, a tool call answers the Unauthorized text; listing works without one', async () => {
