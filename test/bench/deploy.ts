@@ -160,6 +160,17 @@ export async function run(args: string[]): Promise<void> {
     // The service's own record of when the last deployment reached its final status (the polling above only notices it up to 200 ms later).
     const serviceMs = Math.max(...finished.map((d) => Date.parse(d.finishedAt as string))) - startedAt;
     const succeeded = finished.filter((d) => d.status === 'Succeeded').length;
+    // Where a deployment's time goes, from the service's own timelines: waiting in the queue, transferring, verifying.
+    const phases: Record<string, number[]> = {};
+    for (const d of finished) {
+      const detail = (await a.call('GET', `/deployments/${d.id}`)) as { timeline: { status: string; at: string }[] };
+      for (let i = 1; i < detail.timeline.length; i++) {
+        const from = detail.timeline[i - 1] as { status: string; at: string };
+        const to = detail.timeline[i] as { status: string; at: string };
+        (phases[`${from.status} → ${to.status}`] ??= []).push(Date.parse(to.at) - Date.parse(from.at));
+      }
+    }
+    for (const [phase, ms] of Object.entries(phases)) rows.push([`  ${phase}: mean / p50 / max, ms`, `${(ms.reduce((x, y) => x + y, 0) / ms.length).toFixed(1)} / ${percentile(ms, 50).toFixed(0)} / ${Math.max(...ms).toFixed(0)}`, '']);
     const hookDeadline = Date.now() + 10_000;
     while (finished.some((d) => !received.has(d.id)) && Date.now() < hookDeadline) await new Promise((r) => setTimeout(r, 10));
     const latencies = finished.filter((d) => received.has(d.id) && d.finishedAt).map((d) => (received.get(d.id) as number) - Date.parse(d.finishedAt as string));
