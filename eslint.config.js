@@ -55,7 +55,7 @@ for (let d = 1; d <= MAX_DEPTH; d++) {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'data/**', '.tmp/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'data/**', '.tmp/**', 'plugins/console/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -23,9 +23,6 @@ declare module 'fastify' {
   }
 }
 
-/** Where `GET /` leads a person: the API reference page. */
-export const ROOT_REDIRECT = '/api/docs';
-
 /** Characters of a framework's error message kept in an answer. */
 const FRAMEWORK_MESSAGE_MAX_CHARS = 200;
 
@@ -86,8 +83,6 @@ export function createHttpApp(logger: Logger, trustProxy: false | string[] = fal
   app.setNotFoundHandler((request, reply) =>
     sendError(reply, new GatewayError('NOT_FOUND', `no interface at ${request.method} ${quote(request.url.split('?')[0] ?? '')}`)),
   );
-  // A person opening the gateway's address in a browser lands on the API reference.
-  app.get('/', (_request, reply) => reply.redirect(ROOT_REDIRECT, 302));
   return app;
 }
 

@@ -18,6 +18,7 @@ import { ConfigError, loadConfig, readConfigFile, selectRoles, type RoleSelectio
 import { Gateway } from './gateway.js';
 import { DRIVERS } from '../drivers/registry.js';
 import { GATEWAY_PLUGINS, PROGRAMS_PLUGINS } from '../plugins/index.js';
+import { ensureBuilt } from '../plugins/console/build.js';
 import { TOOLS } from '../plugins/mcp/tools.js';
 import { McpToolRegistry } from './mcp-tools.js';
 import { toolCatalogue } from './mcp-dispatch.js';
@@ -79,6 +80,8 @@ async function startGatewayRole({ config, file, logger }: RoleStartFacts): Promi
   } catch (err) {
     throw new RoleStartError(`gateway failed to start (config ${file}):\n${(err as Error).message}`, 2);
   }
+  // The web console is built now (when its sources changed since the last build), so the first page load does not wait for it.
+  await ensureBuilt().catch((err: Error) => logger.error({ err: err.message }, 'the web console could not be built; the API works without it'));
   let url: string;
   try {
     url = await gateway.listen();

@@ -39,7 +39,7 @@ const TOKEN = 'Bearer token';
 /** The URL lines: label, URL and whether it needs a token (with security control on, the default). */
 export function bannerUrlLines(url: string): string[] {
   const rows: [string, string, string][] = [
-    ['start page:', `${url}/`, `${NO_TOKEN}; redirects to the API reference`],
+    ['console:', `${url}/`, `${NO_TOKEN}; the fleet dashboard, log in there`],
     ['API docs:', `${url}/api/docs`, NO_TOKEN],
     ['health:', `${url}/api/health`, NO_TOKEN],
     ['machines:', `${url}/api/config/machines`, TOKEN],

@@ -14,6 +14,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   programs: () => import('./programs.js'),
   deploy: () => import('./deploy.js'),
   relay: () => import('./relay.js'),
+  console: () => import('./console.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -172,11 +172,22 @@ describe('request pipeline', () => {
     expect(anonymous.statusCode).toBe(401);
   });
 
-  it('GET / redirects (302) to the API reference at /api/docs', async () => {
+  it('GET / serves the fleet console, its assets from the build, with a strict CSP; a path outside the build is 404', async () => {
     const res = await gw.gateway.http.inject({ method: 'GET', url: '/' });
-    expect(res.statusCode).toBe(302);
-    expect(res.headers.location).toBe('/api/docs');
-    const docs = await gw.gateway.http.inject({ method: 'GET', url: res.headers.location as string });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.headers['content-security-policy']).toContain("default-src 'self'");
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(res.body)?.[1] as string;
+    expect(script).toBeTruthy();
+    const js = await gw.gateway.http.inject({ method: 'GET', url: script, headers: { 'accept-encoding': 'gzip' } });
+    expect(js.statusCode).toBe(200);
+    expect(js.headers['content-encoding']).toBe('gzip');
+    expect(js.headers['cache-control']).toContain('immutable');
+    const plain = await gw.gateway.http.inject({ method: 'GET', url: script });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.body).toContain('/api/task/batchReadTaskData');
+    for (const bad of ['/assets/..%2F..%2Fpackage.json', '/assets/manifest.json', '/assets/nope.js']) expect((await gw.gateway.http.inject({ method: 'GET', url: bad })).statusCode, bad).toBe(404);
+    const docs = await gw.gateway.http.inject({ method: 'GET', url: '/api/docs' });
     expect(docs.statusCode).toBeLessThan(400);
   });
 });

@@ -1,0 +1,49 @@
+/**
+ * The gateway's web console, served at `/`: the fleet dashboard and a page
+ * per machine, on the gateway's public HTTP interfaces only. Logs in with
+ * the gateway's login (or a secret key); a session that expires brings the
+ * login back over the page without losing what it shows.
+ */
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { hasToken, onAuthRequired, setToken } from '../shared/api.js';
+import { LoginDialog } from '../shared/login.js';
+import { Fleet } from './fleet.js';
+import { MachinePage } from './machine.js';
+import './styles.css';
+
+function route(): { page: 'fleet' } | { page: 'machine'; machineID: string } {
+  const m = /^#\/machine\/(.+)$/.exec(location.hash);
+  return m ? { page: 'machine', machineID: decodeURIComponent(m[1] as string) } : { page: 'fleet' };
+}
+
+function App() {
+  const [where, setWhere] = useState(route);
+  const [loginNeeded, setLoginNeeded] = useState(!hasToken());
+  useEffect(() => {
+    const onHash = () => setWhere(route());
+    window.addEventListener('hashchange', onHash);
+    const off = onAuthRequired(setLoginNeeded);
+    return () => {
+      window.removeEventListener('hashchange', onHash);
+      off();
+    };
+  }, []);
+  return (
+    <>
+      {/* The page stays while the login is shown: its calls wait for the login and go on, and nothing on it is lost. */}
+      <div inert={loginNeeded}>
+        <a class="skip" href="#main">Skip to content</a>
+        <nav class="top" aria-label="Console">
+          <a class="brand" href="#/">Machine gateway</a>
+          <a href="/api/docs">API reference</a>
+          <button type="button" class="link" onClick={() => setToken(null)}>Log out</button>
+        </nav>
+        {where.page === 'fleet' ? <Fleet /> : <MachinePage key={where.machineID} machineID={where.machineID} />}
+      </div>
+      {loginNeeded && <LoginDialog product="Machine gateway" />}
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app') as HTMLElement);

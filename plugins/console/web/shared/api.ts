@@ -1,0 +1,77 @@
+/**
+ * The gateway's HTTP API from the browser: `/api/...` with the JWT (or secret
+ * key) as a Bearer token, answers `{errorCode, errorMsg, data}`. A 401 asks
+ * the page to log in again (onAuthRequired) and the call waits for it, so
+ * nothing typed or shown is lost; then it is sent again.
+ */
+const TOKEN_KEY = 'gateway-console-token';
+
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly errorCode: number, message: string) {
+    super(message);
+  }
+}
+
+let token: string | null = sessionStorage.getItem(TOKEN_KEY);
+let waiting: { promise: Promise<void>; resolve: () => void } | null = null;
+const listeners = new Set<(needed: boolean) => void>();
+
+/** Called with true when a login is needed, and false once there is a token again. */
+export function onAuthRequired(listener: (needed: boolean) => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+export function hasToken(): boolean {
+  return token !== null;
+}
+
+export function setToken(next: string | null): void {
+  token = next;
+  if (next === null) sessionStorage.removeItem(TOKEN_KEY);
+  else sessionStorage.setItem(TOKEN_KEY, next);
+  if (next !== null && waiting) {
+    waiting.resolve();
+    waiting = null;
+  }
+  for (const l of listeners) l(next === null);
+}
+
+function needLogin(): Promise<void> {
+  if (!waiting) {
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    waiting = { promise, resolve };
+    for (const l of listeners) l(true);
+  }
+  return waiting.promise;
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+async function send<T>(method: 'GET' | 'POST', path: string, query: Query | undefined, body: unknown, retried: boolean): Promise<T> {
+  const qs = query ? Object.entries(query).filter(([, v]) => v !== undefined).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`).join('&') : '';
+  const response = await fetch(qs ? `${path}?${qs}` : path, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  let json: { errorCode?: number; errorMsg?: string; data?: unknown; token?: string };
+  try {
+    json = (await response.json()) as typeof json;
+  } catch {
+    throw new ApiError(response.status, -1, `${path}: HTTP ${response.status}, not JSON`);
+  }
+  if (response.status === 401 && path !== '/api/auth/login' && !retried) {
+    setToken(null);
+    await needLogin();
+    return send<T>(method, path, query, body, true);
+  }
+  if (json.errorCode !== 0) throw new ApiError(response.status, json.errorCode ?? -1, json.errorMsg ?? `HTTP ${response.status}`);
+  return json.data as T;
+}
+
+export const api = {
+  get: <T>(path: string, query?: Query) => send<T>('GET', path, query, undefined, false),
+  post: <T>(path: string, body: unknown) => send<T>('POST', path, undefined, body, false),
+};

@@ -1,0 +1,132 @@
+/**
+ * The gateway's fleet console in a real browser (Debian's Chromium through
+ * playwright-core), against a real gateway: log in; the fleet's tiles and
+ * counts; a machine goes to alarm and back; the group filter; the machine
+ * page with its history charts; a session that expires brings the login back
+ * without losing what was typed; keyboard use; axe-core finds no serious or
+ * critical accessibility violation. Screenshots of each screen go to
+ * docs/console/ (docs/console.md shows them).
+ */
+import AxeBuilder from '@axe-core/playwright';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { simMachine, startTestGateway, TEST_ADMIN_PASSWORD, type TestGateway } from '../fixtures/gateway.js';
+import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../fixtures/scripted-machine.js';
+import { launchChromium } from './browser.js';
+
+const SHOTS = resolve(import.meta.dirname, '../../docs/console');
+
+async function noSeriousViolations(page: Page, what: string): Promise<void> {
+  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.length} nodes, e.g. ${v.nodes[0]?.target.join(' ')})`), what).toEqual([]);
+}
+
+describe('gateway fleet console in Chromium', { timeout: 120_000 }, () => {
+  let gw: TestGateway;
+  let url: string;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    const fast = { tasks: { CNCStatus: { enabled: true, intervalMs: 250 } } };
+    gw = await startTestGateway({
+      gateway: { name: 'Plant North' },
+      machines: [{ ...scriptedMachineConfig('S1'), name: 'Scripted mill', ...fast }, simMachine('L1', { name: 'Lathe 1', ...fast }), simMachine('L2', { name: 'Lathe 2', ...fast }), simMachine('G1', { name: 'Grinder', ...fast })],
+      groups: [{ groupID: 'cell-a', name: 'Cell A', machineIDs: ['S1', 'L1'] }, { groupID: 'cell-b', name: 'Cell B', machineIDs: ['L2', 'G1'] }],
+    }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });
+    url = await gw.gateway.listen({ host: '127.0.0.1', port: 0 });
+    browser = await launchChromium();
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    page.setDefaultTimeout(10_000);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.stop();
+  });
+
+  const tile = (id: string) => page.locator(`li.tile[data-machine="${id}"]`);
+
+  it('logs in with the gateway\'s login and shows every machine with its state, reason and the counts by state', async () => {
+    await page.goto(`${url}/`);
+    await expect.poll(() => page.getByRole('dialog').isVisible()).toBe(true);
+    await page.screenshot({ path: join(SHOTS, 'login.png') });
+    await noSeriousViolations(page, 'login');
+    // A wrong password is said in plain words.
+    await page.getByLabel('User name').fill('admin');
+    await page.getByLabel('Password', { exact: true }).fill('wrong-password');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/password|credentials/i);
+    await page.getByLabel('Password', { exact: true }).fill(TEST_ADMIN_PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => page.locator('li.tile').count(), { timeout: 10_000 }).toBe(4);
+    await expect.poll(() => tile('L1').getAttribute('data-state'), { timeout: 10_000 }).toMatch(/running|idle|setup|alarm/);
+    expect(await tile('L1').textContent()).toContain('Lathe 1');
+    const all = await page.locator('button.count.all .count-n').textContent();
+    expect(all).toBe('4');
+    await page.screenshot({ path: join(SHOTS, 'fleet.png'), fullPage: true });
+    await noSeriousViolations(page, 'fleet');
+  });
+
+  it('a machine that raises an alarm turns to Alarm with its text, and back when it clears, without a reload', async () => {
+    const machine = scriptedMachine('S1');
+    machine.clearAlarms();
+    await expect.poll(() => tile('S1').getAttribute('data-state'), { timeout: 10_000 }).not.toBe('alarm');
+    machine.raiseAlarm('EX1001', 'SPINDLE OVERHEAT', 'alarm');
+    await expect.poll(() => tile('S1').getAttribute('data-state'), { timeout: 10_000 }).toBe('alarm');
+    expect(await tile('S1').textContent()).toContain('SPINDLE OVERHEAT');
+    expect(await page.locator('button.count[data-count="alarm"] .count-n').textContent()).not.toBe('0');
+    await page.screenshot({ path: join(SHOTS, 'fleet-alarm.png'), fullPage: true });
+    machine.clearAlarms();
+    await expect.poll(() => tile('S1').getAttribute('data-state'), { timeout: 10_000 }).not.toBe('alarm');
+  });
+
+  it('filters by group and by state, with the keyboard', async () => {
+    await page.getByLabel('Group').selectOption('cell-b');
+    await expect.poll(() => page.locator('li.tile').count()).toBe(2);
+    expect(await page.locator('li.tile').evaluateAll((els) => els.map((e) => e.getAttribute('data-machine')).sort())).toEqual(['G1', 'L2']);
+    await page.getByLabel('Group').selectOption('');
+    // The counts are buttons: Tab to one and press Enter.
+    const offline = page.locator('button.count[data-count="offline"]');
+    await offline.focus();
+    await page.keyboard.press('Enter');
+    expect(await offline.getAttribute('aria-pressed')).toBe('true');
+    await expect.poll(() => page.locator('li.tile').count()).toBe(0);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.locator('li.tile').count()).toBe(4);
+  });
+
+  it('a session that expires brings the login back over the page, and what was typed stays', async () => {
+    await page.getByLabel('Search').fill('Lathe');
+    await expect.poll(() => page.locator('li.tile').count()).toBe(2);
+    // Every JWT of the administrator stops being valid (as after 24 hours, or a password change elsewhere).
+    const changed = await gw.request('POST', '/api/auth/change-password', { currentPassword: TEST_ADMIN_PASSWORD, newPassword: 'a-new-admin-password-2' });
+    expect(changed.body.errorCode).toBe(0);
+    await expect.poll(() => page.getByRole('dialog').isVisible(), { timeout: 10_000 }).toBe(true);
+    await page.screenshot({ path: join(SHOTS, 'session-expired.png') });
+    await page.getByLabel('User name').fill('admin');
+    await page.getByLabel('Password', { exact: true }).fill('a-new-admin-password-2');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    expect(await page.getByLabel('Search').inputValue()).toBe('Lathe');
+    await expect.poll(() => page.locator('li.tile').count(), { timeout: 10_000 }).toBe(2);
+    await page.getByLabel('Search').fill('');
+  });
+
+  it('the machine page shows live status, alarms, program and parts, and the history as charts for a chosen window', async () => {
+    await tile('L1').locator('a').click();
+    await expect.poll(() => page.locator('h1').textContent()).toBe('L1');
+    await expect.poll(() => page.getByTestId('reason').textContent(), { timeout: 10_000 }).toMatch(/^(running|idle|setup|alarm|offline|noData)/);
+    await expect.poll(() => page.locator('svg.timeline rect').count(), { timeout: 15_000 }).toBeGreaterThan(0);
+    expect(await page.getByRole('table', { name: 'Time per state' }).isVisible()).toBe(true);
+    await page.getByRole('button', { name: 'Last 7 days' }).click();
+    expect(await page.getByRole('button', { name: 'Last 7 days' }).getAttribute('aria-pressed')).toBe('true');
+    await page.screenshot({ path: join(SHOTS, 'machine.png'), fullPage: true });
+    await noSeriousViolations(page, 'machine page');
+    await page.getByRole('link', { name: '← Fleet' }).click();
+    await expect.poll(() => page.locator('li.tile').count()).toBe(4);
+  });
+});
