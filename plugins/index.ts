@@ -21,10 +21,11 @@ import { deploymentsPlugin } from './deployments/index.js';
 import { mirrorPlugin } from './mirror/index.js';
 import { cloudLinkPlugin } from './cloud-link/index.js';
 import { consolePlugin } from './console/index.js';
+import { programsConsolePlugin } from './console/programs.js';
 import { dashboardPlugin } from './dashboard/index.js';
 import { webhooksPlugin } from './webhooks/index.js';
 
 export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, fleetPlugin, groupTasksPlugin, historyPlugin, analysisPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin, mcpPlugin, cloudLinkPlugin, consolePlugin];
 
 /** The program version service's plugins. */
-export const PROGRAMS_PLUGINS: readonly Plugin<ProgramsContext>[] = [accountsPlugin, vaultPlugin, auditApiPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin, mirrorPlugin, dashboardPlugin];
+export const PROGRAMS_PLUGINS: readonly Plugin<ProgramsContext>[] = [accountsPlugin, vaultPlugin, auditApiPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin, mirrorPlugin, dashboardPlugin, programsConsolePlugin];

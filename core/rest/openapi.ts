@@ -178,5 +178,6 @@ export async function serveRestDocs(app: FastifyInstance, registry: RestRegistry
       uiConfig: { deepLinking: true, docExpansion: 'list', tryItOutEnabled: true, withCredentials: true },
     });
   });
-  app.get('/', (_request, reply) => reply.redirect(REST_DOCS_PATH, 302));
+  // Without a console plugin at `/`, a person opening the address lands on the API reference.
+  if (!app.hasRoute({ method: 'GET', url: '/' })) app.get('/', (_request, reply) => reply.redirect(REST_DOCS_PATH, 302));
 }

@@ -4,6 +4,8 @@
  * its own listener) and the audit chain every change appends to in its own
  * transaction.
  */
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
 import type { EventBus } from '../event-bus.js';
 import type { GatewayLink } from '../gateway-link/types.js';
 import type { RestRegistry } from '../rest/operation.js';
@@ -49,4 +51,7 @@ export interface ProgramsContext {
   localGateway?: GatewayLink;
   /** Whether every request reaches the service over TLS (cookie `Secure` and `__Host-` prefix); a request that arrives over HTTPS (directly or, with trustProxy, through a proxy saying so) counts as TLS too. */
   secure: boolean;
+  /** The HTTP app, for the few routes that are not /api/v1 operations (the web console). */
+  http: FastifyInstance;
+  logger: Logger;
 }

@@ -52,6 +52,7 @@ export class ProgramsRole {
     try {
       const audit = await AuditChain.open(runtime.db, { timeZone: options.timeZone, clock: now });
       const rest = new RestRegistry();
+      const http = createRestApp(options.logger.child({ component: 'http' }), { trustProxy: options.trustProxy ?? false });
       const context: ProgramsContext = {
         dataDir: runtime.dataDir,
         db: runtime.db,
@@ -66,8 +67,9 @@ export class ProgramsRole {
         env: options.env ?? process.env,
         secure: options.secure ?? false,
         ...(options.localGateway ? { localGateway: options.localGateway } : {}),
+        http,
+        logger: options.logger,
       };
-      const http = createRestApp(options.logger.child({ component: 'http' }), { trustProxy: options.trustProxy ?? false });
       const started = await runtime.startPlugins(options.plugins, context, http);
       serveRest(http, rest);
       await serveRestDocs(http, rest, { title: 'Program version service', version: options.version, description: DESCRIPTION }, options.logger);

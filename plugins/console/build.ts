@@ -25,6 +25,7 @@ export const DIST_DIR = join(HERE, 'dist');
 /** The consoles: entry point under web/ and the page title. */
 export const CONSOLES = {
   gateway: { entry: 'gateway/main.tsx', title: 'Machine gateway — fleet' },
+  programs: { entry: 'programs/main.tsx', title: 'Program version service' },
 } as const;
 export type ConsoleName = keyof typeof CONSOLES;
 

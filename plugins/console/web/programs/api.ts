@@ -1,0 +1,99 @@
+/**
+ * The program service's REST API (`/api/v1`) from the browser: the session
+ * cookie (HttpOnly, set by POST /auth/login) and its CSRF token, which every
+ * request that changes something sends as X-CSRF-Token (read again from
+ * GET /auth/me after a reload). Errors are problem documents (RFC 9457):
+ * the `detail` and the field errors are what the page shows. A 401 brings
+ * the login back; the call waits for it and is sent again.
+ */
+export interface Problem {
+  status: number;
+  title: string;
+  detail?: string;
+  type?: string;
+  errors?: { field: string; message: string; accepted?: string }[];
+}
+
+export class ProblemError extends Error {
+  constructor(readonly problem: Problem) {
+    super([problem.detail ?? problem.title, ...(problem.errors ?? []).map((e) => `${e.field}: ${e.message}${e.accepted ? ` (accepted: ${e.accepted})` : ''}`)].join(' — '));
+  }
+}
+
+export interface Me {
+  name: string;
+  role: string;
+  permissions: string[];
+  csrfToken?: string;
+}
+
+let csrf: string | null = null;
+let waiting: { promise: Promise<void>; resolve: () => void } | null = null;
+const listeners = new Set<(needed: boolean) => void>();
+
+export function onLoginNeeded(listener: (needed: boolean) => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+function needLogin(): Promise<void> {
+  if (!waiting) {
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    waiting = { promise, resolve };
+    for (const l of listeners) l(true);
+  }
+  return waiting.promise;
+}
+
+async function send<T>(method: string, path: string, body: unknown, retried: boolean, headers: Record<string, string> = {}): Promise<T> {
+  const response = await fetch(`/api/v1${path}`, {
+    method,
+    credentials: 'same-origin',
+    headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(method !== 'GET' && csrf ? { 'x-csrf-token': csrf } : {}), ...headers },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  if (response.status === 401 && !path.startsWith('/auth/login') && !retried) {
+    await needLogin();
+    return send<T>(method, path, body, true, headers);
+  }
+  const text = await response.text();
+  const json = text ? (JSON.parse(text) as unknown) : undefined;
+  if (!response.ok) throw new ProblemError((json as Problem | undefined) ?? { status: response.status, title: `HTTP ${response.status}` });
+  return json as T;
+}
+
+export const api = {
+  get: <T>(path: string) => send<T>('GET', path, undefined, false),
+  post: <T>(path: string, body?: unknown, headers?: Record<string, string>) => send<T>('POST', path, body ?? {}, false, headers),
+  patch: <T>(path: string, body: unknown) => send<T>('PATCH', path, body, false),
+};
+
+export async function login(username: string, password: string): Promise<Me> {
+  const answer = await send<{ user: { username: string; role: string }; csrfToken: string }>('POST', '/auth/login', { username, password }, true);
+  csrf = answer.csrfToken;
+  const me = (await whoAmI()) ?? { name: answer.user.username, role: answer.user.role, permissions: [] };
+  if (waiting) {
+    waiting.resolve();
+    waiting = null;
+  }
+  for (const l of listeners) l(false);
+  return me;
+}
+
+/** Who is logged in (and the CSRF token) after a reload; null without a session. */
+export async function whoAmI(): Promise<Me | null> {
+  try {
+    const me = await send<Me>('GET', '/auth/me', undefined, true);
+    csrf = me.csrfToken ?? null;
+    return me;
+  } catch {
+    return null;
+  }
+}
+
+export async function logout(): Promise<void> {
+  await send('POST', '/auth/logout', {}, true).catch(() => undefined);
+  csrf = null;
+  for (const l of listeners) l(true);
+}

@@ -1,0 +1,323 @@
+/**
+ * The program service's console, served at `/` on its port: programs and
+ * their versions (upload by drag and drop, submit), the approval queue
+ * (decide; a separation-of-duties refusal is said in plain words), and
+ * deployments (choose assignments, start, watch every machine's deployment
+ * live). Built on the `/api/v1` operations only (PV-01): every button here
+ * is one call any client can make.
+ */
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, login, logout, onLoginNeeded, ProblemError, whoAmI, type Me } from './api.js';
+import '../gateway/styles.css';
+import './styles.css';
+
+interface Page<T> { items: T[] }
+interface Library { id: string; name: string }
+interface Program { id: string; name: string; libraryId: string; controller: string }
+interface Version { id: string; number: number; state: string; author: string; notes: string; sha256: string; size: number; createdAt: string }
+interface Approval { id: string; versionId: string; programId: string; versionNumber: number; state: string; required: number; approvals: number; excluded: string[]; createdBy: string; createdAt: string }
+interface Assignment { id: string; programId: string; machineId: string | null; groupId: string | null; dir: string }
+interface Deployment { id: string; machineId: string; status: string; reason: string | null; batchId: string }
+interface Machine { id: string; machineId: string; name: string }
+
+const message = (err: unknown) => (err instanceof ProblemError ? err.message : 'The service could not be reached.');
+
+function LoginDialog({ onDone }: { onDone: (me: Me) => void }) {
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      onDone(await login(username, password));
+      setPassword('');
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <div class="overlay" role="presentation">
+      <form class="dialog" role="dialog" aria-modal="true" aria-labelledby="login-title" onSubmit={submit}>
+        <h1 id="login-title">Program version service: log in</h1>
+        <label for="login-user">User name</label>
+        <input id="login-user" autoComplete="username" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} autoFocus />
+        <label for="login-password">Password</label>
+        <input id="login-password" type="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+        {error && <p class="error" role="alert">{error}</p>}
+        <button type="submit">Log in</button>
+      </form>
+    </div>
+  );
+}
+
+function readBase64(file: File): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result).replace(/^data:[^,]*,/, ''));
+    reader.onerror = () => reject(reader.error ?? new Error('the file could not be read'));
+    reader.readAsDataURL(file);
+  });
+}
+
+function DeployPanel({ program, version, onClose }: { program: Program; version: Version; onClose: () => void }) {
+  const [assignments, setAssignments] = useState<Assignment[]>([]);
+  const [machines, setMachines] = useState<Map<string, Machine>>(new Map());
+  const [chosen, setChosen] = useState<Set<string>>(new Set());
+  const [deployments, setDeployments] = useState<Deployment[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [batchId, setBatchId] = useState<string | null>(null);
+  useEffect(() => {
+    void Promise.all([api.get<Page<Assignment>>(`/machine-assignments?programId=${program.id}&limit=200`), api.get<Page<Machine>>('/machines?limit=1000')]).then(([a, m]) => {
+      setAssignments(a.items);
+      setMachines(new Map(m.items.map((x) => [x.id, x])));
+      setChosen(new Set(a.items.map((x) => x.id)));
+    }, (err: unknown) => setError(message(err)));
+  }, [program.id]);
+  useEffect(() => {
+    if (!batchId) return;
+    let stop = false;
+    const tick = async () => {
+      const page = await api.get<Page<Deployment>>(`/deployments?batchId=${batchId}&limit=1000`).catch(() => null);
+      if (page) setDeployments(page.items);
+      const done = page?.items.every((d) => d.status === 'Succeeded' || d.status === 'Failed');
+      if (!stop && !done) setTimeout(() => void tick(), 500);
+    };
+    void tick();
+    return () => {
+      stop = true;
+    };
+  }, [batchId]);
+  const start = async () => {
+    setError(null);
+    try {
+      const answer = await api.post<{ batchId: string; deployments: Deployment[] }>('/deployments', { versionId: version.id, assignmentIds: [...chosen], isTrial: false, trialHours: null });
+      setDeployments(answer.deployments);
+      setBatchId(answer.batchId);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  const target = (a: Assignment) => (a.machineId ? `machine ${machines.get(a.machineId)?.machineId ?? a.machineId}` : `group ${a.groupId}`);
+  return (
+    <section class="card" aria-labelledby="deploy-title">
+      <h2 id="deploy-title">Deploy {program.name} version {version.number}</h2>
+      {assignments.length === 0 && <p>This program has no assignments yet (POST /api/v1/machine-assignments).</p>}
+      <fieldset class="plain">
+        <legend>Assignments</legend>
+        {assignments.map((a) => (
+          <label key={a.id} class="check">
+            <input type="checkbox" checked={chosen.has(a.id)} disabled={batchId !== null} onChange={(e) => {
+              const next = new Set(chosen);
+              if (e.currentTarget.checked) next.add(a.id);
+              else next.delete(a.id);
+              setChosen(next);
+            }} /> {target(a)} {a.dir && <code>{a.dir}</code>}
+          </label>
+        ))}
+      </fieldset>
+      {error && <p class="error" role="alert">{error}</p>}
+      {!batchId ? (
+        <p class="actions">
+          <button type="button" class="primary" disabled={chosen.size === 0} onClick={() => void start()}>Start deployment</button>
+          <button type="button" onClick={onClose}>Cancel</button>
+        </p>
+      ) : (
+        <>
+          <table class="list" aria-label="Deployments of this batch">
+            <thead><tr><th scope="col">Machine</th><th scope="col">Status</th><th scope="col">Reason</th></tr></thead>
+            <tbody>{deployments.map((d) => (
+              <tr key={d.id} data-deployment-status={d.status}>
+                <td>{machines.get(d.machineId)?.machineId ?? d.machineId}</td>
+                <td><span class={`status status-${d.status}`}>{d.status}</span></td>
+                <td>{d.reason ?? ''}</td>
+              </tr>
+            ))}</tbody>
+          </table>
+          <p class="actions"><button type="button" onClick={onClose}>Close</button></p>
+        </>
+      )}
+    </section>
+  );
+}
+
+function Programs() {
+  const [libraries, setLibraries] = useState<Library[]>([]);
+  const [programs, setPrograms] = useState<Program[]>([]);
+  const [selected, setSelected] = useState<Program | null>(null);
+  const [versions, setVersions] = useState<Version[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [dragging, setDragging] = useState(false);
+  const [deploying, setDeploying] = useState<Version | null>(null);
+  const reloadVersions = async (p: Program) => setVersions((await api.get<Page<Version>>(`/programs/${p.id}/versions?limit=200`)).items);
+  useEffect(() => {
+    void Promise.all([api.get<Page<Library>>('/libraries?limit=200'), api.get<Page<Program>>('/programs?limit=500')]).then(([l, p]) => {
+      setLibraries(l.items);
+      setPrograms(p.items);
+    }, (err: unknown) => setError(message(err)));
+  }, []);
+  useEffect(() => {
+    if (selected) void reloadVersions(selected).catch((err: unknown) => setError(message(err)));
+  }, [selected?.id]);
+  const upload = async (files: FileList | null) => {
+    const file = files?.[0];
+    if (!file || !selected) return;
+    setError(null);
+    try {
+      const v = await api.post<Version>(`/programs/${selected.id}/versions`, { contentBase64: await readBase64(file), notes: `uploaded from ${file.name}` });
+      setNotice(`Version ${v.number} uploaded (${v.size} bytes, SHA-256 ${v.sha256.slice(0, 12)}…): a draft until submitted.`);
+      await reloadVersions(selected);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  const act = async (what: string, call: () => Promise<unknown>) => {
+    setError(null);
+    try {
+      await call();
+      setNotice(what);
+      if (selected) await reloadVersions(selected);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  const libraryName = (id: string) => libraries.find((l) => l.id === id)?.name ?? id;
+  return (
+    <main id="main" class="split">
+      <section aria-labelledby="programs-title" class="card">
+        <h1 id="programs-title">Programs</h1>
+        <ul class="plain-list">
+          {programs.map((p) => (
+            <li key={p.id}>
+              <button type="button" class={`link${selected?.id === p.id ? ' current' : ''}`} aria-current={selected?.id === p.id} onClick={() => { setSelected(p); setDeploying(null); setNotice(null); }}>
+                {p.name}
+              </button> <span class="muted">{libraryName(p.libraryId)} · {p.controller}</span>
+            </li>
+          ))}
+        </ul>
+      </section>
+      <section aria-labelledby="versions-title" class="card grow">
+        <h2 id="versions-title">{selected ? `${selected.name}: versions` : 'Choose a program'}</h2>
+        {error && <p class="error" role="alert">{error}</p>}
+        {notice && <p class="notice" role="status">{notice}</p>}
+        {selected && (
+          <>
+            <div class={`drop${dragging ? ' over' : ''}`} onDragOver={(e) => { e.preventDefault(); setDragging(true); }} onDragLeave={() => setDragging(false)}
+              onDrop={(e) => { e.preventDefault(); setDragging(false); void upload(e.dataTransfer?.files ?? null); }}>
+              <p>Drop an NC program here to upload a new version, or</p>
+              <label class="button">Choose a file<input type="file" class="visually-hidden" onChange={(e) => void upload(e.currentTarget.files)} /></label>
+            </div>
+            <table class="list" aria-label="Versions">
+              <thead><tr><th scope="col">Version</th><th scope="col">State</th><th scope="col">Author</th><th scope="col">Notes</th><th scope="col">SHA-256</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+              <tbody>{versions.map((v) => (
+                <tr key={v.id} data-version={v.number} data-state={v.state}>
+                  <td>{v.number}</td><td><span class={`status status-${v.state}`}>{v.state}</span></td><td>{v.author}</td><td>{v.notes}</td><td><code>{v.sha256.slice(0, 12)}</code></td>
+                  <td>
+                    {v.state === 'draft' && <button type="button" onClick={() => void act(`Version ${v.number} submitted for approval.`, () => api.post(`/versions/${v.id}/submit`))}>Submit</button>}
+                    {(v.state === 'released' || v.state === 'published') && <button type="button" class="primary" onClick={() => setDeploying(v)}>Deploy…</button>}
+                  </td>
+                </tr>
+              ))}</tbody>
+            </table>
+          </>
+        )}
+        {selected && deploying && <DeployPanel program={selected} version={deploying} onClose={() => setDeploying(null)} />}
+      </section>
+    </main>
+  );
+}
+
+function Approvals() {
+  const [items, setItems] = useState<Approval[]>([]);
+  const [programs, setPrograms] = useState<Map<string, Program>>(new Map());
+  const [comment, setComment] = useState<Record<string, string>>({});
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const load = async () => {
+    const [a, p] = await Promise.all([api.get<Page<Approval>>('/approvals?state=pending&limit=200'), api.get<Page<Program>>('/programs?limit=500')]);
+    setItems(a.items);
+    setPrograms(new Map(p.items.map((x) => [x.id, x])));
+  };
+  useEffect(() => void load().catch((err: unknown) => setError(message(err))), []);
+  const decide = async (a: Approval, decision: 'approve' | 'reject') => {
+    setError(null);
+    setNotice(null);
+    try {
+      const answer = await api.post<{ approval: Approval; version: Version }>(`/approvals/${a.id}/decide`, { decision, comment: comment[a.id] ?? '' });
+      setNotice(`${programs.get(a.programId)?.name ?? a.programId} version ${a.versionNumber}: ${decision === 'approve' ? 'approved' : 'rejected'}; the version is now ${answer.version.state}.`);
+      await load();
+    } catch (err) {
+      // A separation-of-duties refusal comes back as a problem document whose detail says who may not decide and why.
+      setError(err instanceof ProblemError && (err.problem.status === 403 || err.problem.type?.includes('separation-of-duties')) ? `Not allowed: ${err.problem.detail ?? err.message}` : message(err));
+    }
+  };
+  return (
+    <main id="main">
+      <h1>Approvals</h1>
+      {error && <p class="error" role="alert">{error}</p>}
+      {notice && <p class="notice" role="status">{notice}</p>}
+      {items.length === 0 && <p>Nothing waits for approval.</p>}
+      <ul class="plain-list">
+        {items.map((a) => (
+          <li key={a.id} class="card" data-approval={a.id}>
+            <h2>{programs.get(a.programId)?.name ?? a.programId} version {a.versionNumber}</h2>
+            <p class="muted">Submitted by {a.createdBy}; {a.approvals} of {a.required} approvals. Who may not approve it: {a.excluded.join(', ') || 'nobody'}.</p>
+            <label for={`comment-${a.id}`}>Comment</label>
+            <input id={`comment-${a.id}`} value={comment[a.id] ?? ''} onInput={(e) => setComment({ ...comment, [a.id]: e.currentTarget.value })} />
+            <p class="actions">
+              <button type="button" class="primary" onClick={() => void decide(a, 'approve')}>Approve</button>
+              <button type="button" onClick={() => void decide(a, 'reject')}>Reject</button>
+            </p>
+          </li>
+        ))}
+      </ul>
+    </main>
+  );
+}
+
+function route(): 'programs' | 'approvals' {
+  return location.hash.startsWith('#/approvals') ? 'approvals' : 'programs';
+}
+
+function App() {
+  const [me, setMe] = useState<Me | null>(null);
+  const [checked, setChecked] = useState(false);
+  const [loginNeeded, setLoginNeeded] = useState(false);
+  const [where, setWhere] = useState(route);
+  useEffect(() => {
+    const onHash = () => setWhere(route());
+    window.addEventListener('hashchange', onHash);
+    const off = onLoginNeeded(setLoginNeeded);
+    void whoAmI().then((m) => {
+      setMe(m);
+      setLoginNeeded(m === null);
+      setChecked(true);
+    });
+    return () => {
+      window.removeEventListener('hashchange', onHash);
+      off();
+    };
+  }, []);
+  if (!checked) return <p>Loading…</p>;
+  return (
+    <>
+      <div inert={loginNeeded}>
+        <a class="skip" href="#main">Skip to content</a>
+        <nav class="top" aria-label="Console">
+          <a class="brand" href="#/">Program version service</a>
+          <a href="#/" aria-current={where === 'programs' ? 'page' : undefined}>Programs</a>
+          <a href="#/approvals" aria-current={where === 'approvals' ? 'page' : undefined}>Approvals</a>
+          <a href="/api/docs">API reference</a>
+          {me && <span class="who">{me.name} ({me.role})</span>}
+          <button type="button" class="link" onClick={() => void logout().then(() => setMe(null))}>Log out</button>
+        </nav>
+        {me && (where === 'programs' ? <Programs key={me.name} /> : <Approvals key={me.name} />)}
+      </div>
+      {loginNeeded && <LoginDialog onDone={(m) => { setMe(m); setLoginNeeded(false); }} />}
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app') as HTMLElement);
