@@ -26,6 +26,7 @@ export const DIST_DIR = join(HERE, 'dist');
 export const CONSOLES = {
   gateway: { entry: 'gateway/main.tsx', title: 'Machine gateway — fleet' },
   programs: { entry: 'programs/main.tsx', title: 'Program version service' },
+  terminal: { entry: 'terminal/main.tsx', title: 'Machine terminal' },
 } as const;
 export type ConsoleName = keyof typeof CONSOLES;
 

@@ -19,7 +19,7 @@ import type { GatewayContext } from '../../core/context.js';
 import { ensureBuilt, type ConsoleName } from './build.js';
 
 interface Loaded {
-  page: Buffer;
+  pages: Map<string, Buffer>;
   assets: Map<string, { body: Buffer; gzip: Buffer; contentType: string }>;
 }
 
@@ -44,19 +44,30 @@ ${style ? `<link rel="stylesheet" href="/assets/${style}">` : ''}
 `);
 }
 
-/** The console's routes on `http`; the build is loaded at the first request (`npm start` builds it beforehand). */
-export function serveConsole(http: FastifyInstance, name: ConsoleName, title: string, logger: Logger): void {
+/** A console page: where it is served, which build entry, and its title. */
+export interface ConsolePage {
+  path: string;
+  name: ConsoleName;
+  title: string;
+}
+
+/** The consoles' pages and their shared `/assets/` route on `http`; the build is loaded at the first request (`npm start` builds it beforehand). */
+export function serveConsoles(http: FastifyInstance, pages: readonly ConsolePage[], logger: Logger): void {
   let loading: Promise<Loaded> | undefined;
   const load = () =>
     (loading ??= ensureBuilt().then(({ dir, manifest }) => {
-      const entry = manifest.consoles[name];
-      if (!entry) throw new Error(`the build has no console '${name}'`);
       const assets = new Map<string, { body: Buffer; gzip: Buffer; contentType: string }>();
       for (const a of Object.values(manifest.assets)) {
         assets.set(a.file, { body: readFileSync(join(dir, a.file)), gzip: readFileSync(join(dir, `${a.file}.gz`)), contentType: a.contentType });
       }
-      logger.info({ console: name, build: manifest.sourceHash }, 'web console ready');
-      return { page: page(title, entry.script, entry.style), assets };
+      const html = new Map<string, Buffer>();
+      for (const p of pages) {
+        const entry = manifest.consoles[p.name];
+        if (!entry) throw new Error(`the build has no console '${p.name}'`);
+        html.set(p.path, page(p.title, entry.script, entry.style));
+      }
+      logger.info({ consoles: pages.map((p) => p.name), build: manifest.sourceHash }, 'web console ready');
+      return { pages: html, assets };
     }).catch((err: unknown) => {
       loading = undefined;
       throw err;
@@ -77,17 +88,19 @@ export function serveConsole(http: FastifyInstance, name: ConsoleName, title: st
   };
   const gzipOk = (request: FastifyRequest) => /\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''));
 
-  http.get('/', async (_request, reply) => {
-    const loaded = await loadedOr503(reply);
-    if (!loaded) return reply;
-    return reply
-      .header('cache-control', 'no-cache')
-      .header('content-security-policy', CSP)
-      .header('x-content-type-options', 'nosniff')
-      .header('referrer-policy', 'no-referrer')
-      .type('text/html; charset=utf-8')
-      .send(loaded.page);
-  });
+  for (const p of pages) {
+    http.get(p.path, async (_request, reply) => {
+      const loaded = await loadedOr503(reply);
+      if (!loaded) return reply;
+      return reply
+        .header('cache-control', 'no-cache')
+        .header('content-security-policy', CSP)
+        .header('x-content-type-options', 'nosniff')
+        .header('referrer-policy', 'no-referrer')
+        .type('text/html; charset=utf-8')
+        .send(loaded.pages.get(p.path));
+    });
+  }
   http.get('/assets/:file', async (request, reply) => {
     const loaded = await loadedOr503(reply);
     if (!loaded) return reply;
@@ -104,6 +117,6 @@ export function serveConsole(http: FastifyInstance, name: ConsoleName, title: st
 export const consolePlugin = definePlugin<GatewayContext>({
   name: 'console',
   register(ctx) {
-    serveConsole(ctx.http, 'gateway', `${ctx.config.gateway.name} — fleet`, ctx.logger.child({ component: 'console' }));
+    serveConsoles(ctx.http, [{ path: '/', name: 'gateway', title: `${ctx.config.gateway.name} — fleet` }], ctx.logger.child({ component: 'console' }));
   },
 });

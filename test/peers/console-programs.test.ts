@@ -137,4 +137,84 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
       expect((file.body.data as { content: string }).content).toBe(PROGRAM);
     }
   });
+
+  it('PV-01 the NC-aware diff of two versions, side by side, highlights what changes on the machine', async () => {
+    await page.locator('tr[data-version="2"]').getByRole('button', { name: 'Diff with 1' }).click();
+    const summary = page.getByRole('region', { name: 'What changes on the machine' });
+    await expect.poll(() => summary.textContent()).toMatch(/Feeds.*150 → 180 \(\+20\.0 %\)/);
+    expect(await page.locator('table.side-by-side td.del').first().textContent()).toContain('F150');
+    expect(await page.locator('table.side-by-side td.add').first().textContent()).toContain('F180');
+    await page.screenshot({ path: join(SHOTS, 'diff.png'), fullPage: true });
+    await noSeriousViolations(page, 'diff');
+    await logOut();
+  });
+
+  it('PV-01 a file changed behind the service\'s back shows up as drift; accepting it makes a draft version and changes nothing released', async () => {
+    // An edit at the machine: the gateway's own upload interface, not the service.
+    const edited = PROGRAM.replace('S1200', 'S1500');
+    expect((await gw.request('POST', '/api/file/program/upload', { machineID: 'M1', dir: DIR, name: 'SHAFT', content: edited })).body.errorCode).toBe(0);
+    const m1 = ((await svc.request('GET', '/api/v1/machines', { cookie: admin.cookie })).body.items as { id: string; machineId: string }[]).find((m) => m.machineId === 'M1');
+    expect((await svc.request('POST', `/api/v1/machines/${m1?.id}/request-checkin`, { cookie: admin.cookie, headers: admin.headers, body: { wait: true } })).status).toBe(200);
+    await logIn('paula', users.paula as string);
+    await page.getByRole('link', { name: 'Drift' }).click();
+    await expect.poll(() => page.locator('tr[data-drift]').count()).toBe(1);
+    await page.getByRole('button', { name: 'Review…' }).click();
+    await expect.poll(() => page.locator('pre.unified .add').first().textContent()).toContain('S1500');
+    await page.screenshot({ path: join(SHOTS, 'drift.png'), fullPage: true });
+    await noSeriousViolations(page, 'drift');
+    await page.getByLabel('Note').fill('faster spindle tried at the machine');
+    await page.getByRole('button', { name: "Accept the machine's version" }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/is now draft version .*needs approval/);
+    expect(await page.locator('tr[data-drift]').count()).toBe(0);
+    await page.getByRole('link', { name: 'Programs' }).click();
+    await page.getByRole('button', { name: 'SHAFT' }).click();
+    await expect.poll(() => page.locator('tr[data-version="3"]').getAttribute('data-state')).toBe('draft');
+    expect(await page.locator('tr[data-version="1"]').getAttribute('data-state')).toBe('published');
+  });
+
+  it('PV-01 the audit lists what happened and its chain verifies intact', async () => {
+    await logOut();
+    await logIn('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
+    await page.getByRole('link', { name: 'Audit' }).click();
+    await expect.poll(() => page.locator('tr[data-action]').count()).toBeGreaterThan(5);
+    await page.getByRole('button', { name: 'Verify the chain' }).click();
+    await expect.poll(() => page.locator('[data-intact]').getAttribute('data-intact')).toBe('true');
+    expect(await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href')).toBe('/api/v1/audit/export?format=csv');
+    await page.screenshot({ path: join(SHOTS, 'audit.png'), fullPage: true });
+    await noSeriousViolations(page, 'audit');
+  });
+
+  it('PV-01 at the terminal an operator sees what runs against what was released and pulls a trial back; the audit names the operator', async () => {
+    const post = async (path: string, body: unknown) => svc.request('POST', path, { cookie: admin.cookie, headers: admin.headers, body });
+    // Version 2 approved by the approver, then deployed to M2 as a trial.
+    const approvals = (await svc.request('GET', '/api/v1/approvals?state=pending', { cookie: admin.cookie })).body.items as { id: string; versionNumber: number }[];
+    const arne = await login(svc, 'arne', users.arne as string);
+    const v2 = approvals.find((a) => a.versionNumber === 2);
+    expect((await svc.request('POST', `/api/v1/approvals/${v2?.id}/decide`, { cookie: arne.cookie, headers: arne.headers, body: { decision: 'approve', comment: '' } })).status).toBe(200);
+    const program = ((await svc.request('GET', '/api/v1/programs', { cookie: admin.cookie })).body.items as { id: string; name: string }[]).find((p) => p.name === 'SHAFT');
+    const versions = (await svc.request('GET', `/api/v1/programs/${program?.id}/versions`, { cookie: admin.cookie })).body.items as { id: string; number: number }[];
+    const machines = (await svc.request('GET', '/api/v1/machines', { cookie: admin.cookie })).body.items as { id: string; machineId: string }[];
+    const m2 = machines.find((m) => m.machineId === 'M2');
+    const assignments = (await svc.request('GET', `/api/v1/machine-assignments?programId=${program?.id}`, { cookie: admin.cookie })).body.items as { id: string; machineId: string }[];
+    const trial = await post('/api/v1/deployments', { versionId: versions.find((v) => v.number === 2)?.id, assignmentIds: [assignments.find((a) => a.machineId === m2?.id)?.id], isTrial: true, trialHours: 4 });
+    expect(trial.status).toBe(201);
+
+    await page.goto(`${svc.url}/terminal`);
+    await expect.poll(() => page.getByLabel('Machine').locator('option').count()).toBe(3);
+    await page.getByLabel('Machine').selectOption(m2?.id as string);
+    await expect.poll(() => page.getByRole('heading', { name: /^Trial: SHAFT/ }).count(), { timeout: 15_000 }).toBe(1);
+    // Without a name the terminal refuses to act: the record must name a person.
+    await page.getByRole('button', { name: 'Bad — pull it back' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/Enter your name first/);
+    await page.getByLabel('Your name').fill('Olga Operator');
+    await page.getByRole('button', { name: 'Request check-in' }).click();
+    await expect.poll(() => page.locator('[data-matches]').getAttribute('data-matches'), { timeout: 15_000 }).toMatch(/true|false|null/);
+    await page.screenshot({ path: join(SHOTS, 'terminal.png'), fullPage: true });
+    await noSeriousViolations(page, 'terminal');
+    await page.getByLabel('What did you see?').fill('chatter on the finishing pass');
+    await page.getByRole('button', { name: 'Bad — pull it back' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/Pulled back/);
+    const audit = (await svc.request('GET', '/api/v1/audit?entityType=trial&limit=50', { cookie: admin.cookie })).body.items as { action: string; onBehalfOf: string | null; principalName: string }[];
+    expect(audit.find((r) => r.action === 'trial.pull-back')).toMatchObject({ onBehalfOf: 'Olga Operator', principalName: 'admin' });
+  });
 });

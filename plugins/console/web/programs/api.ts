@@ -28,6 +28,12 @@ export interface Me {
 }
 
 let csrf: string | null = null;
+/** The person at a shared terminal: sent as X-On-Behalf-Of, so the audit names them. */
+let operator: string | null = null;
+
+export function setOperator(name: string | null): void {
+  operator = name && name.trim() ? name.trim() : null;
+}
 let waiting: { promise: Promise<void>; resolve: () => void } | null = null;
 const listeners = new Set<(needed: boolean) => void>();
 
@@ -50,7 +56,7 @@ async function send<T>(method: string, path: string, body: unknown, retried: boo
   const response = await fetch(`/api/v1${path}`, {
     method,
     credentials: 'same-origin',
-    headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(method !== 'GET' && csrf ? { 'x-csrf-token': csrf } : {}), ...headers },
+    headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(method !== 'GET' && csrf ? { 'x-csrf-token': csrf } : {}), ...(operator ? { 'x-on-behalf-of': operator } : {}), ...headers },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   if (response.status === 401 && !path.startsWith('/auth/login') && !retried) {

@@ -8,7 +8,10 @@
  */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, login, logout, onLoginNeeded, ProblemError, whoAmI, type Me } from './api.js';
+import { api, logout, onLoginNeeded, ProblemError, whoAmI, type Me } from './api.js';
+import { DiffView, type Diff } from './diff.js';
+import { LoginDialog } from './login.js';
+import { Audit, DriftTriage } from './triage.js';
 import '../gateway/styles.css';
 import './styles.css';
 
@@ -22,35 +25,6 @@ interface Deployment { id: string; machineId: string; status: string; reason: st
 interface Machine { id: string; machineId: string; name: string }
 
 const message = (err: unknown) => (err instanceof ProblemError ? err.message : 'The service could not be reached.');
-
-function LoginDialog({ onDone }: { onDone: (me: Me) => void }) {
-  const [username, setUsername] = useState('');
-  const [password, setPassword] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
-    try {
-      onDone(await login(username, password));
-      setPassword('');
-    } catch (err) {
-      setError(message(err));
-    }
-  };
-  return (
-    <div class="overlay" role="presentation">
-      <form class="dialog" role="dialog" aria-modal="true" aria-labelledby="login-title" onSubmit={submit}>
-        <h1 id="login-title">Program version service: log in</h1>
-        <label for="login-user">User name</label>
-        <input id="login-user" autoComplete="username" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} autoFocus />
-        <label for="login-password">Password</label>
-        <input id="login-password" type="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
-        {error && <p class="error" role="alert">{error}</p>}
-        <button type="submit">Log in</button>
-      </form>
-    </div>
-  );
-}
 
 function readBase64(file: File): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -151,6 +125,15 @@ function Programs() {
   const [notice, setNotice] = useState<string | null>(null);
   const [dragging, setDragging] = useState(false);
   const [deploying, setDeploying] = useState<Version | null>(null);
+  const [diff, setDiff] = useState<Diff | null>(null);
+  const compare = async (from: Version, to: Version) => {
+    setError(null);
+    try {
+      setDiff(await api.get<Diff>(`/programs/${selected?.id ?? ''}/diff?from=${from.id}&to=${to.id}`));
+    } catch (err) {
+      setError(message(err));
+    }
+  };
   const reloadVersions = async (p: Program) => setVersions((await api.get<Page<Version>>(`/programs/${p.id}/versions?limit=200`)).items);
   useEffect(() => {
     void Promise.all([api.get<Page<Library>>('/libraries?limit=200'), api.get<Page<Program>>('/programs?limit=500')]).then(([l, p]) => {
@@ -191,7 +174,7 @@ function Programs() {
         <ul class="plain-list">
           {programs.map((p) => (
             <li key={p.id}>
-              <button type="button" class={`link${selected?.id === p.id ? ' current' : ''}`} aria-current={selected?.id === p.id} onClick={() => { setSelected(p); setDeploying(null); setNotice(null); }}>
+              <button type="button" class={`link${selected?.id === p.id ? ' current' : ''}`} aria-current={selected?.id === p.id} onClick={() => { setSelected(p); setDeploying(null); setNotice(null); setDiff(null); }}>
                 {p.name}
               </button> <span class="muted">{libraryName(p.libraryId)} · {p.controller}</span>
             </li>
@@ -217,6 +200,9 @@ function Programs() {
                   <td>
                     {v.state === 'draft' && <button type="button" onClick={() => void act(`Version ${v.number} submitted for approval.`, () => api.post(`/versions/${v.id}/submit`))}>Submit</button>}
                     {(v.state === 'released' || v.state === 'published') && <button type="button" class="primary" onClick={() => setDeploying(v)}>Deploy…</button>}
+                    {versions.find((w) => w.number === v.number - 1) && (
+                      <button type="button" onClick={() => void compare(versions.find((w) => w.number === v.number - 1) as Version, v)}>Diff with {v.number - 1}</button>
+                    )}
                   </td>
                 </tr>
               ))}</tbody>
@@ -224,6 +210,7 @@ function Programs() {
           </>
         )}
         {selected && deploying && <DeployPanel program={selected} version={deploying} onClose={() => setDeploying(null)} />}
+        {diff && <section class="card" aria-label="Differences"><DiffView diff={diff} /><p class="actions"><button type="button" onClick={() => setDiff(null)}>Close the diff</button></p></section>}
       </section>
     </main>
   );
@@ -277,8 +264,10 @@ function Approvals() {
   );
 }
 
-function route(): 'programs' | 'approvals' {
-  return location.hash.startsWith('#/approvals') ? 'approvals' : 'programs';
+type Where = 'programs' | 'approvals' | 'drift' | 'audit';
+function route(): Where {
+  const m = /^#\/(approvals|drift|audit)/.exec(location.hash);
+  return (m?.[1] as Where | undefined) ?? 'programs';
 }
 
 function App() {
@@ -309,13 +298,15 @@ function App() {
           <a class="brand" href="#/">Program version service</a>
           <a href="#/" aria-current={where === 'programs' ? 'page' : undefined}>Programs</a>
           <a href="#/approvals" aria-current={where === 'approvals' ? 'page' : undefined}>Approvals</a>
+          <a href="#/drift" aria-current={where === 'drift' ? 'page' : undefined}>Drift</a>
+          <a href="#/audit" aria-current={where === 'audit' ? 'page' : undefined}>Audit</a>
           <a href="/api/docs">API reference</a>
           {me && <span class="who">{me.name} ({me.role})</span>}
           <button type="button" class="link" onClick={() => void logout().then(() => setMe(null))}>Log out</button>
         </nav>
-        {me && (where === 'programs' ? <Programs key={me.name} /> : <Approvals key={me.name} />)}
+        {me && (where === 'programs' ? <Programs key={me.name} /> : where === 'approvals' ? <Approvals key={me.name} /> : where === 'drift' ? <DriftTriage key={me.name} /> : <Audit key={me.name} />)}
       </div>
-      {loginNeeded && <LoginDialog onDone={(m) => { setMe(m); setLoginNeeded(false); }} />}
+      {loginNeeded && <LoginDialog title="Program version service: log in" onDone={(m) => { setMe(m); setLoginNeeded(false); }} />}
     </>
   );
 }

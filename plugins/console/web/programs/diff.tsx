@@ -1,0 +1,101 @@
+/**
+ * The NC-aware diff, side by side: removed blocks on the left, added ones on
+ * the right, context on both; above it, what changes on the machine (tools,
+ * feeds, spindle speeds, work offsets, M-codes) highlighted.
+ */
+import { Fragment } from 'preact';
+export interface DiffLine { op: ' ' | '-' | '+'; fromLine?: number; toLine?: number; text: string }
+export interface ValueChange { line: number; fromLine: number; from: number | string | null; to: number | string | null; changePercent: number | null }
+export interface Diff {
+  identical: boolean;
+  from: { number: number; blocks: number };
+  to: { number: number; blocks: number };
+  hunks: { fromStart: number; toStart: number; lines: DiffLine[]; cut?: true }[];
+  summary: {
+    tools: { added: string[]; removed: string[]; changed: { tool: string; from: string[]; to: string[] }[] };
+    feeds: ValueChange[];
+    spindleSpeeds: ValueChange[];
+    workOffsets: { added: { code: string; line: number }[]; removed: { code: string; line: number }[] };
+    mCodes: { added: { code: string; line: number }[]; removed: { code: string; line: number }[] };
+    blocksChanged: number;
+    blocksAdded: number;
+    blocksRemoved: number;
+  };
+}
+
+/** Pairs a run of removed lines with the run of added lines after it, row by row. */
+function rows(lines: DiffLine[]): { left: DiffLine | null; right: DiffLine | null }[] {
+  const out: { left: DiffLine | null; right: DiffLine | null }[] = [];
+  for (let i = 0; i < lines.length; ) {
+    const line = lines[i] as DiffLine;
+    if (line.op === ' ') {
+      out.push({ left: line, right: line });
+      i++;
+      continue;
+    }
+    const removed: DiffLine[] = [];
+    const added: DiffLine[] = [];
+    while (i < lines.length && lines[i]?.op === '-') removed.push(lines[i++] as DiffLine);
+    while (i < lines.length && lines[i]?.op === '+') added.push(lines[i++] as DiffLine);
+    for (let k = 0; k < Math.max(removed.length, added.length); k++) out.push({ left: removed[k] ?? null, right: added[k] ?? null });
+  }
+  return out;
+}
+
+const change = (c: ValueChange) => `${c.from ?? '—'} → ${c.to ?? '—'}${c.changePercent !== null ? ` (${c.changePercent > 0 ? '+' : ''}${c.changePercent.toFixed(1)} %)` : ''} at line ${c.line}`;
+
+export function MachineSummary({ summary }: { summary: Diff['summary'] }) {
+  const items: [string, string[]][] = [
+    ['Tools added', summary.tools.added],
+    ['Tools removed', summary.tools.removed],
+    ['Tools changed', summary.tools.changed.map((t) => `${t.tool}: ${t.from.join(' ')} → ${t.to.join(' ')}`)],
+    ['Feeds', summary.feeds.map(change)],
+    ['Spindle speeds', summary.spindleSpeeds.map(change)],
+    ['Work offsets added', summary.workOffsets.added.map((o) => `${o.code} (line ${o.line})`)],
+    ['Work offsets removed', summary.workOffsets.removed.map((o) => `${o.code} (line ${o.line})`)],
+    ['M-codes added', summary.mCodes.added.map((o) => `${o.code} (line ${o.line})`)],
+    ['M-codes removed', summary.mCodes.removed.map((o) => `${o.code} (line ${o.line})`)],
+  ];
+  const shown = items.filter(([, v]) => v.length > 0);
+  return (
+    <section class="machine-summary" aria-label="What changes on the machine">
+      <p><b>{summary.blocksChanged}</b> blocks changed, <b>{summary.blocksAdded}</b> added, <b>{summary.blocksRemoved}</b> removed.</p>
+      {shown.length === 0 ? <p>No tool, feed, speed, offset or M-code changes.</p> : (
+        <dl class="changes">{shown.map(([k, v]) => <Fragment key={k}><dt>{k}</dt><dd>{v.map((x, i) => <mark key={i}>{x}</mark>)}</dd></Fragment>)}</dl>
+      )}
+    </section>
+  );
+}
+
+export function DiffView({ diff }: { diff: Diff }) {
+  if (diff.identical) return <p>Versions {diff.from.number} and {diff.to.number} are the same program (after canonicalisation).</p>;
+  return (
+    <div class="diff">
+      <MachineSummary summary={diff.summary} />
+      <table class="side-by-side" aria-label={`Version ${diff.from.number} against version ${diff.to.number}`}>
+        <thead><tr><th scope="col" colSpan={2}>Version {diff.from.number}</th><th scope="col" colSpan={2}>Version {diff.to.number}</th></tr></thead>
+        {diff.hunks.map((h, hi) => (
+          <tbody key={hi}>
+            {rows(h.lines).map((r, i) => (
+              <tr key={i}>
+                <td class="ln">{r.left?.fromLine ?? ''}</td>
+                <td class={r.left?.op === '-' ? 'del' : r.left ? '' : 'empty'}>{r.left?.op === '-' && <span class="visually-hidden">removed: </span>}{r.left?.text ?? ''}</td>
+                <td class="ln">{r.right?.toLine ?? ''}</td>
+                <td class={r.right?.op === '+' ? 'add' : r.right ? '' : 'empty'}>{r.right?.op === '+' && <span class="visually-hidden">added: </span>}{r.right?.text ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        ))}
+      </table>
+    </div>
+  );
+}
+
+/** A unified diff text (the drift items' form) with its lines marked. */
+export function UnifiedView({ text }: { text: string }) {
+  return (
+    <pre class="unified" aria-label="Differences">
+      {text.split('\n').map((l, i) => <span key={i} class={l.startsWith('+') && !l.startsWith('+++') ? 'add' : l.startsWith('-') && !l.startsWith('---') ? 'del' : ''}>{l}{'\n'}</span>)}
+    </pre>
+  );
+}
