@@ -79,6 +79,7 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
   it('PV-01 a programmer uploads a version by dropping a file and submits it', async () => {
     await page.goto(`${svc.url}/`);
     await logIn('paula', users.paula as string);
+    await page.getByRole('link', { name: 'Programs' }).click();
     await page.getByRole('button', { name: 'SHAFT' }).click();
     // Drop a file on the drop zone, as a person drags it from the desktop (a page-side script: it builds the browser's DataTransfer).
     const drop = await page.evaluateHandle(`(() => {
@@ -99,6 +100,7 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
 
   it('PV-01 whoever uploaded and submitted a version is refused its approval, in plain words', async () => {
     await logIn('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
+    await page.getByRole('link', { name: 'Programs' }).click();
     await page.getByRole('button', { name: 'SHAFT' }).click();
     // The file picker, this time.
     await page.locator('input[type="file"]').setInputFiles({ name: 'O4001-v2.nc', mimeType: 'text/plain', buffer: Buffer.from(PROGRAM.replace('F150', 'F180')) });
@@ -182,6 +184,27 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     expect(await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href')).toBe('/api/v1/audit/export?format=csv');
     await page.screenshot({ path: join(SHOTS, 'audit.png'), fullPage: true });
     await noSeriousViolations(page, 'audit');
+  });
+
+  it('PV-01 the overview counts what needs attention, each counter leading to its list; a service token made in Admin is shown once', async () => {
+    await page.getByRole('link', { name: 'Overview' }).click();
+    await expect.poll(() => page.locator('[data-counter="pendingApprovals"] .n').textContent()).toBe('1');
+    await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true });
+    await noSeriousViolations(page, 'overview');
+    await page.locator('[data-counter="pendingApprovals"]').click();
+    await expect.poll(() => page.locator('li.card[data-approval]').count()).toBe(1);
+    await page.getByRole('link', { name: 'Admin' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('mes-link');
+    await page.getByRole('button', { name: 'Make a token' }).click();
+    const shown = await page.locator('[data-secret]').textContent();
+    expect(shown).toMatch(/^pvs_/);
+    await page.screenshot({ path: join(SHOTS, 'admin.png'), fullPage: true });
+    await noSeriousViolations(page, 'admin');
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    expect(await page.locator('[data-secret]').count()).toBe(0);
+    // Listed afterwards, never with its secret.
+    expect(await page.getByRole('table', { name: 'Service tokens' }).textContent()).toContain('mes-link');
+    expect(await page.content()).not.toContain(shown as string);
   });
 
   it('PV-01 at the terminal an operator sees what runs against what was released and pulls a trial back; the audit names the operator', async () => {

@@ -12,6 +12,7 @@ import { api, logout, onLoginNeeded, ProblemError, whoAmI, type Me } from './api
 import { DiffView, type Diff } from './diff.js';
 import { LoginDialog } from './login.js';
 import { Audit, DriftTriage } from './triage.js';
+import { Admin, Dashboard, Deployments, Trials } from './more.js';
 import '../gateway/styles.css';
 import './styles.css';
 
@@ -264,10 +265,25 @@ function Approvals() {
   );
 }
 
-type Where = 'programs' | 'approvals' | 'drift' | 'audit';
+type Where = 'overview' | 'programs' | 'approvals' | 'drift' | 'audit' | 'trials' | 'deployments' | 'admin';
+const PAGES: [Where, string][] = [['overview', 'Overview'], ['programs', 'Programs'], ['approvals', 'Approvals'], ['trials', 'Trials'], ['deployments', 'Deployments'], ['drift', 'Drift'], ['audit', 'Audit'], ['admin', 'Admin']];
 function route(): Where {
-  const m = /^#\/(approvals|drift|audit)/.exec(location.hash);
-  return (m?.[1] as Where | undefined) ?? 'programs';
+  const m = /^#\/(programs|approvals|drift|audit|trials|deployments|admin)/.exec(location.hash);
+  return (m?.[1] as Where | undefined) ?? 'overview';
+}
+const queryOf = (key: string) => new URLSearchParams(location.hash.split('?')[1] ?? '').get(key) ?? '';
+
+function View({ where }: { where: Where }) {
+  switch (where) {
+    case 'programs': return <Programs />;
+    case 'approvals': return <Approvals />;
+    case 'drift': return <DriftTriage />;
+    case 'audit': return <Audit />;
+    case 'trials': return <Trials />;
+    case 'deployments': return <Deployments status={queryOf('status')} />;
+    case 'admin': return <Admin />;
+    default: return <Dashboard />;
+  }
 }
 
 function App() {
@@ -296,15 +312,12 @@ function App() {
         <a class="skip" href="#main">Skip to content</a>
         <nav class="top" aria-label="Console">
           <a class="brand" href="#/">Program version service</a>
-          <a href="#/" aria-current={where === 'programs' ? 'page' : undefined}>Programs</a>
-          <a href="#/approvals" aria-current={where === 'approvals' ? 'page' : undefined}>Approvals</a>
-          <a href="#/drift" aria-current={where === 'drift' ? 'page' : undefined}>Drift</a>
-          <a href="#/audit" aria-current={where === 'audit' ? 'page' : undefined}>Audit</a>
+          {PAGES.map(([key, label]) => <a key={key} href={key === 'overview' ? '#/' : `#/${key}`} aria-current={where === key ? 'page' : undefined}>{label}</a>)}
           <a href="/api/docs">API reference</a>
           {me && <span class="who">{me.name} ({me.role})</span>}
           <button type="button" class="link" onClick={() => void logout().then(() => setMe(null))}>Log out</button>
         </nav>
-        {me && (where === 'programs' ? <Programs key={me.name} /> : where === 'approvals' ? <Approvals key={me.name} /> : where === 'drift' ? <DriftTriage key={me.name} /> : <Audit key={me.name} />)}
+        {me && <View key={`${me.name}-${where}-${location.hash}`} where={where} />}
       </div>
       {loginNeeded && <LoginDialog title="Program version service: log in" onDone={(m) => { setMe(m); setLoginNeeded(false); }} />}
     </>

@@ -1,0 +1,198 @@
+/**
+ * The program console's home (the dashboard summary, each counter linking to
+ * its list, and the latest deployments), the trials (verdict, evidence,
+ * promote, pull back), the deployments list, and administration: users with
+ * their role and scopes, service tokens and webhooks (each secret shown once,
+ * when made) with the webhooks' deliveries.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import { api, ProblemError } from './api.js';
+
+interface Page<T> { items: T[] }
+const message = (err: unknown) => (err instanceof ProblemError ? err.message : 'The service could not be reached.');
+const when = (s: string | null) => (s ? new Date(s).toLocaleString() : '—');
+
+function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []): [T | null, string | null, () => Promise<void>] {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const reload = async () => {
+    try {
+      setData(await load());
+      setError(null);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  useEffect(() => void reload(), deps);
+  return [data, error, reload];
+}
+
+interface Summary { gatewaysTotal: number; gatewaysUnreachable: number; machinesWithMirrorError: number; pendingApprovals: number; openDrift: number; activeTrials: number; failedDeployments24h: number; at: string }
+interface Recent { id: string; machineName: string | null; machineId: string; fileName: string; purpose: string; status: string; reason: string | null; createdBy: string; createdAt: string }
+
+export function Dashboard() {
+  const [summary, error] = useLoad(() => api.get<Summary>('/dashboard/summary'));
+  const [recent] = useLoad(() => api.get<Page<Recent>>('/dashboard/recent-deployments?limit=20'));
+  const counters: [string, keyof Summary, string][] = [
+    ['Approvals waiting', 'pendingApprovals', '#/approvals'],
+    ['Open drift', 'openDrift', '#/drift'],
+    ['Active trials', 'activeTrials', '#/trials'],
+    ['Failed deployments (24 h)', 'failedDeployments24h', '#/deployments?status=Failed'],
+    ['Gateways unreachable', 'gatewaysUnreachable', '#/admin'],
+    ['Machines whose mirror fails', 'machinesWithMirrorError', '#/drift'],
+  ];
+  return (
+    <main id="main">
+      <h1>Overview</h1>
+      {error && <p class="error" role="alert">{error}</p>}
+      <ul class="counters" aria-label="Summary">
+        {counters.map(([label, key, href]) => (
+          <li key={key}><a class={`counter${summary && Number(summary[key]) > 0 ? ' attention' : ''}`} href={href} data-counter={key}><span class="n">{summary ? String(summary[key]) : '…'}</span> {label}</a></li>
+        ))}
+      </ul>
+      <h2>Latest deployments</h2>
+      <table class="list" aria-label="Latest deployments">
+        <thead><tr><th scope="col">Machine</th><th scope="col">File</th><th scope="col">Purpose</th><th scope="col">Status</th><th scope="col">By</th><th scope="col">When</th></tr></thead>
+        <tbody>{(recent?.items ?? []).map((d) => (
+          <tr key={d.id}><td>{d.machineName ?? d.machineId}</td><td>{d.fileName}</td><td>{d.purpose}</td><td><span class={`status status-${d.status}`}>{d.status}</span>{d.reason ? ` — ${d.reason}` : ''}</td><td>{d.createdBy}</td><td>{when(d.createdAt)}</td></tr>
+        ))}</tbody>
+      </table>
+    </main>
+  );
+}
+
+interface Trial { id: string; fileName: string; machineId: string; status: string; active: boolean; verdict: string | null; evidence: Record<string, unknown> | null; evaluatedAt: string | null; endsAt: string | null; decision: { by: string; onBehalfOf: string | null; automatic: boolean; note: string } | null }
+
+export function Trials() {
+  const [trials, error, reload] = useLoad(() => api.get<Page<Trial>>('/trials?limit=100'));
+  const [notice, setNotice] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const decide = async (t: Trial, kind: 'promote' | 'pull-back') => {
+    setActionError(null);
+    try {
+      await api.post(`/trials/${t.id}/${kind}`, { note: '' });
+      setNotice(kind === 'promote' ? `${t.fileName}: promoted; its version is now the release.` : `${t.fileName}: pulling back to the previous release.`);
+      await reload();
+    } catch (err) {
+      setActionError(message(err));
+    }
+  };
+  return (
+    <main id="main">
+      <h1>Trials</h1>
+      {(error ?? actionError) && <p class="error" role="alert">{error ?? actionError}</p>}
+      {notice && <p class="notice" role="status">{notice}</p>}
+      {trials?.items.length === 0 && <p>No trials.</p>}
+      <ul class="plain-list">{(trials?.items ?? []).map((t) => (
+        <li key={t.id} class="card" data-trial={t.id} data-status={t.status}>
+          <h2>{t.fileName} <span class={`status status-${t.status}`}>{t.status}</span></h2>
+          <p>Verdict: <b>{t.verdict ?? 'not yet'}</b>{t.evaluatedAt ? ` (judged ${when(t.evaluatedAt)})` : ''}{t.endsAt ? ` · ends ${when(t.endsAt)}` : ''}</p>
+          {t.evidence && <details><summary>Evidence</summary><pre class="evidence">{JSON.stringify(t.evidence, null, 2)}</pre></details>}
+          {t.decision && <p class="muted">Decided by {t.decision.automatic ? 'the service itself' : t.decision.by}{t.decision.onBehalfOf ? ` for ${t.decision.onBehalfOf}` : ''}{t.decision.note ? `: ${t.decision.note}` : ''}</p>}
+          {t.active && t.status === 'Active' && (
+            <p class="actions">
+              <button type="button" class="primary" onClick={() => void decide(t, 'promote')}>Promote</button>
+              <button type="button" onClick={() => void decide(t, 'pull-back')}>Pull back</button>
+            </p>
+          )}
+        </li>
+      ))}</ul>
+    </main>
+  );
+}
+
+interface Deployment { id: string; machineId: string; fileName: string; purpose: string; status: string; reason: string | null; createdBy: string; createdAt: string; finishedAt: string | null }
+
+export function Deployments({ status }: { status: string }) {
+  const [page, error] = useLoad(() => api.get<Page<Deployment>>(`/deployments?limit=200${status ? `&status=${encodeURIComponent(status)}` : ''}`), [status]);
+  return (
+    <main id="main">
+      <h1>Deployments{status ? `: ${status}` : ''}</h1>
+      {error && <p class="error" role="alert">{error}</p>}
+      <table class="list" aria-label="Deployments">
+        <thead><tr><th scope="col">File</th><th scope="col">Purpose</th><th scope="col">Status</th><th scope="col">Reason</th><th scope="col">By</th><th scope="col">Started</th><th scope="col">Ended</th></tr></thead>
+        <tbody>{(page?.items ?? []).map((d) => (
+          <tr key={d.id}><td>{d.fileName}</td><td>{d.purpose}</td><td><span class={`status status-${d.status}`}>{d.status}</span></td><td>{d.reason ?? ''}</td><td>{d.createdBy}</td><td>{when(d.createdAt)}</td><td>{when(d.finishedAt)}</td></tr>
+        ))}</tbody>
+      </table>
+    </main>
+  );
+}
+
+interface User { id: string; username: string; role: string; scopes: { libraries: string | string[]; machineGroups: string | string[] }; disabled: boolean }
+interface Token { id: string; name: string; role: string; revokedAt: string | null; lastUsedAt: string | null; expiresAt: string | null }
+interface Webhook { id: string; url: string; events: string[]; enabled: boolean; disabledReason: string | null }
+interface Delivery { id: string; webhookId: string; event: string; status: string; attempts: number; lastStatusCode: number | null; lastError: string | null; createdAt: string }
+
+const ROLES = ['admin', 'programmer', 'approver', 'operator', 'auditor', 'integration'];
+const EVENTS = ['deployment.completed', 'deployment.failed', 'version.published', 'trial.started', 'trial.promoted', 'trial.pulled-back', 'drift.opened'];
+const scopeText = (s: string | string[]) => (Array.isArray(s) ? s.join(', ') || 'none' : s === '*' ? 'all' : s);
+
+export function Admin() {
+  const [users, usersError, reloadUsers] = useLoad(() => api.get<Page<User>>('/admin/users?limit=200'));
+  const [tokens, , reloadTokens] = useLoad(() => api.get<Page<Token>>('/admin/service-tokens?limit=200'));
+  const [hooks, , reloadHooks] = useLoad(() => api.get<Page<Webhook>>('/admin/webhooks?limit=200'));
+  const [deliveries, , reloadDeliveries] = useLoad(() => api.get<Page<Delivery>>('/admin/webhooks/deliveries?limit=50'));
+  const [secret, setSecret] = useState<{ what: string; value: string } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [newUser, setNewUser] = useState({ username: '', password: '', role: 'operator' });
+  const [newToken, setNewToken] = useState({ name: '', role: 'integration' });
+  const [newHook, setNewHook] = useState({ url: '', events: ['deployment.completed', 'deployment.failed'] });
+  const run = async (call: () => Promise<void>) => {
+    setError(null);
+    try {
+      await call();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <main id="main">
+      <h1>Administration</h1>
+      {(error ?? usersError) && <p class="error" role="alert">{error ?? usersError}</p>}
+      {secret && (
+        <div class="card secret" role="status">
+          <p><b>{secret.what}</b> — shown this once; only its hash is kept. Copy it now:</p>
+          <p><code data-secret>{secret.value}</code></p>
+          <button type="button" onClick={() => setSecret(null)}>I have copied it</button>
+        </div>
+      )}
+      <section class="card" aria-labelledby="users-title">
+        <h2 id="users-title">Users</h2>
+        <table class="list" aria-label="Users"><thead><tr><th scope="col">User</th><th scope="col">Role</th><th scope="col">Libraries</th><th scope="col">Machine groups</th><th scope="col">State</th></tr></thead>
+          <tbody>{(users?.items ?? []).map((u) => <tr key={u.id}><td>{u.username}</td><td>{u.role}</td><td>{scopeText(u.scopes.libraries)}</td><td>{scopeText(u.scopes.machineGroups)}</td><td>{u.disabled ? 'disabled' : 'active'}</td></tr>)}</tbody></table>
+        <form class="inline-form" onSubmit={(e) => { e.preventDefault(); void run(async () => { await api.post('/admin/users', newUser); setNewUser({ username: '', password: '', role: 'operator' }); await reloadUsers(); }); }}>
+          <label>User name <input value={newUser.username} required onInput={(e) => setNewUser({ ...newUser, username: e.currentTarget.value })} /></label>
+          <label>Password <input type="password" autoComplete="new-password" value={newUser.password} required onInput={(e) => setNewUser({ ...newUser, password: e.currentTarget.value })} /></label>
+          <label>Role <select value={newUser.role} onChange={(e) => setNewUser({ ...newUser, role: e.currentTarget.value })}>{ROLES.map((r) => <option key={r}>{r}</option>)}</select></label>
+          <button type="submit">Add user</button>
+        </form>
+      </section>
+      <section class="card" aria-labelledby="tokens-title">
+        <h2 id="tokens-title">Service tokens</h2>
+        <table class="list" aria-label="Service tokens"><thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Last used</th><th scope="col">State</th></tr></thead>
+          <tbody>{(tokens?.items ?? []).map((t) => <tr key={t.id}><td>{t.name}</td><td>{t.role}</td><td>{when(t.lastUsedAt)}</td><td>{t.revokedAt ? 'revoked' : 'valid'}</td></tr>)}</tbody></table>
+        <form class="inline-form" onSubmit={(e) => { e.preventDefault(); void run(async () => { const made = await api.post<{ token: string }>('/admin/service-tokens', newToken); setSecret({ what: `Service token ${newToken.name}`, value: made.token }); setNewToken({ name: '', role: 'integration' }); await reloadTokens(); }); }}>
+          <label>Name <input value={newToken.name} required onInput={(e) => setNewToken({ ...newToken, name: e.currentTarget.value })} /></label>
+          <label>Role <select value={newToken.role} onChange={(e) => setNewToken({ ...newToken, role: e.currentTarget.value })}>{ROLES.map((r) => <option key={r}>{r}</option>)}</select></label>
+          <button type="submit">Make a token</button>
+        </form>
+      </section>
+      <section class="card" aria-labelledby="hooks-title">
+        <h2 id="hooks-title">Webhooks</h2>
+        <table class="list" aria-label="Webhooks"><thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th></tr></thead>
+          <tbody>{(hooks?.items ?? []).map((h) => <tr key={h.id}><td>{h.url}</td><td>{h.events.join(', ')}</td><td>{h.enabled ? 'enabled' : `disabled: ${h.disabledReason ?? ''}`}</td></tr>)}</tbody></table>
+        <form class="inline-form" onSubmit={(e) => { e.preventDefault(); void run(async () => { const made = await api.post<{ secret: string }>('/admin/webhooks', newHook); setSecret({ what: `Signing secret of ${newHook.url}`, value: made.secret }); setNewHook({ ...newHook, url: '' }); await reloadHooks(); await reloadDeliveries(); }); }}>
+          <label>URL <input value={newHook.url} required placeholder="https://mes.example/hooks" onInput={(e) => setNewHook({ ...newHook, url: e.currentTarget.value })} /></label>
+          <fieldset class="plain events"><legend>Events</legend>{EVENTS.map((ev) => (
+            <label key={ev} class="check"><input type="checkbox" checked={newHook.events.includes(ev)} onChange={(e) => setNewHook({ ...newHook, events: e.currentTarget.checked ? [...newHook.events, ev] : newHook.events.filter((x) => x !== ev) })} /> {ev}</label>
+          ))}</fieldset>
+          <button type="submit">Add webhook</button>
+        </form>
+        <h3>Latest deliveries</h3>
+        <table class="list" aria-label="Webhook deliveries"><thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Queued</th></tr></thead>
+          <tbody>{(deliveries?.items ?? []).map((d) => <tr key={d.id}><td>{d.event}</td><td>{d.status}</td><td>{d.attempts}</td><td>{d.lastStatusCode ?? d.lastError ?? ''}</td><td>{when(d.createdAt)}</td></tr>)}</tbody></table>
+      </section>
+    </main>
+  );
+}
