@@ -9,7 +9,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, logout, onLoginNeeded, ProblemError, whoAmI, type Me } from './api.js';
-import { DiffView, type Diff } from './diff.js';
+import { DiffView, UnifiedView, type Diff } from './diff.js';
 import { LoginDialog } from './login.js';
 import { Audit, DriftTriage } from './triage.js';
 import { Admin, Dashboard, Deployments, Trials } from './more.js';
@@ -23,7 +23,7 @@ interface Version { id: string; number: number; state: string; author: string; n
 interface Approval { id: string; versionId: string; programId: string; versionNumber: number; state: string; required: number; approvals: number; excluded: string[]; createdBy: string; createdAt: string }
 interface Assignment { id: string; programId: string; machineId: string | null; groupId: string | null; dir: string }
 interface Deployment { id: string; machineId: string; status: string; reason: string | null; batchId: string }
-interface Machine { id: string; machineId: string; name: string }
+interface Machine { id: string; machineId: string; name: string; groupIds?: string[] }
 
 const message = (err: unknown) => (err instanceof ProblemError ? err.message : 'The service could not be reached.');
 
@@ -43,6 +43,18 @@ function DeployPanel({ program, version, onClose }: { program: Program; version:
   const [deployments, setDeployments] = useState<Deployment[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [batchId, setBatchId] = useState<string | null>(null);
+  const [preview, setPreview] = useState<{ target: string; fileName: string; size: number; sha256: string; text: string | null; diff: { identical: boolean; unified: string } } | null>(null);
+  const showPreview = async (a: Assignment) => {
+    setError(null);
+    try {
+      // For a group assignment, the preview is for its first machine (the {machine} variable, its directory).
+      const body = a.machineId ? { versionId: version.id } : { versionId: version.id, machineId: [...machines.values()].find((m) => m.groupIds?.includes(a.groupId ?? ''))?.id };
+      const p = await api.post<{ fileName: string; result: { size: number; sha256: string; text: string | null }; diff: { identical: boolean; unified: string } }>(`/machine-assignments/${a.id}/preview-transform`, body);
+      setPreview({ target: target(a), fileName: p.fileName, size: p.result.size, sha256: p.result.sha256, text: p.result.text, diff: p.diff });
+    } catch (err) {
+      setError(message(err));
+    }
+  };
   useEffect(() => {
     void Promise.all([api.get<Page<Assignment>>(`/machine-assignments?programId=${program.id}&limit=200`), api.get<Page<Machine>>('/machines?limit=1000')]).then(([a, m]) => {
       setAssignments(a.items);
@@ -89,9 +101,17 @@ function DeployPanel({ program, version, onClose }: { program: Program; version:
               else next.delete(a.id);
               setChosen(next);
             }} /> {target(a)} {a.dir && <code>{a.dir}</code>}
+            <button type="button" class="small" onClick={() => void showPreview(a)}>Preview</button>
           </label>
         ))}
       </fieldset>
+      {preview && (
+        <section class="preview" aria-label="Preview of the transformed program">
+          <h3>What {preview.target} receives: {preview.fileName}, {preview.size} bytes, SHA-256 {preview.sha256.slice(0, 12)}…</h3>
+          {preview.diff.identical ? <p>The transform leaves the version as it is.</p> : <UnifiedView text={preview.diff.unified} />}
+          {preview.text !== null && <details><summary>The whole transformed program</summary><pre class="unified">{preview.text}</pre></details>}
+        </section>
+      )}
       {error && <p class="error" role="alert">{error}</p>}
       {!batchId ? (
         <p class="actions">

@@ -13,7 +13,10 @@ import { UnifiedView } from './diff.js';
 interface Page<T> { items: T[] }
 interface Drift { id: string; machineId: string; fileName: string; dir: string; status: string; openedAt: string; expected: { source: string; versionId: string; sha256: string }; foundSha256: string | null; resultVersionId: string | null; resultDeploymentId: string | null }
 interface DriftDetail extends Drift { diff: { identical: boolean; summary: Record<string, unknown>; unified: string } | null }
-interface Machine { id: string; machineId: string }
+interface Machine { id: string; machineId: string; name?: string }
+interface MachineFile { id: string; dir: string; name: string; sha256: string | null; size: number | null; present: boolean; adoptedProgramId: string | null; lastSeenAt: string | null }
+interface Snapshot { id: string; sha256: string; size: number; takenAt: string; trigger: string }
+interface Library { id: string; name: string }
 interface AuditRecord { seq: number; time: string; principalName: string; onBehalfOf: string | null; category: string; action: string; entityType: string | null; entityId: string | null; machine: string | null }
 
 const message = (err: unknown) => (err instanceof ProblemError ? err.message : 'The service could not be reached.');
@@ -83,7 +86,76 @@ export function DriftTriage() {
           </p>
         </section>
       )}
+      <MachineFiles />
     </main>
+  );
+}
+
+/** A machine's files as the mirror last read them: adopt one (or all) into the vault as drafts; see a file's snapshots and put one back. */
+export function MachineFiles() {
+  const [machines, setMachines] = useState<Machine[]>([]);
+  const [libraries, setLibraries] = useState<Library[]>([]);
+  const [machineId, setMachineId] = useState('');
+  const [libraryId, setLibraryId] = useState('');
+  const [files, setFiles] = useState<MachineFile[]>([]);
+  const [snapshots, setSnapshots] = useState<{ file: MachineFile; items: Snapshot[] } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  useEffect(() => {
+    void Promise.all([api.get<Page<Machine>>('/machines?limit=1000'), api.get<Page<Library>>('/libraries?limit=200')]).then(([m, l]) => {
+      setMachines(m.items);
+      setLibraries(l.items);
+      setLibraryId(l.items[0]?.id ?? '');
+    }, (err: unknown) => setError(message(err)));
+  }, []);
+  const load = async (id: string) => setFiles(id ? (await api.get<Page<MachineFile>>(`/machine-files?machineId=${id}&limit=500`)).items : []);
+  useEffect(() => void load(machineId).catch((err: unknown) => setError(message(err))), [machineId]);
+  const run = async (done: string, call: () => Promise<unknown>) => {
+    setError(null);
+    setNotice(null);
+    try {
+      await call();
+      setNotice(done);
+      await load(machineId);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  return (
+    <section class="card" aria-labelledby="files-title">
+      <h2 id="files-title">Files on a machine</h2>
+      <div class="inline-form">
+        <label>Machine <select aria-label="Machine" value={machineId} onChange={(e) => setMachineId(e.currentTarget.value)}><option value="">Choose…</option>{machines.map((m) => <option key={m.id} value={m.id}>{m.machineId}</option>)}</select></label>
+        <label>Adopt into <select aria-label="Adopt into" value={libraryId} onChange={(e) => setLibraryId(e.currentTarget.value)}>{libraries.map((l) => <option key={l.id} value={l.id}>{l.name}</option>)}</select></label>
+        {machineId && <button type="button" onClick={() => void run('Every file not under management was adopted as a draft version.', () => api.post(`/machines/${machineId}/adopt-all`, { libraryId }))}>Adopt all</button>}
+      </div>
+      {error && <p class="error" role="alert">{error}</p>}
+      {notice && <p class="notice" role="status">{notice}</p>}
+      {machineId && (
+        <table class="list" aria-label="Files on the machine">
+          <thead><tr><th scope="col">File</th><th scope="col">SHA-256</th><th scope="col">Managed</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <tbody>{files.map((f) => (
+            <tr key={f.id} data-file={f.name}>
+              <td><code>{f.dir}{f.name}</code>{f.present ? '' : ' (gone)'}</td><td><code>{f.sha256?.slice(0, 10) ?? ''}</code></td><td>{f.adoptedProgramId ? 'adopted' : ''}</td>
+              <td>
+                {!f.adoptedProgramId && <button type="button" onClick={() => void run(`${f.name} adopted as a draft version.`, () => api.post(`/machine-files/${f.id}/adopt`, { libraryId }))}>Adopt</button>}
+                <button type="button" onClick={() => void api.get<Page<Snapshot>>(`/machine-files/${f.id}/snapshots?limit=50`).then((p) => setSnapshots({ file: f, items: p.items }), (err: unknown) => setError(message(err)))}>Snapshots</button>
+              </td>
+            </tr>
+          ))}</tbody>
+        </table>
+      )}
+      {snapshots && (
+        <div aria-label={`Snapshots of ${snapshots.file.name}`} role="region">
+          <h3>Snapshots of {snapshots.file.name}</h3>
+          <table class="list"><thead><tr><th scope="col">Taken</th><th scope="col">SHA-256</th><th scope="col">Size</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+            <tbody>{snapshots.items.map((sn) => (
+              <tr key={sn.id}><td>{new Date(sn.takenAt).toLocaleString()} ({sn.trigger})</td><td><code>{sn.sha256.slice(0, 10)}</code></td><td>{sn.size}</td>
+                <td><button type="button" onClick={() => void run(`The snapshot of ${new Date(sn.takenAt).toLocaleString()} is going back on the machine, verified.`, () => api.post(`/machine-files/${snapshots.file.id}/restore`, { snapshotId: sn.id, note: '' }))}>Restore</button></td></tr>
+            ))}</tbody></table>
+        </div>
+      )}
+    </section>
   );
 }
 
