@@ -22,13 +22,13 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const WEB_DIR = join(HERE, 'web');
 export const DIST_DIR = join(HERE, 'dist');
 
-/** The consoles: entry point under web/ and the page title. */
-export const CONSOLES = {
-  gateway: { entry: 'gateway/main.tsx', title: 'Machine gateway — fleet' },
+/** The consoles: entry point under web/, the page title, and the workers the page starts (name → entry). */
+export const CONSOLES: Record<string, { entry: string; title: string; workers?: Record<string, string> }> = {
+  gateway: { entry: 'gateway/main.tsx', title: 'Machine gateway — fleet', workers: { fleet: 'gateway/fleet-worker.ts' } },
   programs: { entry: 'programs/main.tsx', title: 'Program version service' },
   terminal: { entry: 'terminal/main.tsx', title: 'Machine terminal' },
-} as const;
-export type ConsoleName = keyof typeof CONSOLES;
+};
+export type ConsoleName = 'gateway' | 'programs' | 'terminal';
 
 /** One built asset as served. */
 export interface BuiltAsset {
@@ -41,8 +41,8 @@ export interface BuiltAsset {
 export interface ConsoleManifest {
   sourceHash: string;
   builtAt: string;
-  /** Per console: its script and style file names. */
-  consoles: Record<string, { script: string; style: string | null }>;
+  /** Per console: its script, style and workers' file names. */
+  consoles: Record<string, { script: string; style: string | null; workers: Record<string, string> }>;
   assets: Record<string, BuiltAsset>;
 }
 
@@ -77,7 +77,10 @@ const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8',
 async function buildInto(dir: string, hash: string): Promise<ConsoleManifest> {
   const esbuild = await import('esbuild');
   const result = await esbuild.build({
-    entryPoints: Object.fromEntries(Object.entries(CONSOLES).map(([name, c]) => [name, join(WEB_DIR, c.entry)])),
+    entryPoints: Object.fromEntries(Object.entries(CONSOLES).flatMap(([name, c]) => [
+      [name, join(WEB_DIR, c.entry)],
+      ...Object.entries(c.workers ?? {}).map(([w, entry]) => [`${name}-worker-${w}`, join(WEB_DIR, entry)]),
+    ])),
     bundle: true,
     minify: true,
     format: 'esm',
@@ -102,7 +105,16 @@ async function buildInto(dir: string, hash: string): Promise<ConsoleManifest> {
     const ext = file.slice(file.lastIndexOf('.'));
     assets[file] = { file, contentType: TYPES[ext] ?? 'application/octet-stream', bytes: bytes.length, gzipBytes: gz.length };
     const name = Object.entries(CONSOLES).find(([, c]) => meta.entryPoint?.endsWith(c.entry))?.[0];
-    if (name) consoles[name] = { script: file, style: meta.cssBundle ? relative(dir, meta.cssBundle) : null };
+    if (name) consoles[name] = { script: file, style: meta.cssBundle ? relative(dir, meta.cssBundle) : null, workers: consoles[name]?.workers ?? {} };
+  }
+  // Each worker's file, under its console.
+  for (const [out, meta] of Object.entries(result.metafile.outputs)) {
+    for (const [name, c] of Object.entries(CONSOLES)) {
+      for (const [w, entry] of Object.entries(c.workers ?? {})) {
+        const owner = consoles[name];
+        if (owner && meta.entryPoint?.endsWith(entry)) owner.workers[w] = relative(dir, out);
+      }
+    }
   }
   const manifest: ConsoleManifest = { sourceHash: hash, builtAt: new Date().toISOString(), consoles, assets };
   writeFileSync(join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -26,13 +26,14 @@ interface Loaded {
 const CSP = "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-function page(title: string, script: string, style: string | null): Buffer {
+function page(title: string, script: string, style: string | null, workers: Record<string, string>): Buffer {
   return Buffer.from(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
+${Object.entries(workers).map(([w, file]) => `<meta name="console-worker-${escapeHtml(w)}" content="/assets/${escapeHtml(file)}">`).join('\n')}
 ${style ? `<link rel="stylesheet" href="/assets/${style}">` : ''}
 <script type="module" src="/assets/${script}"></script>
 </head>
@@ -64,7 +65,7 @@ export function serveConsoles(http: FastifyInstance, pages: readonly ConsolePage
       for (const p of pages) {
         const entry = manifest.consoles[p.name];
         if (!entry) throw new Error(`the build has no console '${p.name}'`);
-        html.set(p.path, page(p.title, entry.script, entry.style));
+        html.set(p.path, page(p.title, entry.script, entry.style, entry.workers ?? {}));
       }
       logger.info({ consoles: pages.map((p) => p.name), build: manifest.sourceHash }, 'web console ready');
       return { pages: html, assets };

@@ -2,14 +2,13 @@
  * The fleet dashboard: every machine as a tile with its derived state and
  * reason, connection health and stale flag, running program, part count and
  * active alarms; counts by state (each one filters); a group filter and a
- * search. Polls the fleet interfaces every second; a tile is drawn again only
- * when its machine changed.
+ * search. A worker (fleet-worker.ts) polls the fleet interfaces every
+ * second; a tile is drawn again only when its machine changed.
  */
 import { memo } from 'preact/compat';
-import { useMemo, useRef, useState } from 'preact/hooks';
-import { api, ApiError } from '../shared/api.js';
-import { usePoll } from '../shared/poll.js';
-import { countByState, mergeTiles, STATE_LABEL, STATES, type CountEntry, type ErrorEntry, type Group, type MachineMeta, type State, type StatusEntry, type Tile } from './model.js';
+import { useEffect, useMemo, useState } from 'preact/hooks';
+import { currentToken, onAuthRequired, reauthenticate } from '../shared/api.js';
+import { countByState, STATE_LABEL, STATES, type Group, type State, type Tile } from './model.js';
 
 const TileView = memo(function TileView({ tile }: { tile: Tile }) {
   return (
@@ -34,46 +33,60 @@ const TileView = memo(function TileView({ tile }: { tile: Tile }) {
   );
 });
 
+/** The worker's script, named by the page (its file name changes with its content). */
+function workerUrl(): string {
+  return document.querySelector('meta[name="console-worker-fleet"]')?.getAttribute('content') ?? '';
+}
+
 export function Fleet() {
-  const [machines, setMachines] = useState<MachineMeta[] | null>(null);
   const [groups, setGroups] = useState<Group[]>([]);
+  const [machineCount, setMachineCount] = useState<number | null>(null);
   const [tiles, setTiles] = useState<Map<string, Tile>>(new Map());
   const [error, setError] = useState<string | null>(null);
   const [updatedAt, setUpdatedAt] = useState<number | null>(null);
   const [groupID, setGroupID] = useState('');
   const [stateFilter, setStateFilter] = useState<State | ''>('');
   const [search, setSearch] = useState('');
-  const counts = useRef<CountEntry[]>([]);
-  const countsAt = useRef(0);
-  const metaAt = useRef(0);
-  const meta = useRef<MachineMeta[] | null>(null);
 
-  usePoll(async () => {
-    try {
-      const now = Date.now();
-      if (!meta.current || now - metaAt.current > 30_000) {
-        const [m, g] = await Promise.all([api.get<MachineMeta[]>('/api/config/machines'), api.get<Group[]>('/api/config/groups')]);
-        meta.current = m;
-        metaAt.current = now;
-        setMachines(m);
-        setGroups(g);
+  // Polling, parsing and merging run in a worker; the page only applies the tiles that changed.
+  useEffect(() => {
+    const worker = new Worker(workerUrl(), { type: 'module', name: 'fleet' });
+    worker.onmessage = (e: MessageEvent<{ type: string; changed?: Tile[]; removed?: string[]; order?: string[] | null; updatedAt?: number; groups?: Group[]; count?: number; message?: string }>) => {
+      const m = e.data;
+      if (m.type === 'tiles') {
+        if (m.changed?.length || m.removed?.length) {
+          setTiles((previous) => {
+            const byId = new Map(previous);
+            for (const id of m.removed ?? []) byId.delete(id);
+            for (const t of m.changed ?? []) byId.set(t.machineID, t);
+            // The worker's order (the machine list's) when it sent one.
+            return m.order ? new Map(m.order.filter((id) => byId.has(id)).map((id) => [id, byId.get(id) as Tile])) : byId;
+          });
+        }
+        setUpdatedAt(m.updatedAt ?? Date.now());
+        setError(null);
+      } else if (m.type === 'machines') {
+        setGroups(m.groups ?? []);
+        setMachineCount(m.count ?? 0);
+      } else if (m.type === 'auth') {
+        void reauthenticate().then((token) => worker.postMessage({ type: 'token', token }));
+      } else if (m.type === 'error') {
+        setError(m.message ?? 'The gateway could not be reached; retrying.');
       }
-      if (now - countsAt.current > 5000) {
-        counts.current = await api.get<CountEntry[]>('/api/task/batchReadTaskData', { type: 'Count' }).catch(() => counts.current);
-        countsAt.current = now;
-      }
-      const [status, errors] = await Promise.all([
-        api.get<StatusEntry[]>('/api/task/batchReadTaskData', { type: 'CNCStatus' }),
-        api.get<ErrorEntry[]>('/api/task/batchReadErrors'),
-      ]);
-      setTiles((previous) => mergeTiles(previous, meta.current ?? [], status, errors, counts.current));
-      setUpdatedAt(Date.now());
-      setError(null);
-    } catch (err) {
-      setError(err instanceof ApiError ? err.message : 'The gateway could not be reached; retrying.');
-      throw err;
-    }
-  }, 1000);
+    };
+    worker.postMessage({ type: 'token', token: currentToken() });
+    // A login made elsewhere (the dialog after another call's 401) reaches the worker too.
+    const off = onAuthRequired((needed) => {
+      if (!needed) worker.postMessage({ type: 'token', token: currentToken() });
+    });
+    const onVisible = () => worker.postMessage({ type: document.hidden ? 'pause' : 'resume' });
+    document.addEventListener('visibilitychange', onVisible);
+    return () => {
+      off();
+      document.removeEventListener('visibilitychange', onVisible);
+      worker.terminate();
+    };
+  }, []);
 
   const members = useMemo(() => (groupID ? new Set(groups.find((g) => g.groupID === groupID)?.machineIDs ?? []) : null), [groupID, groups]);
   const inGroup = useMemo(() => [...tiles.values()].filter((t) => !members || members.has(t.machineID)), [tiles, members]);
@@ -110,7 +123,7 @@ export function Fleet() {
           <input type="search" value={search} placeholder="Machine, name or program" onInput={(e) => setSearch(e.currentTarget.value)} />
         </label>
       </section>
-      {machines !== null && machines.length === 0 && <p>No machines are configured on this gateway.</p>}
+      {machineCount === 0 && <p>No machines are configured on this gateway.</p>}
       <ul class="tiles" aria-label="Machines">
         {shown.map((t) => <TileView key={t.machineID} tile={t} />)}
       </ul>

@@ -26,6 +26,17 @@ export function hasToken(): boolean {
   return token !== null;
 }
 
+export function currentToken(): string | null {
+  return token;
+}
+
+/** After a 401 met elsewhere (a worker's call): the login is shown, and this resolves with the new token. */
+export async function reauthenticate(): Promise<string | null> {
+  setToken(null);
+  await needLogin();
+  return token;
+}
+
 export function setToken(next: string | null): void {
   token = next;
   if (next === null) sessionStorage.removeItem(TOKEN_KEY);
