@@ -41,7 +41,8 @@ describe('web consoles', () => {
     const again = await ensureBuilt();
     expect(again.dir).toBe(first.dir);
     expect(first.dir.endsWith(sourceHash())).toBe(true);
-    expect(Object.keys(first.manifest.consoles).sort()).toEqual(['gateway', 'programs']);
+    expect(Object.keys(first.manifest.consoles).sort()).toEqual(['gateway', 'programs', 'terminal']);
+    expect(Object.keys(first.manifest.consoles.gateway?.workers ?? {})).toEqual(['fleet']);
     for (const asset of Object.values(first.manifest.assets)) {
       const body = readFileSync(join(first.dir, asset.file));
       expect(body.length).toBe(asset.bytes);
