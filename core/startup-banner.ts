@@ -53,6 +53,8 @@ export function bannerUrlLines(url: string): string[] {
 /** The program service's URL lines, as bannerUrlLines. */
 export function programsUrlLines(url: string): string[] {
   const rows: [string, string, string][] = [
+    ['console:', `${url}/`, `${NO_TOKEN}; programs, approvals, deployments, drift, audit; log in there`],
+    ['terminal:', `${url}/terminal`, `${NO_TOKEN}; the shop-floor terminal, log in there`],
     ['API:', `${url}/api/v1`, 'session cookie or Bearer token'],
     ['API docs:', `${url}/api/docs`, NO_TOKEN],
     ['OpenAPI:', `${url}/openapi/v1.json`, NO_TOKEN],

@@ -88,13 +88,15 @@ describe('start-up banner with several roles', () => {
     announcements: ['program service administrator: first password ...'],
   };
 
-  it('the program service section says where it runs: its API, docs and OpenAPI URLs with their token marks, its data file and its announcements', () => {
+  it('the program service section says where it runs: its console, terminal, API, docs and OpenAPI URLs with their token marks, its data file and its announcements', () => {
     expect(programsBannerSection(programsFacts)).toEqual([
       '  Program version service 1.2.3 is running',
       '  config:      /etc/plant.json',
       '  data:        /var/lib/gateway (SQLite: programs.db)',
       '  time zone:   Europe/Berlin',
       '',
+      '  console:     http://localhost:8030/  (no token; programs, approvals, deployments, drift, audit; log in there)',
+      '  terminal:    http://localhost:8030/terminal  (no token; the shop-floor terminal, log in there)',
       '  API:         http://localhost:8030/api/v1  (session cookie or Bearer token)',
       '  API docs:    http://localhost:8030/api/docs  (no token)',
       '  OpenAPI:     http://localhost:8030/openapi/v1.json  (no token)',

@@ -262,4 +262,34 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     const audit = (await svc.request('GET', '/api/v1/audit?entityType=trial&limit=50', { cookie: admin.cookie })).body.items as { action: string; onBehalfOf: string | null; principalName: string }[];
     expect(audit.find((r) => r.action === 'trial.pull-back')).toMatchObject({ onBehalfOf: 'Olga Operator', principalName: 'admin' });
   });
+
+  it('PV-01 from an empty library to a machine, in the browser only: a library, a program, its first version, an assignment, a deployment', async () => {
+    await page.goto(`${svc.url}/#/programs`);
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    await page.getByText('New library').click();
+    await page.locator('#new-library-name').fill('Brackets');
+    await page.getByLabel('Approvals before a version is published').selectOption('0');
+    await page.getByRole('button', { name: 'Make the library' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/Library Brackets made/);
+    await page.getByText('New program').click();
+    await page.locator('#new-program-name').fill('BRKT');
+    await page.getByLabel('Library', { exact: true }).selectOption({ label: 'Brackets' });
+    await page.getByRole('button', { name: 'Make the program' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/Program BRKT made/);
+    await page.locator('input[type="file"]').setInputFiles({ name: 'O5001.nc', mimeType: 'text/plain', buffer: Buffer.from('%\nO5001 (BRKT)\nG90 G54\nM30\n%\n') });
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/Version 1 uploaded/);
+    await page.locator('tr[data-version="1"]').getByRole('button', { name: 'Submit' }).click();
+    // Auto-release: published when submitted.
+    await expect.poll(() => page.locator('tr[data-version="1"]').getAttribute('data-state')).toBe('published');
+    await page.locator('tr[data-version="1"]').getByRole('button', { name: 'Deploy…' }).click();
+    const m1 = ((await svc.request('GET', '/api/v1/machines', { cookie: admin.cookie })).body.items as { id: string; machineId: string }[]).find((m) => m.machineId === 'M1');
+    await page.getByLabel('Assign to').selectOption(`machine:${m1?.id}`);
+    await page.getByLabel('Directory (optional)').fill(DIR);
+    await page.getByRole('button', { name: 'Add the assignment' }).click();
+    await expect.poll(() => page.getByRole('checkbox').count()).toBe(1);
+    await page.getByRole('button', { name: 'Start deployment' }).click();
+    await expect.poll(() => page.locator('tr[data-deployment-status="Succeeded"]').count(), { timeout: 20_000 }).toBe(1);
+    const file = await gw.request('GET', `/api/file/program/download?machineID=M1&dir=${encodeURIComponent(DIR)}&name=BRKT`);
+    expect((file.body.data as { content: string }).content).toContain('O5001 (BRKT)');
+  });
 });

@@ -86,6 +86,25 @@ function DeployPanel({ program, version, onClose }: { program: Program; version:
       setError(message(err));
     }
   };
+  const [groups, setGroups] = useState<{ id: string; name: string }[]>([]);
+  const [newTarget, setNewTarget] = useState('');
+  const [newDir, setNewDir] = useState('');
+  useEffect(() => {
+    void api.get<Page<{ id: string; name: string }>>('/machine-groups?limit=200').then((g) => setGroups(g.items), () => undefined);
+  }, []);
+  const addAssignment = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      const [kind, id] = newTarget.split(':');
+      const made = await api.post<Assignment>('/machine-assignments', { programId: program.id, ...(kind === 'group' ? { groupId: id } : { machineId: id }), ...(newDir ? { dir: newDir } : {}) });
+      setAssignments([...assignments, made]);
+      setChosen(new Set([...chosen, made.id]));
+      setNewTarget('');
+    } catch (err) {
+      setError(message(err));
+    }
+  };
   const target = (a: Assignment) => (a.machineId ? `machine ${machines.get(a.machineId)?.machineId ?? a.machineId}` : `group ${a.groupId}`);
   return (
     <section class="card" aria-labelledby="deploy-title">
@@ -105,6 +124,17 @@ function DeployPanel({ program, version, onClose }: { program: Program; version:
           </label>
         ))}
       </fieldset>
+      {batchId === null && (
+        <form class="inline-form" onSubmit={addAssignment} aria-label="New assignment">
+          <label>Assign to <select aria-label="Assign to" required value={newTarget} onChange={(e) => setNewTarget(e.currentTarget.value)}>
+            <option value="">Choose a machine or group…</option>
+            {[...machines.values()].map((m) => <option key={m.id} value={`machine:${m.id}`}>machine {m.machineId} — {m.name}</option>)}
+            {groups.map((g) => <option key={g.id} value={`group:${g.id}`}>group {g.name}</option>)}
+          </select></label>
+          <label>Directory (optional) <input value={newDir} placeholder="the machine's program directory" onInput={(e) => setNewDir(e.currentTarget.value)} /></label>
+          <button type="submit">Add the assignment</button>
+        </form>
+      )}
       {preview && (
         <section class="preview" aria-label="Preview of the transformed program">
           <h3>What {preview.target} receives: {preview.fileName}, {preview.size} bytes, SHA-256 {preview.sha256.slice(0, 12)}…</h3>
@@ -188,6 +218,40 @@ function Programs() {
     }
   };
   const libraryName = (id: string) => libraries.find((l) => l.id === id)?.name ?? id;
+  const [newLibrary, setNewLibrary] = useState({ name: '', approvals: '1' });
+  const [newProgram, setNewProgram] = useState({ name: '', libraryId: '', controller: 'fanuc' });
+  const reloadAll = async () => {
+    const [l, p] = await Promise.all([api.get<Page<Library>>('/libraries?limit=200'), api.get<Page<Program>>('/programs?limit=500')]);
+    setLibraries(l.items);
+    setPrograms(p.items);
+  };
+  const createLibrary = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      const policy = newLibrary.approvals === '0' ? { mode: 'autoRelease' } : { mode: 'approvals', required: Number(newLibrary.approvals) };
+      const lib = await api.post<Library>('/libraries', { name: newLibrary.name, approvalPolicy: policy });
+      setNotice(`Library ${lib.name} made.`);
+      setNewLibrary({ name: '', approvals: '1' });
+      setNewProgram({ ...newProgram, libraryId: lib.id });
+      await reloadAll();
+    } catch (err) {
+      setError(message(err));
+    }
+  };
+  const createProgram = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      const prg = await api.post<Program>('/programs', { libraryId: newProgram.libraryId || libraries[0]?.id, name: newProgram.name, controller: newProgram.controller });
+      setNotice(`Program ${prg.name} made: drop its first version on the right.`);
+      setNewProgram({ ...newProgram, name: '' });
+      await reloadAll();
+      setSelected(prg);
+    } catch (err) {
+      setError(message(err));
+    }
+  };
   return (
     <main id="main" class="split">
       <section aria-labelledby="programs-title" class="card">
@@ -201,6 +265,32 @@ function Programs() {
             </li>
           ))}
         </ul>
+        <details class="make">
+          <summary>New program</summary>
+          <form onSubmit={createProgram}>
+            <label for="new-program-name">Name</label>
+            <input id="new-program-name" required value={newProgram.name} onInput={(e) => setNewProgram({ ...newProgram, name: e.currentTarget.value })} />
+            <label for="new-program-library">Library</label>
+            <select id="new-program-library" value={newProgram.libraryId || libraries[0]?.id} onChange={(e) => setNewProgram({ ...newProgram, libraryId: e.currentTarget.value })}>{libraries.map((l) => <option key={l.id} value={l.id}>{l.name}</option>)}</select>
+            <label for="new-program-controller">Controller</label>
+            <select id="new-program-controller" value={newProgram.controller} onChange={(e) => setNewProgram({ ...newProgram, controller: e.currentTarget.value })}>
+              {['fanuc', 'siemens', 'heidenhain', 'haas', 'mazak', 'okuma', 'mitsubishi', 'other'].map((c) => <option key={c}>{c}</option>)}
+            </select>
+            <button type="submit" disabled={libraries.length === 0}>Make the program</button>
+          </form>
+        </details>
+        <details class="make">
+          <summary>New library</summary>
+          <form onSubmit={createLibrary}>
+            <label for="new-library-name">Name</label>
+            <input id="new-library-name" required value={newLibrary.name} onInput={(e) => setNewLibrary({ ...newLibrary, name: e.currentTarget.value })} />
+            <label for="new-library-approvals">Approvals before a version is published</label>
+            <select id="new-library-approvals" value={newLibrary.approvals} onChange={(e) => setNewLibrary({ ...newLibrary, approvals: e.currentTarget.value })}>
+              <option value="0">none: published when submitted</option><option value="1">1</option><option value="2">2</option><option value="3">3</option>
+            </select>
+            <button type="submit">Make the library</button>
+          </form>
+        </details>
       </section>
       <section aria-labelledby="versions-title" class="card grow">
         <h2 id="versions-title">{selected ? `${selected.name}: versions` : 'Choose a program'}</h2>
