@@ -292,4 +292,32 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     const file = await gw.request('GET', `/api/file/program/download?machineID=M1&dir=${encodeURIComponent(DIR)}&name=BRKT`);
     expect((file.body.data as { content: string }).content).toContain('O5001 (BRKT)');
   });
+
+  it('PV-01 an administrator gives a user a role and one library in Admin; a session that ends brings the login back over the page, and what was typed stays', async () => {
+    await page.goto(`${svc.url}/#/admin`);
+    await page.locator('tr[data-user="paula"]').getByRole('button', { name: 'Edit' }).click();
+    const editor = page.getByRole('form', { name: 'Edit paula' });
+    await editor.getByLabel('Role').selectOption('approver');
+    await editor.getByRole('group', { name: 'Libraries' }).getByLabel('all').uncheck();
+    await editor.getByRole('group', { name: 'Libraries' }).getByLabel('Shafts').check();
+    await editor.getByRole('button', { name: 'Save paula' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/paula: saved/);
+    expect(await page.locator('tr[data-user="paula"]').textContent()).toMatch(/approver.*Shafts/);
+    await noSeriousViolations(page, 'admin with the user editor');
+
+    // The browser's session ends (the user changed their password elsewhere) while something is typed.
+    await page.getByLabel('Name', { exact: true }).fill('half-typed token name');
+    const elsewhere = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
+    expect((await svc.request('POST', '/api/v1/auth/change-password', { cookie: elsewhere.cookie, headers: elsewhere.headers, body: { currentPassword: TEST_PROGRAMS_ADMIN_PASSWORD, newPassword: 'admin-password-456' } })).status).toBe(204);
+    await page.getByRole('button', { name: 'Make a token' }).click();
+    await expect.poll(() => page.getByRole('dialog').isVisible()).toBe(true);
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('User name').fill('admin');
+    await dialog.getByLabel('Password', { exact: true }).fill('admin-password-456');
+    await dialog.getByRole('button', { name: 'Log in' }).click();
+    await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
+    // The call that met the 401 went on after the login: the token was made, with what had been typed.
+    await expect.poll(() => page.locator('[data-secret]').count()).toBe(1);
+    expect(await page.getByRole('table', { name: 'Service tokens' }).textContent()).toContain('half-typed token name');
+  });
 });

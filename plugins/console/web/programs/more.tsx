@@ -126,7 +126,49 @@ interface Delivery { id: string; webhookId: string; event: string; status: strin
 
 const ROLES = ['admin', 'programmer', 'approver', 'operator', 'auditor', 'integration'];
 const EVENTS = ['deployment.completed', 'deployment.failed', 'version.published', 'trial.started', 'trial.promoted', 'trial.pulled-back', 'drift.opened'];
-const scopeText = (s: string | string[]) => (Array.isArray(s) ? s.join(', ') || 'none' : s === '*' ? 'all' : s);
+interface Named { id: string; name: string }
+type Scope = '*' | string[];
+const scopeNames = (s: string | string[], named: Named[]) => (Array.isArray(s) ? s.map((id) => named.find((n) => n.id === id)?.name ?? id).join(', ') || 'none' : s === '*' ? 'all' : s);
+
+/** A scope picker: all, or the chosen ones of `options`. */
+function ScopePicker({ label, value, options, onChange }: { label: string; value: Scope; options: Named[]; onChange: (v: Scope) => void }) {
+  const all = value === '*';
+  return (
+    <fieldset class="plain scope">
+      <legend>{label}</legend>
+      <label class="check"><input type="checkbox" checked={all} onChange={(e) => onChange(e.currentTarget.checked ? '*' : [])} /> all</label>
+      {!all && options.map((o) => (
+        <label key={o.id} class="check"><input type="checkbox" checked={(value as string[]).includes(o.id)} onChange={(e) => onChange(e.currentTarget.checked ? [...(value as string[]), o.id] : (value as string[]).filter((x) => x !== o.id))} /> {o.name}</label>
+      ))}
+    </fieldset>
+  );
+}
+
+function UserEditor({ user, libraries, groups, onSaved, onError }: { user: User; libraries: Named[]; groups: Named[]; onSaved: (text: string) => void; onError: (text: string) => void }) {
+  const [role, setRole] = useState(user.role);
+  const [libs, setLibs] = useState<Scope>(user.scopes.libraries as Scope);
+  const [grps, setGrps] = useState<Scope>(user.scopes.machineGroups as Scope);
+  const [disabled, setDisabled] = useState(user.disabled);
+  const save = async (e: Event) => {
+    e.preventDefault();
+    try {
+      await api.patch(`/admin/users/${user.id}`, { role, scopes: { libraries: libs, machineGroups: grps }, disabled });
+      onSaved(`${user.username}: saved.`);
+    } catch (err) {
+      onError(message(err));
+    }
+  };
+  return (
+    <form class="card user-editor" aria-label={`Edit ${user.username}`} onSubmit={save}>
+      <h3>{user.username}</h3>
+      <label>Role <select value={role} onChange={(e) => setRole(e.currentTarget.value)}>{ROLES.map((r) => <option key={r}>{r}</option>)}</select></label>
+      <ScopePicker label="Libraries" value={libs} options={libraries} onChange={setLibs} />
+      <ScopePicker label="Machine groups" value={grps} options={groups} onChange={setGrps} />
+      <label class="check"><input type="checkbox" checked={disabled} onChange={(e) => setDisabled(e.currentTarget.checked)} /> disabled (cannot log in; its sessions end)</label>
+      <button type="submit">Save {user.username}</button>
+    </form>
+  );
+}
 
 export function Admin() {
   const [users, usersError, reloadUsers] = useLoad(() => api.get<Page<User>>('/admin/users?limit=200'));
@@ -135,7 +177,11 @@ export function Admin() {
   const [deliveries, , reloadDeliveries] = useLoad(() => api.get<Page<Delivery>>('/admin/webhooks/deliveries?limit=50'));
   const [secret, setSecret] = useState<{ what: string; value: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [newUser, setNewUser] = useState({ username: '', password: '', role: 'operator' });
+  const [newUser, setNewUser] = useState<{ username: string; password: string; role: string; libraries: Scope; machineGroups: Scope }>({ username: '', password: '', role: 'operator', libraries: '*', machineGroups: '*' });
+  const [libraries] = useLoad(() => api.get<Page<Named>>('/libraries?limit=200'));
+  const [groups] = useLoad(() => api.get<Page<Named>>('/machine-groups?limit=200'));
+  const [editing, setEditing] = useState<User | null>(null);
+  const [saved, setSaved] = useState<string | null>(null);
   const [newToken, setNewToken] = useState({ name: '', role: 'integration' });
   const [newHook, setNewHook] = useState({ url: '', events: ['deployment.completed', 'deployment.failed'] });
   const run = async (call: () => Promise<void>) => {
@@ -159,12 +205,20 @@ export function Admin() {
       )}
       <section class="card" aria-labelledby="users-title">
         <h2 id="users-title">Users</h2>
-        <table class="list" aria-label="Users"><thead><tr><th scope="col">User</th><th scope="col">Role</th><th scope="col">Libraries</th><th scope="col">Machine groups</th><th scope="col">State</th></tr></thead>
-          <tbody>{(users?.items ?? []).map((u) => <tr key={u.id}><td>{u.username}</td><td>{u.role}</td><td>{scopeText(u.scopes.libraries)}</td><td>{scopeText(u.scopes.machineGroups)}</td><td>{u.disabled ? 'disabled' : 'active'}</td></tr>)}</tbody></table>
-        <form class="inline-form" onSubmit={(e) => { e.preventDefault(); void run(async () => { await api.post('/admin/users', newUser); setNewUser({ username: '', password: '', role: 'operator' }); await reloadUsers(); }); }}>
+        <table class="list" aria-label="Users"><thead><tr><th scope="col">User</th><th scope="col">Role</th><th scope="col">Libraries</th><th scope="col">Machine groups</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <tbody>{(users?.items ?? []).map((u) => (
+            <tr key={u.id} data-user={u.username}><td>{u.username}</td><td>{u.role}</td><td>{scopeNames(u.scopes.libraries, libraries?.items ?? [])}</td><td>{scopeNames(u.scopes.machineGroups, groups?.items ?? [])}</td><td>{u.disabled ? 'disabled' : 'active'}</td>
+              <td><button type="button" onClick={() => { setEditing(u); setSaved(null); }}>Edit</button></td></tr>
+          ))}</tbody></table>
+        {saved && <p class="notice" role="status">{saved}</p>}
+        {editing && <UserEditor key={editing.id} user={editing} libraries={libraries?.items ?? []} groups={groups?.items ?? []} onError={setError}
+          onSaved={(text) => { setSaved(text); setEditing(null); void reloadUsers(); }} />}
+        <form class="inline-form" onSubmit={(e) => { e.preventDefault(); void run(async () => { await api.post('/admin/users', { username: newUser.username, password: newUser.password, role: newUser.role, scopes: { libraries: newUser.libraries, machineGroups: newUser.machineGroups } }); setNewUser({ username: '', password: '', role: 'operator', libraries: '*', machineGroups: '*' }); await reloadUsers(); }); }}>
           <label>User name <input value={newUser.username} required onInput={(e) => setNewUser({ ...newUser, username: e.currentTarget.value })} /></label>
           <label>Password <input type="password" autoComplete="new-password" value={newUser.password} required onInput={(e) => setNewUser({ ...newUser, password: e.currentTarget.value })} /></label>
           <label>Role <select value={newUser.role} onChange={(e) => setNewUser({ ...newUser, role: e.currentTarget.value })}>{ROLES.map((r) => <option key={r}>{r}</option>)}</select></label>
+          <ScopePicker label="Libraries" value={newUser.libraries} options={libraries?.items ?? []} onChange={(v) => setNewUser({ ...newUser, libraries: v })} />
+          <ScopePicker label="Machine groups" value={newUser.machineGroups} options={groups?.items ?? []} onChange={(v) => setNewUser({ ...newUser, machineGroups: v })} />
           <button type="submit">Add user</button>
         </form>
       </section>
