@@ -7,7 +7,7 @@
  * running: it reads the tokens at every check. docs/cloud-relay.md.
  */
 import { join, resolve } from 'node:path';
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfigForCli } from './config.js';
 import { AdminKeys, GatewayTokens, CLOUD_MIGRATIONS } from './cloud/tokens.js';
 import { CLOUD_DATABASE_FILE } from './roles/cloud.js';
 import { Database } from './store/database.js';
@@ -37,16 +37,8 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return verb === '--help' || verb === '-h' ? 0 : 2;
   }
-  let loaded;
-  try {
-    loaded = loadConfig(argv);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      return 2;
-    }
-    throw err;
-  }
+  const loaded = loadConfigForCli(argv);
+  if (loaded === 2) return 2;
   const dataDir = resolve(loaded.config.gateway.dataDir);
   prepareDataDirectory(dataDir);
   const db = await Database.open(join(dataDir, CLOUD_DATABASE_FILE));

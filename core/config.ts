@@ -211,3 +211,19 @@ export function readConfigFile(path: string, field: string): Buffer {
     throw new Error(`${field}: cannot read '${path.slice(0, 256)}' (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
   }
 }
+
+/**
+ * For command-line tools: the config as `npm start` reads it, or the exit
+ * code 2 after printing the config mistake (with its path) to stderr.
+ */
+export function loadConfigForCli(argv: readonly string[]): LoadedConfig | 2 {
+  try {
+    return loadConfig(argv);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}

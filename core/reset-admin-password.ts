@@ -5,7 +5,7 @@
  * password. The config file and GATEWAY_DATA_DIR are read as `npm start`
  * reads them. The gateway must be stopped. See docs/operations.md.
  */
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfigForCli } from './config.js';
 import { PasswordResetRefused, resetAdminPassword } from '../plugins/auth/password-reset.js';
 import { ADMIN_USERNAME } from '../plugins/auth/user-store.js';
 
@@ -32,16 +32,8 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  let loaded;
-  try {
-    loaded = loadConfig(argv);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      return 2;
-    }
-    throw err;
-  }
+  const loaded = loadConfigForCli(argv);
+  if (loaded === 2) return 2;
   try {
     const { username } = parseArgs(argv);
     const result = await resetAdminPassword({ config: loaded.config, username, env: process.env });

@@ -16,35 +16,19 @@ import type { Migration } from '../store/migrations.js';
 export const GATEWAY_TOKEN_PREFIX = 'cgw';
 export const ADMIN_KEY_PREFIX = 'cadm';
 
+/** A table of tokens: id, name, the secret's hash, when made, revoked and by what replaced. */
+const tokenTable = (name: string) => `CREATE TABLE ${name} (
+         id TEXT PRIMARY KEY,
+         name TEXT NOT NULL,
+         secret_hash TEXT NOT NULL,
+         created_at BIGINT NOT NULL,
+         revoked_at BIGINT,
+         replaced_by TEXT
+       )`;
+
 export const CLOUD_MIGRATIONS: readonly Migration[] = [
-  {
-    id: 1,
-    name: 'gateway tokens',
-    up: [
-      `CREATE TABLE cloud_gateway_tokens (
-         id TEXT PRIMARY KEY,
-         name TEXT NOT NULL,
-         secret_hash TEXT NOT NULL,
-         created_at BIGINT NOT NULL,
-         revoked_at BIGINT,
-         replaced_by TEXT
-       )`,
-    ],
-  },
-  {
-    id: 2,
-    name: 'admin keys',
-    up: [
-      `CREATE TABLE cloud_admin_keys (
-         id TEXT PRIMARY KEY,
-         name TEXT NOT NULL,
-         secret_hash TEXT NOT NULL,
-         created_at BIGINT NOT NULL,
-         revoked_at BIGINT,
-         replaced_by TEXT
-       )`,
-    ],
-  },
+  { id: 1, name: 'gateway tokens', up: [tokenTable('cloud_gateway_tokens')] },
+  { id: 2, name: 'admin keys', up: [tokenTable('cloud_admin_keys')] },
 ];
 
 /** A token's record (never its secret). */

@@ -4,8 +4,7 @@
  * that does not is refused and says why in gateway-info, and a caFile that
  * cannot be read stops the gateway at start naming the field.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -16,29 +15,26 @@ import { CloudRole } from '../../core/roles/cloud.js';
 import { TOOLS } from '../../plugins/mcp/tools.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';
+import { selfSignedCertificate } from '../fixtures/self-signed.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('cloud relay over TLS', { timeout: 60_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'cloud-tls-'));
-  const certFile = join(dir, 'cert.pem');
+  let dir: string;
+  let certFile: string;
   let cloud: CloudRole;
   let url: string;
   const gateways: TestGateway[] = [];
   const sessions: McpSession[] = [];
 
   beforeAll(async () => {
-    const keyFile = join(dir, 'key.pem');
-    // A throw-away self-signed certificate for 127.0.0.1; the openssl CLI ships with every Debian image.
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-keyout', keyFile, '-out', certFile, '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-    ], { stdio: 'ignore' });
+    const tls = selfSignedCertificate();
+    ({ dir, certFile } = tls);
     const registry = new McpToolRegistry();
     for (const tool of TOOLS) registry.register(tool);
     cloud = await CloudRole.create({
       dataDir: mkdtempSync(join(tmpdir(), 'cloud-tls-data-')), logger: pino({ level: 'silent' }), version: 'test', catalogue: toolCatalogue(registry),
-      embeddedBroker: { host: '127.0.0.1', port: 0, tls: { cert: readFileSync(certFile), key: readFileSync(keyFile) } },
+      embeddedBroker: { host: '127.0.0.1', port: 0, tls: { cert: tls.cert, key: tls.key } },
     });
     url = await cloud.listen('127.0.0.1', 0);
   });

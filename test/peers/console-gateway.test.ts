@@ -7,22 +7,15 @@
  * critical accessibility violation. Screenshots of each screen go to
  * docs/console/ (docs/console.md shows them).
  */
-import AxeBuilder from '@axe-core/playwright';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simMachine, startTestGateway, TEST_ADMIN_PASSWORD, type TestGateway } from '../fixtures/gateway.js';
 import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../fixtures/scripted-machine.js';
-import { launchChromium } from './browser.js';
+import { launchChromium, noSeriousViolations } from './browser.js';
 
 const SHOTS = resolve(import.meta.dirname, '../../docs/console');
-
-async function noSeriousViolations(page: Page, what: string): Promise<void> {
-  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-  const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.length} nodes, e.g. ${v.nodes[0]?.target.join(' ')})`), what).toEqual([]);
-}
 
 describe('gateway fleet console in Chromium', { timeout: 120_000 }, () => {
   let gw: TestGateway;

@@ -7,7 +7,6 @@
  * are watched to Succeeded; axe-core finds no serious or critical violation.
  * Screenshots go to docs/console/.
  */
-import AxeBuilder from '@axe-core/playwright';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,17 +19,11 @@ import { createAccountsPlugin } from '../../plugins/accounts/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { startTestProgramService, TEST_PASSWORD_COST, type TestProgramService } from '../fixtures/programs.js';
 import { login, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../fixtures/programs-accounts.js';
-import { launchChromium } from './browser.js';
+import { launchChromium, noSeriousViolations } from './browser.js';
 
 const SHOTS = resolve(import.meta.dirname, '../../docs/console');
 const DIR = '//CNC_MEM/USER/PATH1/';
 const PROGRAM = '%\nO4001 (SHAFT)\nG21 G90 G54\nT1 M06\nS1200 M03\nG00 X0. Y0.\nG01 Z-2. F150\nM30\n%\n';
-
-async function noSeriousViolations(page: Page, what: string): Promise<void> {
-  const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-  const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.length} nodes, e.g. ${v.nodes[0]?.target.join(' ')})`), what).toEqual([]);
-}
 
 describe('program console in Chromium', { timeout: 120_000 }, () => {
   let gw: TestGateway;

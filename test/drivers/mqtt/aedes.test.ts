@@ -3,7 +3,6 @@
  * only the in-process broker is used for here: TLS with a throw-away
  * certificate made by the openssl CLI, and aedes refusing MQTT 5.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +14,7 @@ import { mqttDriver, type MqttOptionsInput } from '../../../drivers/mqtt/index.j
 import { startMqttPublisher, type RunningPublisher } from '../../../drivers/mqtt/publisher.js';
 import { startMqttSimulator } from '../../../drivers/mqtt/simulator.js';
 import { aedesBrokers } from './broker-controller.js';
+import { selfSignedCertificate } from '../../fixtures/self-signed.js';
 import { mqttScenarios } from './scenarios.js';
 
 mqttScenarios(aedesBrokers);
@@ -48,13 +48,8 @@ describe('mqtt driver over TLS (aedes behind tls.createServer)', () => {
   const certPath = join(dir, 'cert.pem');
 
   beforeAll(async () => {
-    const keyPath = join(dir, 'key.pem');
-    // A throw-away self-signed certificate for 127.0.0.1; the openssl CLI ships with every Debian image.
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-keyout', keyPath, '-out', certPath, '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-    ], { stdio: 'ignore' });
-    broker = new InProcessBroker({ tls: { key: readFileSync(keyPath), cert: readFileSync(certPath) } });
+    const tls = selfSignedCertificate(dir);
+    broker = new InProcessBroker({ tls: { key: tls.key, cert: tls.cert } });
     await broker.start();
     publisher = await startMqttPublisher({ url: broker.url, machines: [machine], intervalMs: 100, ca: readFileSync(certPath) });
   });

@@ -6,6 +6,8 @@
  * the `detail` and the field errors are what the page shows. A 401 brings
  * the login back; the call waits for it and is sent again.
  */
+import { createLoginGate } from '../shared/login-gate.js';
+
 export interface Problem {
   status: number;
   title: string;
@@ -34,23 +36,9 @@ let operator: string | null = null;
 export function setOperator(name: string | null): void {
   operator = name && name.trim() ? name.trim() : null;
 }
-let waiting: { promise: Promise<void>; resolve: () => void } | null = null;
-const listeners = new Set<(needed: boolean) => void>();
+const gate = createLoginGate();
 
-export function onLoginNeeded(listener: (needed: boolean) => void): () => void {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
-}
-
-function needLogin(): Promise<void> {
-  if (!waiting) {
-    let resolve!: () => void;
-    const promise = new Promise<void>((r) => (resolve = r));
-    waiting = { promise, resolve };
-    for (const l of listeners) l(true);
-  }
-  return waiting.promise;
-}
+export const onLoginNeeded = gate.listen;
 
 async function send<T>(method: string, path: string, body: unknown, retried: boolean, headers: Record<string, string> = {}): Promise<T> {
   const response = await fetch(`/api/v1${path}`, {
@@ -60,7 +48,7 @@ async function send<T>(method: string, path: string, body: unknown, retried: boo
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
   if (response.status === 401 && !path.startsWith('/auth/login') && !retried) {
-    await needLogin();
+    await gate.wait();
     return send<T>(method, path, body, true, headers);
   }
   const text = await response.text();
@@ -79,11 +67,7 @@ export async function login(username: string, password: string): Promise<Me> {
   const answer = await send<{ user: { username: string; role: string }; csrfToken: string }>('POST', '/auth/login', { username, password }, true);
   csrf = answer.csrfToken;
   const me = (await whoAmI()) ?? { name: answer.user.username, role: answer.user.role, permissions: [] };
-  if (waiting) {
-    waiting.resolve();
-    waiting = null;
-  }
-  for (const l of listeners) l(false);
+  gate.open();
   return me;
 }
 
@@ -101,5 +85,5 @@ export async function whoAmI(): Promise<Me | null> {
 export async function logout(): Promise<void> {
   await send('POST', '/auth/logout', {}, true).catch(() => undefined);
   csrf = null;
-  for (const l of listeners) l(true);
+  gate.announce(true);
 }

@@ -4,6 +4,8 @@
  * the page to log in again (onAuthRequired) and the call waits for it, so
  * nothing typed or shown is lost; then it is sent again.
  */
+import { createLoginGate } from './login-gate.js';
+
 const TOKEN_KEY = 'gateway-console-token';
 
 export class ApiError extends Error {
@@ -13,14 +15,10 @@ export class ApiError extends Error {
 }
 
 let token: string | null = sessionStorage.getItem(TOKEN_KEY);
-let waiting: { promise: Promise<void>; resolve: () => void } | null = null;
-const listeners = new Set<(needed: boolean) => void>();
+const gate = createLoginGate();
 
 /** Called with true when a login is needed, and false once there is a token again. */
-export function onAuthRequired(listener: (needed: boolean) => void): () => void {
-  listeners.add(listener);
-  return () => listeners.delete(listener);
-}
+export const onAuthRequired = gate.listen;
 
 export function hasToken(): boolean {
   return token !== null;
@@ -33,7 +31,7 @@ export function currentToken(): string | null {
 /** After a 401 met elsewhere (a worker's call): the login is shown, and this resolves with the new token. */
 export async function reauthenticate(): Promise<string | null> {
   setToken(null);
-  await needLogin();
+  await gate.wait();
   return token;
 }
 
@@ -41,21 +39,8 @@ export function setToken(next: string | null): void {
   token = next;
   if (next === null) sessionStorage.removeItem(TOKEN_KEY);
   else sessionStorage.setItem(TOKEN_KEY, next);
-  if (next !== null && waiting) {
-    waiting.resolve();
-    waiting = null;
-  }
-  for (const l of listeners) l(next === null);
-}
-
-function needLogin(): Promise<void> {
-  if (!waiting) {
-    let resolve!: () => void;
-    const promise = new Promise<void>((r) => (resolve = r));
-    waiting = { promise, resolve };
-    for (const l of listeners) l(true);
-  }
-  return waiting.promise;
+  if (next !== null) gate.open();
+  else gate.announce(true);
 }
 
 type Query = Record<string, string | number | boolean | undefined>;
@@ -75,7 +60,7 @@ async function send<T>(method: 'GET' | 'POST', path: string, query: Query | unde
   }
   if (response.status === 401 && path !== '/api/auth/login' && !retried) {
     setToken(null);
-    await needLogin();
+    await gate.wait();
     return send<T>(method, path, query, body, true);
   }
   if (json.errorCode !== 0) throw new ApiError(response.status, json.errorCode ?? -1, json.errorMsg ?? `HTTP ${response.status}`);
