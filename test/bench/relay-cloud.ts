@@ -9,10 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { McpToolRegistry } from '../../core/mcp-tools.js';
-import { toolCatalogue } from '../../core/mcp-dispatch.js';
-import { CloudRole } from '../../core/roles/cloud.js';
-import { TOOLS } from '../../plugins/mcp/tools.js';
+import { startTestCloud } from '../fixtures/cloud.js';
 
 export interface CloudReady {
   kind: 'ready';
@@ -31,12 +28,7 @@ export interface CloudUsage {
 }
 
 const tokenCount = Number(process.argv[2] ?? 1);
-const registry = new McpToolRegistry();
-for (const tool of TOOLS) registry.register(tool);
-const cloud = await CloudRole.create({
-  dataDir: mkdtempSync(join(tmpdir(), 'relay-bench-cloud-')), logger: pino({ level: 'warn' }), version: 'bench', catalogue: toolCatalogue(registry),
-  embeddedBroker: { host: '127.0.0.1', port: 0 },
-});
+const cloud = await startTestCloud({ dataDir: mkdtempSync(join(tmpdir(), 'relay-bench-cloud-')), logger: pino({ level: 'warn' }), version: 'bench' });
 const mcpUrl = `${await cloud.listen('127.0.0.1', 0)}/mcp`;
 const tokens: string[] = [];
 for (let i = 0; i < tokenCount; i++) tokens.push((await cloud.tokens.create(`bench-${i}`)).token);

@@ -6,18 +6,13 @@
  * gateway's cloud link set through its own API without a restart.
  */
 import { statSync } from 'node:fs';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { McpToolRegistry } from '../../core/mcp-tools.js';
-import { toolCatalogue } from '../../core/mcp-dispatch.js';
 import { CloudRole, UNAUTHORIZED_TEXT } from '../../core/roles/cloud.js';
-import { TOOLS } from '../../plugins/mcp/tools.js';
 import { CLOUD_LINK_FILE } from '../../plugins/cloud-link/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';
+import { startTestCloud } from '../fixtures/cloud.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The secret part of cgw_<id>_<secret> (the secret may itself hold '_'). */
@@ -52,12 +47,7 @@ describe('cloud admin interface and revocation', { timeout: 60_000 }, () => {
   };
 
   beforeAll(async () => {
-    const registry = new McpToolRegistry();
-    for (const tool of TOOLS) registry.register(tool);
-    cloud = await CloudRole.create({
-      dataDir: mkdtempSync(join(tmpdir(), 'cloud-admin-')), logger: pino({ level: 'silent' }), version: 'test', catalogue: toolCatalogue(registry),
-      embeddedBroker: { host: '127.0.0.1', port: 0 }, revocationSweepMs: 200,
-    });
+    cloud = await startTestCloud({ revocationSweepMs: 200 });
     url = await cloud.listen('127.0.0.1', 0);
     adminKey = (await cloud.adminKeys.create('ops')).token;
   });

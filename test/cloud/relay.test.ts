@@ -9,14 +9,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { McpToolRegistry } from '../../core/mcp-tools.js';
-import { toolCatalogue } from '../../core/mcp-dispatch.js';
 import { CloudRole, UNAUTHORIZED_TEXT } from '../../core/roles/cloud.js';
-import { TOOLS } from '../../plugins/mcp/tools.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';
+import { startTestCloud } from '../fixtures/cloud.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -51,12 +48,7 @@ describe('cloud relay on the embedded broker', { timeout: 60_000 }, () => {
   };
 
   beforeAll(async () => {
-    const registry = new McpToolRegistry();
-    for (const tool of TOOLS) registry.register(tool);
-    cloud = await CloudRole.create({
-      dataDir: mkdtempSync(join(tmpdir(), 'cloud-')), logger: pino({ level: 'silent' }), version: 'test', catalogue: toolCatalogue(registry),
-      embeddedBroker: { host: '127.0.0.1', port: 0 }, callDeadlineMs: 20_000,
-    });
+    cloud = await startTestCloud({ callDeadlineMs: 20_000 });
     cloudUrl = await cloud.listen('127.0.0.1', 0);
     for (const name of ['plant-a', 'plant-b', 'plant-c', 'plant-d']) tokens[name] = (await cloud.tokens.create(name)).token;
     await startGateway('plant-a', [simMachine('A1'), simMachine('A2')]);

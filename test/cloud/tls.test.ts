@@ -4,18 +4,13 @@
  * that does not is refused and says why in gateway-info, and a caFile that
  * cannot be read stops the gateway at start naming the field.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { McpToolRegistry } from '../../core/mcp-tools.js';
-import { toolCatalogue } from '../../core/mcp-dispatch.js';
 import { CloudRole } from '../../core/roles/cloud.js';
-import { TOOLS } from '../../plugins/mcp/tools.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';
 import { selfSignedCertificate } from '../fixtures/self-signed.js';
+import { startTestCloud } from '../fixtures/cloud.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -30,12 +25,7 @@ describe('cloud relay over TLS', { timeout: 60_000 }, () => {
   beforeAll(async () => {
     const tls = selfSignedCertificate();
     ({ dir, certFile } = tls);
-    const registry = new McpToolRegistry();
-    for (const tool of TOOLS) registry.register(tool);
-    cloud = await CloudRole.create({
-      dataDir: mkdtempSync(join(tmpdir(), 'cloud-tls-data-')), logger: pino({ level: 'silent' }), version: 'test', catalogue: toolCatalogue(registry),
-      embeddedBroker: { host: '127.0.0.1', port: 0, tls: { cert: tls.cert, key: tls.key } },
-    });
+    cloud = await startTestCloud({ embeddedBroker: { host: '127.0.0.1', port: 0, tls: { cert: tls.cert, key: tls.key } } });
     url = await cloud.listen('127.0.0.1', 0);
   });
   afterAll(async () => {

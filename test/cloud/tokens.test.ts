@@ -8,16 +8,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { CLOUD_MIGRATIONS, GatewayTokens, VERIFIED_TTL_MS } from '../../core/cloud/tokens.js';
-import { McpToolRegistry } from '../../core/mcp-tools.js';
-import { toolCatalogue } from '../../core/mcp-dispatch.js';
-import { CloudRole } from '../../core/roles/cloud.js';
 import { Database } from '../../core/store/database.js';
 import { applyMigrations, BASE_SCHEMA_OWNER } from '../../core/store/migrations.js';
-import { TOOLS } from '../../plugins/mcp/tools.js';
 import { simMachine, startTestGateway } from '../fixtures/gateway.js';
+import { startTestCloud } from '../fixtures/cloud.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const cli = (config: string, ...args: string[]) => {
@@ -81,9 +77,7 @@ describe('gateway tokens', () => {
   });
 
   it('GW-87 a call that passes its deadline ends as a timeout at the deadline, and its late answer is dropped', async () => {
-    const registry = new McpToolRegistry();
-    for (const tool of TOOLS) registry.register(tool);
-    const cloud = await CloudRole.create({ dataDir: mkdtempSync(join(tmpdir(), 'cloud-')), logger: pino({ level: 'silent' }), version: 'test', catalogue: toolCatalogue(registry), embeddedBroker: { port: 0 } });
+    const cloud = await startTestCloud();
     const { token, record } = await cloud.tokens.create('slow');
     const gw = await startTestGateway({ machines: [simMachine('S1')], cloudLink: { brokerUrl: cloud.brokerUrl, accessToken: token } });
     try {

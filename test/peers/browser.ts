@@ -29,3 +29,10 @@ export async function noSeriousViolations(page: Page, what: string): Promise<voi
   const serious = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   expect(serious.map((v) => `${v.id}: ${v.help} (${v.nodes.length} nodes, e.g. ${v.nodes[0]?.target.join(' ')})`), what).toEqual([]);
 }
+
+/** A page in a fresh context (its own cookies and storage), waiting at most 10 s for an element. */
+export async function openPage(browser: Browser, viewport: { width: number; height: number }): Promise<Page> {
+  const page = await (await browser.newContext({ viewport })).newPage();
+  page.setDefaultTimeout(10_000);
+  return page;
+}

@@ -10,17 +10,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import mqtt from 'mqtt';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { McpToolRegistry } from '../../core/mcp-tools.js';
-import { toolCatalogue } from '../../core/mcp-dispatch.js';
 import { DEFAULT_TOPIC_PREFIX } from '../../core/cloud/protocol.js';
 import { CloudRole } from '../../core/roles/cloud.js';
-import { TOOLS } from '../../plugins/mcp/tools.js';
 import type { BrokerController } from '../drivers/mqtt/broker-controller.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';
 import { mosquittoBrokers } from './mosquitto.js';
+import { startTestCloud } from '../fixtures/cloud.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -53,11 +50,10 @@ describe('cloud relay on Mosquitto', { timeout: 90_000 }, () => {
 
   beforeAll(async () => {
     broker = await mosquittoBrokers.start();
-    const registry = new McpToolRegistry();
-    for (const tool of TOOLS) registry.register(tool);
+    // Two instances on one data directory (their token database) and one broker.
     const dataDir = mkdtempSync(join(tmpdir(), 'cloud-peer-'));
     for (let i = 0; i < 2; i++) {
-      const cloud = await CloudRole.create({ dataDir, logger: pino({ level: 'silent' }), version: 'test', catalogue: toolCatalogue(registry), broker: { url: broker.url, protocolVersion: 5 } });
+      const cloud = await startTestCloud({ dataDir, broker: { url: broker.url, protocolVersion: 5 } });
       clouds.push(cloud);
       urls.push(await cloud.listen('127.0.0.1', 0));
     }

@@ -13,7 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simMachine, startTestGateway, TEST_ADMIN_PASSWORD, type TestGateway } from '../fixtures/gateway.js';
 import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../fixtures/scripted-machine.js';
-import { launchChromium, noSeriousViolations } from './browser.js';
+import { launchChromium, noSeriousViolations, openPage } from './browser.js';
 
 const SHOTS = resolve(import.meta.dirname, '../../docs/console');
 
@@ -33,8 +33,7 @@ describe('gateway fleet console in Chromium', { timeout: 120_000 }, () => {
     }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });
     url = await gw.gateway.listen({ host: '127.0.0.1', port: 0 });
     browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    page.setDefaultTimeout(10_000);
+    page = await openPage(browser, { width: 1280, height: 800 });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

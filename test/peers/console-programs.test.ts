@@ -19,7 +19,7 @@ import { createAccountsPlugin } from '../../plugins/accounts/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { startTestProgramService, TEST_PASSWORD_COST, type TestProgramService } from '../fixtures/programs.js';
 import { login, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../fixtures/programs-accounts.js';
-import { launchChromium, noSeriousViolations } from './browser.js';
+import { launchChromium, noSeriousViolations, openPage } from './browser.js';
 
 const SHOTS = resolve(import.meta.dirname, '../../docs/console');
 const DIR = '//CNC_MEM/USER/PATH1/';
@@ -61,8 +61,7 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     for (const m of machines) await post('/api/v1/machine-assignments', { programId: program.id, machineId: m.id, dir: DIR });
     for (const [name, role] of [['paula', 'programmer'], ['arne', 'approver']] as const) users[name] = (await userSession(svc, admin, name, role, { libraries: '*', machineGroups: '*' })).password;
     browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage();
-    page.setDefaultTimeout(10_000);
+    page = await openPage(browser, { width: 1280, height: 860 });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
