@@ -12,10 +12,11 @@ import { defineOperation, type RestOperation, type RestPrincipal } from '../../c
 import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { GatewayLink } from '../../core/gateway-link/types.js';
 import type { WriteTx } from '../../core/store/database.js';
 import { idOf, iso, newId, principalOf, SYSTEM } from './common.js';
 import { DEPLOYMENT_MACHINE_VERSION, DEPLOYMENT_STATUSES } from './machine.js';
-import { DeploymentRunner } from './runner.js';
+import { DeploymentRunner, type FleetMachine } from './runner.js';
 import type { DeploymentOutcome, DeploymentsService, ExpectedFile, RecentDeployment } from './service.js';
 import { DEPLOYMENT_PURPOSES, DeploymentRepository, MIGRATIONS, type DeploymentPurpose, type DeploymentRow, type NewDeployment } from './store.js';
 import { TRIAL_MACHINE_VERSION } from './trial-machine.js';
@@ -239,8 +240,8 @@ export function createDeploymentsPlugin(options: DeploymentsOptions = {}) {
         const batchId = newId('bat');
         const answer = b.answer(batchId);
         const now = ctx.now();
-        await ctx.db.write(async (tx) => {
-          await repo.insertBatch(tx, {
+        const rows = await ctx.db.write(async (tx) => {
+          const inserted = await repo.insertBatch(tx, {
             id: batchId, versionId: b.versionId, purpose: b.purpose, isTrial: b.isTrial, trialHours: b.trialHours, key: b.key, requestHash: b.requestHash,
             answer: JSON.stringify(answer), createdBy: b.createdBy.name, createdAt: now, deadline: now + DEPLOYMENT_DEADLINE_MS,
           }, b.planned, DEPLOYMENT_MACHINE_VERSION);
@@ -251,8 +252,22 @@ export function createDeploymentsPlugin(options: DeploymentsOptions = {}) {
             ...(b.planned.length === 1 && b.planned[0] ? { machine: b.planned[0].machineId } : {}),
             details: { purpose: b.purpose, deployments: b.planned.length, machines: b.planned.slice(0, 100).map((d) => d.machineId), ...b.audit },
           });
+          return inserted;
         }, { transaction: true });
-        for (const d of b.planned) runner.start(d.id, now + DEPLOYMENT_DEADLINE_MS);
+        repo.track(rows);
+        // What the actors' steps need, read once for the batch; a deployment whose machine or gateway cannot be had now looks them up itself (and fails with the reason).
+        const machines = new Map((await fleet().machines([...new Set(b.planned.map((d) => d.machineId))], SYSTEM).catch(() => [])).map((m) => [m.id, m]));
+        const links = new Map<string, Promise<GatewayLink | undefined>>();
+        const linkOf = (m: FleetMachine) => {
+          let link = links.get(m.gatewayId);
+          if (!link) links.set(m.gatewayId, (link = fleet().linkFor(m).catch(() => undefined)));
+          return link;
+        };
+        for (const [i, d] of b.planned.entries()) {
+          const machine = machines.get(d.machineId);
+          const link = machine?.present ? await linkOf(machine) : undefined;
+          runner.start(d.id, now + DEPLOYMENT_DEADLINE_MS, machine && link ? { row: rows[i] as DeploymentRow, machine, link, content: d.content } : undefined);
+        }
         for (const t of b.trials ?? []) runners.trials?.start(t.id);
         return { batchId, answer };
       };

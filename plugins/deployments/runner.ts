@@ -16,7 +16,7 @@ import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, isStepFailure, statusOf, type StepFailure } from './machine.js';
 import type { DeploymentRepository, DeploymentRow } from './store.js';
 
-type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['fleet.machines']['machine']>>>;
+export type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['fleet.machines']['machine']>>>;
 
 /** Transfers at once per gateway; more wait their turn. */
 export const TRANSFERS_PER_GATEWAY = 4;
@@ -87,12 +87,12 @@ export class DeploymentRunner {
   private readonly contents = new Map<string, Promise<Buffer>>();
 
   private content(sha256: string): Promise<Buffer> {
-    let content = this.contents.get(sha256);
-    if (!content) {
-      content = this.repo.content(sha256);
-      this.contents.set(sha256, content);
-      if (this.contents.size > 8) this.contents.delete(this.contents.keys().next().value as string);
-    }
+    return this.contents.get(sha256) ?? this.remember(sha256, this.repo.content(sha256));
+  }
+
+  private remember(sha256: string, content: Promise<Buffer>): Promise<Buffer> {
+    this.contents.set(sha256, content);
+    if (this.contents.size > 8) this.contents.delete(this.contents.keys().next().value as string);
     return content;
   }
 
@@ -169,8 +169,16 @@ export class DeploymentRunner {
     });
   }
 
-  /** Starts a new deployment's actor. */
-  start(deploymentId: string, deadline: number): void {
+  /**
+   * Starts a new deployment's actor. `known` is what its steps need, when the
+   * caller has it at hand (a batch just stored): the steps then read nothing
+   * before the transfer.
+   */
+  start(deploymentId: string, deadline: number, known?: { row: DeploymentRow; machine: FleetMachine; link: GatewayLink; content: Buffer }): void {
+    if (known) {
+      this.targets.set(deploymentId, Promise.resolve({ row: known.row, machine: known.machine, link: known.link }));
+      if (!this.contents.has(known.row.sha256)) this.remember(known.row.sha256, Promise.resolve(known.content));
+    }
     const actor = createActor(this.machine(), { input: { deploymentId, deadline } });
     this.run(deploymentId, actor);
   }
@@ -179,12 +187,17 @@ export class DeploymentRunner {
   async resumeAll(): Promise<number> {
     const open = await this.repo.unfinished();
     for (const row of open) {
-      if (row.machineVersion !== DEPLOYMENT_MACHINE_VERSION || !row.snapshot) {
+      if (row.machineVersion !== DEPLOYMENT_MACHINE_VERSION) {
         await this.repo.finish(row.id, 'Failed', `interrupted by a restart with another version of the deployment lifecycle (${row.machineVersion} → ${DEPLOYMENT_MACHINE_VERSION}); deploy again`, this.ctx.now(), null);
         continue;
       }
-      const snapshot = JSON.parse(row.snapshot) as SnapshotFrom<typeof deploymentMachine>;
       this.resumed.add(row.id);
+      if (!row.snapshot) {
+        // Stored, but stopped before its first state change was: it starts from the beginning (its transfer reads the file back first).
+        this.start(row.id, row.deadline);
+        continue;
+      }
+      const snapshot = JSON.parse(row.snapshot) as SnapshotFrom<typeof deploymentMachine>;
       const actor = createActor(this.machine(), { snapshot: snapshot as never, input: { deploymentId: row.id, deadline: row.deadline } });
       this.run(row.id, actor);
     }

@@ -189,7 +189,7 @@ export class DeploymentRepository {
     batch: { id: string; versionId: string | null; purpose: DeploymentPurpose; isTrial: boolean; trialHours: number | null; key: string | null; requestHash: string; answer: string; createdBy: string; createdAt: number; deadline: number },
     deployments: readonly NewDeployment[],
     machineVersion: number,
-  ): Promise<void> {
+  ): Promise<DeploymentRow[]> {
     await tx.run('INSERT INTO deploy_batches (id, version_id, is_trial, trial_hours, idempotency_key, request_hash, answer, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
       batch.id, batch.versionId ?? '', batch.isTrial ? 1 : 0, batch.trialHours, batch.key, batch.requestHash, batch.answer, batch.createdBy, batch.createdAt,
     ]);
@@ -214,6 +214,18 @@ export class DeploymentRepository {
         ]),
       );
     }
+    // The rows as stored, so the runner starts them without reading them back.
+    return deployments.map((d) => ({
+      id: d.id, batchId: batch.id, assignmentId: d.assignmentId || null, machineId: d.machineId, gatewayId: d.gatewayId, versionId: batch.versionId || null, purpose: batch.purpose,
+      dir: d.dir, fileName: d.fileName, sha256: d.sha256, size: d.content.length, status: 'Queued', reason: null, transfers: 0, readBackSha256: null,
+      timeline: [{ status: 'Queued', at: batch.createdAt }], snapshot: null, machineVersion, deadline: batch.deadline, createdBy: batch.createdBy,
+      createdAt: batch.createdAt, updatedAt: batch.createdAt, finishedAt: null,
+    }));
+  }
+
+  /** Keeps rows just committed as the last written state of unfinished deployments (their first transitions then read nothing). */
+  track(rows: readonly DeploymentRow[]): void {
+    for (const row of rows) if (row.finishedAt === null) this.live.set(row.id, structuredClone(row));
   }
 
   /**
@@ -250,16 +262,39 @@ export class DeploymentRepository {
   private batched(apply: (tx: WriteTx) => Promise<void>): Promise<void> {
     return new Promise((resolve, reject) => {
       this.pending.push({ apply, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => void this.flush());
-      }
+      this.schedule();
     });
+  }
+
+  /** Transfers to count in the next flush, by deployment. */
+  private counts: { id: string; resolve: () => void; reject: (err: unknown) => void }[] = [];
+
+  private schedule(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => void this.flush());
   }
 
   private async flush(): Promise<void> {
     this.flushScheduled = false;
+    // Counts first, in their own transaction: a transfer waits for its count, and status changes hold nothing up.
+    const counts = this.counts.splice(0);
+    for (let i = 0; i < counts.length; i += 500) {
+      const chunk = counts.slice(i, i + 500);
+      await this.db.write(async (tx) => {
+        await tx.run(`UPDATE deploy_deployments SET transfers = transfers + 1 WHERE id IN (${chunk.map(() => '?').join(', ')})`, chunk.map((c) => c.id));
+      }, { transaction: true }).then(() => {
+        for (const c of chunk) {
+          const row = this.live.get(c.id);
+          if (row) row.transfers++;
+          c.resolve();
+        }
+      }, (err: unknown) => {
+        for (const c of chunk) c.reject(err);
+      });
+    }
     const batch = this.pending.splice(0);
+    if (batch.length === 0) return;
     try {
       await this.db.write(async (tx) => {
         for (const job of batch) await job.apply(tx);
@@ -349,10 +384,9 @@ export class DeploymentRepository {
 
   /** Counts a transfer (started, or sent again after a restart or a failed call). */
   countTransfer(id: string): Promise<void> {
-    return this.batched(async (tx) => {
-      await tx.run('UPDATE deploy_deployments SET transfers = transfers + 1 WHERE id = ?', [id]);
-      const row = this.live.get(id);
-      if (row) row.transfers++;
+    return new Promise((resolve, reject) => {
+      this.counts.push({ id, resolve, reject });
+      this.schedule();
     });
   }
 

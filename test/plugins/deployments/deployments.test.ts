@@ -188,4 +188,27 @@ describe('deployments', () => {
       await db.close();
     }
   });
+  it('PV-24 a deployment stored but stopped before its first state change was starts from the beginning after a restart and succeeds', async () => {
+    link.hold = 'before';
+    const res = await post('/api/v1/deployments', { versionId: published.id, assignmentIds: [machineAssignment], isTrial: false, trialHours: null });
+    const id = res.body.deployments[0].id as string;
+    const deadline = Date.now() + 5000;
+    while ((await get(`/api/v1/deployments/${id}`)).body.status !== 'Transferring' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const dataDir = svc.dataDir;
+    await svc.role.stop();
+    // As if the service had stopped right after storing the batch: no snapshot, still Queued.
+    const db = await Database.open(join(dataDir, 'programs.db'));
+    try {
+      await db.write((tx) => tx.run("UPDATE deploy_deployments SET snapshot = NULL, status = 'Queued', transfers = 0 WHERE id = ?", [id]));
+    } finally {
+      await db.close();
+    }
+    link.hold = 'none';
+    svc = await startTestProgramService({ plugins: PLUGINS, localGateway: link, dataDir });
+    admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
+    const [done] = await settle([id]);
+    expect(done.status).toBe('Succeeded');
+    expect(done.reason).toBeNull();
+    expect(done.readBackSha256).toBe(done.sha256);
+  });
 });
