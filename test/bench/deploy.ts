@@ -13,7 +13,8 @@
  *
  *   npm run bench -- deploy [--machines 100] [--kib 256] [--profile file.cpuprofile] [--without-webhooks]
  *
- * --profile writes a CPU profile of the process during the batch through the service (step 2).
+ * --profile writes a CPU profile of the process (sampled every 100 µs) during the batch through the
+ * service (step 2), and one of the baseline (step 1) beside it, named *.baseline.cpuprofile.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -86,8 +87,26 @@ export async function run(args: string[]): Promise<void> {
   const json: Record<string, unknown> = { machines: count, kib };
   const dirs: string[] = [];
   try {
+    const profileFile = textOption(args, 'profile');
+    const profiler = profileFile ? new Session() : undefined;
+    const startProfile = async () => {
+      if (!profiler) return;
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.setSamplingInterval', { interval: 100 });
+      await profiler.post('Profiler.start');
+    };
+    const stopProfile = async (file: string) => {
+      if (!profiler) return;
+      const { profile } = await profiler.post('Profiler.stop');
+      writeFileSync(file, JSON.stringify(profile));
+    };
+    profiler?.connect();
+    // Each measured run starts from a collected heap, so neither pays for the other's garbage (npm run bench exposes gc).
+    const collect = () => (globalThis as { gc?: () => void }).gc?.();
     // 1. Baseline: upload and read back directly, 4 at a time.
     const direct = new InProcessGatewayLink(gw.gateway.context.interfaces);
+    collect();
+    await startProfile();
     const t0 = performance.now();
     let next = 0;
     await Promise.all(Array.from({ length: 4 }, async () => {
@@ -98,6 +117,7 @@ export async function run(args: string[]): Promise<void> {
       }
     }));
     const baselineMs = performance.now() - t0;
+    if (profileFile) await stopProfile(profileFile.replace(/(\.cpuprofile)?$/, '.baseline.cpuprofile'));
 
     const start = async (link: GatewayLink, dataDir: string) => {
       const role = await ProgramsRole.create({
@@ -136,13 +156,8 @@ export async function run(args: string[]): Promise<void> {
     const a = await start(linkA, dirA);
     if (!withoutWebhooks) await a.call('POST', '/admin/webhooks', { url: hookUrl, events: ['deployment.completed', 'deployment.failed'] });
     const planA = await prepare(a.call, 'Bench A', content);
-    const profileFile = textOption(args, 'profile');
-    const profiler = profileFile ? new Session() : undefined;
-    if (profiler) {
-      profiler.connect();
-      await profiler.post('Profiler.enable');
-      await profiler.post('Profiler.start');
-    }
+    collect();
+    await startProfile();
     const t1 = performance.now();
     const startedAt = Date.now();
     const batch = await a.call('POST', '/deployments', { versionId: planA.versionId, assignmentIds: [planA.assignmentId], isTrial: false, trialHours: null });
@@ -152,11 +167,8 @@ export async function run(args: string[]): Promise<void> {
     for (const deadline = Date.now() + (withoutWebhooks ? 0 : 60_000); [...batchIds].some((id) => !received.has(id)) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
     const finished = await settle(a.call, String(batch.batchId), (done) => done === count);
     const polledMs = performance.now() - t1;
-    if (profiler && profileFile) {
-      const { profile } = await profiler.post('Profiler.stop');
-      writeFileSync(profileFile, JSON.stringify(profile));
-      profiler.disconnect();
-    }
+    if (profileFile) await stopProfile(profileFile);
+    profiler?.disconnect();
     // The service's own record of when the last deployment reached its final status (the polling above only notices it up to 200 ms later).
     const serviceMs = Math.max(...finished.map((d) => Date.parse(d.finishedAt as string))) - startedAt;
     const succeeded = finished.filter((d) => d.status === 'Succeeded').length;
