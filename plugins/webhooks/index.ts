@@ -32,6 +32,8 @@ const BATCH = 20;
 /** What other plugins use to raise an event, inside their own transaction. */
 export interface WebhookOutbox {
   enqueue(tx: WriteTx, event: WebhookEvent, data: Record<string, unknown>): Promise<void>;
+  /** Raises several events at once, in order (a few statements however many). */
+  enqueueMany(tx: WriteTx, events: readonly { event: WebhookEvent; data: Record<string, unknown> }[]): Promise<void>;
   /** Asks the sender to look for due deliveries now (call after the transaction committed). */
   kick(): void;
 }
@@ -119,13 +121,24 @@ class Sender {
     this.schedule(next === null ? POLL_MS * 10 : Math.max(0, Math.min(next - this.ctx.now(), POLL_MS * 10)));
   }
 
+  /** Signing secrets opened once per endpoint (and again if its sealed form changes). */
+  private readonly secrets = new Map<string, { sealed: string; secret: string }>();
+
+  private secretOf(webhookId: string, sealed: string): string {
+    const known = this.secrets.get(webhookId);
+    if (known?.sealed === sealed) return known.secret;
+    const secret = this.box.open(`webhook:${webhookId}`, 'secret', JSON.parse(sealed) as SealedCredential);
+    this.secrets.set(webhookId, { sealed, secret });
+    return secret;
+  }
+
   private async attempt(d: Awaited<ReturnType<WebhookRepository['due']>>[number]): Promise<void> {
     const now = this.ctx.now();
     const timestamp = Math.floor(now / 1000);
     let statusCode: number | null = null;
     let error: string | null = null;
     try {
-      const secret = this.box.open(`webhook:${d.webhookId}`, 'secret', JSON.parse(d.sealedSecret) as SealedCredential);
+      const secret = this.secretOf(d.webhookId, d.sealedSecret);
       statusCode = await this.poster.post(
         d.url,
         { 'content-type': 'application/json', 'webhook-id': d.messageId, 'webhook-timestamp': String(timestamp), 'webhook-signature': sign(secret, d.messageId, timestamp, d.body), 'user-agent': 'program-version-service' },
@@ -228,13 +241,16 @@ export function createWebhooksPlugin(options: { retryDelaysMs?: readonly number[
       const box = CredentialBox.open(ctx.dataDir);
       const sender = new Sender(ctx, repo, box, options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS, ctx.logger);
       for (const op of operations(ctx, repo, box)) ctx.rest.define(op);
+      const enqueueMany = async (tx: WriteTx, events: readonly { event: WebhookEvent; data: Record<string, unknown> }[]) => {
+        const now = ctx.now();
+        const messages = events.map(({ event, data }) => ({ id: newId('msg'), event, body: JSON.stringify({ type: event, timestamp: iso(now), data }) }));
+        await repo.enqueue(tx, messages, () => newId('dlv'), now);
+      };
       ctx.services.provide('webhooks.outbox', {
         async enqueue(tx, event, data) {
-          const id = newId('msg');
-          const now = ctx.now();
-          const body = JSON.stringify({ type: event, timestamp: iso(now), data });
-          await repo.enqueue(tx, { id, event, body }, () => newId('dlv'), now);
+          await enqueueMany(tx, [{ event, data }]);
         },
+        enqueueMany,
         kick: () => sender.kick(),
       });
       // Deliveries left pending by an earlier run go out now.

@@ -97,6 +97,9 @@ export interface AttemptOutcome {
   at: number;
 }
 
+/** Rows per multi-row INSERT (well under SQLite's limit of bound values). */
+const ROWS_PER_INSERT = 200;
+
 export class WebhookRepository {
   constructor(private readonly db: Database) {}
 
@@ -115,18 +118,28 @@ export class WebhookRepository {
     return (await this.db.all('SELECT * FROM webhooks WHERE id > ? ORDER BY id LIMIT ?', [afterId ?? '', limit])).map(webhookOf);
   }
 
-  /** Writes an event and a pending delivery for every enabled endpoint that subscribed to it, inside the caller's transaction. */
-  async enqueue(tx: WriteTx, message: { id: string; event: string; body: string }, deliveryIds: () => string, now: number): Promise<number> {
-    const endpoints = (await tx.all('SELECT * FROM webhooks WHERE enabled = 1')).map(webhookOf).filter((w) => w.events.includes(message.event));
-    if (endpoints.length === 0) return 0;
-    await tx.run('INSERT INTO webhook_messages (id, event, body, created_at) VALUES (?, ?, ?, ?)', [message.id, message.event, message.body, now]);
-    for (const w of endpoints) {
+  /**
+   * Writes events, and a pending delivery of each for every enabled endpoint
+   * that subscribed to it, inside the caller's transaction: a few statements
+   * however many events. Answers the deliveries made.
+   */
+  async enqueue(tx: WriteTx, messages: readonly { id: string; event: string; body: string }[], deliveryIds: () => string, now: number): Promise<number> {
+    if (messages.length === 0) return 0;
+    const endpoints = (await tx.all('SELECT * FROM webhooks WHERE enabled = 1')).map(webhookOf);
+    const wanted = messages.map((m) => ({ message: m, to: endpoints.filter((w) => w.events.includes(m.event)) })).filter((m) => m.to.length > 0);
+    const deliveries = wanted.flatMap(({ message, to }) => to.map((w) => [deliveryIds(), w.id, message.id, now, now, now]));
+    for (let i = 0; i < wanted.length; i += ROWS_PER_INSERT) {
+      const part = wanted.slice(i, i + ROWS_PER_INSERT);
+      await tx.run(`INSERT INTO webhook_messages (id, event, body, created_at) VALUES ${part.map(() => '(?, ?, ?, ?)').join(', ')}`, part.flatMap(({ message: m }) => [m.id, m.event, m.body, now]));
+    }
+    for (let i = 0; i < deliveries.length; i += ROWS_PER_INSERT) {
+      const part = deliveries.slice(i, i + ROWS_PER_INSERT);
       await tx.run(
-        "INSERT INTO webhook_deliveries (id, webhook_id, message_id, status, attempts, next_attempt_at, last_status_code, last_error, delivered_at, created_at, updated_at) VALUES (?, ?, ?, 'pending', 0, ?, NULL, NULL, NULL, ?, ?)",
-        [deliveryIds(), w.id, message.id, now, now, now],
+        `INSERT INTO webhook_deliveries (id, webhook_id, message_id, status, attempts, next_attempt_at, last_status_code, last_error, delivered_at, created_at, updated_at) VALUES ${part.map(() => "(?, ?, ?, 'pending', 0, ?, NULL, NULL, NULL, ?, ?)").join(', ')}`,
+        part.flat(),
       );
     }
-    return endpoints.length;
+    return deliveries.length;
   }
 
   /** Pending deliveries due at `now`, oldest first, with what sending them needs. */
@@ -155,23 +168,38 @@ export class WebhookRepository {
   recordAttempt(id: string, outcome: AttemptOutcome): Promise<void> {
     return new Promise((resolve, reject) => {
       this.attempts.push({ id, outcome, resolve, reject });
-      if (this.attempts.length === 1) setImmediate(() => void this.flushAttempts());
+      if (this.attempts.length === 1 && !this.flushing) setImmediate(() => void this.flushAttempts());
     });
   }
 
+  /** True while outcomes are being stored: those that arrive meanwhile go into the next round. */
+  private flushing = false;
+
   private async flushAttempts(): Promise<void> {
-    const batch = this.attempts.splice(0);
+    this.flushing = true;
     try {
-      await this.db.write(async (tx) => {
-        for (const { id, outcome } of batch) {
-          await tx.run('UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_status_code = ?, last_error = ?, next_attempt_at = ?, delivered_at = ?, updated_at = ? WHERE id = ?', [
-            outcome.status, outcome.statusCode, outcome.error, outcome.nextAttemptAt, outcome.status === 'delivered' ? outcome.at : null, outcome.at, id,
-          ]);
+      while (this.attempts.length > 0) {
+        const batch = this.attempts.splice(0);
+        try {
+          await this.db.write(async (tx) => {
+            for (let i = 0; i < batch.length; i += ROWS_PER_INSERT) {
+              const part = batch.slice(i, i + ROWS_PER_INSERT);
+              await tx.run(
+                `WITH v(id, status, last_status_code, last_error, next_attempt_at, delivered_at, updated_at) AS (VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')})
+                 UPDATE webhook_deliveries SET status = v.status, attempts = attempts + 1, last_status_code = v.last_status_code, last_error = v.last_error,
+                   next_attempt_at = v.next_attempt_at, delivered_at = v.delivered_at, updated_at = v.updated_at
+                 FROM v WHERE webhook_deliveries.id = v.id`,
+                part.flatMap(({ id, outcome: o }) => [id, o.status, o.statusCode, o.error, o.nextAttemptAt, o.status === 'delivered' ? o.at : null, o.at]),
+              );
+            }
+          }, { transaction: true });
+          for (const job of batch) job.resolve();
+        } catch (err) {
+          for (const job of batch) job.reject(err);
         }
-      }, { transaction: true });
-      for (const job of batch) job.resolve();
-    } catch (err) {
-      for (const job of batch) job.reject(err);
+      }
+    } finally {
+      this.flushing = false;
     }
   }
 
