@@ -240,6 +240,16 @@ export function createDeploymentsPlugin(options: DeploymentsOptions = {}) {
         const batchId = newId('bat');
         const answer = b.answer(batchId);
         const now = ctx.now();
+        // What the actors' steps need, read once for the batch while it is stored; a deployment whose machine or gateway
+        // cannot be had now looks them up itself (and fails with the reason).
+        const targets = (async () => {
+          const machines = new Map((await fleet().machines([...new Set(b.planned.map((d) => d.machineId))], SYSTEM)).map((m) => [m.id, m]));
+          const links = new Map<string, GatewayLink | undefined>();
+          for (const m of machines.values()) {
+            if (m.present && !links.has(m.gatewayId)) links.set(m.gatewayId, await fleet().linkFor(m).catch(() => undefined));
+          }
+          return { machines, links };
+        })().catch(() => ({ machines: new Map<string, FleetMachine>(), links: new Map<string, GatewayLink | undefined>() }));
         const rows = await ctx.db.write(async (tx) => {
           const inserted = await repo.insertBatch(tx, {
             id: batchId, versionId: b.versionId, purpose: b.purpose, isTrial: b.isTrial, trialHours: b.trialHours, key: b.key, requestHash: b.requestHash,
@@ -255,17 +265,10 @@ export function createDeploymentsPlugin(options: DeploymentsOptions = {}) {
           return inserted;
         }, { transaction: true });
         repo.track(rows);
-        // What the actors' steps need, read once for the batch; a deployment whose machine or gateway cannot be had now looks them up itself (and fails with the reason).
-        const machines = new Map((await fleet().machines([...new Set(b.planned.map((d) => d.machineId))], SYSTEM).catch(() => [])).map((m) => [m.id, m]));
-        const links = new Map<string, Promise<GatewayLink | undefined>>();
-        const linkOf = (m: FleetMachine) => {
-          let link = links.get(m.gatewayId);
-          if (!link) links.set(m.gatewayId, (link = fleet().linkFor(m).catch(() => undefined)));
-          return link;
-        };
+        const { machines, links } = await targets;
         for (const [i, d] of b.planned.entries()) {
           const machine = machines.get(d.machineId);
-          const link = machine?.present ? await linkOf(machine) : undefined;
+          const link = machine?.present ? links.get(machine.gatewayId) : undefined;
           runner.start(d.id, now + DEPLOYMENT_DEADLINE_MS, machine && link ? { row: rows[i] as DeploymentRow, machine, link, content: d.content } : undefined);
         }
         for (const t of b.trials ?? []) runners.trials?.start(t.id);

@@ -216,16 +216,13 @@ export class DeploymentRunner {
         const persisted = JSON.stringify(actor.getPersistedSnapshot());
         const final = snapshot.status === 'done';
         const write = (final
-          ? this.repo.finish(id, status, status === 'Failed' ? snapshot.context.lastError : null, this.ctx.now(), persisted, snapshot.context.readBackSha256 ?? null)
-          : this.repo.transition(id, status, snapshot.context.lastError, this.ctx.now(), persisted, DEPLOYMENT_MACHINE_VERSION)
-        )
-          .then(async () => {
-            if (!final) return;
+          ? this.repo.finish(id, status, status === 'Failed' ? snapshot.context.lastError : null, this.ctx.now(), persisted, snapshot.context.readBackSha256 ?? null).then((row) => {
             this.actors.delete(id);
             this.targets.delete(id);
-            const row = await this.repo.get(id);
             if (row) this.onFinished(row);
           })
+          : this.repo.transition(id, status, snapshot.context.lastError, this.ctx.now(), persisted, DEPLOYMENT_MACHINE_VERSION)
+        )
           .catch((err: unknown) => this.logger.error({ err, deployment: id }, 'deployment state not stored'));
         this.writes.add(write);
         void write.finally(() => this.writes.delete(write));

@@ -162,6 +162,18 @@ export interface NewDeployment {
   sha256: string;
 }
 
+/** A deployment's state change, as the runner reports it: a transition, or its final status. */
+interface StateChange {
+  id: string;
+  final: boolean;
+  status: DeploymentStatus;
+  reason: string | null;
+  at: number;
+  snapshot: string | null;
+  machineVersion: number;
+  readBackSha256: string | null;
+}
+
 export class DeploymentRepository {
   constructor(
     private readonly db: Database,
@@ -201,10 +213,10 @@ export class DeploymentRepository {
         await this.storeContent(tx, d.sha256, d.content);
       }
     }
-    // Many rows per statement: a batch of 1,000 machines is 25 statements, not 1,000.
+    // Many rows per statement: a batch of 1,000 machines is 4 statements, not 1,000.
     const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \'Queued\', NULL, 0, NULL, ?, NULL, ?, ?, ?, ?, ?, NULL, ?)';
-    for (let i = 0; i < deployments.length; i += 40) {
-      const chunk = deployments.slice(i, i + 40);
+    for (let i = 0; i < deployments.length; i += 250) {
+      const chunk = deployments.slice(i, i + 250);
       await tx.run(
         `INSERT INTO deploy_deployments (id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at, purpose)
          VALUES ${chunk.map(() => ROW).join(', ')}`,
@@ -250,33 +262,45 @@ export class DeploymentRepository {
     return row;
   }
 
-  private pending: { apply: (tx: WriteTx) => Promise<void>; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  /** State changes waiting for the next flush, in the order they happened. */
+  private pending: { change: StateChange; resolve: (row: DeploymentRow | undefined) => void; reject: (err: unknown) => void }[] = [];
   private flushScheduled = false;
+  /** Transfers to count in the next flush, by deployment. */
+  private counts: { id: string; resolve: () => void; reject: (err: unknown) => void }[] = [];
 
   /**
-   * Runs `apply` in the next batched transaction: the state changes of many
-   * deployments that happen together commit at once (one commit instead of
-   * one per change). If the batch fails, each change is tried alone, so one
-   * bad change fails only itself.
+   * Queues a change for the next flush: the state changes of many deployments
+   * that happen together commit at once, in one transaction of a few
+   * statements however many deployments (one commit, not one per change,
+   * and no round trip per row while the process is busy transferring).
    */
-  private batched(apply: (tx: WriteTx) => Promise<void>): Promise<void> {
+  private queue(change: StateChange): Promise<DeploymentRow | undefined> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ apply, resolve, reject });
+      this.pending.push({ change, resolve, reject });
       this.schedule();
     });
   }
 
-  /** Transfers to count in the next flush, by deployment. */
-  private counts: { id: string; resolve: () => void; reject: (err: unknown) => void }[] = [];
-
   private schedule(): void {
-    if (this.flushScheduled) return;
+    if (this.flushScheduled || this.flushing) return;
     this.flushScheduled = true;
     setImmediate(() => void this.flush());
   }
 
+  /** True while a flush runs: what is queued meanwhile goes into its next round, one transaction for all of it. */
+  private flushing = false;
+
   private async flush(): Promise<void> {
     this.flushScheduled = false;
+    this.flushing = true;
+    try {
+      while (this.counts.length > 0 || this.pending.length > 0) await this.flushRound();
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private async flushRound(): Promise<void> {
     // Counts first, in their own transaction: a transfer waits for its count, and status changes hold nothing up.
     const counts = this.counts.splice(0);
     for (let i = 0; i < counts.length; i += 500) {
@@ -296,15 +320,14 @@ export class DeploymentRepository {
     const batch = this.pending.splice(0);
     if (batch.length === 0) return;
     try {
-      await this.db.write(async (tx) => {
-        for (const job of batch) await job.apply(tx);
-      }, { transaction: true });
-      for (const job of batch) job.resolve();
+      const stored = await this.db.write((tx) => this.apply(tx, batch.map((job) => job.change)), { transaction: true });
+      for (const job of batch) job.resolve(stored.get(job.change));
     } catch {
-      // Rolled back: the rows kept in memory may hold changes that were not stored; read them afresh.
+      // Rolled back: the rows kept in memory may hold changes that were not stored; read them afresh,
+      // and try each change alone, so one bad change fails only itself.
       this.live.clear();
       for (const job of batch) {
-        await this.db.write((tx) => job.apply(tx), { transaction: true }).then(job.resolve, (err: unknown) => {
+        await this.db.write((tx) => this.apply(tx, [job.change]), { transaction: true }).then((stored) => job.resolve(stored.get(job.change)), (err: unknown) => {
           this.live.clear();
           job.reject(err);
         });
@@ -312,51 +335,88 @@ export class DeploymentRepository {
     }
   }
 
-  transition(id: string, status: DeploymentStatus, reason: string | null, at: number, snapshot: string, machineVersion: number): Promise<void> {
-    return this.batched(async (tx) => {
-      const row = await this.appendTimeline(tx, id, { status, at, ...(reason ? { reason } : {}) });
-      if (!row || row.finishedAt !== null) return;
-      await tx.run('UPDATE deploy_deployments SET status = ?, reason = ?, timeline = ?, snapshot = ?, machine_version = ?, updated_at = ? WHERE id = ?', [
-        status, reason, JSON.stringify(row.timeline), snapshot, machineVersion, at, id,
-      ]);
-      Object.assign(row, { status, reason, snapshot, machineVersion, updatedAt: at });
-    });
+  /** Applies state changes, in order, with set-wide statements: the rows, then the final statuses' audit records, releases and events. */
+  private async apply(tx: WriteTx, changes: readonly StateChange[]): Promise<Map<StateChange, DeploymentRow>> {
+    const changed = new Map<string, DeploymentRow>();
+    /** Each final status, with its row as stored. */
+    const final = new Map<StateChange, DeploymentRow>();
+    const finished: { row: DeploymentRow; reason: string | null; at: number }[] = [];
+    for (const c of changes) {
+      const row = await this.appendTimeline(tx, c.id, { status: c.status, at: c.at, ...(c.reason ? { reason: c.reason } : {}) });
+      if (!row || row.finishedAt !== null) continue;
+      if (c.final) {
+        Object.assign(row, { status: c.status, reason: c.reason, snapshot: c.snapshot, readBackSha256: c.readBackSha256 ?? row.readBackSha256, updatedAt: c.at, finishedAt: c.at });
+        this.live.delete(c.id);
+        finished.push({ row, reason: c.reason, at: c.at });
+        final.set(c, row);
+      } else {
+        Object.assign(row, { status: c.status, reason: c.reason, snapshot: c.snapshot, machineVersion: c.machineVersion, updatedAt: c.at });
+      }
+      changed.set(row.id, row);
+    }
+    const rows = [...changed.values()];
+    for (let i = 0; i < rows.length; i += 100) {
+      const part = rows.slice(i, i + 100);
+      await tx.run(
+        `WITH v(id, status, reason, timeline, snapshot, machine_version, read_back_sha256, updated_at, finished_at) AS (VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')})
+         UPDATE deploy_deployments SET status = v.status, reason = v.reason, timeline = v.timeline, snapshot = v.snapshot, machine_version = v.machine_version,
+           read_back_sha256 = v.read_back_sha256, updated_at = v.updated_at, finished_at = v.finished_at
+         FROM v WHERE deploy_deployments.id = v.id`,
+        part.flatMap((r) => [r.id, r.status, r.reason, JSON.stringify(r.timeline), r.snapshot, r.machineVersion, r.readBackSha256, r.updatedAt, r.finishedAt]),
+      );
+    }
+    if (finished.length === 0) return final;
+    await this.audit.appendMany(tx, finished.map(({ row, reason }) => ({
+      principalName: row.createdBy, authMethod: 'internal', category: 'deployment', action: row.status === 'Succeeded' ? 'deployment.succeeded' : 'deployment.failed',
+      entityType: 'deployment', entityId: row.id, machine: row.machineId,
+      details: { batchId: row.batchId, purpose: row.purpose, versionId: row.versionId, fileName: row.fileName, sha256: row.sha256, readBackSha256: row.readBackSha256, transfers: row.transfers, ...(reason ? { reason } : {}) },
+    })));
+    // A release deployment that succeeded is what its assignment now releases to the machine (a trial becomes it only when promoted).
+    const releases = new Map<string, Release>();
+    for (const { row, at } of finished) {
+      if (row.status === 'Succeeded' && row.purpose === 'deploy' && row.assignmentId && row.versionId) {
+        releases.set(`${row.assignmentId} ${row.machineId}`, { assignmentId: row.assignmentId, machineId: row.machineId, versionId: row.versionId, sha256: row.sha256, dir: row.dir, fileName: row.fileName, deploymentId: row.id, releasedAt: at, releasedBy: row.createdBy });
+      }
+    }
+    await this.setReleases(tx, [...releases.values()]);
+    await this.outbox?.enqueueMany(tx, finished.map(({ row, reason, at }) => ({
+      event: row.status === 'Succeeded' ? 'deployment.completed' as const : 'deployment.failed' as const,
+      data: {
+        deploymentId: row.id, batchId: row.batchId, purpose: row.purpose, machineId: row.machineId, gatewayId: row.gatewayId, versionId: row.versionId, status: row.status, dir: row.dir, fileName: row.fileName,
+        sha256: row.sha256, readBackSha256: row.readBackSha256, reason, finishedAt: new Date(at).toISOString(),
+      },
+    })));
+    return final;
   }
 
-  /** Records the final status, once, with its audit record in the same transaction. */
-  finish(id: string, status: 'Succeeded' | 'Failed' | DeploymentStatus, reason: string | null, at: number, snapshot: string | null, readBackSha256: string | null = null): Promise<void> {
-    return this.batched(async (tx) => {
-      const row = await this.appendTimeline(tx, id, { status, at, ...(reason ? { reason } : {}) });
-      if (!row || row.finishedAt !== null) return;
-      const readBack = readBackSha256 ?? row.readBackSha256;
-      await tx.run('UPDATE deploy_deployments SET status = ?, reason = ?, timeline = ?, snapshot = ?, read_back_sha256 = ?, updated_at = ?, finished_at = ? WHERE id = ?', [
-        status, reason, JSON.stringify(row.timeline), snapshot, readBack, at, at, id,
-      ]);
-      Object.assign(row, { status, reason, snapshot, readBackSha256: readBack, updatedAt: at, finishedAt: at });
-      this.live.delete(id);
-      await this.audit.append(tx, {
-        principalName: row.createdBy, authMethod: 'internal', category: 'deployment', action: status === 'Succeeded' ? 'deployment.succeeded' : 'deployment.failed',
-        entityType: 'deployment', entityId: id, machine: row.machineId,
-        details: { batchId: row.batchId, purpose: row.purpose, versionId: row.versionId, fileName: row.fileName, sha256: row.sha256, readBackSha256: row.readBackSha256, transfers: row.transfers, ...(reason ? { reason } : {}) },
-      });
-      // A release deployment that succeeded is what its assignment now releases to the machine (a trial becomes it only when promoted).
-      if (status === 'Succeeded' && row.purpose === 'deploy' && row.assignmentId && row.versionId) {
-        await this.setRelease(tx, { assignmentId: row.assignmentId, machineId: row.machineId, versionId: row.versionId, sha256: row.sha256, dir: row.dir, fileName: row.fileName, deploymentId: id, releasedAt: at, releasedBy: row.createdBy });
-      }
-      await this.outbox?.enqueue(tx, status === 'Succeeded' ? 'deployment.completed' : 'deployment.failed', {
-        deploymentId: id, batchId: row.batchId, purpose: row.purpose, machineId: row.machineId, gatewayId: row.gatewayId, versionId: row.versionId, status, dir: row.dir, fileName: row.fileName,
-        sha256: row.sha256, readBackSha256: row.readBackSha256, reason, finishedAt: new Date(at).toISOString(),
-      });
-    });
+  async transition(id: string, status: DeploymentStatus, reason: string | null, at: number, snapshot: string, machineVersion: number): Promise<void> {
+    await this.queue({ id, final: false, status, reason, at, snapshot, machineVersion, readBackSha256: null });
+  }
+
+  /**
+   * Records the final status, once, with its audit record, release and event
+   * in the same transaction; answers the row as stored (undefined when the
+   * deployment is gone or had finished already).
+   */
+  finish(id: string, status: 'Succeeded' | 'Failed' | DeploymentStatus, reason: string | null, at: number, snapshot: string | null, readBackSha256: string | null = null): Promise<DeploymentRow | undefined> {
+    return this.queue({ id, final: true, status, reason, at, snapshot, machineVersion: 0, readBackSha256 });
   }
 
   async setRelease(tx: WriteTx, r: Release): Promise<void> {
-    await tx.run(
-      `INSERT INTO deploy_releases (assignment_id, machine_id, version_id, sha256, dir, file_name, deployment_id, released_at, released_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (assignment_id, machine_id) DO UPDATE SET version_id = excluded.version_id, sha256 = excluded.sha256, dir = excluded.dir, file_name = excluded.file_name,
-         deployment_id = excluded.deployment_id, released_at = excluded.released_at, released_by = excluded.released_by`,
-      [r.assignmentId, r.machineId, r.versionId, r.sha256, r.dir, r.fileName, r.deploymentId, r.releasedAt, r.releasedBy],
-    );
+    await this.setReleases(tx, [r]);
+  }
+
+  /** Sets what assignments release to machines (one row per assignment and machine in `list`). */
+  private async setReleases(tx: WriteTx, list: readonly Release[]): Promise<void> {
+    for (let i = 0; i < list.length; i += 100) {
+      const part = list.slice(i, i + 100);
+      await tx.run(
+        `INSERT INTO deploy_releases (assignment_id, machine_id, version_id, sha256, dir, file_name, deployment_id, released_at, released_by) VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
+         ON CONFLICT (assignment_id, machine_id) DO UPDATE SET version_id = excluded.version_id, sha256 = excluded.sha256, dir = excluded.dir, file_name = excluded.file_name,
+           deployment_id = excluded.deployment_id, released_at = excluded.released_at, released_by = excluded.released_by`,
+        part.flatMap((r) => [r.assignmentId, r.machineId, r.versionId, r.sha256, r.dir, r.fileName, r.deploymentId, r.releasedAt, r.releasedBy]),
+      );
+    }
   }
 
   async release(assignmentId: string, machineId: string): Promise<Release | undefined> {
