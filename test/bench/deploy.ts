@@ -1,20 +1,25 @@
 /**
- * Deployment benchmark, in one process: a gateway with `--machines` (100)
- * simulated machines, and the program service reaching it in-process.
+ * Deployment benchmark: a gateway with `--machines` (100) simulated machines,
+ * and the program service reaching it in-process, in this process.
  *  1. baseline: the same 256 KiB upload and read-back to every machine, called
  *     directly on the gateway's link, 4 at a time (the service's limit per gateway);
  *  2. one batch through the service (POST /deployments, persisted actors,
- *     transform, audit, webhooks): total time, and baseline ÷ service (target >= 0.8);
+ *     transform, audit, webhooks), to its last final status;
+ *     each measured after one unmeasured run of its own, then in `--rounds` (3)
+ *     rounds of 1 and 2 one after the other: the medians, and their ratio
+ *     baseline ÷ service (target >= 0.8);
  *  3. webhook latency: from a deployment's final status to its
- *     deployment.completed at a receiver on 127.0.0.1 (target p99 <= 500 ms);
- *  4. the same batch with the service stopped and started again mid-way:
- *     Succeeded count and transfers repeated (target: 100 and 0). The stop is
- *     the role's stop inside this process, not a killed process.
+ *     deployment.completed at a receiver on 127.0.0.1, in its own process
+ *     (target p99 <= 500 ms);
+ *  4. the same batch to 100 scripted machines on a second gateway, reached over
+ *     HTTP by the service running as its own process, which is killed with
+ *     SIGKILL once a third of the batch succeeded and started again: Succeeded
+ *     count, and uploads that reached a machine more than once (target: 100 and 0).
  *
- *   npm run bench -- deploy [--machines 100] [--kib 256] [--profile file.cpuprofile] [--without-webhooks]
+ *   npm run bench -- deploy [--machines 100] [--kib 256] [--rounds 3] [--profile file.cpuprofile] [--without-webhooks]
  *
- * --profile writes a CPU profile of the process (sampled every 100 µs) during the batch through the
- * service (step 2), and one of the baseline (step 1) beside it, named *.baseline.cpuprofile.
+ * --profile writes CPU profiles (sampled every 100 µs) of the last round: the
+ * batch through the service to `file`, the baseline to *.baseline.cpuprofile.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,7 +27,6 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { InProcessGatewayLink } from '../../core/gateway-link/in-process.js';
-import type { GatewayLink } from '../../core/gateway-link/types.js';
 import { CountingLink } from '../fixtures/counting-link.js';
 import { ProgramsRole } from '../../core/roles/programs.js';
 import { createAccountsPlugin } from '../../plugins/accounts/index.js';
@@ -32,6 +36,8 @@ import { gatewaysPlugin } from '../../plugins/gateways/index.js';
 import { vaultPlugin } from '../../plugins/vault/index.js';
 import { webhooksPlugin } from '../../plugins/webhooks/index.js';
 import { simMachine, startTestGateway } from '../fixtures/gateway.js';
+import { adminOf, startServiceProcess, type ServiceProcess } from '../fixtures/programs-process.js';
+import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../fixtures/scripted-machine.js';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { option, percentile, printTable, textOption } from './stats.js';
@@ -54,6 +60,7 @@ function program(kib: number, tag: string): Buffer {
 export async function run(args: string[]): Promise<void> {
   const count = option(args, 'machines', 100);
   const kib = option(args, 'kib', 256);
+  const rounds = option(args, 'rounds', 3);
   // Diagnostic: the batch with no webhook endpoint, to see what delivering the events costs the batch.
   const withoutWebhooks = args.includes('--without-webhooks');
   const ids = Array.from({ length: count }, (_, i) => `B${String(i + 1).padStart(3, '0')}`);
@@ -62,8 +69,6 @@ export async function run(args: string[]): Promise<void> {
     groups: [{ groupID: 'bench', name: 'Bench', machineIDs: ids }],
   });
   const content = program(kib, 'A');
-  // The second batch sends other bytes, so its resumed transfers cannot find the first batch's file on the machines.
-  const contentB = program(kib, 'B');
   const received = new Map<string, number>();
   // The receiver runs in its own process, as a real one would.
   const hook = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'webhook-receiver.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -84,7 +89,7 @@ export async function run(args: string[]): Promise<void> {
   });
   const hookUrl = `http://127.0.0.1:${await hookPort}/`;
   const rows: [string, string, string][] = [];
-  const json: Record<string, unknown> = { machines: count, kib };
+  const json: Record<string, unknown> = { machines: count, kib, rounds };
   const dirs: string[] = [];
   try {
     const profileFile = textOption(args, 'profile');
@@ -101,126 +106,202 @@ export async function run(args: string[]): Promise<void> {
       writeFileSync(file, JSON.stringify(profile));
     };
     profiler?.connect();
-    // Each measured run starts from a collected heap, so neither pays for the other's garbage (npm run bench exposes gc).
+    // Each measured run starts from a collected heap, so none pays for another's garbage (npm run bench exposes gc).
     const collect = () => (globalThis as { gc?: () => void }).gc?.();
-    // 1. Baseline: upload and read back directly, 4 at a time.
+
+    // The baseline: upload and read back directly on the gateway's link, 4 at a time.
     const direct = new InProcessGatewayLink(gw.gateway.context.interfaces);
-    collect();
-    await startProfile();
-    const t0 = performance.now();
-    let next = 0;
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      while (next < ids.length) {
-        const id = ids[next++] as string;
-        await direct.uploadProgram(id, DIR, 'BASELINE', content);
-        await direct.downloadProgram(id, DIR, 'BASELINE');
-      }
-    }));
-    const baselineMs = performance.now() - t0;
-    if (profileFile) await stopProfile(profileFile.replace(/(\.cpuprofile)?$/, '.baseline.cpuprofile'));
-
-    const start = async (link: GatewayLink, dataDir: string) => {
-      const role = await ProgramsRole.create({
-        dataDir, timeZone: 'UTC', logger: pino({ level: 'warn' }), version: 'bench', env: { PROGRAMS_ADMIN_PASSWORD: 'bench-admin-password' }, localGateway: link,
-        plugins: [createAccountsPlugin({ passwordCost: { N: 1024, r: 8, p: 1 } }), vaultPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin],
-      });
-      const base = `${await role.listen('127.0.0.1', 0)}/api/v1`;
-      const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'bench-admin-password' }) });
-      const headers = { 'content-type': 'application/json', cookie: (login.headers.get('set-cookie') ?? '').split(';')[0] as string, 'x-csrf-token': ((await login.json()) as { csrfToken: string }).csrfToken };
-      const call = async (method: string, path: string, body?: unknown) => (await fetch(`${base}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })).json() as Promise<Record<string, unknown>>;
-      return { role, call };
-    };
-    const prepare = async (call: Awaited<ReturnType<typeof start>>['call'], name: string, bytes: Buffer) => {
-      const lib = await call('POST', '/libraries', { name, approvalPolicy: { mode: 'autoRelease' } });
-      const prg = await call('POST', '/programs', { libraryId: lib.id, name: 'BENCH', controller: 'fanuc' });
-      const version = await call('POST', `/programs/${String(prg.id)}/versions`, { contentBase64: bytes.toString('base64'), notes: 'bench' });
-      await call('POST', `/versions/${String(version.id)}/submit`);
-      const groups = (await call('GET', '/machine-groups')).items as { id: string; gatewayGroupId: string }[];
-      const group = groups.find((g) => g.gatewayGroupId === 'bench') as { id: string };
-      const assignment = await call('POST', '/machine-assignments', { programId: prg.id, groupId: group.id, dir: DIR });
-      return { versionId: String(version.id), assignmentId: String(assignment.id) };
-    };
-    const settle = async (call: Awaited<ReturnType<typeof start>>['call'], batchId: string, until: (done: number) => boolean) => {
-      for (;;) {
-        const items = (await call('GET', `/deployments?batchId=${batchId}&limit=1000`)).items as { id: string; status: string; finishedAt: string | null }[];
-        const done = items.filter((d) => d.status === 'Succeeded' || d.status === 'Failed').length;
-        if (until(done)) return items;
-        await new Promise((r) => setTimeout(r, 200));
-      }
+    const baselineRun = async (fileName: string) => {
+      let next = 0;
+      await Promise.all(Array.from({ length: 4 }, async () => {
+        while (next < ids.length) {
+          const id = ids[next++] as string;
+          await direct.uploadProgram(id, DIR, fileName, content);
+          await direct.downloadProgram(id, DIR, fileName);
+        }
+      }));
     };
 
-    // 2 and 3: one batch through the service.
     const dirA = mkdtempSync(join(tmpdir(), 'bench-deploy-'));
     dirs.push(dirA);
     const linkA = new CountingLink(direct);
-    const a = await start(linkA, dirA);
-    if (!withoutWebhooks) await a.call('POST', '/admin/webhooks', { url: hookUrl, events: ['deployment.completed', 'deployment.failed'] });
-    const planA = await prepare(a.call, 'Bench A', content);
-    collect();
-    await startProfile();
-    const t1 = performance.now();
-    const startedAt = Date.now();
-    const batch = await a.call('POST', '/deployments', { versionId: planA.versionId, assignmentIds: [planA.assignmentId], isTrial: false, trialHours: null });
-    const acceptedMs = performance.now() - t1;
-    // Waits for the webhooks rather than polling, so no reader competes with the batch for the process.
-    const batchIds = new Set(((batch.deployments ?? []) as { id: string }[]).map((d) => d.id));
-    for (const deadline = Date.now() + (withoutWebhooks ? 0 : 60_000); [...batchIds].some((id) => !received.has(id)) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
-    const finished = await settle(a.call, String(batch.batchId), (done) => done === count);
-    const polledMs = performance.now() - t1;
-    if (profileFile) await stopProfile(profileFile);
-    profiler?.disconnect();
-    // The service's own record of when the last deployment reached its final status (the polling above only notices it up to 200 ms later).
-    const serviceMs = Math.max(...finished.map((d) => Date.parse(d.finishedAt as string))) - startedAt;
-    const succeeded = finished.filter((d) => d.status === 'Succeeded').length;
-    // Where a deployment's time goes, from the service's own timelines: waiting in the queue, transferring, verifying.
+    const role = await ProgramsRole.create({
+      dataDir: dirA, timeZone: 'UTC', logger: pino({ level: 'warn' }), version: 'bench', env: { PROGRAMS_ADMIN_PASSWORD: 'bench-admin-password' }, localGateway: linkA,
+      plugins: [createAccountsPlugin({ passwordCost: { N: 1024, r: 8, p: 1 } }), vaultPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin],
+    });
+    const base = `${await role.listen('127.0.0.1', 0)}/api/v1`;
+    const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'bench-admin-password' }) });
+    const headers = { 'content-type': 'application/json', cookie: (login.headers.get('set-cookie') ?? '').split(';')[0] as string, 'x-csrf-token': ((await login.json()) as { csrfToken: string }).csrfToken };
+    const call = async (method: string, path: string, body?: unknown) => (await fetch(`${base}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })).json() as Promise<Record<string, unknown>>;
+    if (!withoutWebhooks) await call('POST', '/admin/webhooks', { url: hookUrl, events: ['deployment.completed', 'deployment.failed'] });
+    const groups = (await call('GET', '/machine-groups')).items as { id: string; gatewayGroupId: string }[];
+    const groupId = (groups.find((g) => g.gatewayGroupId === 'bench') as { id: string }).id;
+    /** A published version of a new program (its own file on the machines), assigned to the bench group. */
+    const prepare = async (name: string, bytes: Buffer) => {
+      const lib = await call('POST', '/libraries', { name, approvalPolicy: { mode: 'autoRelease' } });
+      const prg = await call('POST', '/programs', { libraryId: lib.id, name: name.replace(/\W/g, '').toUpperCase(), controller: 'fanuc' });
+      const version = await call('POST', `/programs/${String(prg.id)}/versions`, { contentBase64: bytes.toString('base64'), notes: 'bench' });
+      await call('POST', `/versions/${String(version.id)}/submit`);
+      const assignment = await call('POST', '/machine-assignments', { programId: prg.id, groupId, dir: DIR });
+      return { versionId: String(version.id), assignmentId: String(assignment.id) };
+    };
+    const settle = async (batchId: string) => {
+      for (;;) {
+        const items = (await call('GET', `/deployments?batchId=${batchId}&limit=1000`)).items as { id: string; status: string; finishedAt: string | null }[];
+        if (items.filter((d) => d.status === 'Succeeded' || d.status === 'Failed').length === count) return items;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    /** One batch through the service: POST, then (without polling, so no reader competes with it) every webhook, then the final rows. */
+    const batchRun = async (plan: { versionId: string; assignmentId: string }) => {
+      const uploadsBefore = linkA.uploads;
+      const t1 = performance.now();
+      const startedAt = Date.now();
+      const batch = await call('POST', '/deployments', { versionId: plan.versionId, assignmentIds: [plan.assignmentId], isTrial: false, trialHours: null });
+      const acceptedMs = performance.now() - t1;
+      const batchIds = ((batch.deployments ?? []) as { id: string }[]).map((d) => d.id);
+      for (const deadline = Date.now() + (withoutWebhooks ? 0 : 60_000); batchIds.some((id) => !received.has(id)) && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 20));
+      const finished = await settle(String(batch.batchId));
+      const polledMs = performance.now() - t1;
+      // The service's own record of when the last deployment reached its final status.
+      const serviceMs = Math.max(...finished.map((d) => Date.parse(d.finishedAt as string))) - startedAt;
+      return { finished, acceptedMs, polledMs, serviceMs, transfers: linkA.uploads - uploadsBefore };
+    };
+
+    // One unmeasured run of each first, so both are measured with their code compiled, as in a service that has deployed before.
+    await baselineRun('WARMUP');
+    await batchRun(await prepare('Bench warm-up', program(kib, 'W')));
+
+    // Rounds, each a baseline run and then a batch through the service; the figures are medians over the rounds.
+    const measured: { baselineMs: number; baselineBusy: number; serviceBusy: number; serviceMs: number; acceptedMs: number; polledMs: number; transfers: number; succeeded: number }[] = [];
+    const latencies: number[] = [];
     const phases: Record<string, number[]> = {};
-    for (const d of finished) {
-      const detail = (await a.call('GET', `/deployments/${d.id}`)) as { timeline: { status: string; at: string }[] };
-      for (let i = 1; i < detail.timeline.length; i++) {
-        const from = detail.timeline[i - 1] as { status: string; at: string };
-        const to = detail.timeline[i] as { status: string; at: string };
-        (phases[`${from.status} → ${to.status}`] ??= []).push(Date.parse(to.at) - Date.parse(from.at));
+    for (let r = 0; r < rounds; r++) {
+      const plan = await prepare(`Bench round ${r + 1}`, program(kib, `R${r + 1}`));
+      const profiling = profileFile !== undefined && r === rounds - 1;
+      collect();
+      if (profiling) await startProfile();
+      const elu0 = performance.eventLoopUtilization();
+      const t0 = performance.now();
+      await baselineRun('BASELINE');
+      const baselineMs = performance.now() - t0;
+      const baselineBusy = performance.eventLoopUtilization(elu0).active;
+      if (profiling && profileFile) await stopProfile(profileFile.replace(/(\.cpuprofile)?$/, '.baseline.cpuprofile'));
+      collect();
+      if (profiling) await startProfile();
+      const elu1 = performance.eventLoopUtilization();
+      const batch = await batchRun(plan);
+      const serviceBusy = performance.eventLoopUtilization(elu1).active;
+      if (profiling && profileFile) await stopProfile(profileFile);
+      measured.push({ baselineMs, baselineBusy, serviceBusy, serviceMs: batch.serviceMs, acceptedMs: batch.acceptedMs, polledMs: batch.polledMs, transfers: batch.transfers, succeeded: batch.finished.filter((d) => d.status === 'Succeeded').length });
+      for (const d of batch.finished) if (received.has(d.id) && d.finishedAt) latencies.push((received.get(d.id) as number) - Date.parse(d.finishedAt));
+      // Where a deployment's time goes, from the service's own timelines: waiting in the queue, transferring, verifying.
+      for (const d of batch.finished) {
+        const detail = (await call('GET', `/deployments/${d.id}`)) as { timeline: { status: string; at: string }[] };
+        for (let i = 1; i < detail.timeline.length; i++) {
+          const from = detail.timeline[i - 1] as { status: string; at: string };
+          const to = detail.timeline[i] as { status: string; at: string };
+          (phases[`${from.status} → ${to.status}`] ??= []).push(Date.parse(to.at) - Date.parse(from.at));
+        }
       }
     }
-    for (const [phase, ms] of Object.entries(phases)) rows.push([`  ${phase}: mean / p50 / max, ms`, `${(ms.reduce((x, y) => x + y, 0) / ms.length).toFixed(1)} / ${percentile(ms, 50).toFixed(0)} / ${Math.max(...ms).toFixed(0)}`, '']);
-    const hookDeadline = Date.now() + 10_000;
-    while (finished.some((d) => !received.has(d.id)) && Date.now() < hookDeadline) await new Promise((r) => setTimeout(r, 10));
-    const latencies = finished.filter((d) => received.has(d.id) && d.finishedAt).map((d) => (received.get(d.id) as number) - Date.parse(d.finishedAt as string));
-    await a.role.stop();
+    profiler?.disconnect();
+    await role.stop();
 
-    // 4. Stop and start again mid-way.
-    const dirB = mkdtempSync(join(tmpdir(), 'bench-deploy-'));
-    dirs.push(dirB);
-    const linkB = new CountingLink(direct);
-    let b = await start(linkB, dirB);
-    const planB = await prepare(b.call, 'Bench B', contentB);
-    const batchB = await b.call('POST', '/deployments', { versionId: planB.versionId, assignmentIds: [planB.assignmentId], isTrial: false, trialHours: null });
-    await settle(b.call, String(batchB.batchId), (done) => done >= count / 3);
-    await b.role.stop();
-    b = await start(linkB, dirB);
-    const afterRestart = await settle(b.call, String(batchB.batchId), (done) => done === count);
-    const restartSucceeded = afterRestart.filter((d) => d.status === 'Succeeded').length;
-    await b.role.stop();
+    // 4. The same batch with the service, in its own process, killed (SIGKILL) mid-way and started again.
+    const killed = await killedBatch(count, program(kib, 'K'), dirs);
 
+    const median = (pick: (m: (typeof measured)[number]) => number) => percentile(measured.map(pick), 50);
+    const baselineMs = median((m) => m.baselineMs);
+    const serviceMs = median((m) => m.serviceMs);
     const ratio = baselineMs / serviceMs;
+    const list = (pick: (m: (typeof measured)[number]) => number) => measured.map((m) => pick(m).toFixed(0)).join(', ');
+    for (const [phase, ms] of Object.entries(phases)) rows.push([`  ${phase}: mean / p50 / max, ms`, `${(ms.reduce((x, y) => x + y, 0) / ms.length).toFixed(1)} / ${percentile(ms, 50).toFixed(0)} / ${Math.max(...ms).toFixed(0)}`, '']);
     rows.push(
-      ['machines / program size', `${count} / ${kib} KiB`, ''],
-      ['baseline: direct upload + read-back, 4 at a time', `${baselineMs.toFixed(0)} ms`, ''],
-      ['service: POST /deployments to the last final status (finishedAt)', `${serviceMs.toFixed(0)} ms (${succeeded} Succeeded, ${linkA.uploads} transfers)`, ''],
-      ['  until every deployment.completed webhook arrived', `${polledMs.toFixed(0)} ms`, ''],
-      ['  of which POST /deployments answered (100 files made, stored, queued)', `${acceptedMs.toFixed(0)} ms`, ''],
-      ['ratio baseline ÷ service', ratio.toFixed(2), '>= 0.8'],
+      ['machines / program size / rounds', `${count} / ${kib} KiB / ${rounds}`, ''],
+      ['baseline: direct upload + read-back, 4 at a time (median; each round)', `${baselineMs.toFixed(0)} ms (${list((m) => m.baselineMs)})`, ''],
+      ['service: POST /deployments to the last final status (median; each round)', `${serviceMs.toFixed(0)} ms (${list((m) => m.serviceMs)})`, ''],
+      ['  Succeeded / transfers, each round', measured.map((m) => `${m.succeeded}/${m.transfers}`).join(', '), `${count}/${count}`],
+      ['  until every deployment.completed webhook arrived (median)', `${median((m) => m.polledMs).toFixed(0)} ms`, ''],
+      ['  of which POST /deployments answered (median)', `${median((m) => m.acceptedMs).toFixed(0)} ms`, ''],
+      ['event loop busy: baseline / service until every webhook arrived (medians)', `${median((m) => m.baselineBusy).toFixed(0)} / ${median((m) => m.serviceBusy).toFixed(0)} ms`, ''],
+      ['ratio baseline ÷ service (medians)', ratio.toFixed(2), '>= 0.8'],
       ['webhook latency p50 / p99', `${percentile(latencies, 50).toFixed(1)} / ${percentile(latencies, 99).toFixed(1)} ms (${latencies.length} events)`, 'p99 <= 500 ms'],
-      ['stop + start mid-batch: Succeeded', `${restartSucceeded} of ${count}`, `${count}`],
-      ['stop + start mid-batch: transfers repeated', `${linkB.uploads - count}`, '0'],
+      ['SIGKILL + start mid-batch: Succeeded at the kill, then in all', `${killed.succeededAtKill}, then ${killed.succeeded} of ${count}`, `${count}`],
+      ['SIGKILL + start mid-batch: uploads that reached the machines', `${killed.uploads} (${killed.repeated} repeated, ${killed.missing} machines without one)`, '0 repeated'],
       ['load average 1 min', (loadavg()[0] as number).toFixed(2), ''],
     );
-    Object.assign(json, { baselineMs, serviceMs, polledMs, acceptedMs, ratio, succeeded, transfers: linkA.uploads, webhook: { p50: percentile(latencies, 50), p99: percentile(latencies, 99), n: latencies.length }, restart: { succeeded: restartSucceeded, transfers: linkB.uploads } });
+    Object.assign(json, { baselineMs, serviceMs, ratio, rounds: measured, webhook: { p50: percentile(latencies, 50), p99: percentile(latencies, 99), n: latencies.length }, killed });
     printTable('Deployments', rows);
     process.stdout.write(`${JSON.stringify({ bench: 'deploy', ...json })}\n`);
   } finally {
     hook.kill('SIGTERM');
     await gw.stop();
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Step 4: the service as a process, killed with SIGKILL mid-batch and started again; the machines count the uploads that reach them. */
+async function killedBatch(count: number, content: Buffer, dirs: string[]) {
+  const PASSWORD = 'bench-admin-password';
+  const ids = Array.from({ length: count }, (_, i) => `K${String(i + 1).padStart(3, '0')}`);
+  const gw = await startTestGateway(
+    { machines: ids.map((id) => ({ ...scriptedMachineConfig(id), tasks: { CNCStatus: { enabled: true, intervalMs: 5000 } } })), groups: [{ groupID: 'bench-kill', name: 'Bench kill', machineIDs: ids }] },
+    undefined,
+    { drivers: DRIVERS_WITH_SCRIPTED },
+  );
+  let service: ServiceProcess | undefined;
+  try {
+    const gatewayUrl = await gw.gateway.listen({ host: '127.0.0.1', port: 0 });
+    const key = ((await gw.request('POST', '/api/security/secret-key/create', { username: 'admin', label: 'program service' })).body.data as { key: string }).key;
+    const dataDir = mkdtempSync(join(tmpdir(), 'bench-deploy-kill-'));
+    dirs.push(dataDir);
+    const configFile = join(dataDir, 'config.json');
+    writeFileSync(configFile, JSON.stringify({ roles: ['programs'], gateway: { dataDir, timeZone: 'UTC' }, programs: { host: '127.0.0.1', port: 0 }, logLevel: 'warn', machines: [] }));
+    service = await startServiceProcess(configFile, PASSWORD);
+    let api = await adminOf(service.url, PASSWORD);
+    const must = <T extends { status: number; body: Record<string, unknown> }>(what: string, res: T): T['body'] => {
+      if (res.status >= 300) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+      return res.body;
+    };
+    const registered = must('register the gateway', await api.post('/gateways', { name: 'bench', url: gatewayUrl, secretKey: key }));
+    must('sync the gateway', await api.post(`/gateways/${String(registered.id)}/sync`));
+    const groupId = String(((await api.get('/machine-groups')).body.items ?? []).find((g) => g.name === 'Bench kill')?.id);
+    const lib = must('library', await api.post('/libraries', { name: 'Bench kill', approvalPolicy: { mode: 'autoRelease' } }));
+    const prg = must('program', await api.post('/programs', { libraryId: lib.id, name: 'BENCH', controller: 'fanuc' }));
+    const version = must('version', await api.post(`/programs/${String(prg.id)}/versions`, { contentBase64: content.toString('base64'), notes: 'bench' }));
+    must('submit', await api.post(`/versions/${String(version.id)}/submit`));
+    const assignment = must('assignment', await api.post('/machine-assignments', { programId: prg.id, groupId, dir: DIR }));
+    const batch = must('batch', await api.post('/deployments', { versionId: version.id, assignmentIds: [assignment.id], isTrial: false, trialHours: null }));
+    const statuses = async () => ((await api.get(`/deployments?batchId=${String(batch.batchId)}&limit=1000`)).body.items ?? []).map((d) => String(d.status));
+    let succeededAtKill = 0;
+    for (const deadline = Date.now() + 60_000; succeededAtKill < count / 3; await new Promise((r) => setTimeout(r, 10))) {
+      succeededAtKill = (await statuses()).filter((s) => s === 'Succeeded').length;
+      if (Date.now() > deadline) throw new Error('the batch did not get a third of the way in 60 s');
+    }
+    service.child.kill('SIGKILL');
+    await service.exited;
+    service = await startServiceProcess(configFile, PASSWORD);
+    api = await adminOf(service.url, PASSWORD);
+    let final: string[] = [];
+    for (const deadline = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 100))) {
+      final = await statuses();
+      if (final.length === count && final.every((s) => s === 'Succeeded' || s === 'Failed')) break;
+      if (Date.now() > deadline) throw new Error(`the batch did not finish after the restart: ${final.join(', ')}`);
+    }
+    const uploads = ids.map((id) => scriptedMachine(id).uploads);
+    return {
+      succeededAtKill,
+      succeeded: final.filter((s) => s === 'Succeeded').length,
+      uploads: uploads.reduce((a, b) => a + b, 0),
+      repeated: uploads.reduce((a, n) => a + Math.max(0, n - 1), 0),
+      missing: uploads.filter((n) => n === 0).length,
+    };
+  } finally {
+    if (service && service.child.exitCode === null && service.child.signalCode === null) {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    }
+    await gw.stop();
   }
 }

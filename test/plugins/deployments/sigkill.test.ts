@@ -6,70 +6,27 @@
  * slow upload, counting uploads) runs in this process and is reached over
  * HTTP, so it outlives the service.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../../core/store/database.js';
 import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
+import { adminOf, startServiceProcess, type ServiceProcess } from '../../fixtures/programs-process.js';
 import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../../fixtures/scripted-machine.js';
 
-const ROOT = resolve(import.meta.dirname, '../../..');
 const DIR = '//CNC_MEM/USER/PATH1/';
 const MACHINES = Array.from({ length: 16 }, (_, i) => `kill-K${String(i + 1).padStart(2, '0')}`);
 const PASSWORD = 'kill-test-admin-password';
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Service {
-  child: ChildProcess;
-  url: string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  output: () => string;
-}
-
-async function startService(configFile: string): Promise<Service> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts', '--config', configFile, '--role', 'programs'], {
-    cwd: ROOT,
-    env: { ...process.env, PROGRAMS_PORT: '0', GATEWAY_PORT: '', GATEWAY_DATA_DIR: '', PROGRAMS_ADMIN_PASSWORD: PASSWORD },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on('exit', (code, signal) => r({ code, signal })));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const match = /API:\s+(http:\/\/127\.0\.0\.1:\d+)\/api\/v1/.exec(out);
-    if (match) return { child, url: match[1] as string, exited, output: () => out };
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the program service did not start:\n${out}`);
-    await sleep(50);
-  }
-}
-
-/** A signed-in administrator of a running service. */
-async function adminOf(url: string) {
-  const res = await fetch(`${url}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: PASSWORD }) });
-  const body = (await res.json()) as { csrfToken: string };
-  const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0] as string;
-  const call = async (method: string, path: string, payload?: unknown) => {
-    const r = await fetch(`${url}/api/v1${path}`, {
-      method,
-      headers: { cookie, 'x-csrf-token': body.csrfToken, ...(payload !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(payload !== undefined ? { body: JSON.stringify(payload) } : {}),
-    });
-    return { status: r.status, body: (await r.json()) as Record<string, unknown> & { items?: Record<string, unknown>[] } };
-  };
-  return { get: (path: string) => call('GET', path), post: (path: string, payload: unknown = {}) => call('POST', path, payload) };
-}
-
 describe('a deployment batch across a SIGKILL', () => {
   let gw: TestGateway;
   let gatewayUrl: string;
   let key: string;
-  let service: Service | undefined;
+  let service: ServiceProcess | undefined;
 
   beforeAll(async () => {
     gw = await startTestGateway({ machines: MACHINES.map(scriptedMachineConfig), groups: [{ groupID: 'kill-cell', name: 'Kill cell', machineIDs: MACHINES }] }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });
@@ -89,8 +46,8 @@ describe('a deployment batch across a SIGKILL', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'programs-kill-'));
     const configFile = join(dataDir, 'config.json');
     writeFileSync(configFile, JSON.stringify({ roles: ['programs'], gateway: { dataDir, timeZone: 'UTC' }, programs: { host: '127.0.0.1', port: 0 }, logLevel: 'warn', machines: [] }));
-    service = await startService(configFile);
-    let api = await adminOf(service.url);
+    service = await startServiceProcess(configFile, PASSWORD);
+    let api = await adminOf(service.url, PASSWORD);
 
     const registered = await api.post('/gateways', { name: 'plant', url: gatewayUrl, secretKey: key });
     expect(registered.status).toBe(201);
@@ -123,8 +80,8 @@ describe('a deployment batch across a SIGKILL', () => {
     const uploadsAtKill = MACHINES.reduce((n, id) => n + scriptedMachine(id).uploads, 0);
     expect(uploadsAtKill).toBeLessThan(MACHINES.length);
 
-    service = await startService(configFile);
-    api = await adminOf(service.url);
+    service = await startServiceProcess(configFile, PASSWORD);
+    api = await adminOf(service.url, PASSWORD);
     let rows: Record<string, unknown>[];
     for (const deadline = Date.now() + 60_000; ; ) {
       rows = (await api.get(`/deployments?batchId=${batchId}&limit=100`)).body.items ?? [];
