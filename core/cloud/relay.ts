@@ -16,7 +16,7 @@ import { keepNoDelay } from '../mqtt/no-delay.js';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { connect, type IClientOptions } from 'mqtt';
-import { PartJoiner, readPart, topics, type Presence, type RelayRequest } from './protocol.js';
+import { PartJoiner, readPart, topics, type JoinedAnswer, type Presence, type RelayRequest } from './protocol.js';
 import type { InProcessBroker } from '../mqtt/broker.js';
 
 /** How the relay sends a request: through its MQTT client, or inside the embedded broker. */
@@ -34,8 +34,12 @@ export interface RelayConnection {
   topicPrefix: string;
 }
 
-/** A call's end: the answer (its text as a JSON string literal, checked to be one), or why there is none. */
-export type RelayOutcome = { ok: true; literal: Buffer; isError: boolean } | { ok: false; reason: 'offline' | 'timeout' | 'malformed' };
+/**
+ * A call's end: the answer (its text as a JSON string literal, in parts, which
+ * the caller checks with isJsonStringLiteral where it joins them), or why
+ * there is none.
+ */
+export type RelayOutcome = ({ ok: true } & JoinedAnswer) | { ok: false; reason: 'offline' | 'timeout' | 'malformed' };
 
 interface Pending {
   tokenId: string;
@@ -161,7 +165,7 @@ export class CloudRelay {
     if (!part || !pending) return;
     const id = part.header.id;
     pending.joiner ??= new PartJoiner(part.header.parts);
-    let answer: { literal: Buffer; isError: boolean } | undefined;
+    let answer: JoinedAnswer | undefined;
     try {
       answer = pending.joiner.add(part);
     } catch (err) {

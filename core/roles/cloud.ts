@@ -21,13 +21,13 @@ import type { Logger } from 'pino';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolCatalogue } from '../mcp-dispatch.js';
 import { GatewayError, quote } from '../errors.js';
 import { InProcessBroker } from '../mqtt/broker.js';
 import { splice, type Splices } from '../mcp-frozen-answers.js';
 import { RoleRuntime } from '../runtime.js';
-import { DEFAULT_CALL_DEADLINE_MS, DEFAULT_TOPIC_PREFIX, topics } from '../cloud/protocol.js';
+import { DEFAULT_CALL_DEADLINE_MS, DEFAULT_TOPIC_PREFIX, isJsonStringLiteral, joinedLiteral, topics } from '../cloud/protocol.js';
 import { CloudRelay, type RelayConnection } from '../cloud/relay.js';
 import { AdminKeys, CLOUD_MIGRATIONS, GatewayTokens } from '../cloud/tokens.js';
 import { serveAdmin } from '../cloud/admin-http.js';
@@ -67,6 +67,95 @@ function webHeaders(request: FastifyRequest): Headers {
 }
 
 const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
+
+/**
+ * What a relayed tool call answers: the gateway's text as a JSON string
+ * literal in parts (with the text to answer instead if they do not make one),
+ * or a text of the cloud's own.
+ */
+type ToolAnswer = { parts: readonly Buffer[]; size: number; isError: boolean; ifMalformed: string } | { text: string; isError: true };
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const hasOnlyKeys = (o: Record<string, unknown>, keys: readonly string[]) => Object.keys(o).every((k) => keys.includes(k));
+
+/**
+ * The request when it is one plain tools/call that the SDK would take as is:
+ * both media types accepted, a JSON body, a supported (or no) protocol
+ * version header, one JSON-RPC request with a string or integer id, params
+ * of a tool name and an arguments object, nothing else. Otherwise undefined.
+ */
+export function plainToolCall(request: Pick<FastifyRequest, 'headers' | 'body'>): { id: string | number; name: string; arguments?: Record<string, unknown> } | undefined {
+  const { headers, body } = request;
+  const accept = headers.accept;
+  if (typeof accept !== 'string' || !accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+  if (headers['content-type'] !== 'application/json') return undefined;
+  const version = headers['mcp-protocol-version'];
+  if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return undefined;
+  if (!isPlainObject(body) || !hasOnlyKeys(body, ['jsonrpc', 'id', 'method', 'params']) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return undefined;
+  const id = body.id;
+  if (typeof id !== 'string' && !(typeof id === 'number' && Number.isSafeInteger(id))) return undefined;
+  const params = body.params;
+  if (!isPlainObject(params) || !hasOnlyKeys(params, ['name', 'arguments']) || typeof params.name !== 'string') return undefined;
+  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+  return { id, name: params.name, ...(params.arguments !== undefined ? { arguments: params.arguments } : {}) };
+}
+
+const RESULT_HEAD = Buffer.from('{"result":{"content":[{"type":"text","text":');
+const RESULT_TAIL = Buffer.from('}]},"jsonrpc":"2.0","id":');
+const ERROR_RESULT_TAIL = Buffer.from('}],"isError":true},"jsonrpc":"2.0","id":');
+
+/**
+ * Buffers for large responses, used again once a response has been written:
+ * an answer of some hundred kilobytes otherwise costs a fresh allocation per
+ * call, which the C library maps and unmaps from the system each time (its
+ * mmap threshold is 128 KiB), with the page faults that go with it. Answers
+ * larger than a slab get a buffer of their own.
+ */
+export class ResponseBuffers {
+  private readonly free: Buffer[] = [];
+
+  constructor(
+    /** Bytes per slab; a smaller need takes a slab only from `min` bytes on. */
+    readonly slab = 512 * 1024,
+    readonly min = 32 * 1024,
+    /** Idle slabs kept. */
+    readonly keep = 8,
+  ) {}
+
+  /** A buffer of at least `size` bytes, and whether it is a slab to give back. */
+  take(size: number): { buffer: Buffer; pooled: boolean } {
+    if (size < this.min || size > this.slab) return { buffer: Buffer.allocUnsafe(size), pooled: false };
+    return { buffer: this.free.pop() ?? Buffer.allocUnsafeSlow(this.slab), pooled: true };
+  }
+
+  /** Gives back a slab that is no longer read. */
+  give(buffer: Buffer): void {
+    if (buffer.length === this.slab && this.free.length < this.keep) this.free.push(buffer);
+  }
+}
+
+/**
+ * The JSON-RPC response to a tool call, as the SDK writes it (JSON.stringify
+ * of result, jsonrpc, id), the gateway's literal copied in unparsed, once,
+ * and checked there; `malformed` is told when it is not one literal, and the
+ * response then carries the answer's ifMalformed text.
+ */
+export function toolCallResponse(id: string | number, answer: ToolAnswer, malformed: () => void = () => undefined, alloc: (size: number) => Buffer = Buffer.allocUnsafe): Buffer {
+  const end = Buffer.from(`${JSON.stringify(id)}}`);
+  if ('text' in answer) return Buffer.concat([RESULT_HEAD, Buffer.from(JSON.stringify(answer.text)), ERROR_RESULT_TAIL, end]);
+  const tail = answer.isError ? ERROR_RESULT_TAIL : RESULT_TAIL;
+  const size = RESULT_HEAD.length + answer.size + tail.length + end.length;
+  const out = alloc(size).subarray(0, size);
+  let at = RESULT_HEAD.copy(out, 0);
+  for (const part of answer.parts) at += part.copy(out, at);
+  if (!isJsonStringLiteral(out.subarray(RESULT_HEAD.length, at))) {
+    malformed();
+    return toolCallResponse(id, { text: answer.ifMalformed, isError: true });
+  }
+  at += tail.copy(out, at);
+  end.copy(out, at);
+  return out;
+}
 
 export class CloudRole {
   private constructor(
@@ -154,6 +243,28 @@ export class CloudRole {
     const answerPrefix = `relay-answer-${randomUUID()}-`;
     let answerCount = 0;
     const refuse = (reply: FastifyReply, error: GatewayError) => reply.code(403).send({ ...error.toBody(), hint: error.hint });
+    const buffers = new ResponseBuffers();
+    const malformed = (tokenId: string | undefined) => o.logger.warn({ gateway: tokenId }, 'cloud: a gateway\'s answer is not one JSON string literal; it was not passed on');
+    /** Relays one tool call to the token's gateway: its answer (a JSON string literal, checked), or a text of the cloud's own saying why there is none. */
+    const callTool = async (tokenId: string | undefined, name: string, args: Record<string, unknown> | undefined, correlation: string | string[] | undefined): Promise<ToolAnswer> => {
+      if (!tokenId) return { text: UNAUTHORIZED_TEXT, isError: true };
+      const path = o.catalogue.primaryPath(name);
+      if (!path) return { text: `Unknown tool ${quote(name)}; accepted: ${o.catalogue.list().map((x) => x.name).join(', ')}`, isError: true };
+      // Always unique on the wire (concurrent calls may carry the same client header); a client's own id leads it, so it can be found in both sides' logs.
+      const unique = randomBytes(8).toString('hex');
+      const correlationId = typeof correlation === 'string' && /^[\w.-]{1,64}$/.test(correlation) ? `${correlation}.${unique}` : unique;
+      const started = Date.now();
+      const outcome = await o.relay.call(tokenId, { name, ...(args ? { arguments: args } : {}) }, o.deadlineMs, correlationId);
+      o.logger.info({ correlationId, gateway: tokenId, tool: name, ms: Date.now() - started, outcome: outcome.ok ? 'answered' : outcome.reason }, 'cloud tool call');
+      const unreadable = `${path} failed: the gateway's answer could not be read (correlation id ${correlationId})`;
+      if (outcome.ok) return { parts: outcome.parts, size: outcome.size, isError: outcome.isError, ifMalformed: unreadable };
+      if (outcome.reason === 'malformed') return { text: unreadable, isError: true };
+      if (outcome.reason === 'offline') {
+        return { text: new GatewayError('GATEWAY_SERVICE_UNAVAILABLE', 'The accessToken is valid, but its gateway is offline on the broker (or never connected)').toToolMessage(path), isError: true };
+      }
+      const late = new GatewayError('GATEWAY_SERVICE_UNAVAILABLE', `It is connected but did not answer within ${o.deadlineMs} ms (correlation id ${correlationId})`);
+      return { text: `${path} failed: ${late.errorName}(${late.errorCode}) ${late.message}. Hint: the gateway is connected but slow or busy; retry, or ask for less (a smaller window or limit).`, isError: true };
+    };
     http.post('/mcp', {
       onRequest: async (request, reply) => {
         const origin = request.headers.origin;
@@ -169,6 +280,21 @@ export class CloudRole {
       const header = request.headers.accesstoken;
       const tokenId = await o.tokens.verify(typeof header === 'string' ? header : undefined);
       const correlation = request.headers['x-correlation-id'];
+      // A plain tools/call is answered here, in the bytes the SDK would write (test/cloud/fast-call.test.ts holds them
+      // to it); anything else (initialize, tools/list, batches, notifications, unusual headers or fields) goes to the SDK.
+      const fast = plainToolCall(request);
+      if (fast) {
+        const answer = await callTool(tokenId, fast.name, fast.arguments, correlation);
+        let slab: Buffer | undefined;
+        const body = toolCallResponse(fast.id, answer, () => malformed(tokenId), (size) => {
+          const { buffer, pooled } = buffers.take(size);
+          if (pooled) slab = buffer;
+          return buffer;
+        });
+        // The slab is used again once the response is written (or its connection gone).
+        if (slab) reply.raw.once('close', () => buffers.give(slab as Buffer));
+        return reply.code(200).header('content-type', 'application/json').send(body);
+      }
       // Answers go into the response as the gateway sent them (a JSON string literal, checked): the SDK sees a placeholder.
       const splices: Splices = new Map();
       const server = new Server(
@@ -177,26 +303,16 @@ export class CloudRole {
       );
       server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: o.catalogue.list() }));
       server.setRequestHandler(CallToolRequestSchema, async (req) => {
-        if (!tokenId) return toolError(UNAUTHORIZED_TEXT);
-        const path = o.catalogue.primaryPath(req.params.name);
-        if (!path) return toolError(`Unknown tool ${quote(req.params.name)}; accepted: ${o.catalogue.list().map((x) => x.name).join(', ')}`);
-        // Always unique on the wire (concurrent calls may carry the same client header); a client's own id leads it, so it can be found in both sides' logs.
-        const unique = randomBytes(8).toString('hex');
-        const correlationId = typeof correlation === 'string' && /^[\w.-]{1,64}$/.test(correlation) ? `${correlation}.${unique}` : unique;
-        const started = Date.now();
-        const outcome = await o.relay.call(tokenId, { name: req.params.name, ...(req.params.arguments ? { arguments: req.params.arguments } : {}) }, o.deadlineMs, correlationId);
-        o.logger.info({ correlationId, gateway: tokenId, tool: req.params.name, ms: Date.now() - started, outcome: outcome.ok ? 'answered' : outcome.reason }, 'cloud tool call');
-        if (outcome.ok) {
-          const placeholder = `${answerPrefix}${++answerCount}`;
-          splices.set(placeholder, [outcome.literal]);
-          return { content: [{ type: 'text', text: placeholder }], ...(outcome.isError ? { isError: true } : {}) };
+        const answer = await callTool(tokenId, req.params.name, req.params.arguments, correlation);
+        if ('text' in answer) return toolError(answer.text);
+        const literal = joinedLiteral(answer);
+        if (!literal) {
+          malformed(tokenId);
+          return toolError(answer.ifMalformed);
         }
-        if (outcome.reason === 'malformed') return toolError(`${path} failed: the gateway's answer could not be read (correlation id ${correlationId})`);
-        if (outcome.reason === 'offline') {
-          return toolError(new GatewayError('GATEWAY_SERVICE_UNAVAILABLE', 'The accessToken is valid, but its gateway is offline on the broker (or never connected)').toToolMessage(path));
-        }
-        const late = new GatewayError('GATEWAY_SERVICE_UNAVAILABLE', `It is connected but did not answer within ${o.deadlineMs} ms (correlation id ${correlationId})`);
-        return toolError(`${path} failed: ${late.errorName}(${late.errorCode}) ${late.message}. Hint: the gateway is connected but slow or busy; retry, or ask for less (a smaller window or limit).`);
+        const placeholder = `${answerPrefix}${++answerCount}`;
+        splices.set(placeholder, [literal]);
+        return { content: [{ type: 'text', text: placeholder }], ...(answer.isError ? { isError: true } : {}) };
       });
       const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       try {

@@ -19,13 +19,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connect, type MqttClient } from 'mqtt';
+import type { MqttClient } from 'mqtt';
 import { pino } from 'pino';
 import { parseConfig } from '../../core/config.js';
 import { Gateway } from '../../core/gateway.js';
-import { answerPayloads, readRequest, textLiteral, topics, DEFAULT_TOPIC_PREFIX } from '../../core/cloud/protocol.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { lightLink } from '../fixtures/cloud.js';
 import { benchMachines } from './bench-fleet.js';
 import type { LoadJob, LoadResult } from './mcp-load.js';
 import type { CloudReady, CloudUsage } from './relay-cloud.js';
@@ -86,29 +86,6 @@ async function callOnce(url: string, token: string, name: string): Promise<{ tex
   });
   const json = (await res.json()) as { result?: { content?: { text?: string }[] } };
   return { text: json.result?.content?.[0]?.text ?? JSON.stringify(json).slice(0, 200), ms: performance.now() - s };
-}
-
-/** A light gateway link: presence with a last will, and a constant answer to every call. */
-function lightLink(brokerUrl: string, token: string): Promise<MqttClient> {
-  const id = token.split('_')[1] as string;
-  const t = topics(DEFAULT_TOPIC_PREFIX);
-  const client = connect(brokerUrl, {
-    protocolVersion: 4, clientId: `light-${id}`, username: id, password: token, reconnectPeriod: 0,
-    will: { topic: t.presence(id), payload: Buffer.from('{"state":"offline"}'), qos: 1, retain: true },
-  });
-  client.on('message', (_topic, payload) => {
-    const request = readRequest(payload);
-    if (!request) return;
-    for (const payload of answerPayloads(request.id, textLiteral('{"count":0,"groups":[]}'), false)) void client.publishAsync(request.replyTo, payload, { qos: 1 });
-  });
-  return new Promise((resolve, reject) => {
-    client.once('error', reject);
-    client.once('connect', () => {
-      void client.publishAsync(t.presence(id), JSON.stringify({ state: 'online', gateway: `light-${id}`, version: 'bench', since: Date.now() }), { qos: 1, retain: true })
-        .then(() => client.subscribeAsync(t.requests(id), { qos: 1 }))
-        .then(() => resolve(client), reject);
-    });
-  });
 }
 
 async function throughput(args: string[]) {

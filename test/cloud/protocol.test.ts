@@ -5,14 +5,18 @@
  * cannot add JSON of its own to the cloud's response.
  */
 import { describe, expect, it } from 'vitest';
-import { answerPayloads, isJsonStringLiteral, MAX_ANSWER_BYTES, PartJoiner, readPart, readRequest, textLiteral } from '../../core/cloud/protocol.js';
+import { answerPayloads, isJsonStringLiteral, joinedLiteral, MAX_ANSWER_BYTES, PartJoiner, readPart, readRequest, textLiteral, type JoinedAnswer } from '../../core/cloud/protocol.js';
 
+/** The answer the payloads make: its literal (checked, as the cloud does) and its error flag. */
 const join = (payloads: Buffer[]) => {
   const parts = payloads.map((p) => readPart(p));
   const joiner = new PartJoiner(parts[0]!.header.parts);
-  let answer: { literal: Buffer; isError: boolean } | undefined;
+  let answer: JoinedAnswer | undefined;
   for (const part of parts) answer = joiner.add(part!) ?? answer;
-  return answer;
+  if (!answer) return undefined;
+  const literal = joinedLiteral(answer);
+  if (!literal) throw new Error('the answer is not a JSON string literal');
+  return { literal, isError: answer.isError };
 };
 
 describe('relay answer format', () => {
@@ -38,6 +42,40 @@ describe('relay answer format', () => {
       expect(isJsonStringLiteral(Buffer.from(bad)), bad).toBe(false);
     }
     expect(isJsonStringLiteral(Buffer.from([0x22, 0xc3, 0x28, 0x22]))).toBe(false);
+  });
+
+  it('GW-85 the literal check agrees with JSON.parse on thousands of generated texts, at any offset in memory', () => {
+    // A small deterministic generator: texts made of the characters that matter (quotes, backslashes, escape letters,
+    // hex digits, control characters, multi-byte characters) and long plain runs.
+    let seed = 12345;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const alphabet = ['"', '\\', 'u', 'n', 't', '/', '0', 'a', 'F', 'g', '\n', '\u0001', '\u001f', ' ', 'é', '切', '😀', 'machineID', 'x'.repeat(37)];
+    const reference = (bytes: Buffer) => {
+      if (bytes.length < 2 || bytes[0] !== 0x22 || bytes[bytes.length - 1] !== 0x22) return false;
+      try {
+        return typeof JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) === 'string';
+      } catch {
+        return false;
+      }
+    };
+    let valid = 0;
+    for (let c = 0; c < 4000; c++) {
+      const text = Array.from({ length: rand(40) }, () => alphabet[rand(alphabet.length)]).join('');
+      // Half are real literals (JSON.stringify), half raw text in quotes (often not one).
+      const literal = c % 2 === 0 ? JSON.stringify(text) : `"${text}"`;
+      const offset = rand(4);
+      const slab = Buffer.alloc(Buffer.byteLength(literal) + 8);
+      const bytes = slab.subarray(offset, offset + slab.write(literal, offset));
+      const want = reference(bytes);
+      if (want) valid++;
+      expect({ literal, offset, ok: isJsonStringLiteral(bytes) }).toEqual({ literal, offset, ok: want });
+    }
+    // Both kinds were generated.
+    expect(valid).toBeGreaterThan(1000);
+    expect(valid).toBeLessThan(4000);
   });
 
   it('GW-85 parts that do not make an answer are refused: injection, too large, malformed headers', () => {
