@@ -15,7 +15,8 @@
  * a broker's packet limit (many clusters cap packets at 1 MB or less); the
  * cloud joins the parts by correlation id and index.
  */
-import { isUtf8 } from 'node:buffer';
+
+import { isJsonStringLiteral } from './literal-check.js';
 
 export const DEFAULT_TOPIC_PREFIX = 'cncgw/v1';
 /** Bytes of answer per message (and a header of under 200 bytes). */
@@ -104,41 +105,7 @@ export function textLiteral(text: string): Buffer[] {
  * answer that is anything else (that would end the string and add JSON of
  * its own) is refused.
  */
-export function isJsonStringLiteral(bytes: Buffer): boolean {
-  const n = bytes.length;
-  if (n < 2 || bytes[0] !== 0x22 || bytes[n - 1] !== 0x22 || !isUtf8(bytes)) return false;
-  const last = n - 1;
-  // One table load per byte: a text of JSON inside the string escapes every few bytes, where comparisons cost branches.
-  for (let i = 1; i < last; i++) {
-    const c = BYTE_CLASS[bytes[i] as number] as number;
-    if (c === PLAIN) continue;
-    if (c === REFUSED || ++i >= last) return false;
-    // An escape: \" \\ \/ \b \f \n \r \t, or \u and four hex digits, all before the closing quote.
-    const e = ESCAPE_CLASS[bytes[i] as number];
-    if (e === SIMPLE_ESCAPE) continue;
-    if (e !== UNICODE_ESCAPE || i + 4 >= last) return false;
-    if (!((HEX_DIGIT[bytes[i + 1] as number] as number) & (HEX_DIGIT[bytes[i + 2] as number] as number) & (HEX_DIGIT[bytes[i + 3] as number] as number) & (HEX_DIGIT[bytes[i + 4] as number] as number))) return false;
-    i += 4;
-  }
-  return true;
-}
-
-const PLAIN = 0;
-const REFUSED = 1;
-const SIMPLE_ESCAPE = 1;
-const UNICODE_ESCAPE = 2;
-/** Inside a JSON string: plain, refused (a quote or a control character) or 2 (a backslash). */
-const BYTE_CLASS = new Uint8Array(256);
-/** After a backslash: 1 for " \ / b f n r t, 2 for u, else 0. */
-const ESCAPE_CLASS = new Uint8Array(256);
-/** 1 for 0-9, A-F and a-f. */
-const HEX_DIGIT = new Uint8Array(256);
-for (let b = 0; b < 0x20; b++) BYTE_CLASS[b] = REFUSED;
-BYTE_CLASS[0x22] = REFUSED;
-BYTE_CLASS[0x5c] = 2;
-for (const c of '"\\/bfnrt') ESCAPE_CLASS[c.charCodeAt(0)] = SIMPLE_ESCAPE;
-ESCAPE_CLASS[0x75] = UNICODE_ESCAPE;
-for (const c of '0123456789abcdefABCDEF') HEX_DIGIT[c.charCodeAt(0)] = 1;
+export { isJsonStringLiteral };
 
 /** A part read from its payload. */
 export interface RelayAnswerPart {

@@ -5,6 +5,7 @@
  * cannot add JSON of its own to the cloud's response.
  */
 import { describe, expect, it } from 'vitest';
+import { isJsonStringLiteralScalar, isJsonStringLiteralSimd } from '../../core/cloud/literal-check.js';
 import { answerPayloads, isJsonStringLiteral, joinedLiteral, MAX_ANSWER_BYTES, PartJoiner, readPart, readRequest, textLiteral, type JoinedAnswer } from '../../core/cloud/protocol.js';
 
 /** The answer the payloads make: its literal (checked, as the cloud does) and its error flag. */
@@ -37,11 +38,15 @@ describe('relay answer format', () => {
   });
 
   it('GW-85 only one JSON string literal passes: no early quote, no raw control character, no bad escape, valid UTF-8', () => {
-    for (const good of ['""', '"a"', '"\\"\\\\\\/\\b\\f\\n\\r\\t"', '"\\u00e9"', JSON.stringify('é 切 😀')]) expect(isJsonStringLiteral(Buffer.from(good)), good).toBe(true);
-    for (const bad of ['', '"', 'a', '"a', 'a"', '"a"b"', '"a","isError":true,"x":"', '"\n"', '"\\x"', '"\\u12"', '"\\u12G4"', '"abc\\"', '"\\"', '"a" ']) {
-      expect(isJsonStringLiteral(Buffer.from(bad)), bad).toBe(false);
+    // Each form of the check: the SIMD one (when this Node has WebAssembly SIMD) and the scalar one.
+    const forms = [isJsonStringLiteral, isJsonStringLiteralScalar, (b: Buffer) => isJsonStringLiteralSimd(b) ?? isJsonStringLiteralScalar(b)];
+    for (const check of forms) {
+      for (const good of ['""', '"a"', '"\\"\\\\\\/\\b\\f\\n\\r\\t"', '"\\u00e9"', JSON.stringify('é 切 😀')]) expect(check(Buffer.from(good)), good).toBe(true);
+      for (const bad of ['', '"', 'a', '"a', 'a"', '"a"b"', '"a","isError":true,"x":"', '"\n"', '"\\x"', '"\\u12"', '"\\u12G4"', '"abc\\"', '"\\"', '"a" ']) {
+        expect(check(Buffer.from(bad)), bad).toBe(false);
+      }
+      expect(check(Buffer.from([0x22, 0xc3, 0x28, 0x22]))).toBe(false);
     }
-    expect(isJsonStringLiteral(Buffer.from([0x22, 0xc3, 0x28, 0x22]))).toBe(false);
   });
 
   it('GW-85 the literal check agrees with JSON.parse on thousands of generated texts, at any offset in memory', () => {
@@ -63,7 +68,8 @@ describe('relay answer format', () => {
     };
     let valid = 0;
     for (let c = 0; c < 4000; c++) {
-      const text = Array.from({ length: rand(40) }, () => alphabet[rand(alphabet.length)]).join('');
+      // Short and long texts: the long ones cross several 64-byte blocks of the SIMD check.
+      const text = Array.from({ length: rand(c % 4 === 0 ? 400 : 40) }, () => alphabet[rand(alphabet.length)]).join('');
       // Half are real literals (JSON.stringify), half raw text in quotes (often not one).
       const literal = c % 2 === 0 ? JSON.stringify(text) : `"${text}"`;
       const offset = rand(4);
@@ -71,11 +77,35 @@ describe('relay answer format', () => {
       const bytes = slab.subarray(offset, offset + slab.write(literal, offset));
       const want = reference(bytes);
       if (want) valid++;
-      expect({ literal, offset, ok: isJsonStringLiteral(bytes) }).toEqual({ literal, offset, ok: want });
+      expect({ literal, offset, ok: isJsonStringLiteral(bytes), scalar: isJsonStringLiteralScalar(bytes), simd: isJsonStringLiteralSimd(bytes) ?? want })
+        .toEqual({ literal, offset, ok: want, scalar: want, simd: want });
     }
     // Both kinds were generated.
     expect(valid).toBeGreaterThan(1000);
     expect(valid).toBeLessThan(4000);
+  });
+
+  it('GW-85 escapes cut by a 64-byte block boundary are judged as whole ones: backslash runs, \\u and its four hex digits', () => {
+    const reference = (bytes: Buffer) => {
+      try {
+        return typeof JSON.parse(bytes.toString('utf8')) === 'string';
+      } catch {
+        return false;
+      }
+    };
+    const tails = ['\\u00e9', '\\uZ000', '\\u00eZ', '\\u0', '\\uABCD', '\\"', '\\\\"', '\\\\\\"', '\\\\', '\\x', '\\/', '"'];
+    let checked = 0;
+    for (let at = 200; at < 340; at++) {
+      for (const tail of tails) {
+        for (const after of ['', 'y'.repeat(70)]) {
+          const bytes = Buffer.from(`"${'x'.repeat(at)}${tail}${after}"`);
+          const want = reference(bytes);
+          expect({ at, tail, after: after.length, simd: isJsonStringLiteralSimd(bytes) ?? want, scalar: isJsonStringLiteralScalar(bytes) }).toEqual({ at, tail, after: after.length, simd: want, scalar: want });
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBe(140 * tails.length * 2);
   });
 
   it('GW-85 parts that do not make an answer are refused: injection, too large, malformed headers', () => {
