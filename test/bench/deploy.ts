@@ -43,6 +43,7 @@ import { Session } from 'node:inspector/promises';
 import { option, percentile, printTable, textOption } from './stats.js';
 
 const DIR = '//CNC_MEM/USER/PATH1/';
+const ADMIN_PASSWORD = 'bench-admin-password';
 
 
 function program(kib: number, tag: string): Buffer {
@@ -126,13 +127,11 @@ export async function run(args: string[]): Promise<void> {
     dirs.push(dirA);
     const linkA = new CountingLink(direct);
     const role = await ProgramsRole.create({
-      dataDir: dirA, timeZone: 'UTC', logger: pino({ level: 'warn' }), version: 'bench', env: { PROGRAMS_ADMIN_PASSWORD: 'bench-admin-password' }, localGateway: linkA,
+      dataDir: dirA, timeZone: 'UTC', logger: pino({ level: 'warn' }), version: 'bench', env: { PROGRAMS_ADMIN_PASSWORD: ADMIN_PASSWORD }, localGateway: linkA,
       plugins: [createAccountsPlugin({ passwordCost: { N: 1024, r: 8, p: 1 } }), vaultPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin],
     });
-    const base = `${await role.listen('127.0.0.1', 0)}/api/v1`;
-    const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: 'bench-admin-password' }) });
-    const headers = { 'content-type': 'application/json', cookie: (login.headers.get('set-cookie') ?? '').split(';')[0] as string, 'x-csrf-token': ((await login.json()) as { csrfToken: string }).csrfToken };
-    const call = async (method: string, path: string, body?: unknown) => (await fetch(`${base}${path}`, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) })).json() as Promise<Record<string, unknown>>;
+    const api = await adminOf(await role.listen('127.0.0.1', 0), ADMIN_PASSWORD);
+    const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => (method === 'GET' ? await api.get(path) : await api.post(path, body)).body;
     if (!withoutWebhooks) await call('POST', '/admin/webhooks', { url: hookUrl, events: ['deployment.completed', 'deployment.failed'] });
     const groups = (await call('GET', '/machine-groups')).items as { id: string; gatewayGroupId: string }[];
     const groupId = (groups.find((g) => g.gatewayGroupId === 'bench') as { id: string }).id;
@@ -243,7 +242,6 @@ export async function run(args: string[]): Promise<void> {
 
 /** Step 4: the service as a process, killed with SIGKILL mid-batch and started again; the machines count the uploads that reach them. */
 async function killedBatch(count: number, content: Buffer, dirs: string[]) {
-  const PASSWORD = 'bench-admin-password';
   const ids = Array.from({ length: count }, (_, i) => `K${String(i + 1).padStart(3, '0')}`);
   const gw = await startTestGateway(
     { machines: ids.map((id) => ({ ...scriptedMachineConfig(id), tasks: { CNCStatus: { enabled: true, intervalMs: 5000 } } })), groups: [{ groupID: 'bench-kill', name: 'Bench kill', machineIDs: ids }] },
@@ -258,8 +256,8 @@ async function killedBatch(count: number, content: Buffer, dirs: string[]) {
     dirs.push(dataDir);
     const configFile = join(dataDir, 'config.json');
     writeFileSync(configFile, JSON.stringify({ roles: ['programs'], gateway: { dataDir, timeZone: 'UTC' }, programs: { host: '127.0.0.1', port: 0 }, logLevel: 'warn', machines: [] }));
-    service = await startServiceProcess(configFile, PASSWORD);
-    let api = await adminOf(service.url, PASSWORD);
+    service = await startServiceProcess(configFile, ADMIN_PASSWORD);
+    let api = await adminOf(service.url, ADMIN_PASSWORD);
     const must = <T extends { status: number; body: Record<string, unknown> }>(what: string, res: T): T['body'] => {
       if (res.status >= 300) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
       return res.body;
@@ -281,8 +279,8 @@ async function killedBatch(count: number, content: Buffer, dirs: string[]) {
     }
     service.child.kill('SIGKILL');
     await service.exited;
-    service = await startServiceProcess(configFile, PASSWORD);
-    api = await adminOf(service.url, PASSWORD);
+    service = await startServiceProcess(configFile, ADMIN_PASSWORD);
+    api = await adminOf(service.url, ADMIN_PASSWORD);
     let final: string[] = [];
     for (const deadline = Date.now() + 120_000; ; await new Promise((r) => setTimeout(r, 100))) {
       final = await statuses();

@@ -8,7 +8,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { plainToolCall, UNAUTHORIZED_TEXT, type CloudRole } from '../../core/roles/cloud.js';
-import { lightLink, startTestCloud } from '../fixtures/cloud.js';
+import { lightLink, startTestCloud, untilOnline } from '../fixtures/cloud.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -26,9 +26,7 @@ describe('the cloud\'s own answer to a plain tools/call', { timeout: 60_000 }, (
     token = (await cloud.tokens.create('plant')).token;
     offlineToken = (await cloud.tokens.create('never-connected')).token;
     gw = await startTestGateway({ gateway: { name: 'plant' }, machines: [simMachine('M1'), simMachine('M2')], cloudLink: { brokerUrl: cloud.brokerUrl, accessToken: token } });
-    const id = token.split('_')[1] as string;
-    for (let i = 0; i < 200 && !cloud.relay.isOnline(id); i++) await sleep(25);
-    expect(cloud.relay.isOnline(id)).toBe(true);
+    await untilOnline(cloud, token);
   }, 60_000);
   afterAll(async () => {
     await gw?.stop();
@@ -74,8 +72,7 @@ describe('the cloud\'s own answer to a plain tools/call', { timeout: 60_000 }, (
     const rogue = (await cloud.tokens.create('rogue')).token;
     const link = await lightLink(cloud.brokerUrl as string, rogue, [Buffer.from('"x"}],"isError":false,"extra":{"a":"b"')]);
     try {
-      const id = rogue.split('_')[1] as string;
-      for (let i = 0; i < 200 && !cloud.relay.isOnline(id); i++) await sleep(25);
+      await untilOnline(cloud, rogue);
       const { plain, sdk } = await both(call(9, 'list_groups'), { accesstoken: rogue });
       for (const answer of [plain, sdk]) {
         expect(answer.status).toBe(200);
@@ -96,8 +93,7 @@ describe('the cloud\'s own answer to a plain tools/call', { timeout: 60_000 }, (
     const text = JSON.stringify({ machines: Array.from({ length: 4000 }, (_, i) => ({ machineID: `M${i}`, name: `Fräse ${i} "${'x'.repeat(i % 7)}"` })) });
     const link = await lightLink(cloud.brokerUrl as string, big, [Buffer.from(JSON.stringify(text))]);
     try {
-      const id = big.split('_')[1] as string;
-      for (let i = 0; i < 200 && !cloud.relay.isOnline(id); i++) await sleep(25);
+      await untilOnline(cloud, big);
       // Concurrent calls.
       const answers = await Promise.all(Array.from({ length: 24 }, (_, k) => post(call(`c${k}`, 'list_machines'), { 'content-type': 'application/json', accesstoken: big })));
       answers.forEach((answer, k) => {

@@ -13,9 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CloudRole, UNAUTHORIZED_TEXT } from '../../core/roles/cloud.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';
-import { startTestCloud } from '../fixtures/cloud.js';
+import { startTestCloud, untilOnline } from '../fixtures/cloud.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('cloud relay on the embedded broker', { timeout: 60_000 }, () => {
   let cloud: CloudRole;
@@ -41,11 +40,7 @@ describe('cloud relay on the embedded broker', { timeout: 60_000 }, () => {
   /** The gateway's own HTTP address (listening once). */
   const ownUrl = (name: string) => (ownUrls[name] ??= gateways[name]!.gateway.listen({ host: '127.0.0.1', port: 0 }));
   const keyOf = async (name: string, username: string) => ((await gateways[name]!.request('POST', '/api/security/secret-key/create', { username })).body.data as { key: string }).key;
-  const online = async (name: string, want = true) => {
-    const id = (tokens[name] as string).split('_')[1] as string;
-    for (let i = 0; i < 200 && cloud.relay.isOnline(id) !== want; i++) await sleep(25);
-    expect(cloud.relay.isOnline(id)).toBe(want);
-  };
+  const online = (name: string, want = true) => untilOnline(cloud, tokens[name] as string, want);
 
   beforeAll(async () => {
     cloud = await startTestCloud({ callDeadlineMs: 20_000 });

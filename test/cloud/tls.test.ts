@@ -10,7 +10,7 @@ import { CloudRole } from '../../core/roles/cloud.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';
 import { selfSignedCertificate } from '../fixtures/self-signed.js';
-import { startTestCloud } from '../fixtures/cloud.js';
+import { startTestCloud, untilOnline } from '../fixtures/cloud.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -39,7 +39,7 @@ describe('cloud relay over TLS', { timeout: 60_000 }, () => {
     const trusted = await cloud.tokens.create('plant-tls');
     const gw = await startTestGateway({ machines: [simMachine('T1')], cloudLink: { brokerUrl: cloud.brokerUrl, accessToken: trusted.token, caFile: certFile } });
     gateways.push(gw);
-    for (let i = 0; i < 200 && !cloud.relay.isOnline(trusted.record.id); i++) await sleep(25);
+    await untilOnline(cloud, trusted.record.id);
     const s = await connectMcp(`${url}/mcp`, undefined, { accesstoken: trusted.token });
     sessions.push(s);
     expect((await s.call('list_machines')).json()).toMatchObject({ count: 1, machines: [expect.objectContaining({ machineID: 'T1' })] });

@@ -13,7 +13,7 @@ import { CLOUD_MIGRATIONS, GatewayTokens, VERIFIED_TTL_MS } from '../../core/clo
 import { Database } from '../../core/store/database.js';
 import { applyMigrations, BASE_SCHEMA_OWNER } from '../../core/store/migrations.js';
 import { simMachine, startTestGateway } from '../fixtures/gateway.js';
-import { startTestCloud } from '../fixtures/cloud.js';
+import { startTestCloud, untilOnline } from '../fixtures/cloud.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const cli = (config: string, ...args: string[]) => {
@@ -81,7 +81,7 @@ describe('gateway tokens', () => {
     const { token, record } = await cloud.tokens.create('slow');
     const gw = await startTestGateway({ machines: [simMachine('S1')], cloudLink: { brokerUrl: cloud.brokerUrl, accessToken: token } });
     try {
-      for (let i = 0; i < 200 && !cloud.relay.isOnline(record.id); i++) await new Promise((r) => setTimeout(r, 25));
+      await untilOnline(cloud, record.id);
       // A deadline no broker round trip can meet.
       expect(await cloud.relay.call(record.id, { name: 'list_groups' }, 1, 'late-1')).toEqual({ ok: false, reason: 'timeout' });
       // The answer that comes later is dropped; the next call is answered normally.
