@@ -8,6 +8,7 @@ import type { ProgramsServices } from '../../core/roles/programs-context.js';
 import type { AuditChain } from '../../core/store/audit-chain.js';
 import type { Database, WriteTx } from '../../core/store/database.js';
 import type { Migration } from '../../core/store/migrations.js';
+import { WriteRounds, type RoundJob } from '../../core/store/write-rounds.js';
 import type { DeploymentStatus } from './machine.js';
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -262,72 +263,43 @@ export class DeploymentRepository {
     return row;
   }
 
-  /** State changes waiting for the next flush, in the order they happened. */
-  private pending: { change: StateChange; resolve: (row: DeploymentRow | undefined) => void; reject: (err: unknown) => void }[] = [];
-  private flushScheduled = false;
-  /** Transfers to count in the next flush, by deployment. */
-  private counts: { id: string; resolve: () => void; reject: (err: unknown) => void }[] = [];
-
   /**
-   * Queues a change for the next flush: the state changes of many deployments
-   * that happen together commit at once, in one transaction of a few
-   * statements however many deployments (one commit, not one per change,
+   * State changes and transfer counts, stored in rounds: the changes of many
+   * deployments that happen together commit at once, in one transaction of a
+   * few statements however many deployments (one commit, not one per change,
    * and no round trip per row while the process is busy transferring).
    */
-  private queue(change: StateChange): Promise<DeploymentRow | undefined> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ change, resolve, reject });
-      this.schedule();
-    });
-  }
+  private readonly rounds = new WriteRounds<{ count: string } | { change: StateChange }, DeploymentRow | undefined>((jobs) => this.storeRound(jobs));
 
-  private schedule(): void {
-    if (this.flushScheduled || this.flushing) return;
-    this.flushScheduled = true;
-    setImmediate(() => void this.flush());
-  }
-
-  /** True while a flush runs: what is queued meanwhile goes into its next round, one transaction for all of it. */
-  private flushing = false;
-
-  private async flush(): Promise<void> {
-    this.flushScheduled = false;
-    this.flushing = true;
-    try {
-      while (this.counts.length > 0 || this.pending.length > 0) await this.flushRound();
-    } finally {
-      this.flushing = false;
-    }
-  }
-
-  private async flushRound(): Promise<void> {
+  private async storeRound(jobs: RoundJob<{ count: string } | { change: StateChange }, DeploymentRow | undefined>[]): Promise<void> {
     // Counts first, in their own transaction: a transfer waits for its count, and status changes hold nothing up.
-    const counts = this.counts.splice(0);
+    const counts = jobs.filter((j) => 'count' in j.item);
     for (let i = 0; i < counts.length; i += 500) {
       const chunk = counts.slice(i, i + 500);
+      const ids = chunk.map((c) => (c.item as { count: string }).count);
       await this.db.write(async (tx) => {
-        await tx.run(`UPDATE deploy_deployments SET transfers = transfers + 1 WHERE id IN (${chunk.map(() => '?').join(', ')})`, chunk.map((c) => c.id));
+        await tx.run(`UPDATE deploy_deployments SET transfers = transfers + 1 WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
       }, { transaction: true }).then(() => {
-        for (const c of chunk) {
-          const row = this.live.get(c.id);
+        for (const [k, c] of chunk.entries()) {
+          const row = this.live.get(ids[k] as string);
           if (row) row.transfers++;
-          c.resolve();
+          c.resolve(undefined);
         }
       }, (err: unknown) => {
         for (const c of chunk) c.reject(err);
       });
     }
-    const batch = this.pending.splice(0);
+    const batch = jobs.filter((j): j is RoundJob<{ change: StateChange }, DeploymentRow | undefined> => 'change' in j.item);
     if (batch.length === 0) return;
     try {
-      const stored = await this.db.write((tx) => this.apply(tx, batch.map((job) => job.change)), { transaction: true });
-      for (const job of batch) job.resolve(stored.get(job.change));
+      const stored = await this.db.write((tx) => this.apply(tx, batch.map((job) => job.item.change)), { transaction: true });
+      for (const job of batch) job.resolve(stored.get(job.item.change));
     } catch {
       // Rolled back: the rows kept in memory may hold changes that were not stored; read them afresh,
       // and try each change alone, so one bad change fails only itself.
       this.live.clear();
       for (const job of batch) {
-        await this.db.write((tx) => this.apply(tx, [job.change]), { transaction: true }).then((stored) => job.resolve(stored.get(job.change)), (err: unknown) => {
+        await this.db.write((tx) => this.apply(tx, [job.item.change]), { transaction: true }).then((stored) => job.resolve(stored.get(job.item.change)), (err: unknown) => {
           this.live.clear();
           job.reject(err);
         });
@@ -390,7 +362,7 @@ export class DeploymentRepository {
   }
 
   async transition(id: string, status: DeploymentStatus, reason: string | null, at: number, snapshot: string, machineVersion: number): Promise<void> {
-    await this.queue({ id, final: false, status, reason, at, snapshot, machineVersion, readBackSha256: null });
+    await this.rounds.add({ change: { id, final: false, status, reason, at, snapshot, machineVersion, readBackSha256: null } });
   }
 
   /**
@@ -399,7 +371,7 @@ export class DeploymentRepository {
    * deployment is gone or had finished already).
    */
   finish(id: string, status: 'Succeeded' | 'Failed' | DeploymentStatus, reason: string | null, at: number, snapshot: string | null, readBackSha256: string | null = null): Promise<DeploymentRow | undefined> {
-    return this.queue({ id, final: true, status, reason, at, snapshot, machineVersion: 0, readBackSha256 });
+    return this.rounds.add({ change: { id, final: true, status, reason, at, snapshot, machineVersion: 0, readBackSha256 } });
   }
 
   async setRelease(tx: WriteTx, r: Release): Promise<void> {
@@ -443,11 +415,8 @@ export class DeploymentRepository {
   }
 
   /** Counts a transfer (started, or sent again after a restart or a failed call). */
-  countTransfer(id: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.counts.push({ id, resolve, reject });
-      this.schedule();
-    });
+  async countTransfer(id: string): Promise<void> {
+    await this.rounds.add({ count: id });
   }
 
   async unfinished(): Promise<DeploymentRow[]> {

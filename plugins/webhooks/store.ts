@@ -4,6 +4,7 @@
  * the change that caused it, so a committed change always has its
  * deliveries, and a rolled-back one has none. Portable SQL.
  */
+import { WriteRounds } from '../../core/store/write-rounds.js';
 import type { Database, WriteTx } from '../../core/store/database.js';
 import type { Migration } from '../../core/store/migrations.js';
 
@@ -159,48 +160,26 @@ export class WebhookRepository {
     return num(r?.t);
   }
 
-  private attempts: { id: string; outcome: AttemptOutcome; resolve: () => void; reject: (err: unknown) => void }[] = [];
-
-  /**
-   * Records an attempt's outcome. Outcomes that arrive together (a batch of
-   * deliveries answered at once) are stored in one transaction.
-   */
-  recordAttempt(id: string, outcome: AttemptOutcome): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.attempts.push({ id, outcome, resolve, reject });
-      if (this.attempts.length === 1 && !this.flushing) setImmediate(() => void this.flushAttempts());
-    });
-  }
-
-  /** True while outcomes are being stored: those that arrive meanwhile go into the next round. */
-  private flushing = false;
-
-  private async flushAttempts(): Promise<void> {
-    this.flushing = true;
-    try {
-      while (this.attempts.length > 0) {
-        const batch = this.attempts.splice(0);
-        try {
-          await this.db.write(async (tx) => {
-            for (let i = 0; i < batch.length; i += ROWS_PER_INSERT) {
-              const part = batch.slice(i, i + ROWS_PER_INSERT);
-              await tx.run(
-                `WITH v(id, status, last_status_code, last_error, next_attempt_at, delivered_at, updated_at) AS (VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')})
-                 UPDATE webhook_deliveries SET status = v.status, attempts = attempts + 1, last_status_code = v.last_status_code, last_error = v.last_error,
-                   next_attempt_at = v.next_attempt_at, delivered_at = v.delivered_at, updated_at = v.updated_at
-                 FROM v WHERE webhook_deliveries.id = v.id`,
-                part.flatMap(({ id, outcome: o }) => [id, o.status, o.statusCode, o.error, o.nextAttemptAt, o.status === 'delivered' ? o.at : null, o.at]),
-              );
-            }
-          }, { transaction: true });
-          for (const job of batch) job.resolve();
-        } catch (err) {
-          for (const job of batch) job.reject(err);
-        }
+  /** Attempt outcomes that arrive together (a batch of deliveries answered at once) are stored in one transaction. */
+  private readonly attempts = new WriteRounds<{ id: string; outcome: AttemptOutcome }>(async (jobs) => {
+    await this.db.write(async (tx) => {
+      for (let i = 0; i < jobs.length; i += ROWS_PER_INSERT) {
+        const part = jobs.slice(i, i + ROWS_PER_INSERT);
+        await tx.run(
+          `WITH v(id, status, last_status_code, last_error, next_attempt_at, delivered_at, updated_at) AS (VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')})
+           UPDATE webhook_deliveries SET status = v.status, attempts = attempts + 1, last_status_code = v.last_status_code, last_error = v.last_error,
+             next_attempt_at = v.next_attempt_at, delivered_at = v.delivered_at, updated_at = v.updated_at
+           FROM v WHERE webhook_deliveries.id = v.id`,
+          part.flatMap(({ item: { id, outcome: o } }) => [id, o.status, o.statusCode, o.error, o.nextAttemptAt, o.status === 'delivered' ? o.at : null, o.at]),
+        );
       }
-    } finally {
-      this.flushing = false;
-    }
+    }, { transaction: true });
+    for (const job of jobs) job.resolve();
+  });
+
+  /** Records an attempt's outcome. */
+  recordAttempt(id: string, outcome: AttemptOutcome): Promise<void> {
+    return this.attempts.add({ id, outcome });
   }
 
   /** Disables an endpoint (it answered 410 Gone) and abandons its pending deliveries. */
