@@ -8,7 +8,7 @@ import type { ProgramsServices } from '../../core/roles/programs-context.js';
 import type { AuditChain } from '../../core/store/audit-chain.js';
 import type { Database, WriteTx } from '../../core/store/database.js';
 import type { Migration } from '../../core/store/migrations.js';
-import { WriteRounds, type RoundJob } from '../../core/store/write-rounds.js';
+import { WriteRounds } from '../../core/store/write-rounds.js';
 import type { DeploymentStatus } from './machine.js';
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -264,48 +264,42 @@ export class DeploymentRepository {
   }
 
   /**
-   * State changes and transfer counts, stored in rounds: the changes of many
-   * deployments that happen together commit at once, in one transaction of a
-   * few statements however many deployments (one commit, not one per change,
-   * and no round trip per row while the process is busy transferring).
+   * State changes, stored in rounds: the changes of many deployments that
+   * happen together commit at once, in one transaction of a few statements
+   * however many deployments (one commit, not one per change, and no round
+   * trip per row while the process is busy transferring).
    */
-  private readonly rounds = new WriteRounds<{ count: string } | { change: StateChange }, DeploymentRow | undefined>((jobs) => this.storeRound(jobs));
-
-  private async storeRound(jobs: RoundJob<{ count: string } | { change: StateChange }, DeploymentRow | undefined>[]): Promise<void> {
-    // Counts first, in their own transaction: a transfer waits for its count, and status changes hold nothing up.
-    const counts = jobs.filter((j) => 'count' in j.item);
-    for (let i = 0; i < counts.length; i += 500) {
-      const chunk = counts.slice(i, i + 500);
-      const ids = chunk.map((c) => (c.item as { count: string }).count);
-      await this.db.write(async (tx) => {
-        await tx.run(`UPDATE deploy_deployments SET transfers = transfers + 1 WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
-      }, { transaction: true }).then(() => {
-        for (const [k, c] of chunk.entries()) {
-          const row = this.live.get(ids[k] as string);
-          if (row) row.transfers++;
-          c.resolve(undefined);
-        }
-      }, (err: unknown) => {
-        for (const c of chunk) c.reject(err);
-      });
-    }
-    const batch = jobs.filter((j): j is RoundJob<{ change: StateChange }, DeploymentRow | undefined> => 'change' in j.item);
-    if (batch.length === 0) return;
+  private readonly changes = new WriteRounds<StateChange, DeploymentRow | undefined>(async (jobs) => {
     try {
-      const stored = await this.db.write((tx) => this.apply(tx, batch.map((job) => job.item.change)), { transaction: true });
-      for (const job of batch) job.resolve(stored.get(job.item.change));
+      const stored = await this.db.write((tx) => this.apply(tx, jobs.map((job) => job.item)), { transaction: true });
+      for (const job of jobs) job.resolve(stored.get(job.item));
     } catch {
       // Rolled back: the rows kept in memory may hold changes that were not stored; read them afresh,
       // and try each change alone, so one bad change fails only itself.
       this.live.clear();
-      for (const job of batch) {
-        await this.db.write((tx) => this.apply(tx, [job.item.change]), { transaction: true }).then((stored) => job.resolve(stored.get(job.item.change)), (err: unknown) => {
+      for (const job of jobs) {
+        await this.db.write((tx) => this.apply(tx, [job.item]), { transaction: true }).then((stored) => job.resolve(stored.get(job.item)), (err: unknown) => {
           this.live.clear();
           job.reject(err);
         });
       }
     }
-  }
+  });
+
+  /** Transfer counts, stored in rounds of their own: a transfer waits for its count, and status changes hold nothing up. */
+  private readonly counts = new WriteRounds<string>(async (jobs) => {
+    for (let i = 0; i < jobs.length; i += 500) {
+      const chunk = jobs.slice(i, i + 500);
+      await this.db.write(async (tx) => {
+        await tx.run(`UPDATE deploy_deployments SET transfers = transfers + 1 WHERE id IN (${chunk.map(() => '?').join(', ')})`, chunk.map((c) => c.item));
+      }, { transaction: true });
+      for (const c of chunk) {
+        const row = this.live.get(c.item);
+        if (row) row.transfers++;
+        c.resolve();
+      }
+    }
+  });
 
   /** Applies state changes, in order, with set-wide statements: the rows, then the final statuses' audit records, releases and events. */
   private async apply(tx: WriteTx, changes: readonly StateChange[]): Promise<Map<StateChange, DeploymentRow>> {
@@ -362,7 +356,7 @@ export class DeploymentRepository {
   }
 
   async transition(id: string, status: DeploymentStatus, reason: string | null, at: number, snapshot: string, machineVersion: number): Promise<void> {
-    await this.rounds.add({ change: { id, final: false, status, reason, at, snapshot, machineVersion, readBackSha256: null } });
+    await this.changes.add({ id, final: false, status, reason, at, snapshot, machineVersion, readBackSha256: null });
   }
 
   /**
@@ -371,7 +365,7 @@ export class DeploymentRepository {
    * deployment is gone or had finished already).
    */
   finish(id: string, status: 'Succeeded' | 'Failed' | DeploymentStatus, reason: string | null, at: number, snapshot: string | null, readBackSha256: string | null = null): Promise<DeploymentRow | undefined> {
-    return this.rounds.add({ change: { id, final: true, status, reason, at, snapshot, machineVersion: 0, readBackSha256 } });
+    return this.changes.add({ id, final: true, status, reason, at, snapshot, machineVersion: 0, readBackSha256 });
   }
 
   async setRelease(tx: WriteTx, r: Release): Promise<void> {
@@ -415,8 +409,8 @@ export class DeploymentRepository {
   }
 
   /** Counts a transfer (started, or sent again after a restart or a failed call). */
-  async countTransfer(id: string): Promise<void> {
-    await this.rounds.add({ count: id });
+  countTransfer(id: string): Promise<void> {
+    return this.counts.add(id);
   }
 
   async unfinished(): Promise<DeploymentRow[]> {
