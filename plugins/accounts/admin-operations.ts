@@ -3,7 +3,8 @@
  * create and change goes through `authorizeAccountChange` (grants.ts): what
  * it makes lies within the caller's own rights, and accounts holding more
  * than the caller are neither listed nor changeable. Disabling a user ends
- * its sessions. Every change writes its audit record in the same transaction.
+ * its sessions and revokes the tokens it owns. Every change writes its audit
+ * record in the same transaction.
  */
 import { z } from 'zod';
 import { createBearerToken } from '../../core/auth/bearer-tokens.js';
@@ -19,6 +20,8 @@ import { auditBy, idSchema, iso, nameSchema, passwordSchema, principalOf, roleSc
 
 /** Rows read at a time while a list skips accounts the caller may not see. */
 const SCAN_BATCH = 200;
+/** Revoked token ids written into one audit record; past this, only the count. */
+const AUDITED_IDS = 100;
 
 /** The next `limit + 1` rows after `after` that `visible` keeps, reading the table in batches by id. */
 async function visibleAfter<T extends { id: string }>(list: (limit: number, after: string | null) => Promise<T[]>, visible: (row: T) => boolean, limit: number, after: string | null): Promise<T[]> {
@@ -31,11 +34,11 @@ async function visibleAfter<T extends { id: string }>(list: (limit: number, afte
   }
 }
 
-/** The caller as a grantor. */
-async function callerOf(store: AccountStore, p: RestPrincipal): Promise<{ grantor: Grantor }> {
-  if (p.kind === 'user') return { grantor: grantorOf(p) };
+/** The caller as a grantor, and the user on whose authority it acts (the owner of the tokens it makes). */
+async function callerOf(store: AccountStore, p: RestPrincipal): Promise<{ grantor: Grantor; ownerUserId: string | null }> {
+  if (p.kind === 'user') return { grantor: grantorOf(p), ownerUserId: p.id };
   const token = await store.token(p.id);
-  return { grantor: grantorOf(p, { expiresAt: token?.expiresAt ?? null }) };
+  return { grantor: grantorOf(p, { expiresAt: token?.expiresAt ?? null }), ownerUserId: token?.ownerUserId ?? null };
 }
 
 export function adminOperations(deps: AccountsDeps): RestOperation[] {
@@ -80,7 +83,7 @@ export function adminOperations(deps: AccountsDeps): RestOperation[] {
       },
     }),
     defineOperation({
-      operationId: 'updateUser', method: 'PATCH', path: '/admin/users/{id}', summary: 'Change a user\'s role, scopes (within your own) or disabled flag (disabling ends their sessions)', tags: ['admin'], permission: 'users.manage',
+      operationId: 'updateUser', method: 'PATCH', path: '/admin/users/{id}', summary: 'Change a user\'s role, scopes (within your own) or disabled flag (disabling ends their sessions and revokes their tokens)', tags: ['admin'], permission: 'users.manage',
       params: z.object({ id: idSchema('usr') }),
       body: z.object({ role: roleSchema.optional(), scopes: scopesInputSchema.optional(), disabled: z.boolean().optional() }).strict(),
       responses: { 200: { description: 'Updated.', schema: userView } },
@@ -96,7 +99,9 @@ export function adminOperations(deps: AccountsDeps): RestOperation[] {
         await ctx.db.write(async (tx) => {
           await store.updateUser(tx, updated);
           const ended = updated.disabled ? await store.deleteSessionsOf(tx, user.id, null) : 0;
-          await ctx.audit.append(tx, { ...auditBy(p), category: 'admin', action: 'user.update', entityType: 'user', entityId: user.id, details: { ...body, sessionsEnded: ended } });
+          const revoked = updated.disabled ? await store.revokeTokensOf(tx, user.id, updated.updatedAt) : [];
+          const tokens = revoked.length > 0 ? { tokensRevoked: revoked.length, revokedTokenIds: revoked.slice(0, AUDITED_IDS) } : {};
+          await ctx.audit.append(tx, { ...auditBy(p), category: 'admin', action: 'user.update', entityType: 'user', entityId: user.id, details: { ...body, sessionsEnded: ended, ...tokens } });
         }, { transaction: true });
         return { status: 200, body: userOut(updated) };
       },
@@ -111,7 +116,7 @@ export function adminOperations(deps: AccountsDeps): RestOperation[] {
       responses: { 201: { description: 'Created. `token` is shown only in this answer.', schema: tokenView.extend({ token: z.string().describe('pvs_<id>_<secret>') }) } },
       handler: async ({ body }, { principal }) => {
         const p = principalOf(principal);
-        const { grantor } = await callerOf(store, p);
+        const { grantor, ownerUserId } = await callerOf(store, p);
         const now = ctx.now();
         const expiresAt = body.expiresAt ? Date.parse(body.expiresAt) : grantor.expiresAt;
         if (expiresAt !== null && expiresAt <= now) throw new ProblemError('unacceptable', 'expiresAt is in the past', { errors: [{ field: 'body.expiresAt', message: 'in the past', accepted: 'a future instant' }] });
@@ -121,11 +126,13 @@ export function adminOperations(deps: AccountsDeps): RestOperation[] {
         const created = createBearerToken(TOKEN_PREFIX);
         const token: TokenRecord = {
           id: `tok_${created.id}`, name: body.name, secretHash: created.hash, role: body.role, scopes, requiresOperator,
-          expiresAt, lastUsedAt: null, revokedAt: null, createdBy: p.name, createdAt: now,
+          expiresAt, lastUsedAt: null, revokedAt: null, createdBy: p.name, ownerUserId, createdAt: now,
         };
         await ctx.db.write(async (tx) => {
+          // The owner's row is held to the end of the transaction, so its disabling cannot slip between this check and the insert.
+          if (ownerUserId !== null && !(await store.lockEnabledUser(tx, ownerUserId))) throw new ProblemError('unauthenticated', 'the account this caller acts for is disabled');
           await store.insertToken(tx, token);
-          await ctx.audit.append(tx, { ...auditBy(p), category: 'admin', action: 'token.create', entityType: 'serviceToken', entityId: token.id, details: { name: token.name, role: token.role, scopes: token.scopes, requiresOperator, expiresAt: iso(expiresAt) } });
+          await ctx.audit.append(tx, { ...auditBy(p), category: 'admin', action: 'token.create', entityType: 'serviceToken', entityId: token.id, details: { name: token.name, role: token.role, scopes: token.scopes, requiresOperator, expiresAt: iso(expiresAt), ownerUserId } });
         }, { transaction: true });
         return { status: 201, body: { ...tokenOut(token), token: created.key }, headers: { location: `/api/v1/admin/service-tokens/${token.id}` } };
       },

@@ -34,7 +34,9 @@ export const userView = z.object({
 });
 export const tokenView = z.object({
   id: z.string(), name: z.string(), role: roleSchema, scopes: scopesSchema, requiresOperator: z.boolean(), expiresAt: z.string().nullable(),
-  lastUsedAt: z.string().nullable(), revokedAt: z.string().nullable(), createdBy: z.string(), createdAt: z.string(),
+  lastUsedAt: z.string().nullable(), revokedAt: z.string().nullable(), createdBy: z.string(),
+  ownerUserId: z.string().nullable().describe('The user on whose authority the token was made (its maker, or the owner of the token that made it); disabling that user revokes it. Null for a token made before owners were recorded by another token.'),
+  createdAt: z.string(),
 });
 export const meView = z.object({
   kind: z.enum(['user', 'serviceToken']), id: z.string(), name: z.string(), role: z.string(), scopes: scopesSchema,
@@ -47,7 +49,7 @@ export const userOut = (u: UserRecord): z.infer<typeof userView> => ({
 });
 export const tokenOut = (t: TokenRecord): z.infer<typeof tokenView> => ({
   id: t.id, name: t.name, role: t.role, scopes: t.scopes as z.infer<typeof scopesSchema>, requiresOperator: t.requiresOperator, expiresAt: iso(t.expiresAt),
-  lastUsedAt: iso(t.lastUsedAt), revokedAt: iso(t.revokedAt), createdBy: t.createdBy, createdAt: iso(t.createdAt) as string,
+  lastUsedAt: iso(t.lastUsedAt), revokedAt: iso(t.revokedAt), createdBy: t.createdBy, ownerUserId: t.ownerUserId, createdAt: iso(t.createdAt) as string,
 });
 
 export const principalOf = (p: RestPrincipal | null): RestPrincipal => {
