@@ -14,7 +14,7 @@ import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest
 import { ProblemError } from '../../core/rest/problem.js';
 import type { AccountsDeps } from './operations.js';
 import { TOKEN_PREFIX } from './authenticator.js';
-import { authorizeAccountChange, completeScopes, grantorOf, holdsWithin, type Grantor } from './grants.js';
+import { accountNotFound, authorizeAccountChange, completeScopes, grantorOf, holdsWithin, type Grantor } from './grants.js';
 import { newId, type AccountStore, type TokenRecord, type UserRecord } from './store.js';
 import { auditBy, idSchema, iso, nameSchema, passwordSchema, principalOf, roleSchema, scopesInputSchema, tokenOut, tokenView, usernameSchema, userOut, userView } from './views.js';
 
@@ -43,8 +43,6 @@ async function callerOf(store: AccountStore, p: RestPrincipal): Promise<{ granto
 
 export function adminOperations(deps: AccountsDeps): RestOperation[] {
   const { ctx, store } = deps;
-  const noUser = (id: string) => () => new ProblemError('not-found', `no user ${id}`);
-  const noToken = (id: string) => () => new ProblemError('not-found', `no service token ${id}`);
   const ops = [
     defineOperation({
       operationId: 'createUser', method: 'POST', path: '/admin/users', summary: 'Create a user, with a role and scopes within your own', tags: ['admin'], permission: 'users.manage',
@@ -54,7 +52,7 @@ export function adminOperations(deps: AccountsDeps): RestOperation[] {
         const p = principalOf(principal);
         const { grantor } = await callerOf(store, p);
         const scopes = completeScopes(body.scopes, grantor.scopes);
-        authorizeAccountChange(grantor, { result: { role: body.role, scopes }, notFound: noUser('') });
+        authorizeAccountChange(grantor, { result: { role: body.role, scopes } });
         if (await store.userByName(body.username)) {
           throw new ProblemError('conflict', `a user named ${body.username} exists`, { errors: [{ field: 'body.username', message: 'already taken' }] });
         }
@@ -91,9 +89,9 @@ export function adminOperations(deps: AccountsDeps): RestOperation[] {
         const p = principalOf(principal);
         const { grantor } = await callerOf(store, p);
         const user = await store.userById(params.id);
-        if (!user) throw noUser(params.id)();
+        if (!user) throw accountNotFound({ kind: 'user', id: params.id });
         const result = { role: body.role ?? user.role, scopes: completeScopes(body.scopes, user.scopes) };
-        authorizeAccountChange(grantor, { target: { kind: 'user', id: user.id, role: user.role, scopes: user.scopes }, result, notFound: noUser(params.id) });
+        authorizeAccountChange(grantor, { target: { kind: 'user', id: user.id, role: user.role, scopes: user.scopes }, result });
         if (user.id === p.id && body.disabled === true) throw new ProblemError('unacceptable', 'you cannot disable yourself');
         const updated: UserRecord = { ...user, ...result, ...(body.disabled !== undefined ? { disabled: body.disabled } : {}), updatedAt: ctx.now() };
         await ctx.db.write(async (tx) => {
@@ -122,7 +120,7 @@ export function adminOperations(deps: AccountsDeps): RestOperation[] {
         if (expiresAt !== null && expiresAt <= now) throw new ProblemError('unacceptable', 'expiresAt is in the past', { errors: [{ field: 'body.expiresAt', message: 'in the past', accepted: 'a future instant' }] });
         const scopes = completeScopes(body.scopes, grantor.scopes);
         const requiresOperator = body.requiresOperator ?? grantor.requiresOperator;
-        authorizeAccountChange(grantor, { result: { role: body.role, scopes, requiresOperator, expiresAt }, notFound: noToken('') });
+        authorizeAccountChange(grantor, { result: { role: body.role, scopes, requiresOperator, expiresAt } });
         const created = createBearerToken(TOKEN_PREFIX);
         const token: TokenRecord = {
           id: `tok_${created.id}`, name: body.name, secretHash: created.hash, role: body.role, scopes, requiresOperator,
@@ -157,7 +155,7 @@ export function adminOperations(deps: AccountsDeps): RestOperation[] {
         const p = principalOf(principal);
         const { grantor } = await callerOf(store, p);
         const token = await store.token(params.id);
-        if (!token || !holdsWithin(grantor, token)) throw noToken(params.id)();
+        if (!token || !holdsWithin(grantor, token)) throw accountNotFound({ kind: 'serviceToken', id: params.id });
         await ctx.db.write(async (tx) => {
           await store.revokeToken(tx, token.id, ctx.now());
           await ctx.audit.append(tx, { ...auditBy(p), category: 'admin', action: 'token.revoke', entityType: 'serviceToken', entityId: token.id, details: { name: token.name, alreadyRevoked: token.revokedAt !== null } });

@@ -119,10 +119,15 @@ function grantErrors(g: Grantor, grant: Grant): ProblemFieldError[] {
   return errors;
 }
 
-/** The problem's `mayGrant`: the roles and scopes the grantor may give. */
+/** 404 for an account: the answer for one that does not exist, too. */
+export function accountNotFound(account: Pick<Account, 'kind' | 'id'>): ProblemError {
+  return new ProblemError('not-found', `no ${account.kind === 'user' ? 'user' : 'service token'} ${account.id}`);
+}
+
+/** The problem's `mayGrant`: the roles and scopes the grantor may give and, for a token, the limits the tokens it makes keep. */
 const mayGrant = (g: Grantor) => ({
   roles: grantableRoles(g.role), scopes: g.scopes,
-  ...(g.kind === 'serviceToken' ? { requiresOperator: g.requiresOperator ? true : 'either', expiresAt: g.expiresAt === null ? null : new Date(g.expiresAt).toISOString() } : {}),
+  ...(g.kind === 'serviceToken' ? { tokenLimits: { requiresOperator: g.requiresOperator, expiresNoLaterThan: g.expiresAt === null ? null : new Date(g.expiresAt).toISOString() } } : {}),
 });
 
 /**
@@ -133,9 +138,9 @@ const mayGrant = (g: Grantor) => ({
  * every part of it must lie within the grantor's rights, else 403
  * `beyond-own-rights` naming each field and what the grantor may grant.
  */
-export function authorizeAccountChange(g: Grantor, change: { target?: Account; result: Grant; notFound: () => ProblemError }): void {
+export function authorizeAccountChange(g: Grantor, change: { target?: Account; result: Grant }): void {
   const { target, result } = change;
-  if (target && !holdsWithin(g, target)) throw change.notFound();
+  if (target && !holdsWithin(g, target)) throw accountNotFound(target);
   if (target && target.kind === g.kind && target.id === g.id) {
     const errors: ProblemFieldError[] = [];
     if (result.role !== target.role) errors.push({ field: 'body.role', message: 'your own role is set by another administrator', accepted: `your current role, ${target.role}` });

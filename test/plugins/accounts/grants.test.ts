@@ -208,6 +208,7 @@ describe('what a caller may grant', () => {
     const free = await svc.request('POST', '/api/v1/admin/service-tokens', { token, body: { name: 'no operator', role: 'auditor', requiresOperator: false } });
     expect(free.status).toBe(403);
     expect(free.body.errors.map((e: { field: string }) => e.field)).toEqual(['body.requiresOperator']);
+    expect(free.body.mayGrant).toEqual({ roles: grantableRoles('admin'), scopes: CALLER_SCOPES, tokenLimits: { requiresOperator: true, expiresNoLaterThan: new Date(Date.parse(expiresAt)).toISOString() } });
     const later = await svc.request('POST', '/api/v1/admin/service-tokens', { token, body: { name: 'lives longer', role: 'auditor', expiresAt: new Date(Date.parse(expiresAt) + 60_000).toISOString() } });
     expect(later.status).toBe(403);
     expect(later.body.errors.map((e: { field: string }) => e.field)).toEqual(['body.expiresAt']);
