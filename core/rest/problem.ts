@@ -24,6 +24,7 @@ export const PROBLEM_TYPES = {
   'operator-required': { status: 403, title: 'This operation needs an operator (X-On-Behalf-Of)' },
   'csrf-check-failed': { status: 403, title: 'Cross-site request refused' },
   'separation-of-duties': { status: 403, title: 'Separation of duties' },
+  'beyond-own-rights': { status: 403, title: 'Beyond the caller\'s own rights' },
   'not-found': { status: 404, title: 'Not found' },
   'state-conflict': { status: 409, title: 'Conflicts with the lifecycle state' },
   conflict: { status: 409, title: 'Conflicts with an existing object' },

@@ -68,9 +68,12 @@ export class AccountsAuthenticator implements RestAuthenticator {
   private async byToken(request: RestRequestInfo, authorization: string, onBehalfOf: string | null): Promise<RestPrincipal> {
     const match = /^Bearer +(\S{1,256})$/i.exec(authorization);
     const parsed = match ? parseBearerToken(TOKEN_PREFIX, match[1] as string) : null;
-    const token = parsed ? await this.store.token(`tok_${parsed.id}`) : undefined;
+    const found = parsed ? await this.store.tokenWithOwner(`tok_${parsed.id}`) : undefined;
+    const token = found?.token;
     const now = this.now();
-    if (!parsed || !token || !secretMatches(parsed.secret, token.secretHash) || token.revokedAt !== null || (token.expiresAt !== null && token.expiresAt <= now)) {
+    // Read afresh at every request (nothing caches a token check), so a revocation or the owner's disabling applies at the next one.
+    if (!parsed || !found || !token || !secretMatches(parsed.secret, token.secretHash) || token.revokedAt !== null || found.ownerDisabled
+      || (token.expiresAt !== null && token.expiresAt <= now)) {
       await this.refusals.record(`token:${request.sourceIp}`, {
         principalName: '(unknown)', authMethod: 'serviceToken', category: 'auth', action: 'token.invalid', entityType: token ? 'serviceToken' : null, entityId: token?.id ?? null,
         details: { sourceIp: request.sourceIp.slice(0, 64), path: request.path.slice(0, 200) },

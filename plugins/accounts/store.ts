@@ -50,6 +50,18 @@ export const MIGRATIONS: readonly Migration[] = [
        )`,
     ],
   },
+  {
+    id: 2,
+    name: 'service tokens owned by a user',
+    up: async (tx) => {
+      await tx.run('ALTER TABLE accounts_tokens ADD COLUMN owner_user_id TEXT');
+      await tx.run('CREATE INDEX accounts_tokens_owner ON accounts_tokens(owner_user_id)');
+      // A token made by a user before owners were recorded names that user in created_by; one made by a token stays without an owner.
+      await tx.run('UPDATE accounts_tokens SET owner_user_id = (SELECT u.id FROM accounts_users u WHERE u.username = accounts_tokens.created_by)');
+      // A disabled user's tokens kept working before; they stop now, and stay revoked if the user is enabled again.
+      await tx.run('UPDATE accounts_tokens SET revoked_at = ? WHERE revoked_at IS NULL AND owner_user_id IN (SELECT id FROM accounts_users WHERE disabled = 1)', [Date.now()]);
+    },
+  },
 ];
 
 export interface UserRecord {
@@ -82,6 +94,8 @@ export interface TokenRecord {
   lastUsedAt: number | null;
   revokedAt: number | null;
   createdBy: string;
+  /** The user on whose authority the token was made: its maker, or the owner of the token that made it; null when unknown (made before owners were recorded). */
+  ownerUserId: string | null;
   createdAt: number;
 }
 
@@ -107,7 +121,8 @@ function tokenOf(row: Row): TokenRecord {
   return {
     id: String(row.id), name: String(row.name), secretHash: String(row.secret_hash), role: row.role as RoleName, scopes: scopesOf(row.scopes),
     requiresOperator: Number(row.requires_operator) === 1, expiresAt: num(row.expires_at), lastUsedAt: num(row.last_used_at),
-    revokedAt: num(row.revoked_at), createdBy: String(row.created_by), createdAt: Number(row.created_at),
+    revokedAt: num(row.revoked_at), createdBy: String(row.created_by), ownerUserId: row.owner_user_id === null || row.owner_user_id === undefined ? null : String(row.owner_user_id),
+    createdAt: Number(row.created_at),
   };
 }
 
@@ -141,6 +156,15 @@ export class AccountStore {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [user.id, user.username, user.username.toLowerCase(), user.passwordHash, user.role, JSON.stringify(user.scopes), user.disabled ? 1 : 0, user.createdAt, user.updatedAt, user.createdAt],
     );
+  }
+
+  /**
+   * True when the user exists and is enabled, taking the user's row for the rest of the transaction (a no-op
+   * UPDATE): a token made for this owner and the owner's disabling then never interleave, on SQLite or PostgreSQL.
+   */
+  async lockEnabledUser(tx: WriteTx, id: string): Promise<boolean> {
+    const result = await tx.run('UPDATE accounts_users SET updated_at = updated_at WHERE id = ? AND disabled = 0', [id]);
+    return result.changes === 1;
   }
 
   async updateUser(tx: WriteTx, user: UserRecord): Promise<void> {
@@ -188,15 +212,21 @@ export class AccountStore {
 
   async insertToken(tx: WriteTx, token: TokenRecord): Promise<void> {
     await tx.run(
-      `INSERT INTO accounts_tokens (id, name, secret_hash, role, scopes, requires_operator, expires_at, last_used_at, revoked_at, created_by, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?)`,
-      [token.id, token.name, token.secretHash, token.role, JSON.stringify(token.scopes), token.requiresOperator ? 1 : 0, token.expiresAt, token.createdBy, token.createdAt],
+      `INSERT INTO accounts_tokens (id, name, secret_hash, role, scopes, requires_operator, expires_at, last_used_at, revoked_at, created_by, owner_user_id, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?)`,
+      [token.id, token.name, token.secretHash, token.role, JSON.stringify(token.scopes), token.requiresOperator ? 1 : 0, token.expiresAt, token.createdBy, token.ownerUserId, token.createdAt],
     );
   }
 
   async token(id: string): Promise<TokenRecord | undefined> {
     const row = await this.db.get('SELECT * FROM accounts_tokens WHERE id = ?', [id]);
     return row ? tokenOf(row) : undefined;
+  }
+
+  /** The token, and whether its owner is disabled (one read, for every request a token authenticates). */
+  async tokenWithOwner(id: string): Promise<{ token: TokenRecord; ownerDisabled: boolean } | undefined> {
+    const row = await this.db.get('SELECT t.*, u.disabled AS owner_disabled FROM accounts_tokens t LEFT JOIN accounts_users u ON u.id = t.owner_user_id WHERE t.id = ?', [id]);
+    return row ? { token: tokenOf(row), ownerDisabled: Number(row.owner_disabled) === 1 } : undefined;
   }
 
   async listTokens(limit: number, afterId: string | null): Promise<TokenRecord[]> {
@@ -206,6 +236,13 @@ export class AccountStore {
 
   async revokeToken(tx: WriteTx, id: string, now: number): Promise<void> {
     await tx.run('UPDATE accounts_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL', [now, id]);
+  }
+
+  /** Revokes every token `userId` owns that is not revoked yet; returns their ids. */
+  async revokeTokensOf(tx: WriteTx, userId: string, now: number): Promise<string[]> {
+    const rows = await tx.all<{ id: string }>('SELECT id FROM accounts_tokens WHERE owner_user_id = ? AND revoked_at IS NULL ORDER BY id', [userId]);
+    if (rows.length > 0) await tx.run('UPDATE accounts_tokens SET revoked_at = ? WHERE owner_user_id = ? AND revoked_at IS NULL', [now, userId]);
+    return rows.map((r) => String(r.id));
   }
 
   tokenUsed(id: string, now: number): Promise<unknown> {

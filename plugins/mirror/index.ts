@@ -132,7 +132,7 @@ function operations(ctx: ProgramsContext, repo: MirrorRepository, mirror: Mirror
     return ctx.db.write(async (tx) => {
       const program = await vault().addProgram(tx, { libraryId: library.id, name, controller, description: `Adopted from ${f.dir}${f.name} on machine ${f.machineId}`, createdBy: p.name, now: ctx.now() });
       if (program === 'name-taken') return `library ${library.name} has a program named ${name}`;
-      const version = await vault().addDraft(tx, { programId: program.id, content, notes: `adopted from machine file ${f.id}`, author: p.name, now: ctx.now() });
+      const version = await vault().addDraft(tx, { programId: program.id, content, notes: `adopted from machine file ${f.id}`, author: p.name, authorOperator: p.onBehalfOf, now: ctx.now() });
       await repo.adopted(tx, f.id, program.id);
       await audit(tx, p, 'file.adopt', 'machine-file', f.id, f.machineId, { programId: program.id, versionId: version.id, name, libraryId: library.id, sha256: version.sha256 });
       return { programId: program.id, versionId: version.id };
@@ -316,7 +316,7 @@ function operations(ctx: ProgramsContext, repo: MirrorRepository, mirror: Mirror
         const content = await foundContent(d);
         const f = await repo.file(d.fileId);
         await ctx.db.write(async (tx) => {
-          const version = await vault().addDraft(tx, { programId: assignment.programId, content, notes: `from machine file ${f?.dir ?? ''}${f?.name ?? ''} (drift ${d.id})${body.note ? `: ${body.note}` : ''}`.slice(0, 4000), author: p.name, now: ctx.now() });
+          const version = await vault().addDraft(tx, { programId: assignment.programId, content, notes: `from machine file ${f?.dir ?? ''}${f?.name ?? ''} (drift ${d.id})${body.note ? `: ${body.note}` : ''}`.slice(0, 4000), author: p.name, authorOperator: p.onBehalfOf, now: ctx.now() });
           if (!(await repo.decide(tx, d.id, ['open'], 'accepted', { by: p.name, at: ctx.now(), note: body.note, versionId: version.id }))) {
             throw new ProblemError('state-conflict', `drift item ${d.id} was decided meanwhile`);
           }

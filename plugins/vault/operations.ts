@@ -14,6 +14,7 @@ import type { WriteTx } from '../../core/store/database.js';
 import { GatewayError } from '../../core/errors.js';
 import { diffPrograms } from './nc/index.js';
 import { DIALECTS } from './nc/options.js';
+import { checkDecider, eligibleLeft, excludedOf } from './duties.js';
 import { newId, type Approval, type Library, type Program, type Version, type VaultStore } from './store.js';
 
 /** Largest version content, in bytes (decoded). */
@@ -56,8 +57,10 @@ const approvalStateSchema = z.enum(['pending', 'approved', 'rejected', 'cancelle
 const approvalView = z.object({
   id: z.string(), versionId: z.string(), programId: z.string(), libraryId: z.string(), versionNumber: z.number().int(), state: approvalStateSchema,
   required: z.number().int(), approvals: z.number().int(),
-  decisions: z.array(z.object({ approver: z.string(), decision: z.enum(['approve', 'reject']), comment: z.string(), decidedAt: z.string() })),
-  excluded: z.array(z.string()).describe('Who may not approve this version: its uploader and its submitter.'),
+  decisions: z.array(z.object({
+    approver: z.string(), onBehalfOf: z.string().nullable().describe('The operator the approver declared with X-On-Behalf-Of.'), decision: z.enum(['approve', 'reject']), comment: z.string(), decidedAt: z.string(),
+  })),
+  excluded: z.array(z.string()).describe('Who may not approve this version: its uploader and its submitter, and the operators they declared.'),
   eligibleApproversLeft: z.number().int().nullable().describe('With a named approver list: how many of them may still approve; null when any approver in scope may.'),
   createdBy: z.string(), createdAt: z.string(), decidedAt: z.string().nullable(),
 });
@@ -98,13 +101,6 @@ const versionOut = (v: Version, libraryId: string): z.infer<typeof versionView> 
   id: v.id, programId: v.programId, libraryId, number: v.number, sha256: v.sha256, size: v.size, notes: v.notes, author: v.author, state: v.state,
   createdAt: iso(v.createdAt) as string, submittedAt: iso(v.submittedAt), submittedBy: v.submittedBy, publishedAt: iso(v.publishedAt), obsoletedAt: iso(v.obsoletedAt), obsoletedBy: v.obsoletedBy,
 });
-
-/** Who may still approve, from a named approver list; null when the library names none (anyone with approvals.decide in scope). */
-function eligibleLeft(library: Library, version: Version, approval: Pick<Approval, 'decisions'>): number | null {
-  if (library.approvers.length === 0) return null;
-  const excluded = new Set([version.author, version.submittedBy ?? '', ...approval.decisions.map((d) => d.approver)].map((n) => n.toLowerCase()));
-  return library.approvers.filter((a) => !excluded.has(a.toLowerCase())).length;
-}
 
 const principalOf = (p: RestPrincipal | null): RestPrincipal => {
   if (!p) throw new ProblemError('unauthenticated', 'sign in first');
@@ -154,8 +150,8 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
     return {
       id: a.id, versionId: a.versionId, programId: program.id, libraryId: library.id, versionNumber: version.number, state: a.state, required: a.required,
       approvals: a.decisions.filter((d) => d.decision === 'approve').length,
-      decisions: a.decisions.map((d) => ({ approver: d.approver, decision: d.decision, comment: d.comment, decidedAt: iso(d.decidedAt) as string })),
-      excluded: [...new Set([version.author, ...(version.submittedBy ? [version.submittedBy] : [])])],
+      decisions: a.decisions.map((d) => ({ approver: d.approver, onBehalfOf: d.onBehalfOf, decision: d.decision, comment: d.comment, decidedAt: iso(d.decidedAt) as string })),
+      excluded: excludedOf(version),
       eligibleApproversLeft: a.state === 'pending' ? eligibleLeft(library, version, a) : null,
       createdBy: a.createdBy, createdAt: iso(a.createdAt) as string, decidedAt: iso(a.decidedAt),
     };
@@ -285,7 +281,7 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
           throw new ProblemError('payload-too-large', `the content has ${content.length} bytes; at most ${MAX_VERSION_BYTES}`, { errors: [{ field: 'body.contentBase64', message: `${content.length} bytes`, accepted: `at most ${MAX_VERSION_BYTES} bytes` }] });
         }
         const sha256 = createHash('sha256').update(content).digest('hex');
-        const draft = { id: newId('ver'), programId: program.id, sha256, size: content.length, notes: body.notes, author: p.name, state: 'draft' as const, createdAt: ctx.now(), submittedAt: null, submittedBy: null, publishedAt: null, obsoletedAt: null, obsoletedBy: null };
+        const draft = { id: newId('ver'), programId: program.id, sha256, size: content.length, notes: body.notes, author: p.name, authorOperator: p.onBehalfOf, state: 'draft' as const, createdAt: ctx.now(), submittedAt: null, submittedBy: null, submittedOperator: null, publishedAt: null, obsoletedAt: null, obsoletedBy: null };
         const number = await change(async (tx) => {
           const n = await store.insertVersion(tx, draft, content);
           await audit(tx, p, { category: 'vault', action: 'version.upload', entityType: 'version', entityId: draft.id, details: { programId: program.id, number: n, sha256, size: content.length } });
@@ -344,7 +340,7 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
         if (version.state !== 'draft') throw stateConflict(`version ${version.number}`, version.state, 'a draft');
         const now = ctx.now();
         if (library.policy.mode === 'approvals' && library.approvers.length > 0) {
-          const left = eligibleLeft(library, { ...version, submittedBy: p.name }, { decisions: [] }) as number;
+          const left = eligibleLeft(library, { ...version, submittedBy: p.name, submittedOperator: p.onBehalfOf }, { decisions: [] }) as number;
           if (left < library.policy.required) {
             throw new ProblemError('unacceptable', `nobody eligible is left to approve: the policy needs ${library.policy.required} approver(s) other than the uploader (${version.author}) and the submitter (${p.name}), and the library names ${left}`, {
               extensions: { eligibleApproversLeft: left, required: library.policy.required },
@@ -354,12 +350,12 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
         const approvalId = library.policy.mode === 'approvals' ? newId('apr') : null;
         await change(async (tx) => {
           if (library.policy.mode === 'autoRelease') {
-            if (!(await store.transition(tx, version.id, ['draft'], 'published', { submittedAt: now, submittedBy: p.name, publishedAt: now }))) throw stateConflict(`version ${version.number}`, 'no longer a draft', 'a draft');
+            if (!(await store.transition(tx, version.id, ['draft'], 'published', { submittedAt: now, submittedBy: p.name, submittedOperator: p.onBehalfOf, publishedAt: now }))) throw stateConflict(`version ${version.number}`, 'no longer a draft', 'a draft');
             await audit(tx, p, { category: 'vault', action: 'version.submit', entityType: 'version', entityId: version.id, details: { programId: program.id, number: version.number } });
             await audit(tx, p, { category: 'vault', action: 'version.publish', entityType: 'version', entityId: version.id, details: { programId: program.id, number: version.number, autoRelease: true } });
             await published(tx, version, program);
           } else {
-            if (!(await store.transition(tx, version.id, ['draft'], 'submitted', { submittedAt: now, submittedBy: p.name }))) throw stateConflict(`version ${version.number}`, 'no longer a draft', 'a draft');
+            if (!(await store.transition(tx, version.id, ['draft'], 'submitted', { submittedAt: now, submittedBy: p.name, submittedOperator: p.onBehalfOf }))) throw stateConflict(`version ${version.number}`, 'no longer a draft', 'a draft');
             await store.insertApproval(tx, { id: approvalId as string, versionId: version.id, state: 'pending', required: library.policy.required, createdBy: p.name, createdAt: now, decidedAt: null });
             await audit(tx, p, { category: 'vault', action: 'version.submit', entityType: 'version', entityId: version.id, details: { programId: program.id, number: version.number } });
             await audit(tx, p, { category: 'approval', action: 'approval.create', entityType: 'approval', entityId: approvalId, details: { versionId: version.id, required: library.policy.required } });
@@ -423,28 +419,16 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
         if (!approval || !visible) throw new ProblemError('not-found', `no approval ${params.id}`);
         const { version, library } = visible;
         if (approval.state !== 'pending') throw stateConflict(`approval ${approval.id}`, approval.state, 'a pending approval');
-        const who = p.name.toLowerCase();
-        const left = eligibleLeft(library, version, approval);
-        const refuse = (rule: string) => new ProblemError('separation-of-duties', `${p.name} ${rule} and may not decide on it${left === 0 ? '; nobody eligible is left to approve it' : ''}`, {
-          extensions: { rule, eligibleApproversLeft: left },
-        });
-        if (version.author.toLowerCase() === who) throw refuse('uploaded this version');
-        if ((version.submittedBy ?? '').toLowerCase() === who) throw refuse('submitted this version');
-        if (library.approvers.length > 0 && !library.approvers.some((a) => a.toLowerCase() === who)) {
-          throw new ProblemError('forbidden', `${p.name} is not one of the approvers of library ${library.name} (${library.approvers.join(', ')})`, { extensions: { eligibleApproversLeft: left } });
-        }
-        if (approval.decisions.some((d) => d.approver.toLowerCase() === who)) {
-          throw new ProblemError('conflict', `${p.name} has already decided on this approval; a policy needing ${approval.required} approvals needs ${approval.required} different approvers`, { extensions: { eligibleApproversLeft: left } });
-        }
+        checkDecider(p, version, library, approval);
         const now = ctx.now();
         await change(async (tx) => {
-          if (!(await store.insertDecision(tx, approval.id, { approver: p.name, decision: body.decision, comment: body.comment, decidedAt: now }))) {
-            throw new ProblemError('conflict', `${p.name} has already decided on this approval`);
+          if (!(await store.insertDecision(tx, approval.id, { approver: p.name, onBehalfOf: p.onBehalfOf, decision: body.decision, comment: body.comment, decidedAt: now }))) {
+            throw new ProblemError('conflict', `${p.onBehalfOf ? `${p.name} or ${p.onBehalfOf}` : p.name} has already decided on this approval`);
           }
           await audit(tx, p, { category: 'approval', action: 'approval.decide', entityType: 'approval', entityId: approval.id, details: { versionId: version.id, decision: body.decision, comment: body.comment.slice(0, 500) } });
           if (body.decision === 'reject') {
             await store.closeApproval(tx, approval.id, 'rejected', now);
-            if (!(await store.transition(tx, version.id, ['submitted'], 'draft', { submittedAt: null, submittedBy: null }))) throw stateConflict(`version ${version.number}`, 'no longer submitted', 'a submitted version');
+            if (!(await store.transition(tx, version.id, ['submitted'], 'draft', { submittedAt: null, submittedBy: null, submittedOperator: null }))) throw stateConflict(`version ${version.number}`, 'no longer submitted', 'a submitted version');
             await audit(tx, p, { category: 'vault', action: 'version.reject', entityType: 'version', entityId: version.id, details: { number: version.number, approvalId: approval.id } });
           } else if ((await store.countApprovals(tx, approval.id)) >= approval.required) {
             await store.closeApproval(tx, approval.id, 'approved', now);

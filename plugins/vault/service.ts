@@ -35,9 +35,11 @@ export interface VaultVersions {
   /**
    * Adds a draft version of a program inside the caller's transaction (the
    * caller writes the audit record): content from a machine becomes a draft
-   * that goes through submit and approval like any upload.
+   * that goes through submit and approval like any upload. `authorOperator`
+   * is the operator the author declared (X-On-Behalf-Of): separation of
+   * duties keeps that person from approving the draft too.
    */
-  addDraft(tx: WriteTx, draft: { programId: string; content: Buffer; notes: string; author: string; now: number }): Promise<{ id: string; number: number; sha256: string; size: number }>;
+  addDraft(tx: WriteTx, draft: { programId: string; content: Buffer; notes: string; author: string; authorOperator: string | null; now: number }): Promise<{ id: string; number: number; sha256: string; size: number }>;
   /** Creates a program inside the caller's transaction; 'name-taken' when the library has one of that name. */
   addProgram(tx: WriteTx, program: { libraryId: string; name: string; controller: string; description: string; createdBy: string; now: number }): Promise<{ id: string } | 'name-taken'>;
   /** Approvals waiting for a decision, across every library. */
@@ -83,8 +85,8 @@ export function vaultVersions(store: VaultStore): VaultVersions {
       const sha256 = createHash('sha256').update(d.content).digest('hex');
       const id = newId('ver');
       const number = await store.insertVersion(tx, {
-        id, programId: d.programId, sha256, size: d.content.length, notes: d.notes, author: d.author, state: 'draft', createdAt: d.now,
-        submittedAt: null, submittedBy: null, publishedAt: null, obsoletedAt: null, obsoletedBy: null,
+        id, programId: d.programId, sha256, size: d.content.length, notes: d.notes, author: d.author, authorOperator: d.authorOperator, state: 'draft', createdAt: d.now,
+        submittedAt: null, submittedBy: null, submittedOperator: null, publishedAt: null, obsoletedAt: null, obsoletedBy: null,
       }, d.content);
       return { id, number, sha256, size: d.content.length };
     },

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Migration } from '../../core/store/migrations.js';
 import type { Database, WriteTx } from '../../core/store/database.js';
+import { namesOf, samePerson } from './duties.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -74,6 +75,15 @@ export const MIGRATIONS: readonly Migration[] = [
        )`,
     ],
   },
+  {
+    id: 2,
+    name: 'operators declared at upload, submission and decision',
+    up: [
+      'ALTER TABLE vault_versions ADD COLUMN author_operator TEXT',
+      'ALTER TABLE vault_versions ADD COLUMN submitted_operator TEXT',
+      'ALTER TABLE vault_decisions ADD COLUMN on_behalf_of TEXT',
+    ],
+  },
 ];
 
 export type ApprovalPolicy = { mode: 'autoRelease' } | { mode: 'approvals'; required: number };
@@ -109,10 +119,14 @@ export interface Version {
   size: number;
   notes: string;
   author: string;
+  /** The operator the uploader declared with X-On-Behalf-Of, or null. */
+  authorOperator: string | null;
   state: VersionState;
   createdAt: number;
   submittedAt: number | null;
   submittedBy: string | null;
+  /** The operator the submitter declared, or null. */
+  submittedOperator: string | null;
   publishedAt: number | null;
   obsoletedAt: number | null;
   obsoletedBy: string | null;
@@ -120,6 +134,8 @@ export interface Version {
 
 export interface Decision {
   approver: string;
+  /** The operator the approver declared, or null. */
+  onBehalfOf: string | null;
   decision: 'approve' | 'reject';
   comment: string;
   decidedAt: number;
@@ -159,13 +175,13 @@ function programOf(r: Row): Program {
   };
 }
 
-const VERSION_COLUMNS = 'id, program_id, number, sha256, size, notes, author, state, created_at, submitted_at, submitted_by, published_at, obsoleted_at, obsoleted_by';
+const VERSION_COLUMNS = 'id, program_id, number, sha256, size, notes, author, author_operator, state, created_at, submitted_at, submitted_by, submitted_operator, published_at, obsoleted_at, obsoleted_by';
 
 function versionOf(r: Row): Version {
   return {
     id: String(r.id), programId: String(r.program_id), number: Number(r.number), sha256: String(r.sha256), size: Number(r.size), notes: String(r.notes),
-    author: String(r.author), state: r.state as VersionState, createdAt: Number(r.created_at), submittedAt: num(r.submitted_at), submittedBy: str(r.submitted_by),
-    publishedAt: num(r.published_at), obsoletedAt: num(r.obsoleted_at), obsoletedBy: str(r.obsoleted_by),
+    author: String(r.author), authorOperator: str(r.author_operator), state: r.state as VersionState, createdAt: Number(r.created_at), submittedAt: num(r.submitted_at),
+    submittedBy: str(r.submitted_by), submittedOperator: str(r.submitted_operator), publishedAt: num(r.published_at), obsoletedAt: num(r.obsoleted_at), obsoletedBy: str(r.obsoleted_by),
   };
 }
 
@@ -279,15 +295,15 @@ export class VaultStore {
     const r = await tx.get<{ n: number | null }>('SELECT MAX(number) AS n FROM vault_versions WHERE program_id = ?', [v.programId]);
     const number = Number(r?.n ?? 0) + 1;
     await tx.run(
-      `INSERT INTO vault_versions (id, program_id, number, sha256, size, content, notes, author, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [v.id, v.programId, number, v.sha256, v.size, content, v.notes, v.author, v.state, v.createdAt],
+      `INSERT INTO vault_versions (id, program_id, number, sha256, size, content, notes, author, author_operator, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [v.id, v.programId, number, v.sha256, v.size, content, v.notes, v.author, v.authorOperator, v.state, v.createdAt],
     );
     return number;
   }
 
   /** Moves a version from `from` to `to` with the given times; false when its state was not `from` (a concurrent change). */
-  async transition(tx: WriteTx, id: string, from: readonly VersionState[], to: VersionState, set: Partial<Pick<Version, 'submittedAt' | 'submittedBy' | 'publishedAt' | 'obsoletedAt' | 'obsoletedBy'>> = {}): Promise<boolean> {
-    const columns: Record<string, string> = { submittedAt: 'submitted_at', submittedBy: 'submitted_by', publishedAt: 'published_at', obsoletedAt: 'obsoleted_at', obsoletedBy: 'obsoleted_by' };
+  async transition(tx: WriteTx, id: string, from: readonly VersionState[], to: VersionState, set: Partial<Pick<Version, 'submittedAt' | 'submittedBy' | 'submittedOperator' | 'publishedAt' | 'obsoletedAt' | 'obsoletedBy'>> = {}): Promise<boolean> {
+    const columns: Record<string, string> = { submittedAt: 'submitted_at', submittedBy: 'submitted_by', submittedOperator: 'submitted_operator', publishedAt: 'published_at', obsoletedAt: 'obsoleted_at', obsoletedBy: 'obsoleted_by' };
     const entries = Object.entries(set);
     const assignments = ['state = ?', ...entries.map(([k]) => `${columns[k]} = ?`)].join(', ');
     const result = await tx.run(`UPDATE vault_versions SET ${assignments} WHERE id = ? AND state IN (${from.map(() => '?').join(', ')})`, [
@@ -307,11 +323,11 @@ export class VaultStore {
   }
 
   private async withDecisions(r: Row): Promise<Approval> {
-    const decisions = await this.db.all('SELECT approver, decision, comment, decided_at FROM vault_decisions WHERE approval_id = ? ORDER BY decided_at, approver', [String(r.id)]);
+    const decisions = await this.db.all('SELECT approver, on_behalf_of, decision, comment, decided_at FROM vault_decisions WHERE approval_id = ? ORDER BY decided_at, approver', [String(r.id)]);
     return {
       id: String(r.id), versionId: String(r.version_id), state: r.state as ApprovalState, required: Number(r.required), createdBy: String(r.created_by),
       createdAt: Number(r.created_at), decidedAt: num(r.decided_at),
-      decisions: decisions.map((d) => ({ approver: String(d.approver), decision: d.decision as 'approve' | 'reject', comment: String(d.comment), decidedAt: Number(d.decided_at) })),
+      decisions: decisions.map((d) => ({ approver: String(d.approver), onBehalfOf: str(d.on_behalf_of), decision: d.decision as 'approve' | 'reject', comment: String(d.comment), decidedAt: Number(d.decided_at) })),
     };
   }
 
@@ -345,11 +361,13 @@ export class VaultStore {
     ]);
   }
 
-  /** Records a decision; false when this approver already decided (the primary key refuses it). */
+  /** Records a decision; false when a person it names (the approver or its operator) already decided, read inside the transaction. */
   async insertDecision(tx: WriteTx, approvalId: string, d: Decision): Promise<boolean> {
-    const existing = await tx.get('SELECT 1 AS x FROM vault_decisions WHERE approval_id = ? AND approver = ?', [approvalId, d.approver]);
-    if (existing) return false;
-    await tx.run('INSERT INTO vault_decisions (approval_id, approver, decision, comment, decided_at) VALUES (?, ?, ?, ?, ?)', [approvalId, d.approver, d.decision, d.comment, d.decidedAt]);
+    const earlier = await tx.all('SELECT approver, on_behalf_of FROM vault_decisions WHERE approval_id = ?', [approvalId]);
+    if (samePerson(namesOf(d.approver, d.onBehalfOf), earlier.flatMap((r) => namesOf(String(r.approver), str(r.on_behalf_of))))) return false;
+    await tx.run('INSERT INTO vault_decisions (approval_id, approver, on_behalf_of, decision, comment, decided_at) VALUES (?, ?, ?, ?, ?, ?)', [
+      approvalId, d.approver, d.onBehalfOf, d.decision, d.comment, d.decidedAt,
+    ]);
     return true;
   }
 

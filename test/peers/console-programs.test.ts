@@ -163,7 +163,8 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('Note').fill('faster spindle tried at the machine');
     await page.getByRole('button', { name: "Accept the machine's version" }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toMatch(/is now draft version .*needs approval/);
-    expect(await page.locator('tr[data-drift]').count()).toBe(0);
+    // The list is read again after the notice shows.
+    await expect.poll(() => page.locator('tr[data-drift]').count()).toBe(0);
     await page.getByRole('link', { name: 'Programs' }).click();
     await page.getByRole('button', { name: 'SHAFT' }).click();
     await expect.poll(() => page.locator('tr[data-version="3"]').getAttribute('data-state')).toBe('draft');
@@ -294,7 +295,8 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     await editor.getByRole('group', { name: 'Libraries' }).getByLabel('Shafts').check();
     await editor.getByRole('button', { name: 'Save paula' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toMatch(/paula: saved/);
-    expect(await page.locator('tr[data-user="paula"]').textContent()).toMatch(/approver.*Shafts/);
+    // The list is read again after the notice shows.
+    await expect.poll(() => page.locator('tr[data-user="paula"]').textContent()).toMatch(/approver.*Shafts/);
     await noSeriousViolations(page, 'admin with the user editor');
 
     // The browser's session ends (the user changed their password elsewhere) while something is typed.
@@ -310,6 +312,6 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
     // The call that met the 401 went on after the login: the token was made, with what had been typed.
     await expect.poll(() => page.locator('[data-secret]').count()).toBe(1);
-    expect(await page.getByRole('table', { name: 'Service tokens' }).textContent()).toContain('half-typed token name');
+    await expect.poll(() => page.getByRole('table', { name: 'Service tokens' }).textContent()).toContain('half-typed token name');
   });
 });
