@@ -36,6 +36,9 @@ export const topics = (prefix: string) => {
   };
 };
 
+/** The client id a gateway connects with: bound to its token id, so no other credentials may use it (docs/cloud-relay.md). */
+export const gatewayClientId = (tokenId: string): string => `gateway-${tokenId}`;
+
 export interface Presence {
   state: 'online' | 'offline';
   /** The gateway's name and software version, when online. */

@@ -27,7 +27,7 @@ import { GatewayError, quote } from '../errors.js';
 import { InProcessBroker } from '../mqtt/broker.js';
 import { splice, type Splices } from '../mcp-frozen-answers.js';
 import { RoleRuntime } from '../runtime.js';
-import { DEFAULT_CALL_DEADLINE_MS, DEFAULT_TOPIC_PREFIX, isJsonStringLiteral, joinedLiteral, topics } from '../cloud/protocol.js';
+import { DEFAULT_CALL_DEADLINE_MS, DEFAULT_TOPIC_PREFIX, gatewayClientId, isJsonStringLiteral, joinedLiteral, topics } from '../cloud/protocol.js';
 import { CloudRelay, type RelayConnection } from '../cloud/relay.js';
 import { AdminKeys, CLOUD_MIGRATIONS, GatewayTokens } from '../cloud/tokens.js';
 import { serveAdmin } from '../cloud/admin-http.js';
@@ -191,9 +191,10 @@ export class CloudRole {
           host: options.embeddedBroker?.host ?? '127.0.0.1',
           port: options.embeddedBroker?.port ?? 1883,
           ...(options.embeddedBroker?.tls ? { tls: options.embeddedBroker.tls } : {}),
-          // A gateway connects with user name = its token id and password = its token.
-          // Only gateways connect (the relay works inside the broker): user name = its token id, password = its token.
+          // Only gateways connect (the relay works inside the broker): user name = its token id, password = its token,
+          // client id = gateway-<token id> and no other, so no gateway can take over another's session.
           authenticate: async (username, password) => username !== undefined && (await tokens.verify(password)) === username,
+          clientIdOf: gatewayClientId,
           // A gateway may only announce its own presence, read its own requests and answer on a cloud's response topic.
           authorizePublish: (username, topic) => topic === t.presence(username ?? '') || topic.startsWith(`${prefix}/clouds/`),
           authorizeSubscribe: (username, topic) => topic === t.requests(username ?? ''),

@@ -22,7 +22,7 @@ import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/context.js';
-import { answerPayloads, DEFAULT_TOPIC_PREFIX, readRequest, textLiteral, topics, type Presence } from '../../core/cloud/protocol.js';
+import { answerPayloads, DEFAULT_TOPIC_PREFIX, gatewayClientId, readRequest, textLiteral, topics, type Presence } from '../../core/cloud/protocol.js';
 import { FrozenAnswers, type Splices } from '../../core/mcp-frozen-answers.js';
 import { GATEWAY_TOKEN_PREFIX } from '../../core/cloud/tokens.js';
 import { parseBearerToken } from '../../core/auth/bearer-tokens.js';
@@ -173,7 +173,7 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
       const open = () => {
         const options: IClientOptions = {
           protocolVersion: current.protocolVersion,
-          clientId: `gateway-${parsed.id}`,
+          clientId: gatewayClientId(parsed.id),
           username: parsed.id,
           password: settings.accessToken,
           reconnectPeriod: 2000,
