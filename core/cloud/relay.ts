@@ -44,6 +44,8 @@ export type RelayOutcome = ({ ok: true } & JoinedAnswer) | { ok: false; reason: 
 interface Pending {
   tokenId: string;
   joiner: PartJoiner | undefined;
+  /** An answer from another gateway has been logged for this call (once). */
+  misdirected?: true;
   done: (outcome: RelayOutcome) => void;
   timer: NodeJS.Timeout;
 }
@@ -69,7 +71,7 @@ export class CloudRelay {
     const relay = new CloudRelay(topicPrefix, logger);
     // Presence seen live since subscribing is newer than anything retained.
     const live = new Set<string>();
-    const unsubscribe = await Promise.all([relay.t.presenceAll(), relay.t.responses(relay.instanceId)].map((filter) => broker.subscribeInProcess(filter, (topic, payload) => {
+    const unsubscribe = await Promise.all([relay.t.presenceAll(), relay.t.responsesAll(relay.instanceId)].map((filter) => broker.subscribeInProcess(filter, (topic, payload) => {
       live.add(topic);
       relay.onMessage(topic, payload);
     })));
@@ -112,7 +114,7 @@ export class CloudRelay {
       for (const id of [...relay.pending.keys()]) relay.finish(id, { ok: false, reason: 'offline' });
     });
     client.on('connect', () => {
-      void client.subscribeAsync([relay.t.presenceAll(), relay.t.responses(relay.instanceId)], { qos: 1 }).catch((err: Error) => logger.error({ err: err.message }, 'cloud relay: subscribe failed'));
+      void client.subscribeAsync([relay.t.presenceAll(), relay.t.responsesAll(relay.instanceId)], { qos: 1 }).catch((err: Error) => logger.error({ err: err.message }, 'cloud relay: subscribe failed'));
     });
     await new Promise<void>((resolve, reject) => {
       const onError = (err: Error) => {
@@ -126,7 +128,7 @@ export class CloudRelay {
       client.once('connect', onConnect);
       client.once('error', onError);
     });
-    await client.subscribeAsync([relay.t.presenceAll(), relay.t.responses(relay.instanceId)], { qos: 1 });
+    await client.subscribeAsync([relay.t.presenceAll(), relay.t.responsesAll(relay.instanceId)], { qos: 1 });
     return relay;
   }
 
@@ -158,12 +160,19 @@ export class CloudRelay {
       for (const [id, p] of this.pending) if (p.tokenId === tokenId) this.finish(id, { ok: false, reason: 'offline' });
       return;
     }
-    if (topic !== this.t.responses(this.instanceId)) return;
+    const answerer = this.t.answererOf(this.instanceId, topic);
+    if (answerer === undefined) return;
     const part = readPart(payload);
     const pending = part ? this.pending.get(part.header.id) : undefined;
     // A late or unknown answer is dropped.
     if (!part || !pending) return;
     const id = part.header.id;
+    // Only the gateway asked answers: the broker lets a gateway publish only on the topic that ends in its own token id.
+    if (answerer !== pending.tokenId) {
+      if (!pending.misdirected) this.logger.warn({ correlationId: id, gateway: pending.tokenId, from: answerer }, 'cloud relay: an answer from another gateway than the one asked was dropped');
+      pending.misdirected = true;
+      return;
+    }
     pending.joiner ??= new PartJoiner(part.header.parts);
     let answer: JoinedAnswer | undefined;
     try {
@@ -187,7 +196,7 @@ export class CloudRelay {
   /** Sends one tool call to the token's gateway and waits for its answer until `deadlineMs`. */
   call(tokenId: string, params: RelayRequest['params'], deadlineMs: number, correlationId: string): Promise<RelayOutcome> {
     if (!this.isOnline(tokenId)) return Promise.resolve({ ok: false, reason: 'offline' });
-    const replyTo = this.t.responses(this.instanceId);
+    const replyTo = this.t.responses(this.instanceId, tokenId);
     const request: RelayRequest = { v: 1, id: correlationId, replyTo, deadline: Date.now() + deadlineMs, method: 'tools/call', params };
     return new Promise<RelayOutcome>((resolve) => {
       const timer = setTimeout(() => this.finish(correlationId, { ok: false, reason: 'timeout' }), deadlineMs);

@@ -195,8 +195,8 @@ export class CloudRole {
           // client id = gateway-<token id> and no other, so no gateway can take over another's session.
           authenticate: async (username, password) => username !== undefined && (await tokens.verify(password)) === username,
           clientIdOf: gatewayClientId,
-          // A gateway may only announce its own presence, read its own requests and answer on a cloud's response topic.
-          authorizePublish: (username, topic) => topic === t.presence(username ?? '') || topic.startsWith(`${prefix}/clouds/`),
+          // A gateway may only announce its own presence, read its own requests and answer on its own response topic of a cloud.
+          authorizePublish: (username, topic) => username !== undefined && (topic === t.presence(username) || t.isAnswerTopicOf(username, topic)),
           authorizeSubscribe: (username, topic) => topic === t.requests(username ?? ''),
         });
         await broker.start();

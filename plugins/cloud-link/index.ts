@@ -148,9 +148,10 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
           return logger.warn({ correlationId, tool: request.params.name, ms: Date.now() - started }, 'cloud link: the answer came after the deadline and was dropped');
         }
         const replyTo = properties?.responseTopic ?? request.replyTo;
-        if (!replyTo.startsWith(`${settings.topicPrefix}/clouds/`)) {
+        // Its own answer topic of a cloud (or a cloud's bare response topic, which clouds before per-gateway answer topics ask for).
+        if (!t.isAnswerTopicOf(parsed.id, replyTo, true)) {
           counters.callsDropped++;
-          return logger.warn({ correlationId }, 'cloud link: a response topic outside the cloud topics was refused');
+          return logger.warn({ correlationId }, 'cloud link: a response topic other than this gateway\'s answer topic of a cloud was refused');
         }
         const first = result.content[0];
         const text = first?.type === 'text' ? first.text : JSON.stringify(result.content);
