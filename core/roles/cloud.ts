@@ -42,7 +42,7 @@ export interface CloudRoleOptions {
   version: string;
   catalogue: ToolCatalogue;
   /** An external broker; without it the role embeds one on `embeddedBroker` (127.0.0.1:1883 unless told). */
-  broker?: { url: string; username?: string; password?: string; protocolVersion?: 4 | 5 };
+  broker?: { url: string; username?: string; password?: string; protocolVersion?: 4 | 5; reconnectMaxMs?: number };
   embeddedBroker?: { host?: string; port?: number; tls?: { key: string | Buffer; cert: string | Buffer } };
   topicPrefix?: string;
   callDeadlineMs?: number;
@@ -184,7 +184,11 @@ export class CloudRole {
       const tokens = await GatewayTokens.open(runtime.db, now);
       const adminKeys = await AdminKeys.open(runtime.db, now);
       if (options.broker) {
-        const connection: RelayConnection = { url: options.broker.url, protocolVersion: options.broker.protocolVersion ?? 5, topicPrefix: prefix, ...(options.broker.username !== undefined ? { username: options.broker.username } : {}), ...(options.broker.password !== undefined ? { password: options.broker.password } : {}) };
+        const { url, username, password, protocolVersion, reconnectMaxMs } = options.broker;
+        const connection: RelayConnection = {
+          url, protocolVersion: protocolVersion ?? 5, topicPrefix: prefix,
+          ...(username !== undefined ? { username } : {}), ...(password !== undefined ? { password } : {}), ...(reconnectMaxMs !== undefined ? { reconnectMaxMs } : {}),
+        };
         relay = await CloudRelay.connect(connection, logger.child({ component: 'relay' }));
       } else {
         broker = new InProcessBroker({
