@@ -71,8 +71,8 @@ describe('cloud relay on a Mosquitto with users, ACL and client ids bound to use
     const whileRefused = { gateway: await linkOf(), cloud: cloud.relay.brokerLink() };
     for (const name of ['a', 'b', 'c'] as const) broker.addUser(idOf(token[name]), token[name]);
     broker.addUser('cloud-1', 'cloud-1-password');
-    // The next attempt of each starts within the cap; a second covers the connection and the presence.
-    const cameUp = await within((CAP_S + 1) * 1000, async () => (await linkOf()).connected && cloud.relay.isOnline(idOf(token.b)));
+    // The next attempt of each starts within the cap; the rest covers Mosquitto's reload, the connection and the presence on a busy machine.
+    const cameUp = await within((CAP_S + 3) * 1000, async () => (await linkOf()).connected && cloud.relay.isOnline(idOf(token.b)));
     expect({ refused, cameUp }).toEqual({ refused: true, cameUp: true });
     expect(whileRefused.gateway).toMatchObject({ connected: false, lastError: expect.stringMatching(/not authori[sz]ed|bad user ?name or password/i) });
     expect(whileRefused.cloud?.state).toMatch(/^(retrying|connecting)$/);
