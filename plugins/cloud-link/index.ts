@@ -1,13 +1,15 @@
 /**
  * The gateway's outbound link to a cloud relay: one MQTT connection to the
  * broker, authenticated with the gateway's token (user name = the token's
- * id, password = the token). It keeps a retained presence (`online`, and a
- * last will saying `offline`), takes tool calls from its request topic and
- * answers each on the request's response topic, in parts, with its
+ * id, password = the token, client id gateway-<token id>). It keeps a
+ * retained presence (`online`, and a last will saying `offline`), takes
+ * tool calls from its request topic and
+ * answers each on its own answer topic of the cloud, in parts, with its
  * correlation id. Calls run through the same dispatch as the gateway's own
  * /mcp (core/mcp-dispatch.ts), as the user `cloudLink.user`, and carry the
  * cloud's correlation id into the log and the error log. A call past its
- * deadline is dropped.
+ * deadline is dropped. Refused by the broker, unable to reach it or cut
+ * off, it keeps trying with backoff (core/mqtt/reconnect.ts).
  *
  * The settings come from the config's `cloudLink` section (the token also
  * from GATEWAY_CLOUD_TOKEN), and an administrator may set or replace the
