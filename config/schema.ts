@@ -207,12 +207,14 @@ export const gatewayConfigSchema = z
         callDeadlineMs: z.number().int().min(1000).max(300_000).default(30_000),
         /** How often gateways connected to the embedded broker are checked against revoked tokens. */
         revocationSweepMs: z.number().int().min(1000).max(3_600_000).default(10_000),
+        /** The longest wait between two attempts to connect to an external broker (exponential backoff with jitter from 1 s up to this). */
+        brokerReconnectMaxSeconds: z.number().int().min(1).max(3600).default(60),
         /** As `mcp.allowedOrigins` / `mcp.allowedHosts`, for the cloud's /mcp. */
         allowedOrigins: z.array(z.string().min(1)).default([]),
         allowedHosts: z.array(z.string().min(1)).default([]),
       })
       .strict()
-      .default({ host: '0.0.0.0', port: DEFAULT_CLOUD_PORT, mqttHost: '0.0.0.0', mqttPort: DEFAULT_CLOUD_MQTT_PORT, topicPrefix: 'cncgw/v1', callDeadlineMs: 30_000, revocationSweepMs: 10_000, allowedOrigins: [], allowedHosts: [] }),
+      .default({ host: '0.0.0.0', port: DEFAULT_CLOUD_PORT, mqttHost: '0.0.0.0', mqttPort: DEFAULT_CLOUD_MQTT_PORT, topicPrefix: 'cncgw/v1', callDeadlineMs: 30_000, revocationSweepMs: 10_000, brokerReconnectMaxSeconds: 60, allowedOrigins: [], allowedHosts: [] }),
     /** The program version service's listener; it shares `gateway.dataDir` (database programs.db) and `gateway.timeZone`. */
     programs: z
       .object({
@@ -290,6 +292,8 @@ export const gatewayConfigSchema = z
         caFile: z.string().min(1).max(1024).optional(),
         /** MQTT keepalive: a broker that hears nothing for 1.5 times this publishes the gateway's will (offline). */
         keepaliveSeconds: z.number().int().min(5).max(600).default(15),
+        /** The longest wait between two attempts to connect (exponential backoff with jitter from 1 s up to this). */
+        reconnectMaxSeconds: z.number().int().min(1).max(3600).default(60),
       })
       .strict()
       .optional(),

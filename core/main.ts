@@ -165,7 +165,7 @@ async function startCloudRole({ config, file, logger, env }: RoleStartFacts): Pr
       dataDir, logger, version: packageVersion(), catalogue: toolCatalogue(registry), topicPrefix: c.topicPrefix, callDeadlineMs: c.callDeadlineMs, revocationSweepMs: c.revocationSweepMs,
       allowedOrigins: c.allowedOrigins, allowedHosts: c.allowedHosts,
       ...(c.brokerUrl
-        ? { broker: { url: c.brokerUrl, ...(c.brokerUsername ? { username: c.brokerUsername } : {}), ...(env.CLOUD_BROKER_PASSWORD ? { password: env.CLOUD_BROKER_PASSWORD } : {}) } }
+        ? { broker: { url: c.brokerUrl, reconnectMaxMs: c.brokerReconnectMaxSeconds * 1000, ...(c.brokerUsername ? { username: c.brokerUsername } : {}), ...(env.CLOUD_BROKER_PASSWORD ? { password: env.CLOUD_BROKER_PASSWORD } : {}) } }
         : { embeddedBroker: { host: c.mqttHost, port: c.mqttPort, ...(c.mqttTls ? { tls: { cert: readConfigFile(c.mqttTls.certFile, 'cloud.mqttTls.certFile'), key: readConfigFile(c.mqttTls.keyFile, 'cloud.mqttTls.keyFile') } } : {}) } }),
     });
   } catch (err) {

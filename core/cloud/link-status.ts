@@ -14,8 +14,17 @@ export interface CloudLinkStatus {
   tokenId?: string;
   user?: string;
   connected: boolean;
+  /**
+   * connecting (an attempt under way), connected, or retrying (waiting for
+   * the next attempt after a refusal, an unreachable broker or a lost
+   * connection; `lastError` says why).
+   */
+  state?: 'connecting' | 'connected' | 'retrying';
+  /** Attempts that failed since the last accepted connection, and when the next starts (unix ms) while retrying. */
+  failedAttempts?: number;
+  nextAttemptAt?: number;
   protocolVersion?: 4 | 5;
-  /** Unix ms of the last connection to the broker, and of the last error with its text. */
+  /** Unix ms of the last connection to the broker, and the last error (why an attempt failed or the connection ended) with its time. */
   connectedAt?: number;
   lastError?: string;
   lastErrorAt?: number;

@@ -3,9 +3,14 @@
  * the gateways that dial out to the broker (docs/cloud-relay.md, so another
  * implementation can interoperate).
  *
- *   {prefix}/gateways/{tokenId}/presence    retained; {"state":"online"|"offline", ...}; the will says offline
- *   {prefix}/gateways/{tokenId}/requests    cloud → gateway: a tool call
- *   {prefix}/clouds/{instanceId}/responses  gateway → cloud: the answer, in parts
+ *   {prefix}/gateways/{tokenId}/presence              retained; {"state":"online"|"offline", ...}; the will says offline
+ *   {prefix}/gateways/{tokenId}/requests              cloud → gateway: a tool call
+ *   {prefix}/clouds/{instanceId}/responses/{tokenId}  gateway → cloud: the answer, in parts
+ *
+ * The last level of an answer's topic names the gateway that sent it: the
+ * broker lets a gateway publish answers only there (its own token id), and
+ * the cloud takes an answer for a call only on the topic of the gateway it
+ * asked, so no gateway can answer for another.
  *
  * A request names where its answer goes and carries a correlation id. On an
  * MQTT 5 session they are also the message's response topic and correlation
@@ -25,16 +30,40 @@ export const PART_BYTES = 64 * 1024;
 export const DEFAULT_CALL_DEADLINE_MS = 30_000;
 
 export const topics = (prefix: string) => {
-  const gatewayTopic = new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/gateways/([^/]+)/(presence|requests)$`);
+  const quoted = prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const gatewayTopic = new RegExp(`^${quoted}/gateways/([^/]+)/(presence|requests)$`);
+  // A level of a topic name: no separator, no wildcard.
+  const answerTopic = new RegExp(`^${quoted}/clouds/([^/+#]+)/responses(?:/([^/+#]+))?$`);
   return {
     presence: (tokenId: string) => `${prefix}/gateways/${tokenId}/presence`,
     presenceAll: () => `${prefix}/gateways/+/presence`,
     requests: (tokenId: string) => `${prefix}/gateways/${tokenId}/requests`,
-    responses: (instanceId: string) => `${prefix}/clouds/${instanceId}/responses`,
+    /** Where the gateway of `tokenId` answers this cloud instance. */
+    responses: (instanceId: string, tokenId: string) => `${prefix}/clouds/${instanceId}/responses/${tokenId}`,
+    /** Every gateway's answers to this cloud instance (a subscription filter). */
+    responsesAll: (instanceId: string) => `${prefix}/clouds/${instanceId}/responses/+`,
     /** The token id in a gateway topic, or undefined. */
     tokenIdOf: (topic: string): string | undefined => gatewayTopic.exec(topic)?.[1],
+    /** The gateway (token id) that sent an answer on `topic` to this cloud instance, or undefined when it is not such a topic. */
+    answererOf: (instanceId: string, topic: string): string | undefined => {
+      const m = answerTopic.exec(topic);
+      return m && m[1] === instanceId ? m[2] : undefined;
+    },
+    /**
+     * Whether the gateway of `tokenId` may answer on `topic`: a cloud's
+     * response topic for that gateway. With `legacy`, also a cloud's bare
+     * `…/responses` topic (what clouds before the per-gateway topics asked
+     * for, which such a cloud's broker still takes).
+     */
+    isAnswerTopicOf: (tokenId: string, topic: string, legacy = false): boolean => {
+      const m = answerTopic.exec(topic);
+      return m !== null && (m[2] === tokenId || (legacy && m[2] === undefined));
+    },
   };
 };
+
+/** The client id a gateway connects with: bound to its token id, so no other credentials may use it (docs/cloud-relay.md). */
+export const gatewayClientId = (tokenId: string): string => `gateway-${tokenId}`;
 
 export interface Presence {
   state: 'online' | 'offline';

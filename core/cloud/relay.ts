@@ -18,6 +18,8 @@ import type { Logger } from 'pino';
 import { connect, type IClientOptions } from 'mqtt';
 import { PartJoiner, readPart, topics, type JoinedAnswer, type Presence, type RelayRequest } from './protocol.js';
 import type { InProcessBroker } from '../mqtt/broker.js';
+import { Backoff } from '../mqtt/backoff.js';
+import { Reconnector, type RetryStatus } from '../mqtt/reconnect.js';
 
 /** How the relay sends a request: through its MQTT client, or inside the embedded broker. */
 interface RequestSender {
@@ -32,6 +34,8 @@ export interface RelayConnection {
   /** 5 on an MQTT 5 broker (request/response properties); 4 on the embedded aedes. */
   protocolVersion: 4 | 5;
   topicPrefix: string;
+  /** The longest wait between two attempts to connect (DEFAULT_RETRY_CAP_MS unless told). */
+  reconnectMaxMs?: number;
 }
 
 /**
@@ -44,6 +48,8 @@ export type RelayOutcome = ({ ok: true } & JoinedAnswer) | { ok: false; reason: 
 interface Pending {
   tokenId: string;
   joiner: PartJoiner | undefined;
+  /** An answer from another gateway has been logged for this call (once). */
+  misdirected?: true;
   done: (outcome: RelayOutcome) => void;
   timer: NodeJS.Timeout;
 }
@@ -56,6 +62,7 @@ export class CloudRelay {
   private readonly t: ReturnType<typeof topics>;
 
   private sender: RequestSender | undefined;
+  private retry: Reconnector | undefined;
 
   private constructor(
     topicPrefix: string,
@@ -69,7 +76,7 @@ export class CloudRelay {
     const relay = new CloudRelay(topicPrefix, logger);
     // Presence seen live since subscribing is newer than anything retained.
     const live = new Set<string>();
-    const unsubscribe = await Promise.all([relay.t.presenceAll(), relay.t.responses(relay.instanceId)].map((filter) => broker.subscribeInProcess(filter, (topic, payload) => {
+    const unsubscribe = await Promise.all([relay.t.presenceAll(), relay.t.responsesAll(relay.instanceId)].map((filter) => broker.subscribeInProcess(filter, (topic, payload) => {
       live.add(topic);
       relay.onMessage(topic, payload);
     })));
@@ -85,49 +92,60 @@ export class CloudRelay {
     return relay;
   }
 
+  /**
+   * The relay as a client of an external broker. It resolves once the first
+   * attempt has ended: connected (and subscribed), or refused or unable to
+   * reach the broker, which is logged; attempts go on in the background with
+   * backoff either way, and until one is accepted every gateway is offline.
+   */
   static async connect(connection: RelayConnection, logger: Logger): Promise<CloudRelay> {
     const options: IClientOptions = {
       protocolVersion: connection.protocolVersion,
       clientId: `cloud-${randomBytes(6).toString('hex')}`,
-      reconnectPeriod: 1000,
+      // Reconnecting is the Reconnector's: with backoff, and after a refusal too.
+      reconnectPeriod: 0,
       connectTimeout: 10_000,
       ...(connection.username !== undefined ? { username: connection.username } : {}),
       ...(connection.password !== undefined ? { password: connection.password } : {}),
     };
     const client = keepNoDelay(connect(connection.url, options));
     const relay = new CloudRelay(connection.topicPrefix, logger);
+    const retry = new Reconnector(client, { name: 'cloud relay', logger, backoff: new Backoff({ ...(connection.reconnectMaxMs !== undefined ? { capMs: connection.reconnectMaxMs } : {}) }) });
+    relay.retry = retry;
     relay.sender = {
       send: (topic, payload, replyTo, correlationId) =>
         client.publishAsync(topic, payload, {
           qos: 1,
           ...(connection.protocolVersion === 5 ? { properties: { responseTopic: replyTo, correlationData: Buffer.from(correlationId) } } : {}),
         }).then(() => undefined),
-      close: () => client.endAsync(true).catch(() => undefined),
+      close: async () => {
+        retry.stop();
+        await client.endAsync(true).catch(() => undefined);
+      },
     };
     client.on('message', (topic, payload) => relay.onMessage(topic, payload));
-    client.on('error', (err) => logger.warn({ err: err.message }, 'cloud relay: broker connection error'));
+    // The Reconnector logs the cause of a failed attempt or lost connection, once per change.
+    client.on('error', (err) => logger.debug({ err: err.message }, 'cloud relay: broker connection error'));
     client.on('close', () => {
       // Without the broker nobody is reachable; presence is read again (retained) on reconnect.
       relay.online.clear();
       for (const id of [...relay.pending.keys()]) relay.finish(id, { ok: false, reason: 'offline' });
     });
+    let subscribed: Promise<unknown> = Promise.resolve();
     client.on('connect', () => {
-      void client.subscribeAsync([relay.t.presenceAll(), relay.t.responses(relay.instanceId)], { qos: 1 }).catch((err: Error) => logger.error({ err: err.message }, 'cloud relay: subscribe failed'));
+      subscribed = client.subscribeAsync([relay.t.presenceAll(), relay.t.responsesAll(relay.instanceId)], { qos: 1 }).catch((err: Error) => logger.error({ err: err.message }, 'cloud relay: subscribe failed'));
     });
-    await new Promise<void>((resolve, reject) => {
-      const onError = (err: Error) => {
-        client.off('connect', onConnect);
-        reject(new Error(`cannot connect to the broker at ${connection.url}: ${err.message}`));
-      };
-      const onConnect = () => {
-        client.off('error', onError);
-        resolve();
-      };
-      client.once('connect', onConnect);
-      client.once('error', onError);
+    const first = await new Promise<'connected' | 'failed'>((resolve) => {
+      client.once('connect', () => resolve('connected'));
+      client.once('close', () => resolve('failed'));
     });
-    await client.subscribeAsync([relay.t.presenceAll(), relay.t.responses(relay.instanceId)], { qos: 1 });
+    if (first === 'connected') await subscribed;
     return relay;
+  }
+
+  /** The connection to an external broker: connecting, connected or retrying (undefined inside the embedded broker). */
+  brokerLink(): RetryStatus | undefined {
+    return this.retry?.status();
   }
 
   /** Whether the gateway of this token is connected now. */
@@ -158,12 +176,19 @@ export class CloudRelay {
       for (const [id, p] of this.pending) if (p.tokenId === tokenId) this.finish(id, { ok: false, reason: 'offline' });
       return;
     }
-    if (topic !== this.t.responses(this.instanceId)) return;
+    const answerer = this.t.answererOf(this.instanceId, topic);
+    if (answerer === undefined) return;
     const part = readPart(payload);
     const pending = part ? this.pending.get(part.header.id) : undefined;
     // A late or unknown answer is dropped.
     if (!part || !pending) return;
     const id = part.header.id;
+    // Only the gateway asked answers: the broker lets a gateway publish only on the topic that ends in its own token id.
+    if (answerer !== pending.tokenId) {
+      if (!pending.misdirected) this.logger.warn({ correlationId: id, gateway: pending.tokenId, from: answerer }, 'cloud relay: an answer from another gateway than the one asked was dropped');
+      pending.misdirected = true;
+      return;
+    }
     pending.joiner ??= new PartJoiner(part.header.parts);
     let answer: JoinedAnswer | undefined;
     try {
@@ -187,7 +212,7 @@ export class CloudRelay {
   /** Sends one tool call to the token's gateway and waits for its answer until `deadlineMs`. */
   call(tokenId: string, params: RelayRequest['params'], deadlineMs: number, correlationId: string): Promise<RelayOutcome> {
     if (!this.isOnline(tokenId)) return Promise.resolve({ ok: false, reason: 'offline' });
-    const replyTo = this.t.responses(this.instanceId);
+    const replyTo = this.t.responses(this.instanceId, tokenId);
     const request: RelayRequest = { v: 1, id: correlationId, replyTo, deadline: Date.now() + deadlineMs, method: 'tools/call', params };
     return new Promise<RelayOutcome>((resolve) => {
       const timer = setTimeout(() => this.finish(correlationId, { ok: false, reason: 'timeout' }), deadlineMs);

@@ -24,6 +24,13 @@ export interface InProcessBrokerOptions {
   tls?: { key: string | Buffer; cert: string | Buffer };
   /** Decides credentials (instead of `users`). */
   authenticate?: BrokerAuthenticate;
+  /**
+   * The one client id a client that authenticated as `username` may use:
+   * any other (an empty one too) is refused with CONNACK 2, identifier
+   * rejected, before the session of that id is touched, so no credentials
+   * can take over another client's session (or set off its will).
+   */
+  clientIdOf?: (username: string) => string;
   /** Topic rules per user name; without them every client may publish and subscribe anywhere. */
   authorizePublish?: BrokerAuthorize;
   authorizeSubscribe?: BrokerAuthorize;
@@ -60,18 +67,20 @@ export class InProcessBroker {
     const decide: BrokerAuthenticate | undefined =
       this.options.authenticate ??
       (users ? (username, password) => username !== undefined && users[username] !== undefined && password === users[username] : undefined);
-    const { authorizePublish, authorizeSubscribe } = this.options;
+    const { authorizePublish, authorizeSubscribe, clientIdOf } = this.options;
     const aedes = await Aedes.createBroker({
       ...(decide
         ? {
             authenticate: (client: Client, username: string | undefined, password: Buffer | undefined, done: (error: AuthenticateError | null, success: boolean | null) => void) => {
+              // aedes authenticates before it looks for a session of the same client id (and takes it over).
               void Promise.resolve(decide(username, password?.toString('utf8'))).catch(() => false).then((ok) => {
-                if (ok) {
-                  usernameOf.set(client, username);
-                  return done(null, true);
+                // MQTT 3.1.1 CONNACK return codes: 4 bad user name or password, 2 identifier rejected.
+                if (!ok) return done(Object.assign(new Error('bad user name or password'), { returnCode: 4 }) as AuthenticateError, false);
+                if (clientIdOf && (username === undefined || client.id !== clientIdOf(username))) {
+                  return done(Object.assign(new Error('identifier rejected: this client id belongs to other credentials'), { returnCode: 2 }) as AuthenticateError, false);
                 }
-                // 4: bad user name or password (MQTT 3.1.1 CONNACK return code).
-                done(Object.assign(new Error('bad user name or password'), { returnCode: 4 }) as AuthenticateError, false);
+                usernameOf.set(client, username);
+                done(null, true);
               });
             },
           }

@@ -27,7 +27,7 @@ import { GatewayError, quote } from '../errors.js';
 import { InProcessBroker } from '../mqtt/broker.js';
 import { splice, type Splices } from '../mcp-frozen-answers.js';
 import { RoleRuntime } from '../runtime.js';
-import { DEFAULT_CALL_DEADLINE_MS, DEFAULT_TOPIC_PREFIX, isJsonStringLiteral, joinedLiteral, topics } from '../cloud/protocol.js';
+import { DEFAULT_CALL_DEADLINE_MS, DEFAULT_TOPIC_PREFIX, gatewayClientId, isJsonStringLiteral, joinedLiteral, topics } from '../cloud/protocol.js';
 import { CloudRelay, type RelayConnection } from '../cloud/relay.js';
 import { AdminKeys, CLOUD_MIGRATIONS, GatewayTokens } from '../cloud/tokens.js';
 import { serveAdmin } from '../cloud/admin-http.js';
@@ -42,7 +42,7 @@ export interface CloudRoleOptions {
   version: string;
   catalogue: ToolCatalogue;
   /** An external broker; without it the role embeds one on `embeddedBroker` (127.0.0.1:1883 unless told). */
-  broker?: { url: string; username?: string; password?: string; protocolVersion?: 4 | 5 };
+  broker?: { url: string; username?: string; password?: string; protocolVersion?: 4 | 5; reconnectMaxMs?: number };
   embeddedBroker?: { host?: string; port?: number; tls?: { key: string | Buffer; cert: string | Buffer } };
   topicPrefix?: string;
   callDeadlineMs?: number;
@@ -184,18 +184,23 @@ export class CloudRole {
       const tokens = await GatewayTokens.open(runtime.db, now);
       const adminKeys = await AdminKeys.open(runtime.db, now);
       if (options.broker) {
-        const connection: RelayConnection = { url: options.broker.url, protocolVersion: options.broker.protocolVersion ?? 5, topicPrefix: prefix, ...(options.broker.username !== undefined ? { username: options.broker.username } : {}), ...(options.broker.password !== undefined ? { password: options.broker.password } : {}) };
+        const { url, username, password, protocolVersion, reconnectMaxMs } = options.broker;
+        const connection: RelayConnection = {
+          url, protocolVersion: protocolVersion ?? 5, topicPrefix: prefix,
+          ...(username !== undefined ? { username } : {}), ...(password !== undefined ? { password } : {}), ...(reconnectMaxMs !== undefined ? { reconnectMaxMs } : {}),
+        };
         relay = await CloudRelay.connect(connection, logger.child({ component: 'relay' }));
       } else {
         broker = new InProcessBroker({
           host: options.embeddedBroker?.host ?? '127.0.0.1',
           port: options.embeddedBroker?.port ?? 1883,
           ...(options.embeddedBroker?.tls ? { tls: options.embeddedBroker.tls } : {}),
-          // A gateway connects with user name = its token id and password = its token.
-          // Only gateways connect (the relay works inside the broker): user name = its token id, password = its token.
+          // Only gateways connect (the relay works inside the broker): user name = its token id, password = its token,
+          // client id = gateway-<token id> and no other, so no gateway can take over another's session.
           authenticate: async (username, password) => username !== undefined && (await tokens.verify(password)) === username,
-          // A gateway may only announce its own presence, read its own requests and answer on a cloud's response topic.
-          authorizePublish: (username, topic) => topic === t.presence(username ?? '') || topic.startsWith(`${prefix}/clouds/`),
+          clientIdOf: gatewayClientId,
+          // A gateway may only announce its own presence, read its own requests and answer on its own response topic of a cloud.
+          authorizePublish: (username, topic) => username !== undefined && (topic === t.presence(username) || t.isAnswerTopicOf(username, topic)),
           authorizeSubscribe: (username, topic) => topic === t.requests(username ?? ''),
         });
         await broker.start();

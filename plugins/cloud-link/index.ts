@@ -1,13 +1,15 @@
 /**
  * The gateway's outbound link to a cloud relay: one MQTT connection to the
  * broker, authenticated with the gateway's token (user name = the token's
- * id, password = the token). It keeps a retained presence (`online`, and a
- * last will saying `offline`), takes tool calls from its request topic and
- * answers each on the request's response topic, in parts, with its
+ * id, password = the token, client id gateway-<token id>). It keeps a
+ * retained presence (`online`, and a last will saying `offline`), takes
+ * tool calls from its request topic and
+ * answers each on its own answer topic of the cloud, in parts, with its
  * correlation id. Calls run through the same dispatch as the gateway's own
  * /mcp (core/mcp-dispatch.ts), as the user `cloudLink.user`, and carry the
  * cloud's correlation id into the log and the error log. A call past its
- * deadline is dropped.
+ * deadline is dropped. Refused by the broker, unable to reach it or cut
+ * off, it keeps trying with backoff (core/mqtt/reconnect.ts).
  *
  * The settings come from the config's `cloudLink` section (the token also
  * from GATEWAY_CLOUD_TOKEN), and an administrator may set or replace the
@@ -16,51 +18,26 @@
  * win over the config until `POST /api/security/cloud-link/remove`. The link's
  * state is in gateway-info's `cloud` (never the token). docs/cloud-relay.md.
  */
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/context.js';
-import { answerPayloads, DEFAULT_TOPIC_PREFIX, readRequest, textLiteral, topics, type Presence } from '../../core/cloud/protocol.js';
+import { answerPayloads, gatewayClientId, readRequest, textLiteral, topics, type Presence } from '../../core/cloud/protocol.js';
 import { FrozenAnswers, type Splices } from '../../core/mcp-frozen-answers.js';
 import { GATEWAY_TOKEN_PREFIX } from '../../core/cloud/tokens.js';
 import { parseBearerToken } from '../../core/auth/bearer-tokens.js';
 import { createToolDispatcher } from '../../core/mcp-dispatch.js';
 import { keepNoDelay } from '../../core/mqtt/no-delay.js';
 import { GatewayError } from '../../core/errors.js';
-import { FILE_MODE } from '../../core/store/data-directory.js';
 import { readConfigFile } from '../../core/config.js';
 import type { CloudLinkStatus } from '../../core/cloud/link-status.js';
+import { Backoff, DEFAULT_RETRY_CAP_MS } from '../../core/mqtt/backoff.js';
+import { Reconnector } from '../../core/mqtt/reconnect.js';
+import { BROKER_URL, CLOUD_LINK_FILE, linkSettings, readStoredSettings, shownUrl, TOKEN_HINT, writeStoredSettings, type LinkSettings, type StoredSettings } from './settings.js';
 
-export const CLOUD_LINK_FILE = 'cloud-link.json';
-
-const BROKER_URL = /^mqtts?:\/\/[^\s/]+$/;
-const TOKEN_HINT = 'a gateway token of the cloud (cgw_<id>_<secret>); the cloud\'s `npm run cloud-token -- create <name>` makes one';
-
-/** What the link runs with. */
-interface LinkSettings {
-  brokerUrl: string;
-  accessToken: string;
-  user: string;
-  protocolVersion: 4 | 5;
-  topicPrefix: string;
-  source: 'config' | 'api';
-}
-
-const storedSchema = z
-  .object({
-    brokerUrl: z.string().regex(BROKER_URL).optional(),
-    accessToken: z.string().min(1).max(256).optional(),
-    user: z.string().min(1).max(128).optional(),
-  })
-  .strict();
-type Stored = z.infer<typeof storedSchema>;
-
-/** A URL without user:password, for showing. */
-function shownUrl(url: string): string {
-  return url.replace(/^(mqtts?:\/\/)[^@/]*@/, '$1');
-}
+export { CLOUD_LINK_FILE };
 
 export const cloudLinkPlugin = definePlugin<GatewayContext>({
   name: 'cloud-link',
@@ -74,42 +51,14 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
     // A private CA for an mqtts broker; a file that cannot be read is a config mistake, reported at start.
     const ca = ctx.config.cloudLink?.caFile !== undefined ? readConfigFile(ctx.config.cloudLink.caFile, 'cloudLink.caFile') : undefined;
 
-    const readStored = (): Stored => {
-      let text: string;
-      try {
-        text = readFileSync(file, 'utf8');
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
-        throw err;
-      }
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        throw new Error(`${file}: not JSON; set the cloud link again through /api/security/cloud-link/set, or delete the file`);
-      }
-      const parsed = storedSchema.safeParse(json);
-      if (!parsed.success) throw new Error(`${file}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
-      return parsed.data;
-    };
-    const writeStored = (stored: Stored) => {
-      const temp = `${file}.${process.pid}.tmp`;
-      writeFileSync(temp, `${JSON.stringify(stored, null, 2)}\n`, { mode: FILE_MODE });
-      renameSync(temp, file);
-    };
-
-    /** The config's settings overlaid with the stored ones; undefined when there is no broker or no token. */
-    const settingsFrom = (stored: Stored): LinkSettings | undefined => {
-      const config = ctx.config.cloudLink;
-      const brokerUrl = stored.brokerUrl ?? config?.brokerUrl;
-      const accessToken = stored.accessToken ?? config?.accessToken ?? (config ? ctx.env.GATEWAY_CLOUD_TOKEN : undefined);
-      if (!brokerUrl || !accessToken) return undefined;
-      const source = stored.brokerUrl !== undefined || stored.accessToken !== undefined || stored.user !== undefined ? 'api' : 'config';
-      return { brokerUrl, accessToken, user: stored.user ?? config?.user ?? 'admin', protocolVersion: config?.protocolVersion ?? 5, topicPrefix: config?.topicPrefix ?? DEFAULT_TOPIC_PREFIX, source };
-    };
+    const readStored = () => readStoredSettings(file);
+    const settingsFrom = (stored: StoredSettings) => linkSettings(ctx.config.cloudLink, ctx.env, stored);
 
     const counters = { callsAnswered: 0, callsFailed: 0, callsDropped: 0 };
-    let link: { settings: LinkSettings; tokenId: string; client: MqttClient | undefined; protocolVersion: 4 | 5; connectedAt?: number; lastError?: string; lastErrorAt?: number; closed: boolean } | undefined;
+    let link: {
+      settings: LinkSettings; tokenId: string; client: MqttClient | undefined; retry: Reconnector | undefined; protocolVersion: 4 | 5;
+      connectedAt?: number; lastError?: string; lastErrorAt?: number; closed: boolean;
+    } | undefined;
 
     const noteError = (message: string) => {
       if (!link) return;
@@ -122,8 +71,10 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
       if (!parsed) throw new Error(`cloudLink.accessToken: ${TOKEN_HINT}`);
       const t = topics(settings.topicPrefix);
       const presence = (p: Presence) => JSON.stringify(p);
-      const current: NonNullable<typeof link> = { settings, tokenId: parsed.id, client: undefined, protocolVersion: settings.protocolVersion, closed: false };
+      const current: NonNullable<typeof link> = { settings, tokenId: parsed.id, client: undefined, retry: undefined, protocolVersion: settings.protocolVersion, closed: false };
       link = current;
+      // One backoff for the link: a refused attempt waits longer each time, whatever protocol version it spoke.
+      const backoff = new Backoff({ capMs: (ctx.config.cloudLink?.reconnectMaxSeconds ?? DEFAULT_RETRY_CAP_MS / 1000) * 1000 });
 
       const handle = async (c: MqttClient, payload: Buffer, properties: { responseTopic?: string; correlationData?: Buffer } | undefined) => {
         const request = readRequest(payload);
@@ -148,9 +99,10 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
           return logger.warn({ correlationId, tool: request.params.name, ms: Date.now() - started }, 'cloud link: the answer came after the deadline and was dropped');
         }
         const replyTo = properties?.responseTopic ?? request.replyTo;
-        if (!replyTo.startsWith(`${settings.topicPrefix}/clouds/`)) {
+        // Its own answer topic of a cloud (or a cloud's bare response topic, which clouds before per-gateway answer topics ask for).
+        if (!t.isAnswerTopicOf(parsed.id, replyTo, true)) {
           counters.callsDropped++;
-          return logger.warn({ correlationId }, 'cloud link: a response topic outside the cloud topics was refused');
+          return logger.warn({ correlationId }, 'cloud link: a response topic other than this gateway\'s answer topic of a cloud was refused');
         }
         const first = result.content[0];
         const text = first?.type === 'text' ? first.text : JSON.stringify(result.content);
@@ -173,10 +125,11 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
       const open = () => {
         const options: IClientOptions = {
           protocolVersion: current.protocolVersion,
-          clientId: `gateway-${parsed.id}`,
+          clientId: gatewayClientId(parsed.id),
           username: parsed.id,
           password: settings.accessToken,
-          reconnectPeriod: 2000,
+          // Reconnecting is the Reconnector's: with backoff, and after a refusal too.
+          reconnectPeriod: 0,
           connectTimeout: 10_000,
           // A link cut without a TCP close (power, network) is seen by the broker after 1.5 keepalives.
           keepalive: ctx.config.cloudLink?.keepaliveSeconds ?? 15,
@@ -185,6 +138,7 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
         };
         const c = keepNoDelay(connect(settings.brokerUrl, options));
         current.client = c;
+        current.retry = new Reconnector(c, { name: 'cloud link', logger, backoff, now: ctx.now, onFailure: noteError });
         c.on('connect', () => {
           current.connectedAt = ctx.now();
           logger.info({ broker: shownUrl(settings.brokerUrl), protocolVersion: current.protocolVersion }, 'cloud link connected');
@@ -206,12 +160,13 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
           // A broker without MQTT 5 (the embedded aedes) refuses it: speak 3.1.1 to it instead.
           if (current.protocolVersion === 5 && (err.code === 1 || /protocol version/i.test(err.message))) {
             current.protocolVersion = 4;
+            current.retry?.stop();
             logger.info('cloud link: the broker does not take MQTT 5; using MQTT 3.1.1');
             void c.endAsync(true).then(() => (current.closed ? undefined : open()));
             return;
           }
-          noteError(err.message);
-          logger.warn({ err: err.message }, 'cloud link: broker connection error');
+          // The Reconnector logs the cause of a failed attempt or lost connection, once per change.
+          logger.debug({ err: err.message }, 'cloud link: broker connection error');
         });
       };
       open();
@@ -222,6 +177,7 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
       link = undefined;
       if (!current) return;
       current.closed = true;
+      current.retry?.stop();
       const c = current.client;
       if (!c) return;
       if (c.connected) {
@@ -230,6 +186,10 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
       await c.endAsync(true).catch(() => undefined);
     };
 
+    const retryStatus = (retry: Reconnector | undefined): Pick<CloudLinkStatus, 'state' | 'failedAttempts' | 'nextAttemptAt'> => {
+      const r = retry?.status();
+      return !r || r.state === 'closed' ? { state: 'connecting', failedAttempts: r?.failedAttempts ?? 0 } : { ...r, state: r.state };
+    };
     const status = (): CloudLinkStatus => {
       if (!link) return { configured: false, connected: false };
       return {
@@ -239,6 +199,8 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
         tokenId: link.tokenId,
         user: link.settings.user,
         connected: link.client?.connected === true,
+        // A retry stopped while the link opens again (in another protocol version) is connecting.
+        ...retryStatus(link.retry),
         protocolVersion: link.protocolVersion,
         ...(link.connectedAt !== undefined ? { connectedAt: link.connectedAt } : {}),
         ...(link.lastError !== undefined ? { lastError: link.lastError, lastErrorAt: link.lastErrorAt } : {}),
@@ -283,10 +245,10 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
           if (input.user !== undefined && !ctx.interfaces.accessPolicy.principalFor(input.user)) {
             throw new GatewayError('INVALID_PARAMETER', `user: no user '${input.user}' on this gateway; add it first (/api/security/user/add)`);
           }
-          const stored: Stored = { ...readStored(), ...input };
+          const stored: StoredSettings = { ...readStored(), ...input };
           const next = settingsFrom(stored);
           if (!next) throw new GatewayError('INVALID_PARAMETER', `${stored.brokerUrl ? 'accessToken' : 'brokerUrl'} is needed too: the link has none yet`);
-          writeStored(stored);
+          writeStoredSettings(file, stored);
           await stop();
           start(next);
           logger.info({ broker: shownUrl(next.brokerUrl), user: next.user }, 'cloud link set through the API');

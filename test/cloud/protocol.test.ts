@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isJsonStringLiteralScalar, isJsonStringLiteralSimd } from '../../core/cloud/literal-check.js';
-import { answerPayloads, isJsonStringLiteral, joinedLiteral, MAX_ANSWER_BYTES, PartJoiner, readPart, readRequest, textLiteral, type JoinedAnswer } from '../../core/cloud/protocol.js';
+import { answerPayloads, isJsonStringLiteral, joinedLiteral, MAX_ANSWER_BYTES, PartJoiner, readPart, readRequest, textLiteral, topics, type JoinedAnswer } from '../../core/cloud/protocol.js';
 
 /** The answer the payloads make: its literal (checked, as the cloud does) and its error flag. */
 const join = (payloads: Buffer[]) => {
@@ -126,5 +126,22 @@ describe('relay answer format', () => {
     expect(readRequest(request('x'.repeat(101)))).toBeUndefined();
     expect(readRequest(request('a b'))).toBeUndefined();
     expect(readRequest(request('a\nb'))).toBeUndefined();
+  });
+
+  it('an answer topic names the gateway that sent it: one level, no wildcard, this instance only', () => {
+    const t = topics('p/v1');
+    expect(t.responses('inst', 'aaaaaaaaaaaa')).toBe('p/v1/clouds/inst/responses/aaaaaaaaaaaa');
+    expect(t.responsesAll('inst')).toBe('p/v1/clouds/inst/responses/+');
+    expect(t.answererOf('inst', 'p/v1/clouds/inst/responses/aaaaaaaaaaaa')).toBe('aaaaaaaaaaaa');
+    for (const topic of ['p/v1/clouds/other/responses/aaaaaaaaaaaa', 'p/v1/clouds/inst/responses', 'p/v1/clouds/inst/responses/a/b', 'p/v2/clouds/inst/responses/a', 'p/v1/gateways/a/presence']) {
+      expect(t.answererOf('inst', topic), topic).toBeUndefined();
+    }
+    expect(t.isAnswerTopicOf('aaaaaaaaaaaa', 'p/v1/clouds/any/responses/aaaaaaaaaaaa')).toBe(true);
+    for (const topic of ['p/v1/clouds/any/responses/bbbbbbbbbbbb', 'p/v1/clouds/any/responses', 'p/v1/clouds/+/responses/aaaaaaaaaaaa', 'p/v1/clouds/#', 'p/v1/clouds/a/b/responses/aaaaaaaaaaaa', 'p/v1x/clouds/a/responses/aaaaaaaaaaaa']) {
+      expect(t.isAnswerTopicOf('aaaaaaaaaaaa', topic), topic).toBe(false);
+    }
+    // A gateway may still answer a cloud that asks on its bare response topic; the broker of this cloud never takes it.
+    expect(t.isAnswerTopicOf('aaaaaaaaaaaa', 'p/v1/clouds/any/responses', true)).toBe(true);
+    expect(t.isAnswerTopicOf('aaaaaaaaaaaa', 'p/v1/clouds/any/responses/bbbbbbbbbbbb', true)).toBe(false);
   });
 });

@@ -87,7 +87,7 @@ describe('cloud relay on Mosquitto', { timeout: 90_000 }, () => {
     watcher.on('message', (topic, _payload, packet) => {
       seen.push({ topic, ...(packet.properties?.responseTopic ? { responseTopic: packet.properties.responseTopic } : {}), ...(packet.properties?.correlationData ? { correlation: packet.properties.correlationData.toString() } : {}) });
     });
-    await watcher.subscribeAsync([`${DEFAULT_TOPIC_PREFIX}/gateways/+/requests`, `${DEFAULT_TOPIC_PREFIX}/clouds/+/responses`]);
+    await watcher.subscribeAsync([`${DEFAULT_TOPIC_PREFIX}/gateways/+/requests`, `${DEFAULT_TOPIC_PREFIX}/clouds/+/responses/+`]);
     try {
       for (const cloud of [0, 1]) {
         const a = await session(cloud, 'plant-a');
@@ -95,16 +95,17 @@ describe('cloud relay on Mosquitto', { timeout: 90_000 }, () => {
         expect((await a.call('list_machines')).json()).toMatchObject({ count: 1, machines: [expect.objectContaining({ machineID: 'A1' })] });
         expect((await k.call('list_machines')).json()).toMatchObject({ count: 2 });
       }
-      await until('the watcher to see the traffic', () => seen.filter((m) => m.topic.endsWith('/responses')).length >= 4);
+      await until('the watcher to see the traffic', () => seen.filter((m) => m.topic.includes('/responses/')).length >= 4);
     } finally {
       await watcher.endAsync();
     }
     const requests = seen.filter((m) => m.topic.endsWith('/requests'));
     expect(requests).toHaveLength(4);
-    // Each cloud instance names its own response topic; each answer carries its request's correlation data.
-    expect(new Set(requests.map((r) => r.responseTopic)).size).toBe(2);
+    // Each cloud instance names its own response topics, one per gateway; each answer carries its request's correlation data.
+    expect(new Set(requests.map((r) => r.responseTopic?.replace(/\/[^/]+$/, ''))).size).toBe(2);
+    expect(new Set(requests.map((r) => r.responseTopic)).size).toBe(4);
     for (const request of requests) {
-      expect(request.responseTopic).toMatch(new RegExp(`^${DEFAULT_TOPIC_PREFIX}/clouds/[^/]+/responses$`));
+      expect(request.responseTopic).toMatch(new RegExp(`^${DEFAULT_TOPIC_PREFIX}/clouds/[^/]+/responses/[0-9a-f]{12}$`));
       expect(request.correlation).toBeTruthy();
       const answer = seen.find((m) => m.topic === request.responseTopic && m.correlation === request.correlation);
       expect(answer, `an answer for ${request.correlation}`).toBeDefined();

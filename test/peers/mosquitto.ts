@@ -1,8 +1,8 @@
 /**
- * A real Mosquitto broker as a child process, for the MQTT driver's peer
- * tests: a generated config in a temp dir (127.0.0.1 only, optionally a
- * password file made with mosquitto_passwd), killed with SIGKILL and started
- * again on the same port.
+ * A real Mosquitto broker as a child process, for the peer tests: a
+ * generated config in a temp dir (127.0.0.1 only, optionally a password file
+ * made with mosquitto_passwd that can grow while it runs, an ACL file and
+ * listener options), killed with SIGKILL and started again on the same port.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import type { BrokerKind } from '../drivers/mqtt/broker-controller.js';
+import type { BrokerController, BrokerKind } from '../drivers/mqtt/broker-controller.js';
 
 const INSTALL_HINT = 'install the Debian package `mosquitto` (apt-get install mosquitto) to run the MQTT peer tests';
 
@@ -55,65 +55,93 @@ async function waitUntilListening(port: number, child: ChildProcess, stderr: () 
   }
 }
 
+export interface MosquittoOptions {
+  /** Only these credentials are accepted (a password file); `{}` accepts none until addUser. */
+  users?: Record<string, string>;
+  /** The text of an ACL file (acl_file). */
+  acl?: string;
+  /** Lines for the listener (after its `listener` line), e.g. `use_username_as_clientid true`. */
+  listenerLines?: readonly string[];
+}
+
+/** A Mosquitto whose password file can grow while it runs. */
+export interface MosquittoController extends BrokerController {
+  /** Adds (or changes) a user in the password file and makes the broker reload it (SIGHUP), as an operator would. */
+  addUser(username: string, password: string): void;
+}
+
+/** Starts Mosquitto on 127.0.0.1 and a free port with the given users, ACL and listener options. */
+export async function startMosquitto(options: MosquittoOptions = {}): Promise<MosquittoController> {
+  const executable = mosquittoPath();
+  const dir = mkdtempSync(join(tmpdir(), 'mosquitto-'));
+  const port = await freePort();
+  const passwords = join(dir, 'passwords');
+  const lines = [
+    'per_listener_settings false',
+    `allow_anonymous ${options.users ? 'false' : 'true'}`,
+    'persistence false',
+    // As docs/cloud-relay.md advises: small packets go out at once.
+    'set_tcp_nodelay true',
+    // Started as root, Mosquitto would switch to its own user, which cannot read this temp dir.
+    `user ${userInfo().username}`,
+    'log_dest stderr',
+    'log_type error',
+  ];
+  if (options.users) {
+    writeFileSync(passwords, '');
+    for (const [user, password] of Object.entries(options.users)) execFileSync(passwdTool(), ['-b', passwords, user, password], { stdio: 'ignore' });
+    lines.push(`password_file ${passwords}`);
+  }
+  if (options.acl !== undefined) {
+    const acl = join(dir, 'acl');
+    writeFileSync(acl, options.acl);
+    lines.push(`acl_file ${acl}`);
+  }
+  lines.push(`listener ${port} 127.0.0.1`, ...(options.listenerLines ?? []));
+  const config = join(dir, 'mosquitto.conf');
+  writeFileSync(config, `${lines.join('\n')}\n`);
+
+  let child: ChildProcess | undefined;
+  let startedAt = 0;
+  const start = async () => {
+    if (child) return;
+    let errors = '';
+    const spawned = spawn(executable, ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
+    spawned.stderr?.on('data', (chunk: Buffer) => {
+      errors += chunk.toString('utf8');
+    });
+    child = spawned;
+    startedAt = Date.now();
+    await waitUntilListening(port, spawned, () => errors);
+  };
+  const stop = async () => {
+    const running = child;
+    child = undefined;
+    if (!running || running.exitCode !== null) return;
+    const exited = once(running, 'exit');
+    running.kill('SIGKILL');
+    await exited;
+  };
+  await start();
+  return {
+    host: '127.0.0.1',
+    port,
+    url: `mqtt://127.0.0.1:${port}`,
+    get startedAt() {
+      return startedAt;
+    },
+    start,
+    stop,
+    addUser(username, password) {
+      if (!options.users) throw new Error('this Mosquitto accepts anyone: start it with users to add one');
+      execFileSync(passwdTool(), ['-b', passwords, username, password], { stdio: 'ignore' });
+      child?.kill('SIGHUP');
+    },
+  };
+}
+
 export const mosquittoBrokers: BrokerKind = {
   name: 'mosquitto',
   protocolVersions: [4, 5],
-  async start(options = {}) {
-    const executable = mosquittoPath();
-    const dir = mkdtempSync(join(tmpdir(), 'mosquitto-'));
-    const port = await freePort();
-    const lines = [
-      `listener ${port} 127.0.0.1`,
-      `allow_anonymous ${options.users ? 'false' : 'true'}`,
-      'persistence false',
-      // As docs/cloud-relay.md advises: small packets go out at once.
-      'set_tcp_nodelay true',
-      // Started as root, Mosquitto would switch to its own user, which cannot read this temp dir.
-      `user ${userInfo().username}`,
-      'log_dest stderr',
-      'log_type error',
-    ];
-    if (options.users) {
-      const file = join(dir, 'passwords');
-      Object.entries(options.users).forEach(([user, password], i) => {
-        execFileSync(passwdTool(), [...(i === 0 ? ['-c'] : []), '-b', file, user, password], { stdio: 'ignore' });
-      });
-      lines.push(`password_file ${file}`);
-    }
-    const config = join(dir, 'mosquitto.conf');
-    writeFileSync(config, `${lines.join('\n')}\n`);
-
-    let child: ChildProcess | undefined;
-    let startedAt = 0;
-    const start = async () => {
-      if (child) return;
-      let errors = '';
-      const spawned = spawn(executable, ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
-      spawned.stderr?.on('data', (chunk: Buffer) => {
-        errors += chunk.toString('utf8');
-      });
-      child = spawned;
-      startedAt = Date.now();
-      await waitUntilListening(port, spawned, () => errors);
-    };
-    const stop = async () => {
-      const running = child;
-      child = undefined;
-      if (!running || running.exitCode !== null) return;
-      const exited = once(running, 'exit');
-      running.kill('SIGKILL');
-      await exited;
-    };
-    await start();
-    return {
-      host: '127.0.0.1',
-      port,
-      url: `mqtt://127.0.0.1:${port}`,
-      get startedAt() {
-        return startedAt;
-      },
-      start,
-      stop,
-    };
-  },
+  start: (options = {}) => startMosquitto(options),
 };
