@@ -23,7 +23,9 @@ export interface IllFormedAt {
   inKey: boolean;
 }
 
-const isWalked = (value: unknown): value is Record<string, unknown> | unknown[] => {
+type Node = Record<string, unknown> | unknown[];
+
+const isWalked = (value: unknown): value is Node => {
   if (value === null || typeof value !== 'object') return false;
   if (Array.isArray(value)) return true;
   const proto: unknown = Object.getPrototypeOf(value);
@@ -31,38 +33,52 @@ const isWalked = (value: unknown): value is Record<string, unknown> | unknown[] 
   return proto === Object.prototype || proto === null;
 };
 
+/** A value the walk is to enter, with the way back to the root (paths are built only for what is found). */
+interface Step {
+  node: Node;
+  parent: Step | undefined;
+  key: PropertyKey;
+}
+
+function pathOf(step: Step | undefined, last: PropertyKey): PropertyKey[] {
+  const path: PropertyKey[] = [last];
+  for (let s = step; s?.parent; s = s.parent) path.push(s.key);
+  return path.reverse();
+}
+
 /**
- * The first ill-formed string found in `value`, a value of its arrays or
- * plain objects, or a field name of them; undefined when all are
- * well-formed. Walks without recursion, so any depth is safe; the work is
- * linear in the size of the value.
+ * An ill-formed string in `value`, a value of its arrays or plain objects,
+ * or a field name of them; undefined when all are well-formed. The one
+ * named is the first found: an object's own strings and field names before
+ * those nested in it, each level in document order. Walks without recursion and links each value to its parent
+ * instead of copying paths, so any depth is safe and the work is linear in
+ * the size of the value.
  */
 export function findIllFormed(value: unknown): IllFormedAt | undefined {
   if (typeof value === 'string') return isWellFormedText(value) ? undefined : { path: [], inKey: false };
   if (!isWalked(value)) return undefined;
-  const stack: { node: Record<string, unknown> | unknown[]; path: PropertyKey[] }[] = [{ node: value, path: [] }];
-  for (let next = stack.pop(); next; next = stack.pop()) {
-    const { node, path } = next;
-    const nested: { node: Record<string, unknown> | unknown[]; path: PropertyKey[] }[] = [];
-    const visit = (key: PropertyKey, item: unknown): IllFormedAt | undefined => {
-      if (typeof item === 'string') return isWellFormedText(item) ? undefined : { path: [...path, key], inKey: false };
-      if (isWalked(item)) nested.push({ node: item, path: [...path, key] });
-      return undefined;
-    };
+  const stack: Step[] = [{ node: value, parent: undefined, key: '' }];
+  for (let step = stack.pop(); step; step = stack.pop()) {
+    const { node } = step;
+    const firstChild = stack.length;
     if (Array.isArray(node)) {
       for (let i = 0; i < node.length; i++) {
-        const found = visit(i, node[i]);
-        if (found) return found;
+        const item: unknown = node[i];
+        if (typeof item === 'string') {
+          if (!isWellFormedText(item)) return { path: pathOf(step, i), inKey: false };
+        } else if (isWalked(item)) stack.push({ node: item, parent: step, key: i });
       }
     } else {
-      for (const key of Object.keys(node)) {
-        if (!isWellFormedText(key)) return { path: [...path, key], inKey: true };
-        const found = visit(key, node[key]);
-        if (found) return found;
+      for (const key in node) {
+        if (!isWellFormedText(key)) return { path: pathOf(step, key), inKey: true };
+        const item = node[key];
+        if (typeof item === 'string') {
+          if (!isWellFormedText(item)) return { path: pathOf(step, key), inKey: false };
+        } else if (isWalked(item)) stack.push({ node: item, parent: step, key });
       }
     }
-    // Children in document order: the first pushed is taken last.
-    for (let i = nested.length - 1; i >= 0; i--) stack.push(nested[i] as (typeof nested)[number]);
+    // The nested values in document order: the first pushed is taken last, so reverse them.
+    for (let i = firstChild, j = stack.length - 1; i < j; i++, j--) [stack[i], stack[j]] = [stack[j] as Step, stack[i] as Step];
   }
   return undefined;
 }
