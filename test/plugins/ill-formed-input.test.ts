@@ -75,12 +75,18 @@ describe('ill-formed strings are refused at the edge of every surface', () => {
     const method = await gw.gateway.http.inject({ method: 'POST', url: MCP_PATH, headers: { ...MCP_HEADERS, authorization: `Bearer ${gw.adminToken}` }, payload: JSON.stringify({ jsonrpc: '2.0', id: 'r1', method: `tools/${LONE}` }) });
     expect(method.statusCode).toBe(400);
     expect(method.json()).toMatchObject({ id: 'r1', error: { code: -32600, message: expect.stringContaining('Invalid Request: method:') } });
+    const key = await gw.gateway.http.inject({ method: 'POST', url: MCP_PATH, headers: { ...MCP_HEADERS, authorization: `Bearer ${gw.adminToken}` }, payload: toolCall(8, 'list_machines', { [LONE]: 'M1' }) });
+    expect(key.statusCode).toBe(400);
+    expect(key.json()).toMatchObject({ id: 8, error: { code: -32602, message: expect.stringContaining('params.arguments.x\\ud800 (field name): not well-formed Unicode') } });
   });
 
   it('/mcp (cloud): the same JSON-RPC error, before any gateway is asked', async () => {
     const res = await fetch(cloudUrl, { method: 'POST', headers: { ...MCP_HEADERS, accesstoken: 'cgw_nobody_x' }, body: toolCall('c1', 'get_machine', { machineID: LONE }) });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ jsonrpc: '2.0', id: 'c1', error: { code: -32602, message: expect.stringContaining('Invalid params: params.arguments.machineID: not well-formed Unicode') } });
+    const key = await fetch(cloudUrl, { method: 'POST', headers: MCP_HEADERS, body: toolCall(2, 'list_machines', { [LONE]: 'M1' }) });
+    expect(key.status).toBe(400);
+    expect(await key.json()).toMatchObject({ id: 2, error: { code: -32602, message: expect.stringContaining('params.arguments.x\\ud800 (field name)') } });
   });
 
   it('query strings and path parameters: %ED%A0%80 (a surrogate in UTF-8 form) never decodes to one', async () => {
