@@ -176,6 +176,15 @@ export const DEFAULT_CLOUD_MQTT_PORT = 1883;
 /** The program version service's port (its /api/v1, /api/docs and /openapi/v1.json). */
 export const DEFAULT_PROGRAMS_PORT = 8030;
 
+/** Where the program service's webhooks may deliver (docs/programs-webhooks.md, "Targets"). */
+export const programsWebhooksSchema = z
+  .object({
+    /** Also deliver to private, unique-local, carrier-grade NAT and loopback addresses (receivers inside the plant). */
+    allowPrivateNetworks: z.boolean().default(false),
+  })
+  .strict();
+export type ProgramsWebhookSettings = z.output<typeof programsWebhooksSchema>;
+
 export const gatewayConfigSchema = z
   .object({
     /** The services this process runs when no `--role` is given; both by default. */
@@ -220,9 +229,10 @@ export const gatewayConfigSchema = z
       .object({
         host: z.string().default('0.0.0.0'),
         port: z.number().int().min(0).max(65535).default(DEFAULT_PROGRAMS_PORT),
+        webhooks: programsWebhooksSchema.default({ allowPrivateNetworks: false }),
       })
       .strict()
-      .default({ host: '0.0.0.0', port: DEFAULT_PROGRAMS_PORT }),
+      .default({ host: '0.0.0.0', port: DEFAULT_PROGRAMS_PORT, webhooks: { allowPrivateNetworks: false } }),
     gateway: z
       .object({
         name: z.string().min(1).default('gateway'),

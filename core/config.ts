@@ -83,6 +83,15 @@ function portFromEnv(env: NodeJS.ProcessEnv, name: string, file: string): number
   return n;
 }
 
+/** A boolean from the environment (`true`/`1`, `false`/`0`); undefined when unset. */
+function booleanFromEnv(env: NodeJS.ProcessEnv, name: string, file: string): boolean | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new ConfigError(file, [`${name} (environment): found ${describeFound(value)}; expected true, false, 1 or 0`]);
+}
+
 /** The section `key` of the raw config, created when absent; a section that is not an object is left for the schema to report. */
 function section(raw: Record<string, unknown>, key: string): Record<string, unknown> | undefined {
   const value = (raw[key] ??= {});
@@ -159,6 +168,12 @@ function applyEnvironment(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, 
   if (programsPort !== undefined) {
     const programs = section(raw, 'programs');
     if (programs) programs.port = programsPort;
+  }
+  const allowPrivate = booleanFromEnv(env, 'PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS', file);
+  if (allowPrivate !== undefined) {
+    const programs = section(raw, 'programs');
+    const webhooks = programs && section(programs, 'webhooks');
+    if (webhooks) webhooks.allowPrivateNetworks = allowPrivate;
   }
   const dataDir = env.GATEWAY_DATA_DIR;
   if (dataDir !== undefined && dataDir !== '') {

@@ -8,13 +8,14 @@
  * authenticates (credentials, IP white list) in its `onRequest` hook, so an
  * anonymous body is refused unread. A body is read up to the interface's
  * `bodyLimit`, its nesting depth is checked on the raw text, and only then is
- * it parsed (docs/api.md, "Request bodies").
+ * it parsed; a string that is not well-formed Unicode is refused there too
+ * (core/json-body.ts; docs/api.md, "Request pipeline and limits").
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { GatewayError, quote, toGatewayError } from './errors.js';
 import { ANONYMOUS, DEFAULT_BODY_LIMIT, type InterfaceDefinition, type InterfaceRegistry, type Principal } from './interfaces.js';
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
+import { installJsonBodyParser } from './json-body.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -34,7 +35,8 @@ function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
 /**
  * The GatewayError for anything that failed while a request was read or
  * routed: a body over the route's limit (413), bad JSON, a body nested too
- * deep, a wrong content type (400), or an unexpected failure (500).
+ * deep or holding an ill-formed string (core/json-body.ts), a wrong content
+ * type (400), or an unexpected failure (500).
  */
 export function requestError(err: Error & { statusCode?: number }, request: FastifyRequest): GatewayError {
   if (err instanceof GatewayError) return err;
@@ -46,20 +48,6 @@ export function requestError(err: Error & { statusCode?: number }, request: Fast
     return new GatewayError('INVALID_PARAMETER', `request body: ${message}`);
   }
   return toGatewayError(err);
-}
-
-/** Parses a JSON body after checking its nesting depth on the raw text; `__proto__` and `constructor` keys are refused as fastify does. */
-function installJsonParser(app: FastifyInstance): void {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (exceedsJsonDepth(text)) {
-      done(new GatewayError('INVALID_PARAMETER', `request body: JSON nested deeper than ${MAX_JSON_DEPTH} levels; accepted: at most ${MAX_JSON_DEPTH} levels of arrays and objects`), undefined);
-      return;
-    }
-    parseJson(request, text, done);
-  });
 }
 
 /** Builds the fastify app (not yet listening). */
@@ -74,7 +62,7 @@ export function createHttpApp(logger: Logger, trustProxy: false | string[] = fal
     trustProxy,
   }) as unknown as FastifyInstance;
   app.decorateRequest('principal', null);
-  installJsonParser(app);
+  installJsonBodyParser(app);
   app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
     const error = requestError(err, request);
     if (error.errorName === 'UNKNOWN_ERROR') request.log.error({ err, url: request.url }, 'request failed');

@@ -123,7 +123,7 @@ async function startProgramsRole({ config, file, logger, env, localGateway }: Ro
   const timeZone = config.gateway.timeZone || systemTimeZone();
   let role: ProgramsRole;
   try {
-    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, version: packageVersion(), trustProxy: config.communication.trustProxy, ...(localGateway ? { localGateway } : {}) });
+    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, version: packageVersion(), trustProxy: config.communication.trustProxy, settings: config.programs, ...(localGateway ? { localGateway } : {}) });
   } catch (err) {
     throw new RoleStartError(`program service failed to start (config ${file}):\n${(err as Error).message}`, 2);
   }

@@ -4,6 +4,7 @@
  */
 import type { z } from 'zod';
 import { GatewayError, QUOTE_MAX_CHARS, quote } from './errors.js';
+import { findIllFormed, illFormedLine } from './well-formed.js';
 
 /** Issues described in one message; the rest are counted, so the message stays small whatever the input. */
 export const MAX_DESCRIBED_ISSUES = 5;
@@ -125,8 +126,15 @@ function clipMessage(text: string): string {
   return text.length > ACCEPTED_MAX_CHARS ? `${text.slice(0, ACCEPTED_MAX_CHARS)}…` : text;
 }
 
-/** Parses `raw` with `schema`, or throws INVALID_PARAMETER naming each field, what was found and what is accepted. */
+/**
+ * Parses `raw` with `schema`, or throws INVALID_PARAMETER naming each field,
+ * what was found and what is accepted. A string that is not well-formed
+ * Unicode, as a value or a field name, is refused first, whatever the
+ * schema, so no handler of any transport sees one (core/well-formed.ts).
+ */
 export function parseOrThrow<S extends z.ZodType>(schema: S, raw: unknown, prefix = ''): z.output<S> {
+  const illFormed = findIllFormed(raw);
+  if (illFormed) throw new GatewayError('INVALID_PARAMETER', prefix + illFormedLine(illFormed));
   const parsed = schema.safeParse(raw, { reportInput: true });
   if (parsed.success) return parsed.data;
   throw new GatewayError('INVALID_PARAMETER', describeIssues(parsed.error.issues, raw).map((line) => prefix + line).join('; '));

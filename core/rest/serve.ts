@@ -8,20 +8,25 @@
  * caller, 403 `forbidden` to a role without it, 403 `operator-required` to a
  * token that needs an operator for a high-risk operation and sent none; the
  * body is read up to the operation's limit (413), its nesting checked on the
- * raw text, then path parameters, query and body are validated (400 with one
- * `errors` entry per bad field) and the handler runs. Every failure is an
- * RFC 9457 problem document; an unexpected exception is a 500 that says
- * nothing about its cause (logged), and no input reaches one by design.
+ * raw text, and once parsed every string checked to be well-formed Unicode
+ * (core/json-body.ts), then path parameters, query and body are validated
+ * (400 with one `errors` entry per bad field) and the handler runs. Every
+ * failure is an RFC 9457 problem document; a GatewayError of the input from a
+ * shared component is the problem of its status; an unexpected exception is
+ * a 500 that says nothing about its cause (logged), and no input reaches one
+ * by design.
  */
 import { Readable } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../json-depth.js';
-import { quote } from '../errors.js';
+import { DEPTH_ACCEPTED, installJsonBodyParser, JsonBodyError } from '../json-body.js';
+import { MAX_JSON_DEPTH } from '../json-depth.js';
+import { ILL_FORMED_ACCEPTED, ILL_FORMED_MESSAGE, illFormedField } from '../well-formed.js';
+import { GatewayError, quote } from '../errors.js';
 import { describeIssues, formatPath } from '../schema-errors.js';
 import type { RestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
-import { ProblemError, PROBLEM_TYPES, type ProblemDocument, type ProblemFieldError } from './problem.js';
+import { ProblemError, PROBLEM_TYPES, type ProblemDocument, type ProblemFieldError, type ProblemTypeSlug } from './problem.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -68,9 +73,22 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problemDocument(problem, pathOf(request)));
 }
 
+/** The problem for a body the JSON parser refused (core/json-body.ts). */
+function bodyProblem(err: JsonBodyError): ProblemError {
+  if (err.problem === 'depth') {
+    return new ProblemError('invalid-request', `request body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { errors: [{ field: 'body', message: 'nested too deep', accepted: DEPTH_ACCEPTED }] });
+  }
+  if (err.problem === 'ill-formed' && err.at) {
+    const field = err.at.path.length ? `body.${illFormedField(err.at)}` : 'body';
+    return new ProblemError('invalid-request', `request body: ${field} is ${ILL_FORMED_MESSAGE}`, { errors: [{ field, message: ILL_FORMED_MESSAGE, accepted: ILL_FORMED_ACCEPTED }] });
+  }
+  return new ProblemError('invalid-request', 'request body: not valid JSON', { errors: [{ field: 'body', message: 'not valid JSON', accepted: 'a JSON document' }] });
+}
+
 /** The ProblemError for anything that failed while a request was read or routed. */
 function requestProblem(err: Error & { statusCode?: number; code?: string }, request: FastifyRequest): ProblemError {
   if (err instanceof ProblemError) return err;
+  if (err instanceof JsonBodyError) return bodyProblem(err);
   if (err.statusCode === 413) {
     const limit = request.routeOptions.bodyLimit ?? DEFAULT_REST_BODY_LIMIT;
     return new ProblemError('payload-too-large', `request body: larger than the ${limit}-byte limit of ${request.method} ${quote(pathOf(request))}`, {
@@ -106,25 +124,7 @@ export function createRestApp(logger: Logger, options: { trustProxy?: false | st
     routerOptions: { maxParamLength: MAX_PATH_PARAMETER_LENGTH },
   }) as unknown as FastifyInstance;
   app.decorateRequest('restPrincipal', null);
-  const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
-    // Clients often send the JSON content type on every request: an operation without a body accepts an empty one.
-    if (text.trim() === '') {
-      done(null, undefined);
-      return;
-    }
-    if (exceedsJsonDepth(text)) {
-      const accepted = `at most ${MAX_JSON_DEPTH} levels of arrays and objects`;
-      done(new ProblemError('invalid-request', `request body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { errors: [{ field: 'body', message: 'nested too deep', accepted }] }), undefined);
-      return;
-    }
-    parseJson(request, text, (err, value) => {
-      if (err) done(new ProblemError('invalid-request', 'request body: not valid JSON', { errors: [{ field: 'body', message: 'not valid JSON', accepted: 'a JSON document' }] }), undefined);
-      else done(null, value);
-    });
-  });
+  installJsonBodyParser(app, { emptyBody: 'undefined' });
   app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
     const problem = requestProblem(err, request);
     if (problem.status >= 500) request.log.error({ err, url: pathOf(request) }, 'request failed');
@@ -222,6 +222,25 @@ async function admit(registry: RestRegistry, op: RestOperation, request: Fastify
   return null;
 }
 
+/** The problem slug of each client-error status a shared component's GatewayError can carry. */
+const SLUG_OF_STATUS: Readonly<Record<number, ProblemTypeSlug>> = {
+  400: 'invalid-request', 401: 'unauthenticated', 403: 'forbidden', 404: 'not-found', 409: 'conflict', 413: 'payload-too-large', 429: 'too-many-requests', 503: 'service-unavailable',
+};
+
+/**
+ * A handler's failure that the input caused deeper down, in a component
+ * shared with the gateway that speaks its error table (the audit chain
+ * refusing a field, a time filter): a GatewayError with a client-error
+ * status is that status's problem, not an internal error. Undefined for
+ * anything else, which is a fault.
+ */
+function inputProblem(err: unknown): ProblemError | undefined {
+  if (!(err instanceof GatewayError)) return undefined;
+  const slug = SLUG_OF_STATUS[err.httpStatus];
+  if (!slug) return undefined;
+  return new ProblemError(slug, err.message, err.retryAfterSec !== undefined ? { retryAfterSec: err.retryAfterSec } : {});
+}
+
 async function handle(op: RestOperation, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const errors: ProblemFieldError[] = [];
   const count = { issues: 0 };
@@ -240,7 +259,8 @@ async function handle(op: RestOperation, request: FastifyRequest, reply: Fastify
       { principal: request.restPrincipal, request: requestInfo(request), logger: request.log as unknown as Logger },
     );
   } catch (err) {
-    if (err instanceof ProblemError) return sendProblem(request, reply, err);
+    const problem = err instanceof ProblemError ? err : inputProblem(err);
+    if (problem) return sendProblem(request, reply, problem);
     request.log.error({ err, operation: op.operationId }, 'operation failed unexpectedly');
     return sendProblem(request, reply, new ProblemError('internal-error', `${op.operationId} failed unexpectedly; the failure is logged`));
   }

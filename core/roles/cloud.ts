@@ -26,6 +26,8 @@ import type { ToolCatalogue } from '../mcp-dispatch.js';
 import { GatewayError, quote } from '../errors.js';
 import { InProcessBroker } from '../mqtt/broker.js';
 import { splice, type Splices } from '../mcp-frozen-answers.js';
+import { installJsonBodyParser } from '../json-body.js';
+import { sendMcpBodyError } from '../mcp-body-errors.js';
 import { RoleRuntime } from '../runtime.js';
 import { DEFAULT_CALL_DEADLINE_MS, DEFAULT_TOPIC_PREFIX, gatewayClientId, isJsonStringLiteral, joinedLiteral, topics } from '../cloud/protocol.js';
 import { CloudRelay, type RelayConnection } from '../cloud/relay.js';
@@ -221,6 +223,8 @@ export class CloudRole {
       const connected = relay;
       runtime.onStop('cloud relay', () => connected.close());
       const http = Fastify({ logger: false, bodyLimit: MCP_BODY_LIMIT });
+      // Bodies as on every surface: depth-checked, securely parsed, every string well-formed Unicode (core/json-body.ts).
+      installJsonBodyParser(http);
       CloudRole.serveMcp(http, { ...options, tokens, relay, deadlineMs: options.callDeadlineMs ?? DEFAULT_CALL_DEADLINE_MS, logger });
       const revokedNow = broker;
       serveAdmin(http, {
@@ -271,6 +275,7 @@ export class CloudRole {
       return { text: `${path} failed: ${late.errorName}(${late.errorCode}) ${late.message}. Hint: the gateway is connected but slow or busy; retry, or ask for less (a smaller window or limit).`, isError: true };
     };
     http.post('/mcp', {
+      errorHandler: sendMcpBodyError,
       onRequest: async (request, reply) => {
         const origin = request.headers.origin;
         if (origin !== undefined && !allowedOrigins.includes(origin)) {

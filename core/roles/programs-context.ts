@@ -6,12 +6,20 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { ProgramsWebhookSettings } from '../../config/schema.js';
 import type { EventBus } from '../event-bus.js';
 import type { GatewayLink } from '../gateway-link/types.js';
 import type { RestRegistry } from '../rest/operation.js';
 import type { ServiceRegistry } from '../services.js';
 import type { AuditChain } from '../store/audit-chain.js';
 import type { Database } from '../store/database.js';
+
+/** The settings of the `programs` section of the configuration that plugins read (docs/configuration.md). */
+export interface ProgramsSettings {
+  webhooks: ProgramsWebhookSettings;
+}
+
+export const DEFAULT_PROGRAMS_SETTINGS: ProgramsSettings = Object.freeze({ webhooks: Object.freeze({ allowPrivateNetworks: false }) });
 
 /**
  * The program service's events; plugins add theirs by declaration merging:
@@ -51,6 +59,8 @@ export interface ProgramsContext {
   localGateway?: GatewayLink;
   /** Whether every request reaches the service over TLS (cookie `Secure` and `__Host-` prefix); a request that arrives over HTTPS (directly or, with trustProxy, through a proxy saying so) counts as TLS too. */
   secure: boolean;
+  /** The service's settings from the configuration (`programs` section). */
+  settings: ProgramsSettings;
   /** The HTTP app, for the few routes that are not /api/v1 operations (the web console). */
   http: FastifyInstance;
   logger: Logger;

@@ -13,7 +13,7 @@ import { ServiceRegistry } from '../services.js';
 import { RestRegistry } from '../rest/operation.js';
 import { serveRestDocs } from '../rest/openapi.js';
 import { createRestApp, REST_PREFIX, serveRest } from '../rest/serve.js';
-import type { ProgramsContext } from './programs-context.js';
+import { DEFAULT_PROGRAMS_SETTINGS, type ProgramsContext, type ProgramsSettings } from './programs-context.js';
 import type { GatewayLink } from '../gateway-link/types.js';
 
 export const PROGRAMS_DATABASE_FILE = 'programs.db';
@@ -31,6 +31,8 @@ export interface ProgramsRoleOptions {
   trustProxy?: false | string[];
   /** The gateway in the same process, registered at first start and reached without a key. */
   localGateway?: GatewayLink;
+  /** Settings of the configuration's `programs` section; the defaults unless told. */
+  settings?: ProgramsSettings;
 }
 
 const DESCRIPTION = [
@@ -66,6 +68,7 @@ export class ProgramsRole {
         announcements: [],
         env: options.env ?? process.env,
         secure: options.secure ?? false,
+        settings: options.settings ?? DEFAULT_PROGRAMS_SETTINGS,
         ...(options.localGateway ? { localGateway: options.localGateway } : {}),
         http,
         logger: options.logger,

@@ -2,8 +2,8 @@
  * Who is calling: a service token (`Authorization: Bearer pvs_<id>_<secret>`)
  * or a session cookie, plus the operator a caller declares with
  * `X-On-Behalf-Of`. Unsafe methods authenticated by cookie must pass the
- * CSRF check (Origin, when sent, is this host; X-CSRF-Token matches the
- * session). Failures are 401 with one detail that does not say which part
+ * CSRF check (Origin, when sent, is this host, and never `null`;
+ * X-CSRF-Token matches the session). Failures are 401 with one detail that does not say which part
  * was wrong.
  */
 import { parseBearerToken, secretMatches } from '../../core/auth/bearer-tokens.js';
@@ -109,7 +109,9 @@ export class AccountsAuthenticator implements RestAuthenticator {
   private checkCsrf(request: RestRequestInfo, secret: string): void {
     const origin = header(request, 'origin') ?? refererOrigin(header(request, 'referer'));
     const host = header(request, 'host');
-    if (origin !== undefined && origin !== 'null') {
+    // `Origin: null` (a sandboxed frame, a data: or file: page, a redirect across origins) is an opaque origin: never this service's.
+    if (origin === 'null') throw new ProblemError('csrf-check-failed', 'the request comes from an opaque origin (Origin: null), not from this service', { errors: [{ field: 'header.origin', message: 'null: an opaque origin, not this service\'s', accepted: 'this service\'s origin, or no Origin header' }] });
+    if (origin !== undefined) {
       let originHost: string | undefined;
       try {
         originHost = new URL(origin).host;

@@ -12,6 +12,7 @@ import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/r
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import type { Migration } from '../../core/store/migrations.js';
+import { placementProblems } from './placement.js';
 import { applyTransform, transformSchema, TransformError, type Transform } from './transform.js';
 
 const MIGRATIONS: readonly Migration[] = [
@@ -49,7 +50,8 @@ interface Assignment {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 const idOf = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{16}$`), `an id such as ${prefix}_0123456789abcdef`);
-const dirSchema = z.string().max(1024).regex(/^[^\p{Cc}]*$/u, 'no control characters').refine((d) => !d.split(/[\\/]/).includes('..'), "no '..' segments");
+// Its '..' segments are refused with the file name, when the assignment is made (placement.ts).
+const dirSchema = z.string().max(1024).regex(/^[^\p{Cc}]*$/u, 'no control characters');
 
 const assignmentView = z.object({
   id: z.string(), programId: z.string(), machineId: z.string().nullable(), groupId: z.string().nullable(),
@@ -114,11 +116,16 @@ function operations(ctx: ProgramsContext): RestOperation[] {
         if ((body.machineId === undefined) === (body.groupId === undefined)) {
           throw new ProblemError('invalid-request', 'give machineId or groupId, exactly one', { errors: [{ field: 'body.machineId', message: 'give machineId or groupId, exactly one', accepted: 'machineId or groupId' }] });
         }
-        if (!(await vault().program(body.programId, p))) throw new ProblemError('not-found', `no program ${body.programId}`, { errors: [{ field: 'body.programId', message: 'no such program' }] });
+        const program = await vault().program(body.programId, p);
+        if (!program) throw new ProblemError('not-found', `no program ${body.programId}`, { errors: [{ field: 'body.programId', message: 'no such program' }] });
         const targetKind = body.machineId ? 'machine' : 'group';
         const targetId = (body.machineId ?? body.groupId) as string;
-        const target = targetKind === 'machine' ? await fleet().machine(targetId, p) : await fleet().group(targetId, p);
-        if (!target) throw new ProblemError('not-found', `no ${targetKind === 'machine' ? 'machine' : 'machine group'} ${targetId}`, { errors: [{ field: `body.${targetKind}Id`, message: 'no such target' }] });
+        const machine = targetKind === 'machine' ? await fleet().machine(targetId, p) : undefined;
+        const group = targetKind === 'group' ? await fleet().group(targetId, p) : undefined;
+        if (!machine && !group) throw new ProblemError('not-found', `no ${targetKind === 'machine' ? 'machine' : 'machine group'} ${targetId}`, { errors: [{ field: `body.${targetKind}Id`, message: 'no such target' }] });
+        const machineIds = machine ? [machine.machineId] : (await fleet().machines(group?.machineIds ?? [], p)).map((m) => m.machineId);
+        const misplaced = placementProblems(body.dir, body.transform, program.name, machineIds);
+        if (misplaced.length) throw new ProblemError('unacceptable', misplaced.map((e) => `${e.field} ${e.message}`).join('; '), { errors: misplaced });
         const existing = await ctx.db.get('SELECT id FROM assignments WHERE program_id = ? AND target_kind = ? AND target_id = ?', [body.programId, targetKind, targetId]);
         if (existing) throw new ProblemError('conflict', `program ${body.programId} is already assigned to ${targetId} (${String(existing.id)})`, { extensions: { assignmentId: String(existing.id) } });
         const now = ctx.now();

@@ -20,7 +20,8 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/context.js';
 import { GatewayError, quote } from '../../core/errors.js';
-import { authenticateRequest, requestError } from '../../core/http-server.js';
+import { authenticateRequest } from '../../core/http-server.js';
+import { sendMcpBodyError } from '../../core/mcp-body-errors.js';
 import { ANONYMOUS } from '../../core/interfaces.js';
 import { FrozenAnswers, splice, type Splices } from '../../core/mcp-frozen-answers.js';
 import { serverInstructions } from '../../core/mcp-instructions.js';
@@ -31,25 +32,6 @@ export const MCP_PATH = '/mcp';
 
 /** Largest JSON-RPC request body /mcp reads, in bytes: tool calls are small; this is generous (docs/api.md). */
 export const MCP_BODY_LIMIT = 256 * 1024;
-
-/**
- * A body /mcp could not read, answered as JSON-RPC with the codes the SDK's
- * transport uses: too large 413/-32000, unsupported content type
- * 415/-32000, unparsable or nested too deep 400/-32700 (parse error).
- */
-function sendBodyError(err: Error & { statusCode?: number }, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const error = requestError(err, request);
-  const [status, code, message] =
-    error.errorName === 'BODY_TOO_LARGE'
-      ? [413, -32000, `Payload Too Large: ${error.message}`]
-      : err.statusCode === 415
-        ? [415, -32000, 'Unsupported Media Type: Content-Type must be application/json']
-        : error.errorName === 'INVALID_PARAMETER'
-          ? [400, -32700, `Parse error: ${error.message}`]
-          : [500, -32603, 'Internal error'];
-  if (status === 500) request.log.error({ err, url: request.url }, 'mcp request failed');
-  return reply.code(status).send({ jsonrpc: '2.0', error: { code, message }, id: null });
-}
 
 function sendError(reply: FastifyReply, error: GatewayError, status = error.httpStatus): FastifyReply {
   if (status === 401) reply.header('www-authenticate', 'Bearer');
@@ -154,7 +136,7 @@ export const mcpPlugin = definePlugin<GatewayContext>({
       }
     };
 
-    ctx.http.post(MCP_PATH, { bodyLimit: MCP_BODY_LIMIT, onRequest: admit, errorHandler: sendBodyError }, handle);
+    ctx.http.post(MCP_PATH, { bodyLimit: MCP_BODY_LIMIT, onRequest: admit, errorHandler: sendMcpBodyError }, handle);
     // Stateless: there is no stream to open and no session to end.
     const notAllowed = (_request: FastifyRequest, reply: FastifyReply) =>
       reply

@@ -4,7 +4,9 @@
  * outbox in the transaction of the change; at-least-once delivery with
  * `webhook-id`, `webhook-timestamp` and `webhook-signature` (v1, HMAC-SHA256
  * over `id.timestamp.body`), retried on a schedule with jitter; 410 disables
- * the endpoint; deliveries survive a restart. docs/programs-webhooks.md.
+ * the endpoint; deliveries survive a restart; targets limited to public
+ * addresses unless the plant allows its private networks (targets.ts).
+ * docs/programs-webhooks.md.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -18,6 +20,7 @@ import { CredentialBox, type SealedCredential } from '../../core/store/credentia
 import type { WriteTx } from '../../core/store/database.js';
 import { Poster, PostError } from './post.js';
 import { MIGRATIONS, WebhookRepository, type DeliveryRecord, type WebhookRecord } from './store.js';
+import { SCHEMES_ACCEPTED, targetRefusal } from './targets.js';
 
 /** The events an endpoint can subscribe to, with what their `data` holds (docs/programs-webhooks.md). */
 export const WEBHOOK_EVENTS = ['deployment.completed', 'deployment.failed', 'version.published', 'trial.started', 'trial.promoted', 'trial.pulled-back', 'drift.opened'] as const;
@@ -77,7 +80,7 @@ class Sender {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
-  private readonly poster = new Poster();
+  private readonly poster: Poster;
 
   constructor(
     private readonly ctx: ProgramsContext,
@@ -85,7 +88,9 @@ class Sender {
     private readonly box: CredentialBox,
     private readonly retryDelaysMs: readonly number[],
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.poster = new Poster(ctx.settings.webhooks.allowPrivateNetworks);
+  }
 
   start(): void {
     this.schedule(0);
@@ -147,7 +152,8 @@ class Sender {
       );
     } catch (err) {
       const e = err as PostError;
-      error = (e.code === 'TIMEOUT' ? `no answer within ${REQUEST_TIMEOUT_MS} ms` : e instanceof PostError && e.code !== 'ERROR' ? e.code : String(e.message)).slice(0, 300);
+      const said = e.code === 'TIMEOUT' ? `no answer within ${REQUEST_TIMEOUT_MS} ms` : e.code === 'TARGET_REFUSED' ? e.message : e instanceof PostError && e.code !== 'ERROR' ? e.code : String(e.message);
+      error = said.slice(0, 300);
     }
     const at = this.ctx.now();
     if (statusCode !== null && statusCode >= 200 && statusCode < 300) {
@@ -180,13 +186,20 @@ function operations(ctx: ProgramsContext, repo: WebhookRepository, box: Credenti
     defineOperation({
       operationId: 'createWebhook', method: 'POST', path: '/admin/webhooks', summary: 'Add a webhook endpoint; its signing secret is shown once', tags: ['admin'], permission: 'webhooks.manage',
       body: z.object({
-        url: z.string().max(2048).regex(/^https?:\/\/[^\s]+$/, 'an http:// or https:// URL'),
+        url: z.string().max(2048).regex(/^https?:\/\/[^\s]+$/, SCHEMES_ACCEPTED).refine((url) => targetRefusal(url, true)?.scheme !== true, SCHEMES_ACCEPTED)
+          .describe('Where events are POSTed. A literal IP address must be public unless programs.webhooks.allowPrivateNetworks is set; a host name is judged by what it resolves to at each delivery.'),
         events: z.array(z.enum(WEBHOOK_EVENTS)).min(1).max(WEBHOOK_EVENTS.length),
         description: z.string().max(500).default(''),
       }).strict(),
       responses: { 201: { description: 'Created. `secret` (whsec_…) is shown only in this answer; verify signatures with it.', schema: webhookView.extend({ secret: z.string() }) } },
       handler: async ({ body }, { principal }) => {
         const p = principalOf(principal);
+        const refused = targetRefusal(body.url, ctx.settings.webhooks.allowPrivateNetworks);
+        if (refused) {
+          throw new ProblemError(refused.scheme ? 'invalid-request' : 'unacceptable', `url: ${refused.reason}`, {
+            errors: [{ field: 'body.url', message: refused.reason, accepted: refused.scheme ? SCHEMES_ACCEPTED : 'a host name, or a public IP address' }],
+          });
+        }
         const id = newId('whk');
         const secret = `whsec_${randomBytes(24).toString('base64')}`;
         const record: WebhookRecord = {

@@ -128,6 +128,8 @@ export async function run(args: string[]): Promise<void> {
     const linkA = new CountingLink(direct);
     const role = await ProgramsRole.create({
       dataDir: dirA, timeZone: 'UTC', logger: pino({ level: 'warn' }), version: 'bench', env: { PROGRAMS_ADMIN_PASSWORD: ADMIN_PASSWORD }, localGateway: linkA,
+      // The webhook receiver listens on 127.0.0.1, which only the plant setting for private networks lets deliveries reach.
+      settings: { webhooks: { allowPrivateNetworks: true } },
       plugins: [createAccountsPlugin({ passwordCost: { N: 1024, r: 8, p: 1 } }), vaultPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin],
     });
     const api = await adminOf(await role.listen('127.0.0.1', 0), ADMIN_PASSWORD);

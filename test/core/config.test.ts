@@ -73,6 +73,14 @@ describe('configuration', () => {
     expect(problems(() => parseConfig({}, 'x', { GATEWAY_PORT: 'eighty' }))[0]).toMatch(/GATEWAY_PORT \(environment\): found "eighty"; expected an integer 0-65535/);
   });
 
+  it('programs.webhooks.allowPrivateNetworks is off by default; the file or PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS turns it on', () => {
+    expect(parseConfig({}).programs.webhooks).toEqual({ allowPrivateNetworks: false });
+    expect(parseConfig({ programs: { webhooks: { allowPrivateNetworks: true } } }).programs.webhooks.allowPrivateNetworks).toBe(true);
+    expect(parseConfig({}, 'x', { PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' }).programs.webhooks.allowPrivateNetworks).toBe(true);
+    expect(parseConfig({ programs: { webhooks: { allowPrivateNetworks: true } } }, 'x', { PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: '0' }).programs.webhooks.allowPrivateNetworks).toBe(false);
+    expect(problems(() => parseConfig({}, 'x', { PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'yes' }))[0]).toMatch(/PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS \(environment\): found "yes"; expected true, false, 1 or 0/);
+  });
+
   it('--config FILE selects the file, and a missing or broken file is reported with its path', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-config-'));
     const file = join(dir, 'plant.json');

@@ -52,3 +52,22 @@ describe('describing what was found', () => {
     expect(lines.at(-1)).toBe(`and ${1000 - MAX_DESCRIBED_ISSUES} more issue(s)`);
   });
 });
+
+describe('ill-formed text in the shared schema layer', () => {
+  it('parseOrThrow refuses a lone surrogate in a value or a field name, whatever the schema accepts, naming where it is', () => {
+    const anything = z.record(z.string(), z.unknown());
+    const at = (raw: unknown) => {
+      try {
+        parseOrThrow(anything, raw, 'arguments: ');
+      } catch (err) {
+        return err instanceof GatewayError ? `${err.errorName} ${err.detail}` : String(err);
+      }
+      return 'accepted';
+    };
+    expect(at({ name: 'Hall \ud800', tags: ['ok'] })).toBe('INVALID_PARAMETER arguments: name: not well-formed Unicode (it holds a lone UTF-16 surrogate, \\ud800-\\udfff without its pair); accepted: well-formed Unicode text');
+    expect(at({ list: [{ a: 'ok' }, { b: ['x', 'y\udfff'] }] })).toMatch(/^INVALID_PARAMETER arguments: list\[1\]\.b\[1\]: not well-formed/);
+    expect(at({ ['k\udbff']: 1 })).toMatch(/^INVALID_PARAMETER arguments: k\\udbff \(field name\): not well-formed/);
+    // A pair is one code point, and fine.
+    expect(at({ emoji: '\ud83d\ude00' })).toBe('accepted');
+  });
+});

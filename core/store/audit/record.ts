@@ -12,6 +12,7 @@
 import canonicalize from 'canonicalize';
 import crypto from 'node:crypto';
 import { GatewayError } from '../../errors.js';
+import { isWellFormedText } from '../../well-formed.js';
 
 /** What a caller records; the chain adds seq, time, prevHash and hash. */
 export interface AuditEntry {
@@ -75,13 +76,10 @@ export const MAX_FIELD_LENGTH = 1024;
 /** Longest canonical details text accepted. */
 export const MAX_DETAILS_LENGTH = 65_536;
 
-// In a /u regex a well-formed surrogate pair is one code point, so this finds only lone halves,
-// which RFC 8785 (and the canonicalize library) refuse and UTF-8 cannot store.
-const LONE_SURROGATE = /\p{Cs}/u;
-
 function jsonString(value: string | null): string {
   if (value === null) return 'null';
-  if (LONE_SURROGATE.test(value)) throw new Error('Lone surrogate is not allowed');
+  // A lone surrogate: RFC 8785 (and the canonicalize library) refuse it and UTF-8 cannot store it.
+  if (!isWellFormedText(value)) throw new Error('Lone surrogate is not allowed');
   return JSON.stringify(value);
 }
 
@@ -157,7 +155,7 @@ function text(entry: AuditEntry, field: keyof AuditEntry, required: boolean): st
     if (required) throw invalid(field, 'required, a non-empty string');
     return null;
   }
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_FIELD_LENGTH || LONE_SURROGATE.test(value)) {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_FIELD_LENGTH || !isWellFormedText(value)) {
     throw invalid(field, `${required ? '' : 'null or '}a non-empty string of at most ${MAX_FIELD_LENGTH} characters, valid Unicode`);
   }
   return value;

@@ -101,6 +101,16 @@ const thingsPlugin = definePlugin<ProgramsContext>({
       }),
     }));
     ctx.rest.define(defineOperation({
+      operationId: 'noteThing', method: 'POST', path: '/things/{id}/notes', summary: 'Record a note on a thing in the audit', tags: ['things'], permission: 'things.write',
+      params: idParams, body: z.object({ note: z.string() }).strict(),
+      responses: { 204: { description: 'Recorded' } },
+      // The note's length is left to the audit chain, which refuses a field over its limit.
+      handler: async ({ params, body }, { principal }) => {
+        await ctx.db.write((tx) => ctx.audit.append(tx, { principalName: principal?.name ?? 'anonymous', authMethod: 'serviceToken', category: 'test', action: 'thing.note', entityType: 'thing', entityId: params.id, machine: body.note }), { transaction: true });
+        return { status: 204 };
+      },
+    }));
+    ctx.rest.define(defineOperation({
       operationId: 'ping', method: 'GET', path: '/ping', summary: 'Public', tags: ['misc'], permission: null,
       responses: { 200: { description: 'Pong', schema: z.object({ pong: z.literal(true), caller: z.string().nullable() }) } },
       handler: (_input, ctx2) => ({ status: 200, body: { pong: true as const, caller: ctx2.principal?.name ?? null } }),
@@ -125,7 +135,7 @@ describe('the /api/v1 surface', () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     const paths = doc.paths as Record<string, Record<string, { responses: Record<string, unknown>; parameters?: { name: string; in: string }[] }>>;
-    expect(Object.keys(paths).sort()).toEqual(['/api/v1/ping', '/api/v1/things', '/api/v1/things-export', '/api/v1/things/{id}', '/api/v1/things/{id}/content']);
+    expect(Object.keys(paths).sort()).toEqual(['/api/v1/ping', '/api/v1/things', '/api/v1/things-export', '/api/v1/things/{id}', '/api/v1/things/{id}/content', '/api/v1/things/{id}/notes']);
     expect(Object.keys(paths['/api/v1/things/{id}'] ?? {}).sort()).toEqual(['delete', 'patch']);
     expect(paths['/api/v1/things/{id}']?.patch?.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path' })]);
     expect(Object.keys(paths['/api/v1/things']?.post?.responses ?? {})).toEqual(expect.arrayContaining(['201', '400', '401', '403', '413']));
@@ -223,6 +233,14 @@ describe('the /api/v1 surface', () => {
     const hugeId = await svc.request('PATCH', `/api/v1/things/thg_${'9'.repeat(3000)}`, { body: { name: 'x' }, headers: writer });
     expect(hugeId.status).toBe(400);
     expect(hugeId.text.length).toBeLessThan(2000);
+  });
+
+  it('PV-71 a failure the input causes deeper down (the audit chain refusing a field) is a 400 problem, not an internal error', async () => {
+    const ok = await svc.request('POST', '/api/v1/things/thg_1/notes', { body: { note: 'checked' }, headers: writer });
+    expect(ok.status).toBe(204);
+    const refused = await svc.request('POST', '/api/v1/things/thg_1/notes', { body: { note: 'n'.repeat(5000) }, headers: writer });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ type: expect.stringMatching(/\/invalid-request$/), detail: expect.stringContaining('audit record machine') });
   });
 
   it('PV-03 pages a list with limit and cursor', async () => {

@@ -107,6 +107,21 @@ describe('accounts', () => {
     expect((await svc.request('GET', '/api/v1/admin/users', { cookie: admin.cookie })).status).toBe(200);
   });
 
+  it('PV-50 CSRF: Origin: null (an opaque origin: a sandboxed frame, a data: page) is refused for every unsafe method sent with the cookie', async () => {
+    const headers = { ...admin.headers, origin: 'null' };
+    const refused = [
+      await svc.request('POST', '/api/v1/admin/users', { cookie: admin.cookie, headers, body: { username: 'nullorigin', password: 'nullorigin-password-1', role: 'operator' } }),
+      await svc.request('POST', '/api/v1/auth/logout', { cookie: admin.cookie, headers }),
+    ];
+    for (const res of refused) {
+      expect(res.status).toBe(403);
+      expect(res.body.type).toMatch(/\/csrf-check-failed$/);
+      expect(res.body.errors[0]).toMatchObject({ field: 'header.origin', message: expect.stringContaining('opaque origin') });
+    }
+    expect((await svc.request('GET', '/api/v1/admin/users', { cookie: admin.cookie, headers })).status).toBe(200);
+    expect((await svc.request('GET', '/api/v1/auth/me', { cookie: admin.cookie })).status).toBe(200);
+  });
+
   it('PV-16 PV-51 a service token has the form <prefix>_<id>_<secret>, is shown once, stored hashed and sent as Bearer', async () => {
     const created = await svc.request('POST', '/api/v1/admin/service-tokens', { cookie: admin.cookie, headers: admin.headers, body: { name: 'MES line 2', role: 'integration' } });
     expect(created.status).toBe(201);

@@ -103,4 +103,31 @@ describe('machine assignments', () => {
     expect((await get('/api/v1/machine-assignments', operator)).body.items.map((a: { id: string }) => a.id)).not.toContain(hidden.id);
     expect((await post('/api/v1/machine-assignments', { programId, machineId: machine('M01').id }, operator)).status).toBe(403);
   });
+
+  it('PV-34 a file name or directory that would leave its directory is refused when the assignment is made (422 naming the field)', async () => {
+    const assign = (dir: string, fileName: string) => post('/api/v1/machine-assignments', { programId, machineId: machine('M01').id, dir, transform: { fileName } });
+    const traversal = await assign('//CNC_MEM/USER/PATH1/', '../../etc/passwd');
+    expect(traversal.status).toBe(422);
+    expect(traversal.body.errors).toEqual([expect.objectContaining({ field: 'body.transform.fileName', message: expect.stringContaining('../../etc/passwd'), accepted: expect.stringContaining('plain file name') })]);
+    for (const fileName of ['/etc/passwd', '{program}/O1', 'O1\\..\\x', '..{sha8}', ' O1']) {
+      const res = await assign('', fileName);
+      expect(res.status, fileName).toBe(422);
+      expect(res.body.errors[0].field).toBe('body.transform.fileName');
+    }
+    for (const dir of ['../../etc', '//CNC_MEM/USER/../../', 'C:\\prog\\..']) {
+      const res = await assign(dir, 'O{programNumber}{version}');
+      expect(res.status, dir).toBe(422);
+      expect(res.body.errors).toEqual([expect.objectContaining({ field: 'body.dir', message: expect.stringContaining("'..'") })]);
+    }
+    // Control characters and lengths are the schema's: the request itself is invalid (400), naming the field.
+    const control = await assign('//CNC_MEM/\u0000/', 'O1');
+    expect(control.status).toBe(400);
+    expect(control.body.errors[0].field).toBe('body.dir');
+    const long = await assign('', `O${'1'.repeat(200)}`);
+    expect(long.status).toBe(400);
+    expect(long.body.errors[0].field).toBe('body.transform.fileName');
+    // Nothing was made; a name with dots inside is a plain name.
+    expect((await get(`/api/v1/machine-assignments?machineId=${machine('M01').id}`)).body.items).toEqual([]);
+    expect((await assign('//CNC_MEM/USER/PATH1/', 'O{programNumber}.v{version}.nc')).status).toBe(201);
+  });
 });

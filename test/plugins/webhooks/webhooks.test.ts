@@ -1,5 +1,6 @@
 /**
- * Webhooks to a real receiver on 127.0.0.1: Standard Webhooks signatures,
+ * Webhooks to a real receiver on 127.0.0.1 (allowed by
+ * programs.webhooks.allowPrivateNetworks): Standard Webhooks signatures,
  * deployment.completed / deployment.failed from real deployments, retries
  * while the receiver is down, 410, and deliveries that survive a restart.
  */
@@ -18,6 +19,9 @@ import { createWebhooksPlugin, sign } from '../../../plugins/webhooks/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, type Session } from '../../fixtures/programs-accounts.js';
+
+/** The receiver listens on 127.0.0.1: the plant setting that allows private networks (loopback included) lets deliveries reach it. */
+const RECEIVER_ON_LOOPBACK = { webhooks: { allowPrivateNetworks: true } };
 
 interface Received {
   headers: Record<string, string | string[] | undefined>;
@@ -80,7 +84,7 @@ describe('webhooks', () => {
   beforeAll(async () => {
     hook = await receiver();
     gw = await startTestGateway({ machines: [simMachine('M01')] });
-    svc = await startTestProgramService({ plugins: plugins(), env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), dataDir: mkdtempSync(join(tmpdir(), 'programs-hooks-')) });
+    svc = await startTestProgramService({ plugins: plugins(), env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), dataDir: mkdtempSync(join(tmpdir(), 'programs-hooks-')), settings: RECEIVER_ON_LOOPBACK });
     admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     const created = await post('/api/v1/admin/webhooks', { url: hook.url, events: ['deployment.completed', 'deployment.failed', 'version.published'], description: 'MES' });
     expect(created.status).toBe(201);
@@ -152,7 +156,7 @@ describe('webhooks', () => {
     const dataDir = svc.dataDir;
     await svc.role.stop();
     hook.status.code = 204;
-    svc = await startTestProgramService({ plugins: plugins(), localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), dataDir });
+    svc = await startTestProgramService({ plugins: plugins(), localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), dataDir, settings: RECEIVER_ON_LOOPBACK });
     admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     const got = await until('the delivery after the restart', () => hook.got.slice(before).find((r) => JSON.parse(r.body).data?.deploymentId === deploymentId));
     expect(verified(secret, got)).toBe(true);
