@@ -198,9 +198,21 @@ const simdChecker = loadSimd();
 /** Below this many bytes, copying into the module costs more than it saves. */
 const SIMD_FROM = 256;
 
+let simdOn = true;
+
+/**
+ * A benchmark switch, nothing else calls it: `npm run bench -- relay
+ * --literal-check` turns the SIMD form off and on in the cloud's process
+ * between rounds to measure what it saves on a whole relayed call.
+ */
+export function useSimdLiteralCheck(on: boolean): boolean {
+  simdOn = on;
+  return simdChecker !== undefined;
+}
+
 /** The SIMD check; the scalar one where WebAssembly SIMD is missing or the text is short. */
 export function isJsonStringLiteral(bytes: Buffer): boolean {
-  return (bytes.length >= SIMD_FROM ? isJsonStringLiteralSimd(bytes) : undefined) ?? isJsonStringLiteralScalar(bytes);
+  return (simdOn && bytes.length >= SIMD_FROM ? isJsonStringLiteralSimd(bytes) : undefined) ?? isJsonStringLiteralScalar(bytes);
 }
 
 /** The SIMD check whatever the length (undefined without WebAssembly SIMD). */
