@@ -72,6 +72,29 @@ class RoleStartError extends Error {
   }
 }
 
+/** Where a role's listener address comes from: its config fields and the environment variable that overrides the port. */
+interface ListenSettings {
+  host: string;
+  port: number;
+  hostField: string;
+  portField: string;
+  portVariable: string;
+}
+
+/**
+ * A role's listener that could not open: exit 1. A taken port (the usual
+ * case: a second instance on the same machine) says which variable or field
+ * moves it; anything else names every setting of the address.
+ */
+function listenFailed(role: string, file: string, at: ListenSettings, err: unknown): RoleStartError {
+  const e = err as NodeJS.ErrnoException;
+  const where = `${role} failed to listen on ${at.host}:${at.port}`;
+  if (e.code === 'EADDRINUSE') {
+    return new RoleStartError(`${where}: the port is in use by another process; choose another with ${at.portVariable}=<port> or ${at.portField} in ${file}`, 1);
+  }
+  return new RoleStartError(`${where}: ${e.message} (config ${file}: ${at.hostField}, ${at.portField} or ${at.portVariable})`, 1);
+}
+
 /** The machine gateway: simulated or real fleet, /api and /mcp on `communication.host`:`port`. */
 async function startGatewayRole({ config, file, logger }: RoleStartFacts): Promise<StartedRole> {
   let gateway: Gateway;
@@ -88,7 +111,7 @@ async function startGatewayRole({ config, file, logger }: RoleStartFacts): Promi
   } catch (err) {
     await gateway.stop();
     const { host, port } = config.communication;
-    throw new RoleStartError(`gateway failed to listen on ${host}:${port} (config ${file}): ${(err as Error).message}`, 1);
+    throw listenFailed('gateway', file, { host, port, hostField: 'communication.host', portField: 'communication.port', portVariable: 'GATEWAY_PORT' }, err);
   }
   const { context } = gateway;
   return {
@@ -133,7 +156,7 @@ async function startProgramsRole({ config, file, logger, env, localGateway }: Ro
     url = await role.listen(host, port);
   } catch (err) {
     await role.stop();
-    throw new RoleStartError(`program service failed to listen on ${host}:${port} (config ${file}, PROGRAMS_PORT): ${(err as Error).message}`, 1);
+    throw listenFailed('program service', file, { host, port, hostField: 'programs.host', portField: 'programs.port', portVariable: 'PROGRAMS_PORT' }, err);
   }
   return {
     banner: programsBannerSection({
@@ -176,7 +199,7 @@ async function startCloudRole({ config, file, logger, env }: RoleStartFacts): Pr
     url = await role.listen(c.host, c.port);
   } catch (err) {
     await role.stop();
-    throw new RoleStartError(`cloud relay failed to listen on ${c.host}:${c.port} (config ${file}, CLOUD_PORT): ${(err as Error).message}`, 1);
+    throw listenFailed('cloud relay', file, { host: c.host, port: c.port, hostField: 'cloud.host', portField: 'cloud.port', portVariable: 'CLOUD_PORT' }, err);
   }
   const tokens = await role.tokens.list();
   return {

@@ -2,13 +2,14 @@
  * The relay benchmark's cloud, in its own process so that its RSS and CPU
  * are its own and it does not take turns with the gateway on one event
  * loop: a CloudRole with its embedded broker, and `tokens` gateway tokens
- * made at start. Answers IPC messages: `usage` (RSS and CPU time so far) and
- * `stop`.
+ * made at start. Answers IPC messages: `usage` (RSS and CPU time so far),
+ * `literalCheck` (the SIMD literal check on or off) and `stop`.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
+import { useSimdLiteralCheck } from '../../core/cloud/literal-check.js';
 import { startTestCloud } from '../fixtures/cloud.js';
 
 export interface CloudReady {
@@ -27,6 +28,13 @@ export interface CloudUsage {
   online: number;
 }
 
+/** Turns the SIMD literal check on or off; the answer says whether this Node has WebAssembly SIMD. */
+export interface LiteralCheckSwitch {
+  kind: 'literalCheck';
+  simd: boolean;
+  simdAvailable?: boolean;
+}
+
 const tokenCount = Number(process.argv[2] ?? 1);
 const cloud = await startTestCloud({ dataDir: mkdtempSync(join(tmpdir(), 'relay-bench-cloud-')), logger: pino({ level: 'warn' }), version: 'bench' });
 const mcpUrl = `${await cloud.listen('127.0.0.1', 0)}/mcp`;
@@ -38,6 +46,10 @@ process.on('message', (message: { kind: string }) => {
     const cpu = process.cpuUsage();
     const ids = tokens.map((t) => t.split('_')[1] as string);
     process.send?.({ kind: 'usage', rss: process.memoryUsage().rss, heapUsed: process.memoryUsage().heapUsed, cpuMicros: cpu.user + cpu.system, online: ids.filter((id) => cloud.relay.isOnline(id)).length } satisfies CloudUsage);
+  } else if (message.kind === 'literalCheck') {
+    // The benchmark switch between the SIMD and the scalar literal check (--literal-check).
+    const { simd } = message as unknown as LiteralCheckSwitch;
+    process.send?.({ kind: 'literalCheck', simd, simdAvailable: useSimdLiteralCheck(simd) } satisfies LiteralCheckSwitch);
   } else if (message.kind === 'stop') {
     void cloud.stop().then(() => process.exit(0));
   }

@@ -13,6 +13,10 @@
  *     GATEWAY_SERVICE_UNAVAILABLE.
  *
  *   npm run bench -- relay [--machines 1000] [--calls 2000] [--concurrency 4] [--rounds 4] [--links 1000] [--deaths 20]
+ *
+ * `--literal-check [--calls 400] [--rounds 10]` measures instead the cloud's
+ * CPU time per relayed list_machines call with the SIMD literal check and
+ * with the scalar loop, alternating (see literalCheck).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -28,7 +32,7 @@ import { GATEWAY_PLUGINS } from '../../plugins/index.js';
 import { lightLink } from '../fixtures/cloud.js';
 import { benchMachines } from './bench-fleet.js';
 import type { LoadJob, LoadResult } from './mcp-load.js';
-import type { CloudReady, CloudUsage } from './relay-cloud.js';
+import type { CloudReady, CloudUsage, LiteralCheckSwitch } from './relay-cloud.js';
 import { option, percentile, printTable } from './stats.js';
 
 const PROTOCOL = '2025-06-18';
@@ -88,11 +92,8 @@ async function callOnce(url: string, token: string, name: string): Promise<{ tex
   return { text: json.result?.content?.[0]?.text ?? JSON.stringify(json).slice(0, 200), ms: performance.now() - s };
 }
 
-async function throughput(args: string[]) {
-  const machines = option(args, 'machines', 1000);
-  const calls = option(args, 'calls', 2000);
-  const concurrency = option(args, 'concurrency', 4);
-  const rounds = option(args, 'rounds', 4);
+/** The cloud (its own process), a gateway of `machines` simulated machines linked to it, and the load generator (its own process). */
+async function startRig(machines: number) {
   const cloud = new Child<CloudReady>('./relay-cloud.ts', ['1']);
   const ready = await cloud.ready;
   const token = ready.tokens[0] as string;
@@ -106,8 +107,26 @@ async function throughput(args: string[]) {
   const jwt = ((await (await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) })).json()) as { data: { token: string } }).data.token;
   while ((await cloud.ask<CloudUsage>({ kind: 'usage' })).online < 1) await sleep(50);
   const loader = new Child<undefined>('./mcp-load.ts');
-  const direct = { url: `${base}/mcp`, token: jwt };
-  const relay = { url: ready.mcpUrl, token: null, headers: { accesstoken: token } };
+  return {
+    cloud, ready, token, gateway, loader,
+    direct: { url: `${base}/mcp`, token: jwt },
+    relay: { url: ready.mcpUrl, token: null, headers: { accesstoken: token } },
+    async close() {
+      await loader.close();
+      await gateway.stop();
+      await cloud.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function throughput(args: string[]) {
+  const machines = option(args, 'machines', 1000);
+  const calls = option(args, 'calls', 2000);
+  const concurrency = option(args, 'concurrency', 4);
+  const rounds = option(args, 'rounds', 4);
+  const rig = await startRig(machines);
+  const { cloud, ready, token, loader, direct, relay } = rig;
   process.stdout.write(`relay: ${machines} machines; warming up\n`);
   await sleep(3000);
   for (const target of [direct, relay]) {
@@ -149,10 +168,7 @@ async function throughput(args: string[]) {
     latency[`relay ${tool}`] = await load(loader, { ...relay, tool, args: {}, calls: 300, concurrency: 1 });
   }
   const bytes = Buffer.byteLength((await callOnce(ready.mcpUrl, token, 'list_machines')).text);
-  await loader.close();
-  await gateway.stop();
-  await cloud.close();
-  rmSync(dataDir, { recursive: true, force: true });
+  await rig.close();
   const lat = (key: string, p: number) => percentile((latency[key] as LoadResult).latencies, p);
   const cpuPerCall = (t: ReturnType<typeof totals>) => ({ load: t.cpu.load / t.calls, gateway: t.cpu.gateway / t.calls, cloud: t.cpu.cloud / t.calls });
   return {
@@ -164,6 +180,53 @@ async function throughput(args: string[]) {
     cpuMicrosPerCall: { directListGroups: cpuPerCall(sums.directSmall), relayListGroups: cpuPerCall(sums.relaySmall), directListMachines: cpuPerCall(sums.directList), relayListMachines: cpuPerCall(sums.relayList) },
     latencyMs: Object.fromEntries(Object.keys(latency).map((k) => [k, { p50: lat(k, 50), p99: lat(k, 99) }])),
   };
+}
+
+/**
+ * --literal-check: the cloud's CPU time per relayed list_machines call with
+ * the SIMD literal check and with the scalar loop, switched in the cloud's
+ * process between runs, the two forms alternating in every round (ABBA), so
+ * that both see the same background. Reports each form's median and spread
+ * and the saving per round (each round's two runs compared).
+ */
+async function literalCheck(args: string[]) {
+  const machines = option(args, 'machines', 1000);
+  const calls = option(args, 'calls', 400);
+  const concurrency = option(args, 'concurrency', 4);
+  const rounds = option(args, 'rounds', 10);
+  const rig = await startRig(machines);
+  const { cloud, loader, relay } = rig;
+  const use = async (simd: boolean) => {
+    const answer = await cloud.ask<LiteralCheckSwitch>({ kind: 'literalCheck', simd });
+    if (simd && !answer.simdAvailable) throw new Error('this Node has no WebAssembly SIMD: nothing to compare');
+  };
+  process.stdout.write(`relay literal check: ${machines} machines, ${rounds} rounds of ${calls} calls per form; warming up\n`);
+  await sleep(3000);
+  for (const simd of [true, false]) {
+    await use(simd);
+    await load(loader, { ...relay, tool: 'list_machines', args: {}, calls: 300, concurrency });
+  }
+  const perCall = { simd: [] as number[], scalar: [] as number[] };
+  const savings: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? [true, false] : [false, true];
+    const got: Record<string, number> = {};
+    for (const simd of order) {
+      await use(simd);
+      const cpu0 = (await cloud.ask<CloudUsage>({ kind: 'usage' })).cpuMicros;
+      await load(loader, { ...relay, tool: 'list_machines', args: {}, calls, concurrency });
+      got[simd ? 'simd' : 'scalar'] = ((await cloud.ask<CloudUsage>({ kind: 'usage' })).cpuMicros - cpu0) / calls;
+    }
+    perCall.simd.push(got.simd as number);
+    perCall.scalar.push(got.scalar as number);
+    savings.push(((got.scalar as number) - (got.simd as number)) / (got.scalar as number));
+    process.stdout.write(`  round ${round + 1}/${rounds}: cloud CPU per call ${(got.simd as number).toFixed(0)} µs with SIMD, ${(got.scalar as number).toFixed(0)} µs scalar\n`);
+  }
+  await use(true);
+  const bytes = Buffer.byteLength((await callOnce(rig.ready.mcpUrl, rig.token, 'list_machines')).text);
+  await rig.close();
+  const spread = (v: number[]) => ({ median: percentile(v, 50), p25: percentile(v, 25), p75: percentile(v, 75), min: Math.min(...v), max: Math.max(...v) });
+  return { machines, calls, concurrency, rounds, listMachinesAnswerBytes: bytes, cloudMicrosPerCall: { simd: spread(perCall.simd), scalar: spread(perCall.scalar) }, savingPerRound: spread(savings), perRound: { ...perCall, savings } };
 }
 
 async function links(args: string[]) {
@@ -212,6 +275,18 @@ async function links(args: string[]) {
 }
 
 export async function run(args: string[]): Promise<void> {
+  if (args.includes('--literal-check')) {
+    const r = await literalCheck(args);
+    const us = (v: { median: number; p25: number; p75: number; min: number; max: number }) => `${v.median.toFixed(0)} (${v.p25.toFixed(0)}–${v.p75.toFixed(0)}; ${v.min.toFixed(0)}–${v.max.toFixed(0)})`;
+    const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+    printTable(`Cloud relay benchmark, literal check (Node ${process.version})`, [
+      [`cloud CPU per relayed list_machines, µs, SIMD: median (p25–p75; min–max) (${(r.listMachinesAnswerBytes / 1024).toFixed(0)} KB answer)`, us(r.cloudMicrosPerCall.simd), ''],
+      ['cloud CPU per relayed list_machines, µs, scalar: median (p25–p75; min–max)', us(r.cloudMicrosPerCall.scalar), ''],
+      ['saved by SIMD per round: median (p25–p75; min–max)', `${pct(r.savingPerRound.median)} (${pct(r.savingPerRound.p25)}–${pct(r.savingPerRound.p75)}; ${pct(r.savingPerRound.min)}–${pct(r.savingPerRound.max)})`, '>= 5 % keeps SIMD'],
+    ]);
+    process.stdout.write(`${JSON.stringify({ literalCheck: r })}\n`);
+    return;
+  }
   const only = args.find((a) => a === '--only-links' || a === '--only-calls');
   const calls = only === '--only-links' ? undefined : await throughput(args);
   const linked = only === '--only-calls' ? undefined : await links(args);

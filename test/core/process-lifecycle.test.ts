@@ -87,12 +87,30 @@ function scriptCommand(name: string): [string, string[]] {
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const SIM_PORTS_FROM_OS = { SIM_OPCUA_PORT: '0', SIM_MODBUS_PORT: '0', SIM_MQTT_PORT: '0', SIM_FOCAS_PORT: '0' };
 
-async function waitFor(check: () => boolean, ms: number, what: string): Promise<void> {
+async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
   const end = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+interface HistoryFigures {
+  rowsWritten: number;
+  flushes: number;
+  pending: number;
+}
+
+/** Waits until the history writer's figures on the running gateway's /api/health (its URL from the banner) pass `check`. */
+async function untilHistory(gw: Running, check: (h: HistoryFigures) => boolean, what: string): Promise<HistoryFigures> {
+  const url = /health: +(http:\/\/\S+\/api\/health)/.exec(gw.output())?.[1];
+  if (!url) throw new Error(`no health URL in the banner:\n${gw.output()}`);
+  let last: HistoryFigures | undefined;
+  await waitFor(async () => {
+    last = ((await (await fetch(url)).json()) as { data: { history: HistoryFigures } }).data.history;
+    return check(last);
+  }, 15_000, what);
+  return last as HistoryFigures;
 }
 
 async function inspect(dataDir: string) {
@@ -115,7 +133,8 @@ describe('gateway process', () => {
     const gw = startGateway(writeConfig(dataDir));
     await waitFor(() => gw.output().includes('is running'), 15_000, 'the banner');
     expect(gw.output()).toMatch(/health: +http:\/\/127\.0\.0\.1:\d+\/api\/health/);
-    await new Promise((r) => setTimeout(r, 2500));
+    // Rows committed by earlier flushes and rows still waiting for the next one when Ctrl-C comes.
+    await untilHistory(gw, (h) => h.rowsWritten > 12 && h.pending > 0, 'committed rows and pending ones');
     gw.child.kill('SIGINT');
     expect(await gw.exited).toBe(0);
     const line = gw.output().split('\n').find((l) => l.includes('stopped cleanly'));
@@ -193,7 +212,8 @@ describe('gateway process', () => {
     const config = writeConfig(dataDir);
     const gw = startGateway(config);
     await waitFor(() => gw.output().includes('is running'), 15_000, 'the banner');
-    await new Promise((r) => setTimeout(r, 3300));
+    // The writer in its steady rhythm: a few flushes done, rows arriving between them.
+    await untilHistory(gw, (h) => h.flushes >= 3 && h.rowsWritten > 24, 'three flushes');
     const killedAt = Date.now();
     gw.child.kill('SIGKILL');
     await gw.exited;
@@ -208,7 +228,7 @@ describe('gateway process', () => {
 
     const again = startGateway(config);
     await waitFor(() => again.output().includes('is running'), 15_000, 'the restart banner');
-    await new Promise((r) => setTimeout(r, 1500));
+    await untilHistory(again, (h) => h.flushes >= 1 && h.rowsWritten > 0, 'a flush after the restart');
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
     const after = await inspect(dataDir);

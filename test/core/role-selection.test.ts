@@ -6,6 +6,7 @@
  * is only the default.
  */
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -79,11 +80,11 @@ describe('config roles', () => {
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** Runs `npm start`'s entry with `args` until it exits; returns its exit code and output. */
-function run(args: string[]): Promise<{ code: number | null; output: string }> {
+/** Runs `npm start`'s entry with `args` (and `env` over the usual test environment) until it exits; returns its exit code and output. */
+function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts', ...args], {
     cwd: ROOT,
-    env: { ...process.env, GATEWAY_PORT: '', GATEWAY_DATA_DIR: '', PROGRAMS_PORT: '0' },
+    env: { ...process.env, GATEWAY_PORT: '', GATEWAY_DATA_DIR: '', PROGRAMS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -93,6 +94,29 @@ function run(args: string[]): Promise<{ code: number | null; output: string }> {
 }
 
 describe('the process', () => {
+  it('a role whose port is taken exits 1 naming the environment variable and the config field that move it', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = String((taken.address() as AddressInfo).port);
+    try {
+      const dataDir = mkdtempSync(join(tmpdir(), 'roles-'));
+      const file = join(dataDir, 'config.json');
+      writeFileSync(file, JSON.stringify({ gateway: { dataDir, timeZone: 'UTC' }, communication: { host: '127.0.0.1' }, programs: { host: '127.0.0.1' }, cloud: { host: '127.0.0.1', mqttHost: '127.0.0.1' } }));
+      const [gateway, programs, cloud] = await Promise.all([
+        run(['--config', file, '--role', 'gateway'], { GATEWAY_PORT: port }),
+        run(['--config', file, '--role', 'programs'], { PROGRAMS_PORT: port }),
+        run(['--config', file, '--role', 'cloud'], { CLOUD_PORT: port, CLOUD_MQTT_PORT: '0' }),
+      ]);
+      const inUse = (role: string, variable: string, field: string) =>
+        `${role} failed to listen on 127.0.0.1:${port}: the port is in use by another process; choose another with ${variable}=<port> or ${field} in ${file}`;
+      expect(gateway).toEqual({ code: 1, output: expect.stringContaining(inUse('gateway', 'GATEWAY_PORT', 'communication.port')) });
+      expect(programs).toEqual({ code: 1, output: expect.stringContaining(inUse('program service', 'PROGRAMS_PORT', 'programs.port')) });
+      expect(cloud).toEqual({ code: 1, output: expect.stringContaining(inUse('cloud relay', 'CLOUD_PORT', 'cloud.port')) });
+    } finally {
+      await new Promise((r) => taken.close(r));
+    }
+  }, 60_000);
+
   it('a bad --role exits 2 naming --role before anything starts', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'roles-'));
     const file = join(dataDir, 'config.json');

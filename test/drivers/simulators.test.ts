@@ -4,6 +4,7 @@ import { loadConfig } from '../../core/config.js';
 import type { RunningSimulator } from '../../drivers/protocol-simulator.js';
 import { SIMULATOR_PLANS, startSimulators } from '../../drivers/simulators.js';
 import { startTestGateway, type TestGateway } from '../fixtures/gateway.js';
+import { modbusClient } from './modbus/helpers.js';
 
 const CONFIG_FILE = new URL('../../config/simulators.json', import.meta.url);
 type MachineEntry = { machineID: string; driver: string; ip: string; port: number; driverOptions: unknown; tasks: Record<string, { enabled: boolean }> };
@@ -37,6 +38,24 @@ describe('the protocol simulators and config/simulators.json', () => {
       }
     }
     expect(shipped.machines).toHaveLength(SIMULATOR_PLANS.reduce((n, p) => n + p.machines.length, 0));
+  });
+
+  it("docs/drivers/modbus.md's smallest machine entry reads a machine of the Modbus simulator on its documented port", async () => {
+    const doc = readFileSync(new URL('../../docs/drivers/modbus.md', import.meta.url), 'utf8');
+    const block = /smallest working machine entry[\s\S]*?```json\n(.*)\n```/.exec(doc)?.[1];
+    expect(block).toBeDefined();
+    const entry = JSON.parse(block as string) as MachineEntry;
+    const plan = SIMULATOR_PLANS.find((p) => p.scheme === 'modbus');
+    const sim = running.find((r) => r.scheme === 'modbus');
+    expect({ driver: entry.driver, port: entry.port }).toEqual({ driver: 'modbus', port: plan?.port });
+    // The same entry, on the port this test's simulator took.
+    const client = modbusClient(sim?.port as number, entry.driverOptions as Record<string, unknown>);
+    try {
+      await client.connect();
+      expect(['RUNNING', 'HOLD', 'STOPPED', 'RESET', 'EMERGENCY']).toContain((await client.read('status')).adjustedStatus);
+    } finally {
+      await client.close();
+    }
   });
 
   it('GW-22 a gateway on config/simulators.json reads every machine through real protocol traffic', async () => {

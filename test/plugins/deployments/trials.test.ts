@@ -69,9 +69,22 @@ describe('trials', { timeout: 60_000 }, () => {
     }
   };
   const onMachine = (machine: string) => m(machine).files.get(`${DIR}O1000`);
+  /** Waits until the trial has been judged again `times` times after `since` (unix ms), its evaluations being 100 ms apart, or is no longer active. */
+  const judgedAgain = (trialId: string, since: number, times: number) =>
+    until(`${times} more evaluations`, () => trial(trialId), (t) => t.status !== 'Active' || (t.evaluatedAt !== null && Date.parse(t.evaluatedAt) >= since + times * 100));
+  /** Waits until the machine's alarm `code` is in the gateway's history (AlarmLog), where the trial reads alarms; its time (unix ms). */
+  const alarmRecorded = async (machine: string, code: string): Promise<number> => {
+    const row = await until(`alarm ${code} recorded`, async () => {
+      const res = await gw.request('GET', `/api/history/machine?machineID=trials-${machine}&type=AlarmLog&start=-1h&newestFirst=true&limit=20`);
+      const rows = (res.body.data as { data?: { time: number; data: { code: string; event: string } }[] } | undefined)?.data ?? [];
+      return rows.find((r) => r.data.code === code && r.data.event === 'start');
+    }, (r) => r !== undefined);
+    return row!.time;
+  };
 
   beforeAll(async () => {
-    gw = await startTestGateway({ machines: MACHINES.map((id) => scriptedMachineConfig(`trials-${id}`)) }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });
+    // History committed every 20 ms instead of 750: a part is in the history the trial reads a moment after it is sampled.
+    gw = await startTestGateway({ history: { flushIntervalMs: 20 }, machines: MACHINES.map((id) => scriptedMachineConfig(`trials-${id}`)) }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });
     svc = await startTestProgramService({
       plugins: [TEST_ACCOUNTS, vaultPlugin, gatewaysPlugin, assignmentsPlugin, createDeploymentsPlugin({ trialRules: { evaluateEverySec: 0.1 } }), webhooksPlugin],
       env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces),
@@ -107,9 +120,8 @@ describe('trials', { timeout: 60_000 }, () => {
     const passed = await until('verdict pass', () => trial(d.trialId!), (t) => t.verdict === 'pass');
     expect(passed).toMatchObject({ status: 'Active', active: true, watching: true, previousVersionId: v1.id, versionId: v2.id });
     expect(passed.evidence).toMatchObject({ baseline: { cycles: 4, medianSec: 60 }, trial: { cycles: 3, medianSec: 61 }, failedRules: [] });
-    // Still active a while later: nothing but a person ends a passing trial.
-    await sleep(300);
-    expect((await trial(d.trialId!)).status).toBe('Active');
+    // Still active after further evaluations: nothing but a person ends a passing trial.
+    expect((await judgedAgain(d.trialId!, Date.parse(passed.evaluatedAt), 3)).status).toBe('Active');
     const listed = await get(`/api/v1/trials?status=Active&machineId=${machines.T1}`);
     expect(listed.body.items.map((t: { id: string }) => t.id)).toContain(d.trialId);
 
@@ -170,8 +182,9 @@ describe('trials', { timeout: 60_000 }, () => {
     const d = await deploy(v2.id, 'T4', true);
     await until('trial active', () => trial(d.trialId!), (t) => t.status === 'Active');
     m('T4').raiseAlarm('3201', 'Lubrication oil low', 'warning');
-    await sleep(400);
-    expect((await trial(d.trialId!)).status).toBe('Active');
+    // Judged again with the warning in the history it reads.
+    const warned = await alarmRecorded('T4', '3201');
+    expect((await judgedAgain(d.trialId!, warned, 2)).status).toBe('Active');
     m('T4').raiseAlarm('1204', 'SPINDLE OVERLOAD', 'alarm');
     const done = await until('pulled back', () => trial(d.trialId!), (t) => t.status === 'PulledBack');
     m('T4').clearAlarms();
@@ -181,10 +194,12 @@ describe('trials', { timeout: 60_000 }, () => {
   });
 
   it('PV-25 when the trial time is over the watching stops but the trial stays active, inconclusive without cycles, until a person decides', async () => {
-    const d = await deploy(v2.id, 'T5', true, { trialHours: 0.0003 });
+    // A trial of 0.36 s: three or four evaluations, then the end of its time.
+    const d = await deploy(v2.id, 'T5', true, { trialHours: 0.0001 });
     const t = await until('watch over', () => trial(d.trialId!), (x) => x.status === 'Active' && x.watching === false && x.verdict !== null, 10_000);
     expect(t).toMatchObject({ active: true, verdict: 'inconclusive' });
     expect(t.evidence.inconclusiveBecause).toMatch(/0 cycle\(s\) of O1000 during the trial; 3 needed/);
+    // Nothing is scheduled any more, so there is no event to wait for: a moment passes and it is still active.
     await sleep(300);
     expect((await trial(d.trialId!)).status).toBe('Active');
     expect((await post(`/api/v1/trials/${d.trialId}/pull-back`, {})).status).toBe(200);
