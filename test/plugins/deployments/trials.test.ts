@@ -68,7 +68,7 @@ describe('trials', { timeout: 60_000 }, () => {
       }, (total) => total > before);
     }
   };
-  const onMachine = (machine: string) => m(machine).files.get(`${DIR}O1000`);
+  const onMachine = (machine: string) => m(machine).files.get(`${DIR}O1000`)?.toString('latin1');
 
   beforeAll(async () => {
     gw = await startTestGateway({ machines: MACHINES.map((id) => scriptedMachineConfig(`trials-${id}`)) }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });
