@@ -137,9 +137,18 @@ export interface ProgramFileEntry {
 export interface CurrentProgram {
   dir: string;
   name: string;
-  content: string;
+  /** The program's bytes exactly as the controller holds them. */
+  content: Buffer;
   /** Block (line) being executed, when known. */
   block?: number;
+}
+
+/** Byte values a driver cannot carry in a program file (family `programFiles`), and why. */
+export interface ProgramByteLimits {
+  /** Inclusive ranges of byte values, e.g. `{from: 0x80, to: 0xff}` for a protocol that carries ASCII only. */
+  refused: ReadonlyArray<{ from: number; to: number }>;
+  /** Why, for a person: the protocol's limit and what lifts it. */
+  reason: string;
 }
 
 /** Options common to reads; drivers ignore what their protocol has no use for. */
@@ -187,10 +196,19 @@ export interface DriverClient {
   close(): Promise<void>;
   /** Reads one family. Rejects with a GatewayError on failure. */
   read<F extends ReadableFamily>(family: F, options?: ReadOptions): Promise<FamilyValues[F]>;
-  /** Downloads a program file's content from the controller (family `programFiles`). */
-  downloadProgram(dir: string, name: string): Promise<string>;
-  /** Uploads a program file to the controller (family `programFiles`). */
-  uploadProgram(dir: string, name: string, content: string): Promise<void>;
+  /** Downloads a program file from the controller (family `programFiles`): its bytes exactly as the controller holds them. */
+  downloadProgram(dir: string, name: string): Promise<Buffer>;
+  /** Uploads a program file to the controller (family `programFiles`), every byte as given. */
+  uploadProgram(dir: string, name: string, content: Buffer): Promise<void>;
+  /**
+   * The bytes this client cannot carry in a program file unchanged, and why;
+   * null, or no method at all, when it carries every byte. Asked before a
+   * transfer starts (the gateway's upload, the program service's preview and
+   * deployments), so a program is refused with the byte named instead of
+   * arriving changed. A client whose limits depend on what it is connected to
+   * answers for its current connection.
+   */
+  programByteLimits?(): ProgramByteLimits | null;
   /** Registers a listener for connection loss detected outside a request (socket close, keep-alive). */
   onConnectionLost(listener: (event: ConnectionLost) => void): void;
 }

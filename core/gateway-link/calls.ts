@@ -3,8 +3,8 @@
  * to the link's types. Shared by both implementations, so they cannot
  * disagree on paths, inputs or error meaning.
  */
-import { createHash } from 'node:crypto';
-import { GatewayLinkError, type GatewayLinkFailure, type LinkCurrentProgram, type LinkGroup, type LinkHistoryRow, type LinkMachine, type LinkProgramFile, type LinkTransfer } from './types.js';
+import { ProgramBytes } from '../program-bytes.js';
+import { GatewayLinkError, type GatewayLinkFailure, type LinkCurrentProgram, type LinkGroup, type LinkHistoryRow, type LinkMachine, type LinkProgramCapability, type LinkProgramFile, type LinkTransfer } from './types.js';
 
 /** errorCode → what a caller can do about it (core/errors.ts is the table). */
 const FAILURE_BY_CODE: Record<number, GatewayLinkFailure> = {
@@ -24,11 +24,11 @@ export function linkError(errorCode: number, message: string): GatewayLinkError 
   return new GatewayLinkError(FAILURE_BY_CODE[errorCode] ?? 'failed', text, errorCode);
 }
 
-/** One interface call: method, path and input (query for GET, JSON body for POST). */
+/** One interface call: method, path and input (query for GET, JSON body for POST; program bytes as they are in the process, base64 in JSON). */
 export interface LinkCall<T> {
   method: 'GET' | 'POST';
   path: `/api/${string}`;
-  input: Record<string, string | number | boolean | undefined>;
+  input: Record<string, string | number | boolean | ProgramBytes | undefined>;
   /** Turns the interface's `data` into the link's answer; throws GatewayLinkError('failed') on a shape it does not know. */
   read(data: unknown): T;
 }
@@ -44,7 +44,23 @@ const num = (v: unknown, what: string): number => {
   return v;
 };
 
-export const sha256Hex = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+const sha = (v: unknown, what: string): string => {
+  if (typeof v !== 'string' || !/^[0-9a-f]{64}$/.test(v)) throw unexpected(what);
+  return v;
+};
+
+/**
+ * A program's bytes from an answer, with the gateway's size and SHA-256 (each
+ * hash is computed once, where the bytes are read). In the process they come
+ * as they are; over HTTP as base64, checked against the size given.
+ */
+function programOf(data: Record<string, unknown>, what: string): { content: Buffer } & LinkTransfer {
+  const field = data.contentBase64;
+  const content = field instanceof ProgramBytes ? field.bytes : Buffer.from(str(field, what), 'base64');
+  const size = num(data.size, `${what}'s size`);
+  if (content.length !== size) throw new GatewayLinkError('failed', `the gateway answered ${what} with ${content.length} bytes, but a size of ${size}`);
+  return { content, size, sha256: sha(data.sha256, `${what}'s SHA-256`) };
+}
 
 export const CALLS = {
   machines: (): LinkCall<LinkMachine[]> => ({
@@ -79,18 +95,18 @@ export const CALLS = {
     },
   }),
   upload: (machineID: string, dir: string, name: string, content: Buffer): LinkCall<LinkTransfer> => ({
-    method: 'POST', path: '/api/file/program/upload', input: { machineID, dir, name, contentBase64: content.toString('base64') },
+    method: 'POST', path: '/api/file/program/upload', input: { machineID, dir, name, contentBase64: new ProgramBytes(content) },
     read: (data) => {
       if (!isRecord(data)) throw unexpected('the upload');
-      return { size: num(data.size, 'the uploaded size'), sha256: str(data.sha256, 'the uploaded hash') };
+      return { size: num(data.size, 'the uploaded size'), sha256: sha(data.sha256, 'the uploaded hash') };
     },
   }),
   download: (machineID: string, dir: string, name: string): LinkCall<{ content: Buffer } & LinkTransfer> => ({
-    method: 'GET', path: '/api/file/program/download', input: { machineID, dir, name },
+    // Only the bytes: the service has no use for the text.
+    method: 'GET', path: '/api/file/program/download', input: { machineID, dir, name, text: false },
     read: (data) => {
       if (!isRecord(data)) throw unexpected('the download');
-      const content = Buffer.from(str(data.content, 'the program content'), 'utf8');
-      return { content, size: content.length, sha256: sha256Hex(content) };
+      return programOf(data, 'the downloaded program');
     },
   }),
   current: (machineID: string): LinkCall<LinkCurrentProgram> => ({
@@ -98,9 +114,21 @@ export const CALLS = {
     read: (data) => {
       if (!isRecord(data)) throw unexpected('the current program');
       return {
-        dir: str(data.dir, 'the current directory'), name: str(data.name, 'the current program'), sha256: sha256Hex(Buffer.from(str(data.content, 'the current content'), 'utf8')),
+        dir: str(data.dir, 'the current directory'), name: str(data.name, 'the current program'), sha256: sha(data.sha256, 'the current program\'s SHA-256'),
         ...(typeof data.block === 'number' ? { block: data.block } : {}),
       };
+    },
+  }),
+  capabilities: (machineID?: string): LinkCall<LinkProgramCapability[]> => ({
+    method: 'GET', path: '/api/file/program/capabilities', input: { machineID },
+    read: (data) => {
+      const machines = isRecord(data) ? data.machines : undefined;
+      if (!Array.isArray(machines)) throw unexpected('the program capabilities');
+      return machines.filter(isRecord).map((m) => ({
+        machineID: str(m.machineID, 'a machine'), programFiles: m.programFiles !== false, limitsKnown: m.limitsKnown === true,
+        refusedBytes: (Array.isArray(m.refusedBytes) ? m.refusedBytes : []).filter(isRecord).map((r) => ({ from: num(r.from, 'a refused byte'), to: num(r.to, 'a refused byte') })),
+        ...(typeof m.reason === 'string' ? { reason: m.reason } : {}),
+      }));
     },
   }),
   history: (machineID: string, type: string, start: number, end: number, limit: number, afterSeq?: number): LinkCall<{ rows: LinkHistoryRow[]; limitReached: boolean }> => ({
@@ -140,6 +168,10 @@ export abstract class CallingGatewayLink {
 
   currentProgram(machineID: string) {
     return this.call(CALLS.current(machineID));
+  }
+
+  programCapabilities(machineID?: string) {
+    return this.call(CALLS.capabilities(machineID));
   }
 
   history(machineID: string, type: string, start: number, end: number, limit: number, afterSeq?: number) {

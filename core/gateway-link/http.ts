@@ -10,12 +10,16 @@ import { GatewayLinkError, type GatewayLink } from './types.js';
 export interface HttpGatewayLinkOptions {
   /** Per request; a program upload may take longer on a slow controller. */
   timeoutMs?: number;
-  /** The largest answer read, in bytes (a 4 MiB program as JSON text with escapes fits). */
+  /**
+   * The largest answer read, in bytes. The current program comes as text and
+   * as base64: a 4 MiB program is 5.6 MiB of base64 plus at most 24 MiB of
+   * text (every byte a `\u00XX` escape), which fits.
+   */
   maxResponseBytes?: number;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
-const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
   private readonly timeoutMs: number;

@@ -46,6 +46,19 @@ export interface LinkCurrentProgram {
   block?: number;
 }
 
+/** What a machine can take as a program file, as its gateway says before any transfer. */
+export interface LinkProgramCapability {
+  machineID: string;
+  /** Whether its driver transfers program files at all. */
+  programFiles: boolean;
+  /** Whether the driver said which bytes it carries (false while the machine is offline). */
+  limitsKnown: boolean;
+  /** Byte values it cannot carry unchanged, as inclusive ranges. */
+  refusedBytes: { from: number; to: number }[];
+  /** Why it cannot take some or any program, or why that is not known. */
+  reason?: string;
+}
+
 /** One history row of a machine, as the gateway recorded it. */
 export interface LinkHistoryRow {
   seq: number;
@@ -97,6 +110,8 @@ export interface GatewayLink {
   uploadProgram(machineID: string, dir: string, name: string, content: Buffer): Promise<LinkTransfer>;
   downloadProgram(machineID: string, dir: string, name: string): Promise<{ content: Buffer } & LinkTransfer>;
   currentProgram(machineID: string): Promise<LinkCurrentProgram>;
+  /** What each active machine (or the one named) can take as a program file; the gateway does not contact the machines. */
+  programCapabilities(machineID?: string): Promise<LinkProgramCapability[]>;
   /**
    * History rows of one class (`Count`, `AlarmLog`, …) in [start, end) (whole
    * seconds, as the gateway reads its windows; each row has its time in ms), oldest

@@ -88,6 +88,11 @@ export class BridgeSession {
     return !this.closed;
   }
 
+  /** `host:port` of the bridge, for messages. */
+  get address(): string {
+    return this.transport.address;
+  }
+
   /**
    * Runs `job` on the session's handle once the jobs queued before it are
    * done. A job that waited longer than one request timeout fails unsent, so a

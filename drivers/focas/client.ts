@@ -6,15 +6,17 @@
  */
 import {
   assertFamily, unsupportedFamily,
-  type ConnectionLost, type DriverClient, type DriverDeps, type FamilyValues, type ItemFamily, type ReadOptions, type ReadableFamily,
+  type ConnectionLost, type DriverClient, type DriverDeps, type FamilyValues, type ItemFamily, type ProgramByteLimits, type ReadOptions, type ReadableFamily,
 } from '../../core/driver.js';
 import { GatewayError } from '../../core/errors.js';
+import { describeRefusedByte, findRefusedByte, isTapeCharacter } from '../../core/program-bytes.js';
 import { BridgeSession, type Caller } from './bridge-session.js';
 import {
   AlarmFirstSeen, COUNT_PARAMS, EMERGENCY, TIME_PARAMS, programNameInContent, scaled, toAlarmEntries, toCncStatus, toFeedAndSpindle, toLoads,
   toPartCount, toPositions, toProgramList, toTimeData, toToolLife, type ParamValues, type ToolLifeGroup,
 } from './mapping.js';
 import { FOCAS_FAMILIES, type FocasOptions } from './options.js';
+import { byteLimits, commentText, fromBridgeText, toBridgeText } from './program-data.js';
 import { OVERRIDE_SIGNALS, PMC_ADDRESS } from './protocol.js';
 
 /** Families read by one job on the session's handle; currentProgram also needs a transfer handle. */
@@ -96,26 +98,31 @@ export class FocasClient implements DriverClient {
     return session.run(family, (call) => reader(call, options));
   }
 
-  async downloadProgram(dir: string, name: string): Promise<string> {
+  async downloadProgram(dir: string, name: string): Promise<Buffer> {
     assertFamily(this, 'programFiles');
     const folder = this.programDir(dir);
-    return this.requireSession().withTransferHandle((call) => readProgramText(call, folder + name));
+    const session = this.requireSession();
+    return session.withTransferHandle((call) => readProgramBytes(call, folder + name, session));
   }
 
-  async uploadProgram(dir: string, name: string, content: string): Promise<void> {
+  async uploadProgram(dir: string, name: string, content: Buffer): Promise<void> {
     assertFamily(this, 'programFiles');
     const folder = this.programDir(dir);
-    const named = programNameInContent(content);
+    const session = this.requireSession();
+    const refused = findRefusedByte(content, byteLimits(session.info, session.address));
+    if (refused) throw new GatewayError('INVALID_PARAMETER', `focas: ${describeRefusedByte(refused)} cannot be sent: ${byteLimits(session.info, session.address)?.reason ?? ''}`);
+    const data = toBridgeText(content);
+    const named = programNameInContent(data);
     if (named === undefined || named.toUpperCase() !== name.trim().toUpperCase()) {
       throw new GatewayError(
         'INVALID_PARAMETER',
         `focas: the CNC names a program after its first block, so the content must begin with '${name}' (found ${named === undefined ? 'no program name' : `'${named}'`})`,
       );
     }
-    await this.requireSession().withTransferHandle(async (call) => {
+    await session.withTransferHandle(async (call) => {
       await call('cnc_dwnstart4', { type: 0, prgname: folder });
       try {
-        for (let at = 0; at < content.length; at += TRANSFER_CHUNK) await call('cnc_download4', { data: content.slice(at, at + TRANSFER_CHUNK) });
+        for (let at = 0; at < data.length; at += TRANSFER_CHUNK) await call('cnc_download4', { data: data.slice(at, at + TRANSFER_CHUNK) });
       } catch (error) {
         // FOCAS requires the end call even after a failed chunk, or the CNC stays in transfer.
         await call('cnc_dwnend4', {}).catch(() => undefined);
@@ -123,6 +130,12 @@ export class FocasClient implements DriverClient {
       }
       await call('cnc_dwnend4', {});
     });
+  }
+
+  /** Every byte from focas-bridge 1.1 on; ASCII only through a 1.0 bridge. Nothing is refused before a session says which. */
+  programByteLimits(): ProgramByteLimits | null {
+    const session = this.session;
+    return session ? byteLimits(session.info, session.address) : null;
   }
 
   onConnectionLost(listener: (event: ConnectionLost) => void): void {
@@ -179,12 +192,13 @@ export class FocasClient implements DriverClient {
   }
 
   private async readProgramList(call: Caller, options: ReadOptions): Promise<FamilyValues['programList']> {
+    const { info } = this.requireSession();
     const dir = this.programDir(options.dir ?? this.options.programDir, options.subDir);
     const entries: FamilyValues['programList'] = [];
     let top = options.startPrgNo ?? 0;
     for (;;) {
       const { prgdir } = await call('cnc_rdprogdir3', { type: 2, top_prog: top, num_prg: DIR_PAGE });
-      entries.push(...toProgramList(prgdir, dir));
+      entries.push(...toProgramList(prgdir, dir, (comment) => commentText(comment, info)));
       const last = prgdir[prgdir.length - 1];
       if (prgdir.length < DIR_PAGE || last === undefined) return entries;
       top = last.number + 1;
@@ -196,7 +210,7 @@ export class FocasClient implements DriverClient {
     const name = exeprg.name.trim() || (exeprg.o_num > 0 ? `O${exeprg.o_num}` : '');
     if (name === '') throw new GatewayError('PROGRAM_NOT_FOUND', `focas: CNC '${session.cnc}' has no program selected`);
     const dir = this.options.programDir;
-    const content = await session.withTransferHandle((call) => readProgramText(call, dir + name));
+    const content = await session.withTransferHandle((call) => readProgramBytes(call, dir + name, session));
     return { dir, name, content };
   }
 
@@ -230,8 +244,19 @@ async function readParams(call: Caller, numbers: readonly number[]): Promise<Par
   return values;
 }
 
-/** cnc_upstart4 / cnc_upload4 … / cnc_upend4: the program text as the CNC holds it. */
-async function readProgramText(call: Caller, path: string): Promise<string> {
+/**
+ * Whether data read so far is a whole program: its closing `%`, after the
+ * opening one, followed by nothing but line ends, blanks and tape characters
+ * (a DC4, trailing NULs).
+ */
+function endsAtClosingPercent(text: string): boolean {
+  let i = text.length - 1;
+  while (i >= 0 && (/\s/.test(text[i] as string) || isTapeCharacter(text.charCodeAt(i)))) i--;
+  return i > 0 && text[i] === '%' && text.indexOf('%') < i;
+}
+
+/** cnc_upstart4 / cnc_upload4 … / cnc_upend4: the program's bytes as the CNC holds them. */
+async function readProgramBytes(call: Caller, path: string, session: Pick<BridgeSession, 'info' | 'address'>): Promise<Buffer> {
   await call('cnc_upstart4', { type: 0, prgname: path });
   let text = '';
   try {
@@ -239,7 +264,7 @@ async function readProgramText(call: Caller, path: string): Promise<string> {
       const { data, length } = await call('cnc_upload4', { length: TRANSFER_CHUNK });
       text += data;
       // FOCAS data ends at the closing '%'; a bridge may also signal the end with an empty chunk.
-      if (length === 0 || data === '' || text.slice(1).trimEnd().endsWith('%')) break;
+      if (length === 0 || data === '' || endsAtClosingPercent(text)) break;
       if (text.length > MAX_PROGRAM_CHARS) throw new GatewayError('DRIVER_REQUEST_FAILED', `focas: program ${path} is longer than ${MAX_PROGRAM_CHARS} characters`);
     }
   } catch (error) {
@@ -247,5 +272,5 @@ async function readProgramText(call: Caller, path: string): Promise<string> {
     throw error;
   }
   await call('cnc_upend4', {});
-  return text;
+  return fromBridgeText(text, session.info, session.address);
 }

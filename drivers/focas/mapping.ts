@@ -7,6 +7,7 @@ import type {
   TimeData, ToolLifeRecord,
 } from '../../core/driver.js';
 import { GatewayError } from '../../core/errors.js';
+import { blockText } from '../../core/program-bytes.js';
 import { OVERRIDE_SIGNALS, PARAM, POSITION_UNIT, SPEED_UNIT, type BridgeResponse, type FocasDate, type Odbst, type ScaledValue } from './protocol.js';
 
 /** ODBST.run texts as the FANUC status line shows them. */
@@ -211,17 +212,23 @@ export const focasDateToMs = (d: FocasDate): number => Date.UTC(d.year, d.month 
 /** `O1001` for program number 1001: FANUC pads O-numbers to four digits. */
 export const programName = (number: number): string => `O${String(number).padStart(4, '0')}`;
 
-export function toProgramList(prgdir: BridgeResponse<'cnc_rdprogdir3'>['prgdir'], dir: string): ProgramFileEntry[] {
+/** `text` reads a comment's data as text (see program-data.ts); as it is by default. */
+export function toProgramList(prgdir: BridgeResponse<'cnc_rdprogdir3'>['prgdir'], dir: string, text: (comment: string) => string = (c) => c): ProgramFileEntry[] {
   return prgdir.map((p) => {
-    const comment = p.comment.trim().replace(/^\((.*)\)$/, '$1').trim();
+    const comment = text(p.comment).trim().replace(/^\((.*)\)$/, '$1').trim();
     return { dir, name: programName(p.number), size: p.length, modified: focasDateToMs(p.mdate), ...(comment ? { comment } : {}) };
   });
 }
 
-/** The program name FOCAS takes from the first block of the data (`O1234` or `<NAME>`), or undefined. */
+/**
+ * The program name FOCAS takes from the first block of the data (`O1234` or
+ * `<NAME>`), or undefined. `content` is the data one character per byte; tape
+ * characters (NUL, DC1–DC4, DEL) and a `%` line before it are skipped, as a
+ * tape reader skips them.
+ */
 export function programNameInContent(content: string): string | undefined {
-  for (const line of content.split(/\r?\n/)) {
-    const block = line.trim();
+  for (const line of content.split(/\r\n|\r|\n/)) {
+    const block = blockText(line);
     if (block === '' || block === '%') continue;
     return /^(O\d{1,8})\b/i.exec(block)?.[1]?.toUpperCase() ?? /^<([^>]+)>/.exec(block)?.[1];
   }

@@ -9,8 +9,12 @@
 import { z } from 'zod';
 
 export const PROTOCOL_NAME = 'focas-bridge';
-/** major.minor: a minor bump only adds optional fields or calls; a major bump breaks clients. */
-export const PROTOCOL_VERSION = '1.0';
+/**
+ * major.minor: a minor bump adds optional fields or calls, or settles what an
+ * earlier minor left open (1.1: program data is bytes, one per character); a
+ * major bump breaks clients.
+ */
+export const PROTOCOL_VERSION = '1.1';
 export const PROTOCOL_MAJOR = 1;
 export const INFO_PATH = '/focas/info';
 /** Path of one call on one CNC; the CNC name is URI-encoded. */
@@ -57,7 +61,8 @@ export const requestSchemas = {
   cnc_upload4: z.object({ ...handle, length: int.min(1).max(65_536) }),
   cnc_upend4: z.object(handle),
   cnc_dwnstart4: z.object({ ...handle, type: short.min(0), prgname: z.string().min(1).max(1024) }),
-  cnc_download4: z.object({ ...handle, data: z.string().max(65_536) }),
+  // From 1.1, program data is bytes, one character each (program-data.ts).
+  cnc_download4: z.object({ ...handle, data: z.string().max(65_536).refine((d) => !/[\u0100-\uffff]/.test(d), 'program data carries one byte per character, U+0000–U+00FF') }),
   cnc_dwnend4: z.object(handle),
 } as const;
 export type BridgeFunction = keyof typeof requestSchemas;

@@ -11,6 +11,7 @@ import type { ExecutionState, OperatingMode } from '../../core/driver.js';
 import { ALARM_TYPE_PREFIX, AUT_MODE, RUN_TEXT, programNameInContent } from './mapping.js';
 import { OVERRIDE_SIGNALS, PARAM, PMC_ADDRESS, POSITION_UNIT, SPEED_UNIT, type BridgeResponse, type FocasDate } from './protocol.js';
 import { EW } from './return-codes.js';
+import { toBridgeText } from './program-data.js';
 
 /** A call's answer: the FOCAS return code, plus the outputs when it is EW_OK. */
 export type Answer<T> = ({ rc: typeof EW.EW_OK } & T) | { rc: number; detail?: string };
@@ -28,7 +29,7 @@ const PROTECTED_PROGRAM = /^O9\d{3}$/;
 /** Largest program the simulated memory accepts. */
 const MAX_PROGRAM_CHARS = 512 * 1024;
 
-/** A program transfer in progress on one handle. */
+/** A program transfer in progress on one handle; `data` is the program one character per byte (focas-bridge 1.1). */
 export type Transfer = { kind: 'upload'; data: string; offset: number } | { kind: 'download'; dir: string; data: string };
 
 const digits = (code: string): number => Number(/(\d+)/.exec(code)?.[1] ?? 0);
@@ -207,7 +208,7 @@ export class SimulatedCnc {
       .slice(0, count)
       .map((p) => {
         const date = focasDate(p.modified ?? this.machine.epochMs);
-        return { number: digits(p.name), length: p.size, page: Math.ceil(p.size / 256), comment: p.comment ? `(${p.comment})` : '', mdate: date, cdate: date };
+        return { number: digits(p.name), length: p.size, page: Math.ceil(p.size / 256), comment: this.comment(p.dir, p.name), mdate: date, cdate: date };
       });
     return ok({ num_prg: prgdir.length, prgdir });
   }
@@ -218,7 +219,7 @@ export class SimulatedCnc {
     const dir = slash >= 0 ? prgname.slice(0, slash + 1) : this.machine.vendor.programDir;
     const data = this.machine.download(dir, prgname.slice(slash + 1));
     if (data === undefined) return fail(EW.EW_DATA, `no program ${prgname}`);
-    return ok({ transfer: { kind: 'upload', data, offset: 0 } });
+    return ok({ transfer: { kind: 'upload', data: toBridgeText(data), offset: 0 } });
   }
 
   /** cnc_dwnend4: the CNC names the program after the first block of the data. */
@@ -227,8 +228,16 @@ export class SimulatedCnc {
     if (name === undefined) return fail(EW.EW_DATA, 'the data has no program number (O1234) or name (<NAME>) in its first block');
     if (PROTECTED_PROGRAM.test(name)) return fail(EW.EW_PROT, `${name} is in the protected range O9000–O9999`);
     if (transfer.data.length > MAX_PROGRAM_CHARS) return fail(EW.EW_OVRFLOW, 'program memory full');
-    this.machine.upload(transfer.dir, name, transfer.data);
+    this.machine.upload(transfer.dir, name, Buffer.from(transfer.data, 'latin1'));
     return ok({});
+  }
+
+  /** The program's first comment with its parentheses, one character per byte as the CNC holds it. */
+  private comment(dir: string, name: string): string {
+    const bytes = this.machine.download(dir, name) ?? Buffer.alloc(0);
+    const open = bytes.indexOf(0x28);
+    const close = open < 0 ? -1 : bytes.indexOf(0x29, open);
+    return close < 0 ? '' : toBridgeText(bytes.subarray(open, close + 1));
   }
 
   private loads(spindles: boolean) {

@@ -90,7 +90,7 @@ export class ModbusClient implements DriverClient {
     return this.build(family as MappedFamily, values) as FamilyValues[F];
   }
 
-  downloadProgram(): Promise<string> {
+  downloadProgram(): Promise<Buffer> {
     return Promise.reject(unsupportedFamily(this.scheme, 'programFiles'));
   }
 

@@ -91,7 +91,7 @@ export class MqttDriverClient implements DriverClient {
     }
   }
 
-  downloadProgram(): Promise<string> {
+  downloadProgram(): Promise<Buffer> {
     return Promise.reject(unsupportedFamily(this.scheme, 'programFiles'));
   }
 

@@ -104,7 +104,7 @@ export class OpcuaClient implements DriverClient {
     return value as FamilyValues[F];
   }
 
-  downloadProgram(): Promise<string> {
+  downloadProgram(): Promise<Buffer> {
     return Promise.reject(unsupportedFamily(this.scheme, 'programFiles'));
   }
 

@@ -138,7 +138,7 @@ export class SimulatorClient implements DriverClient {
     return this.respond(family, () => this.readers[family](options));
   }
 
-  downloadProgram(dir: string, name: string): Promise<string> {
+  downloadProgram(dir: string, name: string): Promise<Buffer> {
     return this.respond('programFiles', () => {
       const content = this.machine.download(dir, name);
       if (content === undefined) throw new GatewayError('PROGRAM_NOT_FOUND', `no program '${name}' in '${dir}'`);
@@ -146,7 +146,7 @@ export class SimulatorClient implements DriverClient {
     });
   }
 
-  uploadProgram(dir: string, name: string, content: string): Promise<void> {
+  uploadProgram(dir: string, name: string, content: Buffer): Promise<void> {
     return this.respond('programFiles', () => {
       if (dir.trim() === '' || name.trim() === '') throw new GatewayError('INVALID_PARAMETER', 'dir and name must not be empty');
       this.machine.upload(dir, name, content);

@@ -8,6 +8,7 @@ import type {
   ActiveAlarm, AlarmLevel, AxisLoad, AxisPosition, CncStatus, CurrentProgram, FeedAndSpindle,
   PartCount, ProgramFileEntry, ReadOptions, TimeData, ToolLifeRecord, ToolNumber,
 } from '../../core/driver.js';
+import { programText } from '../../core/program-bytes.js';
 import {
   EXEC_STATE, Prng, makeAxes, makePrograms, makeTools, vendorFor,
   type AxisSpec, type ExecKind, type ProgramSpec, type ToolSpec, type VendorSpec,
@@ -19,7 +20,8 @@ export type { MachinePhase, MachineSpec } from './schedule.js';
 interface StoredFile {
   dir: string;
   name: string;
-  content: string;
+  /** Kept byte for byte, as a controller's memory keeps a program. */
+  content: Buffer;
   modified: number;
 }
 
@@ -61,7 +63,7 @@ export class SimulatedMachine {
     this.epochMs = this.startedAt;
     for (const program of this.programs) {
       const modified = this.epochMs - makeup.int(1, 90) * 86_400_000;
-      this.files.set(this.vendor.programDir + program.name, { dir: this.vendor.programDir, name: program.name, content: program.content, modified });
+      this.files.set(this.vendor.programDir + program.name, { dir: this.vendor.programDir, name: program.name, content: Buffer.from(program.content, 'latin1'), modified });
     }
     this.schedule = new Schedule(spec, { tools: this.tools, programs: this.programs, vendor: this.vendor, firstProgram });
   }
@@ -212,7 +214,7 @@ export class SimulatedMachine {
       const k = Math.min(sections - 1, Math.floor(position));
       block = (program.sectionStart[k] ?? 1) + Math.floor((position - k) * (program.sectionLines[k] ?? 1));
     }
-    return { dir: this.vendor.programDir, name: program.name, content: file?.content ?? program.content, block };
+    return { dir: this.vendor.programDir, name: program.name, content: file?.content ?? Buffer.from(program.content, 'latin1'), block };
   }
 
   /** Files in one directory (default: the vendor's program directory), optionally from an O-number on. */
@@ -224,20 +226,21 @@ export class SimulatedMachine {
       if (file.dir !== dir) continue;
       const number = /^O(\d+)/i.exec(file.name)?.[1];
       if (options.startPrgNo !== undefined && (number === undefined || Number(number) < options.startPrgNo)) continue;
-      const comment = /\(([^)]*)\)/.exec(file.content)?.[1];
-      entries.push({ dir, name: file.name, size: Buffer.byteLength(file.content), modified: file.modified, ...(comment ? { comment } : {}) });
+      const comment = firstComment(file.content);
+      entries.push({ dir, name: file.name, size: file.content.length, modified: file.modified, ...(comment ? { comment } : {}) });
     }
     return entries.sort((x, y) => x.name.localeCompare(y.name));
   }
 
-  /** A stored file's content, or undefined when there is none. */
-  download(dir: string, name: string): string | undefined {
+  /** A stored file's bytes, or undefined when there is none. */
+  download(dir: string, name: string): Buffer | undefined {
     return this.files.get(normaliseDir(dir) + name)?.content;
   }
 
-  upload(dir: string, name: string, content: string): void {
+  /** Stores a copy of `content`, so a caller that reuses its buffer cannot change the file. */
+  upload(dir: string, name: string, content: Buffer): void {
     const key = normaliseDir(dir) + name;
-    this.files.set(key, { dir: normaliseDir(dir), name, content, modified: this.toMs(this.simulatedSeconds()) });
+    this.files.set(key, { dir: normaliseDir(dir), name, content: Buffer.from(content), modified: this.toMs(this.simulatedSeconds()) });
   }
 
   private sync(): ScheduleState {
@@ -268,6 +271,13 @@ export class SimulatedMachine {
   private toMs(seconds: number): number {
     return Math.round(this.epochMs + seconds * 1000);
   }
+}
+
+/** The text of a program's first comment, `(…)`, as a directory listing shows it. */
+function firstComment(content: Buffer): string | undefined {
+  const open = content.indexOf(0x28);
+  const close = open < 0 ? -1 : content.indexOf(0x29, open);
+  return close < 0 ? undefined : programText(content.subarray(open + 1, close)).text;
 }
 
 function execKindOf(seg: Segment): ExecKind {

@@ -10,9 +10,11 @@ import { definePlugin } from '../../core/plugin-host.js';
 import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
+import { programText } from '../../core/program-bytes.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import type { Migration } from '../../core/store/migrations.js';
 import { placementProblems } from './placement.js';
+import { previewWarnings } from './preview-warnings.js';
 import { applyTransform, transformSchema, TransformError, type Transform } from './transform.js';
 
 const MIGRATIONS: readonly Migration[] = [
@@ -61,8 +63,13 @@ const assignmentView = z.object({
 const previewView = z.object({
   assignmentId: z.string(), machineId: z.string(), dir: z.string(), fileName: z.string(),
   source: z.object({ versionId: z.string(), number: z.number().int(), state: z.string(), sha256: z.string(), size: z.number().int() }),
-  result: z.object({ sha256: z.string(), size: z.number().int(), contentBase64: z.string(), text: z.string().nullable().describe('The content as text when it is valid UTF-8.') }),
+  result: z.object({
+    sha256: z.string(), size: z.number().int(), contentBase64: z.string().describe('The exact bytes.'),
+    text: z.string().nullable().describe('The content as text, in the encoding named (a reading aid; contentBase64 is the file).'),
+    encoding: z.enum(['utf-8', 'windows-1252']).describe('utf-8 when the bytes are valid UTF-8, else windows-1252, which reads every byte as one character.'),
+  }),
   diff: z.object({ identical: z.boolean(), summary: z.record(z.string(), z.unknown()), unified: z.string() }).describe('The transformed content against the source version (docs/nc-diff.md).'),
+  warnings: z.array(z.string()).describe('What stands in the way of deploying this to the machine, in plain words (a machine that cannot take the file, or cannot say yet); empty when nothing does.'),
 });
 
 const rowOf = (r: Record<string, unknown>): Assignment => ({
@@ -73,7 +80,6 @@ const out = (a: Assignment): z.infer<typeof assignmentView> => ({
   id: a.id, programId: a.programId, machineId: a.targetKind === 'machine' ? a.targetId : null, groupId: a.targetKind === 'group' ? a.targetId : null,
   dir: a.dir, transform: a.transform, createdBy: a.createdBy, createdAt: iso(a.createdAt), updatedAt: iso(a.updatedAt),
 });
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 const principalOf = (p: RestPrincipal | null): RestPrincipal => {
   if (!p) throw new ProblemError('unauthenticated', 'sign in first');
   return p;
@@ -209,20 +215,17 @@ function operations(ctx: ProgramsContext): RestOperation[] {
           if (err instanceof TransformError) throw new ProblemError('unacceptable', err.message, { errors: [{ field: err.field, message: err.message }] });
           throw err;
         }
-        let text: string | null;
-        try {
-          text = utf8.decode(result.content);
-        } catch {
-          text = null;
-        }
+        const { text, encoding } = programText(result.content);
         const diff = vault().diff(version.content, result.content);
+        const warnings = await previewWarnings(machine, result.content, fleet());
         return {
           status: 200,
           body: {
             assignmentId: a.id, machineId: machine.id, dir: a.dir || machine.programDir, fileName: result.fileName,
             source: { versionId: version.id, number: version.number, state: version.state, sha256: version.sha256, size: version.size },
-            result: { sha256: createHash('sha256').update(result.content).digest('hex'), size: result.content.length, contentBase64: result.content.toString('base64'), text },
+            result: { sha256: createHash('sha256').update(result.content).digest('hex'), size: result.content.length, contentBase64: result.content.toString('base64'), text, encoding },
             diff: { identical: diff.identical, summary: diff.summary as unknown as Record<string, unknown>, unified: diff.unified },
+            warnings,
           },
         };
       },

@@ -4,9 +4,11 @@
  * program number of an `O` program, header and footer lines from templates,
  * literal word substitutions, and line endings. It works on the bytes: a
  * program line it does not touch is kept byte for byte, whatever its
- * encoding.
+ * encoding, and paper-tape characters (a DC2 before the leading `%`, a DC4
+ * and NULs after the closing one) neither hide those lines nor are lost.
  */
 import { z } from 'zod';
+import { blockText, leadingBlanks } from '../../core/program-bytes.js';
 
 /** Variables a template may use. */
 export const TEMPLATE_VARIABLES = ['program', 'programNumber', 'version', 'versionId', 'sha256', 'sha8', 'date', 'machine'] as const;
@@ -85,7 +87,9 @@ function splitLines(content: Buffer): Line[] {
   return lines;
 }
 
-const isPercent = (line: Line): boolean => line.body.toString('latin1').trim() === '%';
+/** What a controller reads in a line: its text without tape characters (NUL, DC1–DC4, DEL) and blanks. */
+const blockOf = (line: Line): string => blockText(line.body.toString('latin1'));
+const isPercent = (line: Line): boolean => blockOf(line) === '%';
 
 /** A file name a controller directory can hold: no separators, no `..`, no control characters. */
 export function isSafeFileName(name: string): boolean {
@@ -114,10 +118,10 @@ export function applyTransform(content: Buffer, transform: Transform, given: Tem
     line.body = Buffer.from(text, 'latin1');
   }
 
-  // The program-number line: the first line that is not blank or '%'.
+  // The program-number line: the first line that is not blank or '%' (tape characters aside, as a reader skips them).
   let numberLine = -1;
   for (let i = 0; i < lines.length; i++) {
-    const text = (lines[i] as Line).body.toString('latin1').trim();
+    const text = blockOf(lines[i] as Line);
     if (text === '' || text === '%') continue;
     if (/^O\d+/i.test(text)) numberLine = i;
     break;
@@ -126,7 +130,8 @@ export function applyTransform(content: Buffer, transform: Transform, given: Tem
     if (numberLine < 0) throw new TransformError('programNumber is set, but the program has no O-number line at its start', 'transform.programNumber');
     const line = lines[numberLine] as Line;
     const text = line.body.toString('latin1');
-    line.body = Buffer.from(text.replace(/^(\s*)[Oo]\d+/, (_m, lead: string) => `${lead}O${number}`), 'latin1');
+    const lead = leadingBlanks(text);
+    line.body = Buffer.from(text.slice(0, lead) + text.slice(lead).replace(/^[Oo]\d+/, `O${number}`), 'latin1');
   }
 
   const asLines = (templates: readonly string[]): Line[] => templates.map((t) => ({ body: Buffer.from(render(t, values), 'latin1'), eol }));
@@ -138,7 +143,7 @@ export function applyTransform(content: Buffer, transform: Transform, given: Tem
   if (transform.footer.length) {
     let closing = -1;
     for (let i = lines.length - 1; i >= 0; i--) {
-      const text = (lines[i] as Line).body.toString('latin1').trim();
+      const text = blockOf(lines[i] as Line);
       if (text === '') continue;
       if (text === '%' && i > 0) closing = i;
       break;

@@ -24,6 +24,7 @@ import { TrialRunner } from './trial-runner.js';
 import { TRIAL_MIGRATIONS, TrialRepository, type NewTrial } from './trial-store.js';
 import { trialOperations } from './trials.js';
 import { trialRulesSchema, type TrialRulesInput } from './trial-verdict.js';
+import { refuseUntakeable, type DeploymentTarget } from './takers.js';
 
 /** Transient failures are retried until this long after the request. */
 export const DEPLOYMENT_DEADLINE_MS = 10 * 60_000;
@@ -111,6 +112,7 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch
         }
         const now = ctx.now();
         const planned: NewDeployment[] = [];
+        const targets: DeploymentTarget[] = [];
         const seen = new Set<string>();
         // Machines that get the same file share one Buffer (the transform is made once): hash it once.
         const hashes = new WeakMap<Buffer, string>();
@@ -137,8 +139,10 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch
             let sha256 = hashes.get(file.content);
             if (!sha256) hashes.set(file.content, (sha256 = createHash('sha256').update(file.content).digest('hex')));
             planned.push({ id: newId('dep'), assignmentId: a.id, machineId: machine.id, gatewayId: machine.gatewayId, dir: file.dir, fileName: file.fileName, content: file.content, sha256 });
+            targets.push({ field, machine, gatewayId: machine.gatewayId, machineId: machine.machineId, content: file.content });
           }
         }
+        await refuseUntakeable(targets, (t) => fleet().linkFor(t.machine), `version ${version.number} of ${version.program.name}`);
         const rules = trialRulesSchema.parse({ ...trialDefaults, ...(body.trialRules ?? {}) });
         const trials = body.isTrial
           ? await Promise.all(planned.map(async (d) => {

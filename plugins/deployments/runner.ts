@@ -51,7 +51,7 @@ function linkFailure(err: unknown, what: string): StepFailure {
       unauthorized: 'the gateway refused the service\'s key: register the gateway again with a valid secret key',
       'not-found': 'the gateway does not know the machine (sync the gateway) or the directory',
       unsupported: 'this machine\'s driver cannot write program files: deploy to it another way, or change its driver',
-      rejected: 'the gateway refused the file (its name, directory, size or encoding: the gateway takes UTF-8 text)',
+      rejected: 'the gateway refused the file (its name, its directory, its size, or a byte the machine\'s driver cannot carry: the message names it)',
       failed: 'the gateway reported a failure',
     };
     return failure(e.transient === true, `${what}: ${e.message} — ${advice[e.kind] ?? ''}`.slice(0, 600));

@@ -12,6 +12,7 @@ import type { DriverClient, FamilyValues, ReadOptions, ReadableFamily, ToolLifeR
 import type { MachineView } from '../../core/fleet/fleet.js';
 import { queryInt, type CallContext } from '../../core/interfaces.js';
 import { requestMachine } from './machine-reads.js';
+import { programAnswer } from './program-files.js';
 
 /** Every input a live read may take; each interface picks machineID, channel and the ones it lists. */
 const liveReadInput = z
@@ -140,9 +141,9 @@ export const LIVE_READS: readonly LiveRead[] = [
   liveRead({
     name: 'readCurrentProgram',
     family: 'currentProgram',
-    summary: 'The selected program: directory, file name, whole content and the block being executed when known, read live.',
+    summary: 'The selected program, read live: directory, file name, the whole program as text (content, in the encoding named: UTF-8, or Windows-1252 for bytes that are not UTF-8) and as bytes (contentBase64), its size and sha256, and the block being executed when known.',
     inputs: PROGRAM_DIR,
-    result: (program) => ({ ...program }),
+    result: ({ content, ...program }) => ({ ...program, ...programAnswer(content) }),
   }),
 ];
 

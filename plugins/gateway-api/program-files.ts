@@ -1,15 +1,23 @@
 /**
  * Program file transfer through the machine's driver (family programFiles):
- * download a program's text, upload one as text or base64. The program
- * version service deploys through these. Names and directories are checked
- * so that a request cannot step outside the directory it names.
+ * download a program's bytes (and its text), upload one as text or as any
+ * bytes, byte for byte; and what each machine's driver can carry
+ * (program-capabilities.ts). The program version service deploys through
+ * these. Names and directories are checked so that a request cannot step
+ * outside the directory it names.
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { machineIdSchema } from '../../config/schema.js';
 import type { GatewayContext } from '../../core/context.js';
+import type { DriverClient } from '../../core/driver.js';
 import { GatewayError, quote } from '../../core/errors.js';
+import { queryBool } from '../../core/interfaces.js';
+import {
+  ProgramBytes, bytesOf, describeRefusedByte, findRefusedByte, programBytesInput, programText, type ProgramEncoding,
+} from '../../core/program-bytes.js';
 import { requestMachine } from './machine-reads.js';
+import { defineProgramCapabilities } from './program-capabilities.js';
 
 /** Largest program accepted for upload, in bytes after decoding. */
 export const MAX_PROGRAM_BYTES = 4 * 1024 * 1024;
@@ -57,8 +65,8 @@ const fileInput = {
 const uploadInput = z
   .object({
     ...fileInput,
-    content: z.string().optional().describe('the program as text; or give contentBase64'),
-    contentBase64: z.base64().optional().describe('the program as base64 of UTF-8 text; or give content'),
+    content: z.string().optional().describe('the program as text, sent as its UTF-8 bytes; or give contentBase64'),
+    contentBase64: programBytesInput('the program\'s bytes as base64, any bytes (Latin-1 comments, CR/LF/CRLF, tape characters); or give content').optional(),
   })
   .strict()
   .superRefine((body, check) => {
@@ -70,54 +78,70 @@ const uploadInput = z
     }
   });
 
+const downloadInput = z
+  .object({
+    ...fileInput,
+    text: queryBool().default(true).describe('false leaves out content and encoding: only the bytes (contentBase64), for a client that wants nothing else'),
+  })
+  .strict();
+
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
-// Fatal: a program that is not UTF-8 text would be changed by the string round trip. The BOM is kept as content.
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-
-/** The upload's text and its exact bytes; the size limit applies to the decoded bytes. */
-function programContent(body: { content?: string | undefined; contentBase64?: string | undefined }): { text: string; bytes: Buffer } {
+/** The upload's exact bytes and the field they came from; the size limit applies to the bytes. */
+function programContent(body: { content?: string | undefined; contentBase64?: string | ProgramBytes | undefined }): { bytes: Buffer; field: string } {
   const field = body.contentBase64 !== undefined ? 'contentBase64' : 'content';
-  const bytes = body.contentBase64 !== undefined ? Buffer.from(body.contentBase64, 'base64') : Buffer.from(body.content ?? '', 'utf8');
+  const bytes = body.contentBase64 !== undefined ? bytesOf(body.contentBase64) : Buffer.from(body.content ?? '', 'utf8');
   if (bytes.length > MAX_PROGRAM_BYTES) {
     throw new GatewayError('INVALID_PARAMETER', `${field}: found ${bytes.length} bytes; accepted: at most ${MAX_PROGRAM_BYTES} bytes (4 MiB)`);
   }
-  if (body.contentBase64 === undefined) return { text: body.content ?? '', bytes };
-  try {
-    return { text: utf8.decode(bytes), bytes };
-  } catch {
-    throw new GatewayError('INVALID_PARAMETER', 'contentBase64: found bytes that are not UTF-8 text; accepted: base64 of a UTF-8 text program');
+  return { bytes, field };
+}
+
+/** Refuses, before anything is sent, a program with a byte the machine's driver cannot carry; names the byte, where it is and why. */
+function checkDriverCarries(client: DriverClient, machineID: string, program: { bytes: Buffer; field: string }): void {
+  const limits = client.programByteLimits?.() ?? null;
+  const refused = findRefusedByte(program.bytes, limits);
+  if (refused && limits) {
+    throw new GatewayError('INVALID_PARAMETER', `${program.field}: ${describeRefusedByte(refused)} cannot reach machine ${quote(machineID)}: ${limits.reason}`);
   }
+}
+
+/** The bytes as an answer gives them: always as bytes (base64 in JSON), and as text unless the caller declined it. */
+export function programAnswer(bytes: Buffer, withText = true): { content?: string; encoding?: ProgramEncoding; contentBase64: ProgramBytes; size: number; sha256: string } {
+  const text = withText ? programText(bytes) : undefined;
+  return { ...(text ? { content: text.text, encoding: text.encoding } : {}), contentBase64: new ProgramBytes(bytes), size: bytes.length, sha256: sha256(bytes) };
 }
 
 export function defineProgramFileInterfaces(ctx: GatewayContext): void {
   ctx.interfaces.define({
     path: '/api/file/program/download',
     method: 'GET',
-    summary: 'Downloads a program file from the machine: its content, size in bytes and sha256.',
+    summary: 'Downloads a program file from the machine: its bytes (contentBase64), its text (content, in the encoding named), size in bytes and sha256.',
     tags: ['program files'],
-    input: z.object(fileInput).strict(),
-    handler: ({ machineID, dir, name }, call) =>
+    input: downloadInput,
+    handler: ({ machineID, dir, name, text }, call) =>
       requestMachine(ctx, { machineID, family: 'programFiles', what: `download of ${quote(name)} from ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
-        const content = await client.downloadProgram(dir, name);
-        const bytes = Buffer.from(content, 'utf8');
-        return { machineID, dir, name, content, size: bytes.length, sha256: sha256(bytes) };
+        const bytes = await client.downloadProgram(dir, name);
+        return { machineID, dir, name, ...programAnswer(bytes, text) };
       }),
   });
 
   ctx.interfaces.define({
     path: '/api/file/program/upload',
     method: 'POST',
-    summary: `Uploads a program file to the machine, as text (content) or base64 (contentBase64), at most ${MAX_PROGRAM_BYTES} bytes; answers its size and sha256.`,
+    summary: `Uploads a program file to the machine, as text (content) or any bytes (contentBase64), at most ${MAX_PROGRAM_BYTES} bytes, kept byte for byte; answers its size and sha256.`,
     tags: ['program files'],
     bodyLimit: PROGRAM_UPLOAD_BODY_LIMIT,
     input: uploadInput,
     handler: ({ machineID, dir, name, content, contentBase64 }, call) => {
       const program = programContent({ content, contentBase64 });
       return requestMachine(ctx, { machineID, family: 'programFiles', what: `upload of ${quote(name)} to ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
-        await client.uploadProgram(dir, name, program.text);
+        checkDriverCarries(client, machineID, program);
+        await client.uploadProgram(dir, name, program.bytes);
         return { machineID, dir, name, size: program.bytes.length, sha256: sha256(program.bytes) };
       });
     },
   });
+
+  defineProgramCapabilities(ctx);
 }

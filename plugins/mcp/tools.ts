@@ -214,7 +214,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   defineTool({
     name: 'read_current_program',
     title: 'Read the running program',
-    description: 'The program the machine is running: directory, file name and content (contacts it). Content longer than maxChars is cut and flagged truncated, with totalChars.',
+    description:
+      'The program the machine is running: directory, file name and content (contacts it). Content is text: UTF-8, or Windows-1252 for bytes that are not UTF-8 (encoding says which); size and sha256 are of the exact bytes. Content longer than maxChars is cut and flagged truncated, with totalChars.',
     input: z
       .object({
         machineID,
@@ -225,7 +226,11 @@ export const TOOLS: readonly ToolDefinition[] = [
       .strict(),
     primaryPath: '/api/cnc/readCurrentProgram',
     async run({ maxChars, ...rest }, caller) {
-      const program = await caller.call<{ dir: string; name: string; content: string; block?: number }>('/api/cnc/readCurrentProgram', defined(rest));
+      // The bytes (contentBase64) stay out: they would carry the whole program past maxChars, and the text names every byte.
+      const { contentBase64: _bytes, ...program } = await caller.call<{ dir: string; name: string; content: string; encoding: string; contentBase64: unknown; size: number; sha256: string; block?: number }>(
+        '/api/cnc/readCurrentProgram',
+        defined(rest),
+      );
       const totalChars = program.content.length;
       const truncated = maxChars > 0 && totalChars > maxChars;
       return { ...program, content: truncated ? program.content.slice(0, maxChars) : program.content, truncated, totalChars };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -156,7 +157,8 @@ describe('live reads: success', () => {
     const current = await read('readCurrentProgram');
     expect(current).toMatchObject({ dir, name: expect.any(String) });
     expect(programs.map((p) => p.name)).toContain(current.name);
-    expect(current.content).toBe(simulator('A').machine.download(dir, current.name as string));
+    const bytes = simulator('A').machine.download(dir, current.name as string) ?? Buffer.alloc(0);
+    expect(current).toMatchObject({ content: bytes.toString('utf8'), encoding: 'utf-8', contentBase64: bytes.toString('base64'), size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') });
   });
 });
 

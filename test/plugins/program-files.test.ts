@@ -15,7 +15,7 @@ import { MAX_PROGRAM_BYTES, defineProgramFileInterfaces } from '../../plugins/ga
 import { simMachine } from '../fixtures/gateway.js';
 
 type Body = { errorCode: number; errorMsg: string; data?: unknown; hint?: string };
-type FileData = { machineID: string; dir: string; name: string; content?: string; size: number; sha256: string };
+type FileData = { machineID: string; dir: string; name: string; content?: string; encoding?: string; contentBase64: string; size: number; sha256: string };
 
 const programFilesUnderTest = definePlugin<GatewayContext>({
   name: 'program-files-under-test',
@@ -68,13 +68,21 @@ async function upload(body: Record<string, unknown>): Promise<{ status: number; 
 }
 
 describe('program file download', () => {
-  it('answers the content of a program on the machine with its size and sha256', async () => {
+  it('answers a program on the machine as bytes and as text, with its size and sha256', async () => {
     const res = await download({ machineID: 'P', dir, name: existing });
     expect([res.status, res.body.errorCode]).toEqual([200, 0]);
     const data = res.body.data as FileData;
-    const expected = (gateway.fleet.client('P') as SimulatorClient).machine.download(dir, existing) ?? '';
+    const expected = (gateway.fleet.client('P') as SimulatorClient).machine.download(dir, existing) ?? Buffer.alloc(0);
     expect(expected.length).toBeGreaterThan(0);
-    expect(data).toEqual({ machineID: 'P', dir, name: existing, content: expected, size: Buffer.byteLength(expected), sha256: sha256(expected) });
+    expect(data).toEqual({
+      machineID: 'P', dir, name: existing, content: expected.toString('utf8'), encoding: 'utf-8', contentBase64: expected.toString('base64'), size: expected.length, sha256: sha256(expected),
+    });
+  });
+
+  it('text=false answers the bytes alone', async () => {
+    const data = (await download({ machineID: 'P', dir, name: existing, text: 'false' })).body.data as FileData;
+    const expected = (gateway.fleet.client('P') as SimulatorClient).machine.download(dir, existing) ?? Buffer.alloc(0);
+    expect(data).toEqual({ machineID: 'P', dir, name: existing, contentBase64: expected.toString('base64'), size: expected.length, sha256: sha256(expected) });
   });
 
   it('a missing file answers 404 PROGRAM_NOT_FOUND', async () => {
@@ -100,8 +108,19 @@ describe('program file upload', () => {
     expect([res.status, res.body.errorCode]).toEqual([200, 0]);
     expect(res.body.data).toMatchObject({ size: bytes.length, sha256: sha256(bytes) });
     const back = (await download({ machineID: 'P', dir, name: 'O7002.nc' })).body.data as FileData;
-    expect(Buffer.from(back.content ?? '', 'utf8').equals(bytes)).toBe(true);
-    expect(back.sha256).toBe(sha256(bytes));
+    expect(Buffer.from(back.contentBase64, 'base64').equals(bytes)).toBe(true);
+    expect(back).toMatchObject({ content: bytes.toString('utf8'), encoding: 'utf-8', sha256: sha256(bytes) });
+  });
+
+  it('a program that is not UTF-8 (Windows-1252 comments, CRLF, tape characters) is kept byte for byte, and read as Windows-1252 text', async () => {
+    const bytes = Buffer.from('\x12%\r\nO7008 (\xd8 25 SCHAFTFR\xc4SER \x96 \x80)\r\nM30\r\n%\r\n\x14\x00\x00', 'latin1');
+    const res = await upload({ machineID: 'P', dir, name: 'O7008', contentBase64: bytes.toString('base64') });
+    expect([res.status, res.body.errorCode]).toEqual([200, 0]);
+    expect(res.body.data).toEqual({ machineID: 'P', dir, name: 'O7008', size: bytes.length, sha256: sha256(bytes) });
+    expect((gateway.fleet.client('P') as SimulatorClient).machine.download(dir, 'O7008')).toEqual(bytes);
+    const back = (await download({ machineID: 'P', dir, name: 'O7008' })).body.data as FileData;
+    expect(Buffer.from(back.contentBase64, 'base64')).toEqual(bytes);
+    expect(back).toMatchObject({ encoding: 'windows-1252', content: '\x12%\r\nO7008 (Ø 25 SCHAFTFRÄSER – €)\r\nM30\r\n%\r\n\x14\x00\x00', size: bytes.length, sha256: sha256(bytes) });
   });
 
   it('exactly one of content and contentBase64 is accepted', async () => {
@@ -114,13 +133,13 @@ describe('program file upload', () => {
     expect((await download({ machineID: 'P', dir, name: 'O7003' })).body.errorCode).toBe(2005);
   });
 
-  it('base64 that is not base64, or not UTF-8 text, is rejected naming contentBase64', async () => {
-    const garbage = await upload({ machineID: 'P', dir, name: 'O7004', contentBase64: 'not base64!' });
-    expect([garbage.status, garbage.body.errorCode]).toEqual([400, 2]);
-    expect(garbage.body.errorMsg).toMatch(/contentBase64: found "not base64!"/);
-    const binary = await upload({ machineID: 'P', dir, name: 'O7004', contentBase64: Buffer.from([0xff, 0xfe, 0x00]).toString('base64') });
-    expect([binary.status, binary.body.errorCode]).toEqual([400, 2]);
-    expect(binary.body.errorMsg).toMatch(/contentBase64: found bytes that are not UTF-8 text/);
+  it('base64 that is not base64 is rejected naming contentBase64', async () => {
+    for (const contentBase64 of ['not base64!', 42]) {
+      const garbage = await upload({ machineID: 'P', dir, name: 'O7004', contentBase64 });
+      expect([garbage.status, garbage.body.errorCode]).toEqual([400, 2]);
+      expect(garbage.body.errorMsg).toMatch(/contentBase64: found ("not base64!"|42); expected base64/);
+    }
+    expect((await download({ machineID: 'P', dir, name: 'O7004' })).body.errorCode).toBe(2005);
   });
 
   it('a program over 4 MiB is rejected naming the field and the limit; 4 MiB exactly is accepted', async () => {

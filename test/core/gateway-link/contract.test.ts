@@ -4,13 +4,15 @@
  * 127.0.0.1, reached with a secret key). Same scenarios, same answers.
  */
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HttpGatewayLink } from '../../../core/gateway-link/http.js';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
 import { GatewayLinkError, type GatewayLink } from '../../../core/gateway-link/types.js';
 import { linkError } from '../../../core/gateway-link/calls.js';
 import { ERRORS } from '../../../core/errors.js';
+import type { SimulatorClient } from '../../../drivers/simulator/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
+import { tapeProgram } from '../../fixtures/tape-program.js';
 
 const DIR = '//CNC_MEM/USER/PATH1/';
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -27,7 +29,10 @@ let key: string;
 
 beforeAll(async () => {
   gw = await startTestGateway({
-    machines: [simMachine('M1'), simMachine('M2', { driverOptions: { seed: 7, machineType: 'mill', system: 'FANUC', timeScale: 500 } }), simMachine('M3', { isActive: false })],
+    machines: [
+      simMachine('M1'), simMachine('M2', { driverOptions: { seed: 7, machineType: 'mill', system: 'FANUC', timeScale: 500 } }), simMachine('M3', { isActive: false }),
+      simMachine('NF', { driverOptions: { seed: 7, machineType: 'mill', system: 'FANUC', families: ['status'] } }),
+    ],
     groups: [{ groupID: 'cell-a', name: 'Cell A', machineIDs: ['M1', 'M2'] }],
   });
   url = await gw.gateway.listen({ host: '127.0.0.1', port: 0 });
@@ -45,7 +50,7 @@ describe.each(implementations)('gateway link (%s)', (_name, make) => {
   it('PV-33 lists the gateway\'s machines, without credentials, and its groups', async () => {
     const link = make();
     const machines = await link.listMachines();
-    expect(machines.map((m) => m.machineID).sort()).toEqual(['M1', 'M2', 'M3']);
+    expect(machines.map((m) => m.machineID).sort()).toEqual(['M1', 'M2', 'M3', 'NF']);
     expect(machines.find((m) => m.machineID === 'M3')?.isActive).toBe(false);
     expect(machines[0]).toMatchObject({ driver: 'simulator', system: 'FANUC' });
     expect(JSON.stringify(machines)).not.toMatch(/password/i);
@@ -65,6 +70,34 @@ describe.each(implementations)('gateway link (%s)', (_name, make) => {
     expect(files.find((f) => f.name === name)).toMatchObject({ dir: DIR, size: content.length });
     const current = await link.currentProgram('M1');
     expect(current.sha256).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('PV-33 a Windows-1252 tape program (CRLF, DC2 %, Ø comments, DC4 and NULs) goes up and comes back byte for byte, hashed by the gateway', async () => {
+    const link = make();
+    const name = `O${_name === 'http' ? 4111 : 4112}`;
+    const content = tapeProgram(name);
+    expect(await link.uploadProgram('M1', DIR, name, content)).toEqual({ size: content.length, sha256: sha(content) });
+    const back = await link.downloadProgram('M1', DIR, name);
+    expect(back.content.toString('hex')).toBe(content.toString('hex'));
+    expect(back).toMatchObject({ size: content.length, sha256: sha(content) });
+    // The running program's hash is the gateway's, of the exact bytes.
+    const machine = (gw.gateway.fleet.client('M1') as SimulatorClient).machine;
+    const running = (await link.currentProgram('M1')).name;
+    const bytes = tapeProgram(running);
+    await link.uploadProgram('M1', DIR, running, bytes);
+    expect(machine.download(DIR, running)).toEqual(bytes);
+    const current = await link.currentProgram('M1');
+    expect(current.name === running ? current.sha256 : sha(bytes)).toBe(sha(bytes));
+  });
+
+  it('PV-33 says what each machine can take as a program file, without contacting it', async () => {
+    const link = make();
+    const all = await link.programCapabilities();
+    expect(all.map((c) => c.machineID).sort()).toEqual(['M1', 'M2', 'NF']);
+    expect(all.find((c) => c.machineID === 'M1')).toEqual({ machineID: 'M1', programFiles: true, limitsKnown: true, refusedBytes: [] });
+    expect(all.find((c) => c.machineID === 'NF')).toMatchObject({ programFiles: false, reason: 'its driver (simulator) does not transfer program files' });
+    expect(await link.programCapabilities('M2')).toEqual([{ machineID: 'M2', programFiles: true, limitsKnown: true, refusedBytes: [] }]);
+    expect((await failure(link.programCapabilities('M3'))).kind).toBe('not-found');
   });
 
   it('PV-25 reads a machine\'s history rows of one class in a window, oldest first, bounded, with afterSeq to continue', async () => {
@@ -98,6 +131,25 @@ describe.each(implementations)('gateway link (%s)', (_name, make) => {
     expect(missing.kind).toBe('not-found');
     // The gateway answers an inactive machine as one that does not exist (GW-94).
     expect((await failure(link.listPrograms('M3'))).kind).toBe('not-found');
+  });
+});
+
+describe('gateway link in the process only', () => {
+  it('PV-33 hands program bytes over as they are, both ways: no base64 between the service and its own gateway', async () => {
+    const link = new InProcessGatewayLink(gw.gateway.context.interfaces);
+    const content = tapeProgram('O4121');
+    const client = gw.gateway.fleet.client('M1');
+    const upload = vi.spyOn(client, 'uploadProgram');
+    const download = vi.spyOn(client, 'downloadProgram');
+    try {
+      await link.uploadProgram('M1', DIR, 'O4121', content);
+      expect(upload.mock.calls[0]?.[2]).toBe(content);
+      const back = await link.downloadProgram('M1', DIR, 'O4121');
+      expect(back.content).toBe(await download.mock.results[0]?.value);
+    } finally {
+      upload.mockRestore();
+      download.mockRestore();
+    }
   });
 });
 

@@ -3,7 +3,9 @@ import type { RunningSimulator } from '../../../drivers/protocol-simulator.js';
 import { startFocasBridge } from '../../../drivers/focas/simulator.js';
 import { SimulatedCnc } from '../../../drivers/focas/simulated-cnc.js';
 import { focasOptionsSchema, type FocasClient } from '../../../drivers/focas/index.js';
+import { fromBridgeText } from '../../../drivers/focas/program-data.js';
 import { callPath } from '../../../drivers/focas/protocol.js';
+import { tapeProgram } from '../../fixtures/tape-program.js';
 import { LATHE, MC, T0, focasClient, rawCall, rejection, startSilentBridge } from './bridge-fixtures.js';
 
 const DIR = '//CNC_MEM/USER/PATH1/';
@@ -91,24 +93,71 @@ describe('focas driver against the bridge simulator: families', () => {
 
     const current = await client.read('currentProgram');
     expect(current.name).toBe(m.status().program);
-    expect(current.content).toBe(m.download(DIR, current.name));
+    expect(current.content).toEqual(m.download(DIR, current.name));
 
-    const program = '%\nO7001 (ROUND TRIP)\nG90 G54 G00 X0. Y0.\n' + 'G01 X10. F200\n'.repeat(700) + 'M30\n%\n';
+    const program = Buffer.from('%\nO7001 (ROUND TRIP)\nG90 G54 G00 X0. Y0.\n' + 'G01 X10. F200\n'.repeat(700) + 'M30\n%\n');
     await client.uploadProgram(DIR, 'O7001', program);
-    expect(await client.downloadProgram(DIR, 'O7001')).toBe(program);
+    expect(await client.downloadProgram(DIR, 'O7001')).toEqual(program);
     expect((await client.read('programList')).find((p) => p.name === 'O7001')).toMatchObject({ size: program.length, comment: 'ROUND TRIP' });
   });
 
   it('rejects program requests the CNC cannot honour with the right errors', async () => {
     const client = await connected();
     expect((await rejection(client.downloadProgram(DIR, 'O4242'))).errorName).toBe('PROGRAM_NOT_FOUND');
-    expect((await rejection(client.uploadProgram(DIR, 'O7002', '%\nO7003\nM30\n%\n'))).errorName).toBe('INVALID_PARAMETER');
+    expect((await rejection(client.uploadProgram(DIR, 'O7002', Buffer.from('%\nO7003\nM30\n%\n')))).errorName).toBe('INVALID_PARAMETER');
     expect((await rejection(client.downloadProgram('/elsewhere/', 'O1001'))).message).toContain('driverOptions.programDir');
-    const protectedProgram = await rejection(client.uploadProgram(DIR, 'O9001', '%\nO9001 (MACRO)\nM99\n%\n'));
+    const protectedProgram = await rejection(client.uploadProgram(DIR, 'O9001', Buffer.from('%\nO9001 (MACRO)\nM99\n%\n')));
     expect(protectedProgram.errorName).toBe('DRIVER_REQUEST_FAILED');
     expect(protectedProgram.message).toContain('EW_PROT');
     // The failed transfers left the session usable.
     expect((await client.read('status')).mode).toBeDefined();
+  });
+});
+
+describe('focas driver: program data is bytes (focas-bridge 1.1)', () => {
+  it('a Windows-1252 tape program goes to the CNC and back byte for byte; its directory comment reads as text', async () => {
+    const client = await connected();
+    expect(client.programByteLimits()).toBeNull();
+    const program = tapeProgram('O7010');
+    await client.uploadProgram(DIR, 'O7010', program);
+    expect((await client.downloadProgram(DIR, 'O7010')).toString('hex')).toBe(program.toString('hex'));
+    expect((await client.read('programList')).find((p) => p.name === 'O7010')).toMatchObject({ size: program.length, comment: 'Ø 25 SCHAFTFRÄSER' });
+    // On the wire each byte is one character: the bridge holds the same bytes.
+    const handle = Number((await rawCall(sim.port, 'POST', callPath(MC.machineID, 'cnc_allclibhndl3'), { timeout: 5 })).body.handle);
+    await rawCall(sim.port, 'POST', callPath(MC.machineID, 'cnc_upstart4'), { handle, type: 0, prgname: `${DIR}O7010` });
+    const chunk = (await rawCall(sim.port, 'POST', callPath(MC.machineID, 'cnc_upload4'), { handle, length: 4096 })).body;
+    await rawCall(sim.port, 'POST', callPath(MC.machineID, 'cnc_upend4'), { handle });
+    await rawCall(sim.port, 'POST', callPath(MC.machineID, 'cnc_freelibhndl'), { handle });
+    expect(chunk).toMatchObject({ rc: 0, length: program.length, data: program.toString('latin1') });
+  });
+
+  it('a bridge refuses program data with a character above U+00FF, and the driver refuses such data from a bridge', async () => {
+    const handle = Number((await rawCall(sim.port, 'POST', callPath(MC.machineID, 'cnc_allclibhndl3'), { timeout: 5 })).body.handle);
+    await rawCall(sim.port, 'POST', callPath(MC.machineID, 'cnc_dwnstart4'), { handle, type: 0, prgname: DIR });
+    const wide = (await rawCall(sim.port, 'POST', callPath(MC.machineID, 'cnc_download4'), { handle, data: '%\nO7011 (Ø 端面)\n' })).body;
+    expect(wide).toMatchObject({ rc: 4, detail: expect.stringMatching(/one byte per character/) });
+    await rawCall(sim.port, 'POST', callPath(MC.machineID, 'cnc_dwnend4'), { handle });
+    await rawCall(sim.port, 'POST', callPath(MC.machineID, 'cnc_freelibhndl'), { handle });
+    expect(() => fromBridgeText('O1 (端面)', { version: '1.1' }, 'bridge:1')).toThrow(/sent U\+7AEF in program data; focas-bridge 1\.1 carries one byte per character/);
+    // A 1.0 bridge's text is read as UTF-8, as it always was.
+    expect(fromBridgeText('O1 (Ø)', { version: '1.0' }, 'bridge:1')).toEqual(Buffer.from('O1 (Ø)', 'utf8'));
+  });
+
+  it('through a focas-bridge 1.0 the driver carries ASCII only, and says which byte it cannot send before sending anything', async () => {
+    const old = await startFocasBridge({ machines: [MC], now, protocolVersion: '1.0' });
+    try {
+      const client = await connected({ cnc: MC.machineID }, old.port);
+      expect(client.programByteLimits()).toEqual({ refused: [{ from: 0x80, to: 0xff }], reason: expect.stringMatching(/speaks focas-bridge 1\.0, which carries program text as ASCII only/) });
+      const refused = await rejection(client.uploadProgram(DIR, 'O7012', tapeProgram('O7012')));
+      expect(refused.errorName).toBe('INVALID_PARAMETER');
+      expect(refused.message).toMatch(/byte 0xD8 \('Ø' in Windows-1252\) in line 2, column 8 cannot be sent: the FOCAS bridge at 127\.0\.0\.1:\d+ speaks focas-bridge 1\.0/);
+      expect((await rejection(client.downloadProgram(DIR, 'O7012'))).errorName).toBe('PROGRAM_NOT_FOUND');
+      const ascii = Buffer.from('\x12%\r\nO7013 (PLAIN)\r\nM30\r\n%\r\n\x14\x00');
+      await client.uploadProgram(DIR, 'O7013', ascii);
+      expect(await client.downloadProgram(DIR, 'O7013')).toEqual(ascii);
+    } finally {
+      await old.close();
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 /** The declarative transform: rules on the bytes, every untouched line kept byte for byte. */
 import { describe, expect, it } from 'vitest';
 import { applyTransform, transformSchema, TransformError, type TemplateValues } from '../../../plugins/assignments/transform.js';
+import { tapeProgram, tapeProgramText } from '../../fixtures/tape-program.js';
 
 const values: TemplateValues = { program: 'BRACKET', programNumber: '1234', version: '3', versionId: 'ver_0123456789abcdef', sha256: 'ab'.repeat(32), sha8: 'abababab', date: '2026-11-24', machine: 'M01' };
 const t = (input: unknown) => transformSchema.parse(input);
@@ -28,6 +29,17 @@ describe('transform', () => {
     expect(run('O1\nM30', { lineEnding: 'crlf' }).text).toBe('O1\r\nM30');
     // A footer on a file without a closing % or final newline: the last line gets one.
     expect(run('O1\nM30', { footer: ['(END)'] }).text).toBe('O1\nM30\n(END)\n');
+  });
+
+  it('PV-34 on a Windows-1252 tape program (DC2 %, CRLF, Ø comments, DC4 and NULs) every rule applies and every untouched byte stays as it was', () => {
+    const source = tapeProgram('O4711');
+    const r = applyTransform(source, t({ programNumber: 4712, header: ['(V{version})'], footer: ['(ENDE)'], substitutions: [{ from: 'G01', to: 'G1' }] }), values);
+    const lines = tapeProgramText('O4711').split('\r\n');
+    const expected = [lines[0], lines[1]?.replace('O4711', 'O4712'), '(V3)', ...lines.slice(2, 7), lines[7]?.replace('G01', 'G1'), lines[8], '(ENDE)', ...lines.slice(9)].join('\r\n');
+    expect(r.content.toString('hex')).toBe(Buffer.from(expected, 'latin1').toString('hex'));
+    // Nothing to change: the very bytes, tape trailer included.
+    expect(applyTransform(source, t({}), values).content.equals(source)).toBe(true);
+    expect(applyTransform(source, t({ lineEnding: 'lf' }), values).content.toString('latin1')).toBe(lines.join('\n'));
   });
 
   it('PV-34 refuses what cannot apply, naming the rule', () => {

@@ -16,7 +16,7 @@ import { gatewaysPlugin } from '../../../plugins/gateways/index.js';
 import { mirrorPlugin } from '../../../plugins/mirror/index.js';
 import { vaultPlugin } from '../../../plugins/vault/index.js';
 import { webhooksPlugin } from '../../../plugins/webhooks/index.js';
-import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
+import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../../fixtures/scripted-machine.js';
@@ -56,8 +56,8 @@ describe('dashboard', { timeout: 60_000 }, () => {
     gw = await startTestGateway({
       machines: [
         scriptedMachineConfig('dash-D1'), scriptedMachineConfig('dash-D2'), scriptedMachineConfig('dash-D3'),
-        // A machine whose driver cannot write program files.
-        simMachine('dash-NOFILES', { driverOptions: { seed: 3, machineType: 'mill', system: 'FANUC', families: ['status', 'alarm', 'count'] } }),
+        // A machine whose uploads break off at the controller.
+        scriptedMachineConfig('dash-JAM'),
       ],
     }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });
     svc = await startTestProgramService({
@@ -88,18 +88,19 @@ describe('dashboard', { timeout: 60_000 }, () => {
     await post(`/api/v1/versions/${draft.body.id}/submit`);
     expect((await summary()).pendingApprovals).toBe(1);
 
-    // A released program on D1..D3 and NOFILES.
+    // A released program on D1..D3 and JAM.
+    scriptedMachine('dash-JAM').failUploads = 'the tape punch jammed (simulated)';
     const auto = (await post('/api/v1/libraries', { name: 'Auto', approvalPolicy: { mode: 'autoRelease' } })).body.id;
     const programId = (await post('/api/v1/programs', { libraryId: auto, name: 'O4200', controller: 'fanuc' })).body.id;
     const publish = async (text: string) => (await post(`/api/v1/versions/${(await post(`/api/v1/programs/${programId}/versions`, { contentBase64: Buffer.from(text).toString('base64'), notes: '' })).body.id}/submit`)).body.version;
     const v1 = await publish('%\nO4200 (V1)\nM30\n%\n');
     const assignment: Record<string, string> = {};
-    for (const id of ['D1', 'D2', 'D3', 'NOFILES']) assignment[id] = (await post('/api/v1/machine-assignments', { programId, machineId: machines[id], dir: DIR })).body.id;
+    for (const id of ['D1', 'D2', 'D3', 'JAM']) assignment[id] = (await post('/api/v1/machine-assignments', { programId, machineId: machines[id], dir: DIR })).body.id;
     const batch = await post('/api/v1/deployments', { versionId: v1.id, assignmentIds: Object.values(assignment), isTrial: false, trialHours: null });
     const ids = batch.body.deployments.map((d: { id: string }) => d.id);
     const done = await until('batch', () => Promise.all(ids.map((id: string) => get(`/api/v1/deployments/${id}`).then((r) => r.body))), (rows) => rows.every((r) => r.status === 'Succeeded' || r.status === 'Failed'));
-    // failedDeployments24h: the machine that cannot take program files failed (the batch did not).
-    expect(done.filter((d) => d.status === 'Failed').map((d) => d.machineId)).toEqual([machines.NOFILES]);
+    // failedDeployments24h: the machine whose upload broke off failed (the batch did not).
+    expect(done.filter((d) => d.status === 'Failed').map((d) => d.machineId)).toEqual([machines.JAM]);
     expect((await summary()).failedDeployments24h).toBe(1);
 
     // openDrift: D1's file changed behind the service's back.
@@ -126,8 +127,8 @@ describe('dashboard', { timeout: 60_000 }, () => {
     expect([...recent].sort((a, b) => b.createdAt.localeCompare(a.createdAt)).map((r) => r.createdAt)).toEqual(recent.map((r) => r.createdAt));
     expect(recent[0]).toMatchObject({ purpose: 'trial', machineId: machines.D3 });
     const failed = recent.find((r) => r.status === 'Failed');
-    expect(failed).toMatchObject({ machineId: machines.NOFILES, machineName: 'Machine dash-NOFILES' });
-    expect(failed?.reason).toMatch(/cannot write program files/);
+    expect(failed).toMatchObject({ machineId: machines.JAM, machineName: 'Scripted dash-JAM' });
+    expect(failed?.reason).toMatch(/the tape punch jammed/);
     const group = (await post('/api/v1/machine-groups', { name: 'Only D1', machineIds: [machines.D1] })).body.id;
     const scoped = await userSession(svc, admin, 'op.d1', 'operator', { libraries: '*', machineGroups: [group] });
     const mine = (await get('/api/v1/dashboard/recent-deployments', scoped)).body.items as { machineId: string }[];

@@ -138,12 +138,16 @@ describe('deployments', () => {
   });
 
   it('PV-24 a file the gateway refuses fails that deployment with a reason a person can act on, not the batch', async () => {
-    const latin1 = await post(`/api/v1/programs/${programId}/versions`, { contentBase64: Buffer.from('%\nO3001 (M\u00dcHLE)\nM30\n%\n', 'latin1').toString('base64'), notes: 'latin-1' });
-    await post(`/api/v1/versions/${latin1.body.id}/submit`);
-    const res = await post('/api/v1/deployments', { versionId: latin1.body.id, assignmentIds: [machineAssignment], isTrial: false, trialHours: null });
+    // A version of the vault's largest size, which this assignment's header makes larger than the gateway takes.
+    const body = Buffer.alloc(4 * 1024 * 1024 - 4, 0x20);
+    Buffer.from('%\nO3001\nM30\n%\n').copy(body);
+    const big = await post(`/api/v1/programs/${programId}/versions`, { contentBase64: body.toString('base64'), notes: 'all the room there is' });
+    expect(big.status).toBe(201);
+    await post(`/api/v1/versions/${big.body.id}/submit`);
+    const res = await post('/api/v1/deployments', { versionId: big.body.id, assignmentIds: [machineAssignment], isTrial: false, trialHours: null });
     const [d] = await settle(res.body.deployments.map((x: { id: string }) => x.id));
     expect(d.status).toBe('Failed');
-    expect(d.reason).toMatch(/transfer: .*UTF-8/);
+    expect(d.reason).toMatch(/transfer: .*content(Base64)?: found \d+ bytes; accepted: at most 4194304 bytes.*the gateway refused the file/);
     expect(d.timeline.at(-1)).toMatchObject({ status: 'Failed' });
   });
 

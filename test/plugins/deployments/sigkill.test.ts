@@ -19,7 +19,7 @@ import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '.
 const DIR = '//CNC_MEM/USER/PATH1/';
 const MACHINES = Array.from({ length: 16 }, (_, i) => `kill-K${String(i + 1).padStart(2, '0')}`);
 const PASSWORD = 'kill-test-admin-password';
-const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('a deployment batch across a SIGKILL', () => {

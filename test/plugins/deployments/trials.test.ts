@@ -68,7 +68,7 @@ describe('trials', { timeout: 60_000 }, () => {
       }, (total) => total > before);
     }
   };
-  const onMachine = (machine: string) => m(machine).files.get(`${DIR}O1000`);
+  const onMachine = (machine: string) => m(machine).files.get(`${DIR}O1000`)?.toString('latin1');
   /** Waits until the trial has been judged again `times` times after `since` (unix ms), its evaluations being 100 ms apart, or is no longer active. */
   const judgedAgain = (trialId: string, since: number, times: number) =>
     until(`${times} more evaluations`, () => trial(trialId), (t) => t.status !== 'Active' || (t.evaluatedAt !== null && Date.parse(t.evaluatedAt) >= since + times * 100));

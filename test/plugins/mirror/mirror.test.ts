@@ -68,7 +68,7 @@ describe('mirror and drift', { timeout: 60_000 }, () => {
     if (!f) throw new Error(`no file ${name} on ${id}: ${files.map((x) => x.name).join(', ')}`);
     return f.id;
   };
-  const released = (id: string) => m(id).files.get(`${DIR}O2000`);
+  const released = (id: string) => m(id).files.get(`${DIR}O2000`)?.toString('latin1');
 
   beforeAll(async () => {
     gw = await startTestGateway({ machines: MACHINES.map((id) => scriptedMachineConfig(`mirror-${id}`)) }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });
@@ -95,8 +95,8 @@ describe('mirror and drift', { timeout: 60_000 }, () => {
   });
 
   it('PV-33 PV-37 a check-in reads the machine\'s files and keeps each content once, however many files hold it', async () => {
-    m('R1').files.set(`${DIR}O0001`, '%\nO0001 (SAME)\nM30\n%\n');
-    m('R1').files.set(`${DIR}O0002`, '%\nO0001 (SAME)\nM30\n%\n');
+    m('R1').files.set(`${DIR}O0001`, Buffer.from('%\nO0001 (SAME)\nM30\n%\n'));
+    m('R1').files.set(`${DIR}O0002`, Buffer.from('%\nO0001 (SAME)\nM30\n%\n'));
     const first = await checkin('R1');
     expect(first).toMatchObject({ ok: true, files: 3, snapshots: 3, driftOpened: [] });
     const again = await checkin('R1');
@@ -161,9 +161,9 @@ describe('mirror and drift', { timeout: 60_000 }, () => {
   });
 
   it('PV-37 snapshots list every content a file had, newest first, and a snapshot is restored onto the machine, verified', async () => {
-    m('R5').files.set(`${DIR}O7000`, '%\nO7000 (FIXTURE A)\nM30\n%\n');
+    m('R5').files.set(`${DIR}O7000`, Buffer.from('%\nO7000 (FIXTURE A)\nM30\n%\n'));
     await checkin('R5');
-    m('R5').files.set(`${DIR}O7000`, '%\nO7000 (FIXTURE B)\nM30\n%\n');
+    m('R5').files.set(`${DIR}O7000`, Buffer.from('%\nO7000 (FIXTURE B)\nM30\n%\n'));
     await checkin('R5');
     const file = await fileId('R5', 'O7000');
     const snaps = (await get(`/api/v1/machine-files/${file}/snapshots`)).body.items as { id: string; sha256: string }[];
@@ -171,14 +171,14 @@ describe('mirror and drift', { timeout: 60_000 }, () => {
     const restore = await post(`/api/v1/machine-files/${file}/restore`, { snapshotId: snaps[1]!.id });
     expect(restore.status).toBe(202);
     expect(await deployment(restore.body.deploymentId)).toMatchObject({ status: 'Succeeded', purpose: 'restore', versionId: null });
-    expect(m('R5').files.get(`${DIR}O7000`)).toBe('%\nO7000 (FIXTURE A)\nM30\n%\n');
+    expect(m('R5').files.get(`${DIR}O7000`)?.toString()).toBe('%\nO7000 (FIXTURE A)\nM30\n%\n');
     expect((await post(`/api/v1/machine-files/${file}/restore`, { snapshotId: 'snp_0000000000000000' })).status).toBe(404);
   });
 
   it('PV-37 files not under management are adopted as programs with draft versions, one or all; a managed file is not', async () => {
-    m('R6').files.set(`${DIR}O8001`, '%\nO8001\nM30\n%\n');
-    m('R6').files.set(`${DIR}O8002`, '%\nO8002\nM30\n%\n');
-    m('R6').files.set(`${DIR}O8003`, '%\nO8003\nM30\n%\n');
+    m('R6').files.set(`${DIR}O8001`, Buffer.from('%\nO8001\nM30\n%\n'));
+    m('R6').files.set(`${DIR}O8002`, Buffer.from('%\nO8002\nM30\n%\n'));
+    m('R6').files.set(`${DIR}O8003`, Buffer.from('%\nO8003\nM30\n%\n'));
     await checkin('R6');
     const one = await post(`/api/v1/machine-files/${await fileId('R6', 'O8001')}/adopt`, { libraryId, controller: 'fanuc' });
     expect(one.status).toBe(201);

@@ -128,7 +128,7 @@ describe('webhooks', () => {
     expect(verified(secret, { ...completed, body: completed.body.replace('Succeeded', 'Failed') })).toBe(false);
     expect(sign(secret, 'msg_x', 1, '{}')).toMatch(/^v1,[A-Za-z0-9+/=]{44}$/);
 
-    // A deployment that fails: the gateway refuses a program that is not UTF-8 text.
+    // A deployment that fails: the assignment names no directory and the machine has none, so the gateway refuses the file.
     const lib = (await get('/api/v1/libraries')).body.items[0].id;
     const prg = (await post('/api/v1/programs', { libraryId: lib, name: 'LATIN', controller: 'fanuc' })).body.id;
     const v = (await post(`/api/v1/programs/${prg}/versions`, { contentBase64: Buffer.from('%\nO5002 (\u00d6L)\nM30\n%\n', 'latin1').toString('base64'), notes: '' })).body.id;
@@ -137,7 +137,7 @@ describe('webhooks', () => {
     const a = (await post('/api/v1/machine-assignments', { programId: prg, machineId: machine })).body.id;
     const failedDeployment = (await post('/api/v1/deployments', { versionId: v, assignmentIds: [a], isTrial: false, trialHours: null })).body.deployments[0].id;
     const failed = await until('deployment.failed', () => hook.got.find((r) => JSON.parse(r.body).data?.deploymentId === failedDeployment));
-    expect(JSON.parse(failed.body)).toMatchObject({ type: 'deployment.failed', data: { status: 'Failed', reason: expect.stringMatching(/UTF-8/) } });
+    expect(JSON.parse(failed.body)).toMatchObject({ type: 'deployment.failed', data: { status: 'Failed', reason: expect.stringMatching(/dir: found ""/) } });
     const deliveries = await get(`/api/v1/admin/webhooks/deliveries?webhookId=${webhookId}&status=delivered`);
     expect(deliveries.body.items.map((d: { event: string }) => d.event)).toEqual(expect.arrayContaining(['deployment.completed', 'deployment.failed', 'version.published']));
   });

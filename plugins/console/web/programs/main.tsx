@@ -43,14 +43,17 @@ function DeployPanel({ program, version, onClose }: { program: Program; version:
   const [deployments, setDeployments] = useState<Deployment[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [batchId, setBatchId] = useState<string | null>(null);
-  const [preview, setPreview] = useState<{ target: string; fileName: string; size: number; sha256: string; text: string | null; diff: { identical: boolean; unified: string } } | null>(null);
+  const [preview, setPreview] = useState<{ target: string; fileName: string; size: number; sha256: string; text: string | null; encoding: string; diff: { identical: boolean; unified: string }; warnings: string[] } | null>(null);
   const showPreview = async (a: Assignment) => {
     setError(null);
     try {
       // For a group assignment, the preview is for its first machine (the {machine} variable, its directory).
       const body = a.machineId ? { versionId: version.id } : { versionId: version.id, machineId: [...machines.values()].find((m) => m.groupIds?.includes(a.groupId ?? ''))?.id };
-      const p = await api.post<{ fileName: string; result: { size: number; sha256: string; text: string | null }; diff: { identical: boolean; unified: string } }>(`/machine-assignments/${a.id}/preview-transform`, body);
-      setPreview({ target: target(a), fileName: p.fileName, size: p.result.size, sha256: p.result.sha256, text: p.result.text, diff: p.diff });
+      const p = await api.post<{ fileName: string; result: { size: number; sha256: string; text: string | null; encoding: string }; diff: { identical: boolean; unified: string }; warnings: string[] }>(
+        `/machine-assignments/${a.id}/preview-transform`,
+        body,
+      );
+      setPreview({ target: target(a), fileName: p.fileName, size: p.result.size, sha256: p.result.sha256, text: p.result.text, encoding: p.result.encoding, diff: p.diff, warnings: p.warnings });
     } catch (err) {
       setError(message(err));
     }
@@ -138,8 +141,9 @@ function DeployPanel({ program, version, onClose }: { program: Program; version:
       {preview && (
         <section class="preview" aria-label="Preview of the transformed program">
           <h3>What {preview.target} receives: {preview.fileName}, {preview.size} bytes, SHA-256 {preview.sha256.slice(0, 12)}…</h3>
+          {preview.warnings.length > 0 && <ul class="error" role="alert" aria-label="Before you deploy">{preview.warnings.map((w) => <li key={w}>{w}</li>)}</ul>}
           {preview.diff.identical ? <p>The transform leaves the version as it is.</p> : <UnifiedView text={preview.diff.unified} />}
-          {preview.text !== null && <details><summary>The whole transformed program</summary><pre class="unified">{preview.text}</pre></details>}
+          {preview.text !== null && <details><summary>The whole transformed program{preview.encoding === 'utf-8' ? '' : ` (read as ${preview.encoding})`}</summary><pre class="unified">{preview.text}</pre></details>}
         </section>
       )}
       {error && <p class="error" role="alert">{error}</p>}

@@ -46,12 +46,13 @@ export function DriftTriage() {
     setError(null);
     try {
       const after = await api.post<Drift>(`/drift/${d.id}/${how}`, { note });
+      setOpen(null);
+      setNote('');
+      // The list is read again before the outcome is said, so what the page says done is gone from the list.
+      await load();
       setNotice(how === 'accept'
         ? `Accepted: the machine's ${d.fileName} is now draft version ${after.resultVersionId ?? ''}; it still needs approval.`
         : `Rejected: the released ${d.fileName} is being deployed back (${after.resultDeploymentId ?? ''}).`);
-      setOpen(null);
-      setNote('');
-      await load();
     } catch (err) {
       setError(message(err));
     }

@@ -6,6 +6,7 @@ import { editProgram, generateProgram } from './generated-programs.js';
 import { LineTable } from '../../../../plugins/vault/nc/line-table.js';
 import { readProgramText } from '../../../../plugins/vault/nc/program-text.js';
 import { UnitTable } from '../../../../plugins/vault/nc/unit-table.js';
+import { tapeProgram } from '../../../fixtures/tape-program.js';
 
 const FANUC = ['%', 'O1001 (PLATE)', 'N10 G21 G90', 'N20 T1 M6', 'N30 G54 G0 X0. Y0. S3000 M3', 'N40 G1 X50. F500.', 'N50 M30', '%'];
 const lf = (lines: string[]): Buffer => Buffer.from(`${lines.join('\n')}\n`);
@@ -133,5 +134,25 @@ describe('LineTable', () => {
     expect([0, 1, 2, 3].map((i) => table.add(pa, i))).toEqual([0, 1, 0, 1]);
     expect([0, 1, 2].map((i) => table.add(pb, i))).toEqual([1, 0, 2]);
     expect([a.line(1), b.line(2), a.finalNewline, b.finalNewline]).toEqual(['G1 X1.', 'G1 X2.', false, true]);
+  });
+});
+
+describe('diffPrograms on Windows-1252 tape programs', () => {
+  it('two versions of a Latin-1 CRLF program with tape characters: only the changed blocks, their comments readable, the summary in machine terms, the hashes of the exact bytes', () => {
+    const v1 = tapeProgram('O4711');
+    const v2 = tapeProgram('O4711', { diameter: 20, feed: 250 });
+    expect(diffPrograms(v1, Buffer.from(v1)).identical).toBe(true);
+    const d = diffPrograms(v1, v2, { ignore: { comments: false }, context: 0 });
+    expect([d.from.encoding, d.to.encoding]).toEqual(['latin1', 'latin1']);
+    expect([d.from.sha256, d.to.sha256]).toEqual([v1, v2].map((b) => createHash('sha256').update(b).digest('hex')));
+    expect([d.from.bytes, d.from.lines]).toEqual([v1.length, 11]);
+    // Line 2 (the title comment), line 3 (the tool comment) and line 8 (the feed) changed; the tape header and trailer did not.
+    expect(d.hunks.flatMap((h) => h.lines.map((l) => `${l.op}${l.fromLine ?? l.toLine} ${l.text}`))).toEqual([
+      '-2 O4711 (Ø 25 SCHAFTFRÄSER)', '-3 (WERKZEUG T01 \x96 25 MM \x80 12,50)', '+2 O4711 (Ø 20 SCHAFTFRÄSER)', '+3 (WERKZEUG T01 \x96 20 MM \x80 12,50)',
+      '-8 G01 Z-2. F300', '+8 G01 Z-2. F250',
+    ]);
+    expect(d.summary.feeds).toEqual([expect.objectContaining({ from: 300, to: 250, changePercent: -16.7 })]);
+    // With comments ignored (the default), only the feed is a change.
+    expect(diffPrograms(v1, v2).summary.blocksChanged).toBe(1);
   });
 });

@@ -1,0 +1,58 @@
+/**
+ * What each machine can take as a program file, asked before a transfer:
+ * whether its driver transfers program files at all, and which bytes it
+ * cannot carry unchanged (a protocol whose text is ASCII only, say), with
+ * the reason. The program service asks this once per gateway for a
+ * deployment batch and once for a preview, so a program a machine cannot
+ * take is refused at once with the reason instead of failing at transfer.
+ * It never contacts a machine: drivers answer from their connection.
+ */
+import { z } from 'zod';
+import { machineIdSchema } from '../../config/schema.js';
+import type { GatewayContext } from '../../core/context.js';
+import type { ProgramByteLimits } from '../../core/driver.js';
+import { activeMachineView, errorDetail } from './machine-reads.js';
+
+/** One machine's answer. */
+export interface ProgramCapability {
+  machineID: string;
+  /** Whether the machine's driver transfers program files (family programFiles). */
+  programFiles: boolean;
+  /** Whether the driver could say which bytes it carries (its machine is online). */
+  limitsKnown: boolean;
+  /** Byte values the driver cannot carry, as inclusive ranges; empty when it carries every byte or when unknown. */
+  refusedBytes: { from: number; to: number }[];
+  /** Why a machine cannot take some or any program, or why its limits are unknown. */
+  reason?: string;
+}
+
+function capabilityOf(ctx: GatewayContext, machineID: string): ProgramCapability {
+  const view = activeMachineView(ctx, machineID);
+  const { connection } = view;
+  const offline = (): ProgramCapability => {
+    const error = connection.error ? `: ${errorDetail(connection.error.errorName, connection.error.message)}` : '';
+    return { machineID, programFiles: true, limitsKnown: false, refusedBytes: [], reason: `the machine is ${connection.state}${error}; its driver is asked once it is online` };
+  };
+  if (connection.state === 'stopped') return offline();
+  const client = ctx.fleet.client(machineID);
+  if (!client.families.has('programFiles')) {
+    return { machineID, programFiles: false, limitsKnown: true, refusedBytes: [], reason: `its driver (${client.scheme}) does not transfer program files` };
+  }
+  if (connection.state !== 'online') return offline();
+  const limits: ProgramByteLimits | null = client.programByteLimits?.() ?? null;
+  return { machineID, programFiles: true, limitsKnown: true, refusedBytes: limits ? limits.refused.map((r) => ({ from: r.from, to: r.to })) : [], ...(limits ? { reason: limits.reason } : {}) };
+}
+
+export function defineProgramCapabilities(ctx: GatewayContext): void {
+  ctx.interfaces.define({
+    path: '/api/file/program/capabilities',
+    method: 'GET',
+    summary: 'What each active machine can take as a program file, without contacting it: whether its driver transfers program files, and which bytes it cannot carry unchanged, with the reason.',
+    tags: ['program files'],
+    input: z.object({ machineID: machineIdSchema.optional().describe('one machine; omit for every active machine') }).strict(),
+    handler: ({ machineID }) => {
+      const ids = machineID !== undefined ? [machineID] : ctx.fleet.ids().filter((id) => ctx.fleet.view(id).config.isActive);
+      return { machines: ids.map((id) => capabilityOf(ctx, id)) };
+    },
+  });
+}
