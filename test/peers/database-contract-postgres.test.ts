@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDatabase } from '../../core/store/postgres-database.js';
 import { databaseContract } from '../core/store/database-contract.js';
+import { postgresEngine } from '../fixtures/database-engines.js';
 import { startTestPostgres, type TestPostgres } from '../fixtures/postgres.js';
 
 let server: TestPostgres;
@@ -14,13 +15,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => server?.stop());
 
-databaseContract({
-  name: 'PostgreSQL',
-  async fresh() {
-    const url = await server.createDatabase();
-    return { open: () => PostgresDatabase.open(url, { max: 4 }) };
-  },
-});
+databaseContract(postgresEngine(() => server));
 
 describe('PostgreSQL connection strings', () => {
   it('names the server but never the password when it cannot connect', async () => {

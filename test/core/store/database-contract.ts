@@ -7,12 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { applyMigrations, type Migration } from '../../../core/store/migrations.js';
 import type { SqlDatabase, WriteTx } from '../../../core/store/sql-database.js';
-
-/** An engine under test: each call of `fresh` is an empty database that any number of instances can open. */
-export interface EngineUnderTest {
-  name: string;
-  fresh(): Promise<{ open(): Promise<SqlDatabase> }>;
-}
+import type { EngineUnderTest } from '../../fixtures/database-engines.js';
 
 const TABLES: Migration[] = [
   {
