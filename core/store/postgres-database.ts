@@ -46,7 +46,7 @@ export function describePostgres(url: string): string {
 }
 
 export interface PostgresOptions {
-  /** Pooled connections (reads share them; write jobs take one at a time). Default 10. */
+  /** Pooled connections (reads share them; write jobs take one at a time). Default 10; at least 2, so a write job can read beside itself. */
   max?: number;
   /** Shown in pg_stat_activity. */
   applicationName?: string;
@@ -77,7 +77,7 @@ export class PostgresDatabase implements SqlDatabase {
   static async open(url: string, options: PostgresOptions = {}): Promise<PostgresDatabase> {
     const target = describePostgres(url);
     const pool = new pg.Pool({
-      connectionString: url, max: options.max ?? 10, types: TYPES, connectionTimeoutMillis: 10_000,
+      connectionString: url, max: Math.max(2, options.max ?? 10), types: TYPES, connectionTimeoutMillis: 10_000,
       application_name: options.applicationName ?? 'cnc-machine-gateway',
     });
     pool.on('error', (err) => options.onError?.(err));
