@@ -1,22 +1,16 @@
 /**
- * A promise wrapper over one sqlite3 database file: a write connection whose
- * work is serialised (so transactions never interleave) and a separate
+ * The SQLite engine of the database seam (core/store/sql-database.ts): a
+ * promise wrapper over one sqlite3 database file, with a write connection
+ * whose work is serialised (so transactions never interleave) and a separate
  * read-only connection, which WAL lets run beside the writer.
  */
 import sqlite3 from 'sqlite3';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DIRECTORY_MODE, FILE_MODE, restrictFile } from './data-directory.js';
+import { bindable, lockOutsideTransaction, SQLITE_DIALECT, WriteQueue, type Dialect, type Row, type SqlDatabase, type SqlValue, type WriteTx } from './sql-database.js';
 
-export type SqlValue = string | number | bigint | null | Buffer;
-export type Row = Record<string, unknown>;
-
-/** Statements a write job can run. */
-export interface WriteTx {
-  run(sql: string, params?: SqlValue[]): Promise<{ changes: number; lastID: number }>;
-  all<T extends Row = Row>(sql: string, params?: SqlValue[]): Promise<T[]>;
-  get<T extends Row = Row>(sql: string, params?: SqlValue[]): Promise<T | undefined>;
-}
+export type { Row, SqlDatabase, SqlValue, WriteTx } from './sql-database.js';
 
 function openConnection(file: string, mode: number): Promise<sqlite3.Database> {
   return new Promise((resolve, reject) => {
@@ -26,7 +20,7 @@ function openConnection(file: string, mode: number): Promise<sqlite3.Database> {
 
 function runOn(db: sqlite3.Database, sql: string, params: SqlValue[] = []): Promise<{ changes: number; lastID: number }> {
   return new Promise((resolve, reject) => {
-    db.run(sql, params, function (this: sqlite3.RunResult, err: Error | null) {
+    db.run(sql, bindable(params), function (this: sqlite3.RunResult, err: Error | null) {
       if (err) reject(err);
       else resolve({ changes: this.changes, lastID: this.lastID });
     });
@@ -35,7 +29,7 @@ function runOn(db: sqlite3.Database, sql: string, params: SqlValue[] = []): Prom
 
 function allOn<T>(db: sqlite3.Database, sql: string, params: SqlValue[] = []): Promise<T[]> {
   return new Promise((resolve, reject) => {
-    db.all(sql, params, (err: Error | null, rows: T[]) => (err ? reject(err) : resolve(rows)));
+    db.all(sql, bindable(params), (err: Error | null, rows: T[]) => (err ? reject(err) : resolve(rows)));
   });
 }
 
@@ -47,8 +41,9 @@ function closeConnection(db: sqlite3.Database): Promise<void> {
   return new Promise((resolve, reject) => db.close((err) => (err ? reject(err) : resolve())));
 }
 
-export class Database {
-  private queue: Promise<unknown> = Promise.resolve();
+export class SqliteDatabase implements SqlDatabase {
+  readonly dialect: Dialect = SQLITE_DIALECT;
+  private readonly queue = new WriteQueue();
   private closed = false;
 
   private constructor(
@@ -61,7 +56,7 @@ export class Database {
    * Opens (creating if needed) the database in WAL mode with synchronous=NORMAL.
    * The file and its -wal/-shm companions are readable by the owner only.
    */
-  static async open(file: string): Promise<Database> {
+  static async open(file: string): Promise<SqliteDatabase> {
     if (file !== ':memory:') {
       mkdirSync(dirname(file), { recursive: true, mode: DIRECTORY_MODE });
       // SQLite would create the file 0644 (less the umask); an empty file is a valid new
@@ -77,16 +72,19 @@ export class Database {
     if (file !== ':memory:') for (const companion of [`${file}-wal`, `${file}-shm`]) restrictFile(companion);
     const reader = file === ':memory:' ? writer : await openConnection(file, sqlite3.OPEN_READONLY);
     if (reader !== writer) await execOn(reader, 'PRAGMA busy_timeout=5000; PRAGMA query_only=ON; PRAGMA cache_size=-32768; PRAGMA mmap_size=268435456;');
-    return new Database(file, writer, reader);
+    return new SqliteDatabase(file, writer, reader);
   }
 
   /** Runs `job` alone on the write connection; with `transaction`, inside BEGIN IMMEDIATE … COMMIT. */
   write<T>(job: (tx: WriteTx) => Promise<T>, options: { transaction?: boolean } = {}): Promise<T> {
     if (this.closed) return Promise.reject(new Error('database is closed'));
     const tx: WriteTx = {
+      dialect: SQLITE_DIALECT,
       run: (sql, params) => runOn(this.writer, sql, params),
       all: <R extends Row>(sql: string, params?: SqlValue[]) => allOn<R>(this.writer, sql, params),
       get: async <R extends Row>(sql: string, params?: SqlValue[]) => (await allOn<R>(this.writer, sql, params))[0],
+      // BEGIN IMMEDIATE already holds the database's one write lock, against other processes too.
+      lock: (name) => (options.transaction ? Promise.resolve() : Promise.reject(lockOutsideTransaction(name))),
     };
     const task = async (): Promise<T> => {
       if (!options.transaction) return job(tx);
@@ -100,9 +98,7 @@ export class Database {
         throw err;
       }
     };
-    const result = this.queue.then(task, task);
-    this.queue = result.catch(() => undefined);
-    return result;
+    return this.queue.run(task);
   }
 
   /** A read on the read-only connection. */
@@ -119,7 +115,7 @@ export class Database {
     return new Promise((resolve, reject) => {
       this.reader.each(
         sql,
-        params,
+        bindable(params),
         (err: Error | null, row: T) => {
           if (!err) onRow(row);
         },
@@ -131,10 +127,13 @@ export class Database {
   /** Waits for queued writes, checkpoints the WAL and closes both connections. */
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.queue;
+    await this.queue.idle();
     this.closed = true;
     await execOn(this.writer, 'PRAGMA wal_checkpoint(TRUNCATE)').catch(() => undefined);
     if (this.reader !== this.writer) await closeConnection(this.reader);
     await closeConnection(this.writer);
   }
 }
+
+/** The SQLite engine under the name every store has imported it by. */
+export { SqliteDatabase as Database };

@@ -2,10 +2,11 @@
  * Webhook endpoints, the outbox of events and one delivery row per endpoint
  * and event. An event and its deliveries are written in the transaction of
  * the change that caused it, so a committed change always has its
- * deliveries, and a rolled-back one has none. Portable SQL.
+ * deliveries, and a rolled-back one has none. Portable SQL: the same
+ * statements on SQLite and PostgreSQL (docs/databases.md).
  */
 import { WriteRounds } from '../../core/store/write-rounds.js';
-import type { Database, WriteTx } from '../../core/store/database.js';
+import type { SqlDatabase, WriteTx } from '../../core/store/sql-database.js';
 import type { Migration } from '../../core/store/migrations.js';
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -100,9 +101,10 @@ export interface AttemptOutcome {
 
 /** Rows per multi-row INSERT (well under SQLite's limit of bound values). */
 const ROWS_PER_INSERT = 200;
+const ATTEMPT_ROW = '(?, ?, CAST(? AS INTEGER), ?, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT))';
 
 export class WebhookRepository {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: SqlDatabase) {}
 
   async insert(tx: WriteTx, w: WebhookRecord): Promise<void> {
     await tx.run('INSERT INTO webhooks (id, url, events, description, sealed_secret, enabled, disabled_reason, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)', [
@@ -166,7 +168,8 @@ export class WebhookRepository {
       for (let i = 0; i < jobs.length; i += ROWS_PER_INSERT) {
         const part = jobs.slice(i, i + ROWS_PER_INSERT);
         await tx.run(
-          `WITH v(id, status, last_status_code, last_error, next_attempt_at, delivered_at, updated_at) AS (VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?)').join(', ')})
+          // A VALUES list fixes no types: PostgreSQL would read every parameter as text.
+          `WITH v(id, status, last_status_code, last_error, next_attempt_at, delivered_at, updated_at) AS (VALUES ${part.map(() => ATTEMPT_ROW).join(', ')})
            UPDATE webhook_deliveries SET status = v.status, attempts = attempts + 1, last_status_code = v.last_status_code, last_error = v.last_error,
              next_attempt_at = v.next_attempt_at, delivered_at = v.delivered_at, updated_at = v.updated_at
            FROM v WHERE webhook_deliveries.id = v.id`,
