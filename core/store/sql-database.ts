@@ -31,10 +31,16 @@ export interface Dialect {
   readonly claimRows: string;
   /** Appended to a SELECT inside a write transaction to lock its rows until commit: ` FOR UPDATE`, or nothing on SQLite. */
   readonly lockRows: string;
+  /**
+   * A subquery of one column, `value`, with the strings of a JSON array bound
+   * as one parameter: `x IN (${dialect.textsOf})` with `[JSON.stringify(list)]`
+   * takes a list of any length as one bound value.
+   */
+  readonly textsOf: string;
 }
 
-export const SQLITE_DIALECT: Dialect = { engine: 'sqlite', claimRows: '', lockRows: '' };
-export const POSTGRES_DIALECT: Dialect = { engine: 'postgres', claimRows: ' FOR UPDATE SKIP LOCKED', lockRows: ' FOR UPDATE' };
+export const SQLITE_DIALECT: Dialect = { engine: 'sqlite', claimRows: '', lockRows: '', textsOf: 'SELECT value FROM json_each(?)' };
+export const POSTGRES_DIALECT: Dialect = { engine: 'postgres', claimRows: ' FOR UPDATE SKIP LOCKED', lockRows: ' FOR UPDATE', textsOf: 'SELECT json_array_elements_text(CAST(? AS json)) AS value' };
 
 /** Statements a write job can run. */
 export interface WriteTx {

@@ -8,16 +8,10 @@
  */
 import type { LibraryScope, RestPrincipal } from '../../core/rest/operation.js';
 import { ProblemError, type ProblemFieldError } from '../../core/rest/problem.js';
+import { beyondScope, SCOPE_KINDS, scopesOf, scopesWithin, type ScopeKind, type Scopes } from '../../core/rest/scopes.js';
 import { ROLE_NAMES, ROLE_PERMISSIONS, type RoleName } from './roles.js';
 
-export interface Scopes {
-  libraries: LibraryScope;
-  machineGroups: LibraryScope;
-}
-
-/** The kinds of scope an account has, with the name of what each lists. */
-const SCOPE_KINDS = { libraries: 'library', machineGroups: 'machine group' } as const;
-type ScopeKind = keyof typeof SCOPE_KINDS;
+export type { Scopes } from '../../core/rest/scopes.js';
 
 /** A caller as a grantor: its rights, and for a service token its own limits. */
 export interface Grantor {
@@ -52,7 +46,7 @@ export interface Account {
 /** The grantor of a principal; `token` is the calling service token's expiry, when it is one. */
 export function grantorOf(p: RestPrincipal, token?: { expiresAt: number | null }): Grantor {
   return {
-    kind: p.kind, id: p.id, role: p.role, scopes: { libraries: p.scopes.libraries, machineGroups: p.scopes.machineGroups ?? '*' },
+    kind: p.kind, id: p.id, role: p.role, scopes: scopesOf(p),
     requiresOperator: p.requiresOperator, expiresAt: token?.expiresAt ?? null,
   };
 }
@@ -64,18 +58,9 @@ export function grantableRoles(role: string): RoleName[] {
   return ROLE_NAMES.filter((r) => [...ROLE_PERMISSIONS[r]].every((permission) => own.has(permission)));
 }
 
-/** The ids of `granted` outside `own`; `'*'` when `granted` is every object and `own` is not. */
-function beyondScope(granted: LibraryScope, own: LibraryScope): readonly string[] | '*' {
-  if (own === '*') return [];
-  if (granted === '*') return '*';
-  const mine = new Set(own);
-  return [...new Set(granted.filter((id) => !mine.has(id)))];
-}
-
 /** Whether an account with `rights` holds nothing beyond the grantor's role and scopes. */
 export function holdsWithin(g: Grantor, rights: { role: string; scopes: Scopes }): boolean {
-  return grantableRoles(g.role).includes(rights.role as RoleName)
-    && (Object.keys(SCOPE_KINDS) as ScopeKind[]).every((kind) => beyondScope(rights.scopes[kind], g.scopes[kind]).length === 0);
+  return grantableRoles(g.role).includes(rights.role as RoleName) && scopesWithin(rights.scopes, g.scopes);
 }
 
 /** Whether two scopes name the same objects (a list's order and repeats do not matter). */

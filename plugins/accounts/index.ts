@@ -14,6 +14,7 @@ import { RefusalAudit } from './refusal-audit.js';
 import { accountOperations } from './operations.js';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../core/auth/sessions.js';
 import { AccountStore, MIGRATIONS, newId } from './store.js';
+import { accountGrants } from './within.js';
 
 export const ADMIN_PASSWORD_ENV = 'PROGRAMS_ADMIN_PASSWORD';
 /** Expired sessions are deleted this often. */
@@ -48,6 +49,7 @@ export function createAccountsPlugin(options: { passwordCost?: ScryptCost } = {}
       }
       const refusals = new RefusalAudit(ctx.db, ctx.audit, ctx.now);
       ctx.rest.setAuthenticator(new AccountsAuthenticator(store, refusals, ctx.now, ctx.secure));
+      ctx.services.provide('accounts.grants', accountGrants(store));
       // A caller refused for its role or a missing operator: audited, once a minute per caller and operation.
       ctx.rest.onRefusal(({ principal, operation, slug, request }) =>
         refusals.record(`refused:${principal.id}:${operation.operationId}`, {

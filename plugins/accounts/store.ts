@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Migration } from '../../core/store/migrations.js';
 import type { Database, WriteTx } from '../../core/store/database.js';
 import type { LibraryScope } from '../../core/rest/operation.js';
+import { parseScopes } from '../../core/rest/scopes.js';
 import type { RoleName } from './roles.js';
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -107,7 +108,7 @@ export function newId(prefix: string): string {
 }
 
 /** Stored scopes; a record from before machine-group scopes covers every group. */
-const scopesOf = (text: unknown): { libraries: LibraryScope; machineGroups: LibraryScope } => ({ machineGroups: '*', ...(JSON.parse(String(text)) as { libraries: LibraryScope; machineGroups?: LibraryScope }) });
+const scopesOf = (text: unknown) => parseScopes(String(text));
 
 function userOf(row: Row): UserRecord {
   return {

@@ -1,16 +1,18 @@
 /**
  * The audit endpoints of the program service: GET /audit (filters and cursor
  * paging, newest first), GET /audit/export?format=csv (the same selection
- * as RFC 4180 CSV, streamed), GET /audit/verify (PV-15). The chain itself is
- * core/store/audit-chain.ts; docs/audit.md.
+ * as RFC 4180 CSV, streamed), both limited to the caller's scopes
+ * (scope.ts), and GET /audit/verify (PV-15), which walks the whole chain for
+ * every caller. The chain itself is core/store/audit-chain.ts; docs/audit.md.
  */
 import { z } from 'zod';
 import { GatewayError } from '../../core/errors.js';
 import { definePlugin } from '../../core/plugin-host.js';
-import { defineOperation } from '../../core/rest/operation.js';
+import { defineOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type AuditFilter } from '../../core/store/audit-chain.js';
+import { auditScope } from './scope.js';
 
 const TIME_FORMS = 'a calendar date YYYY-MM-DD (read in the service time zone) or an ISO-8601 instant with an offset';
 const filterShape = {
@@ -47,12 +49,16 @@ function localDate(ms: number, timeZone: string): string {
   return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(ms);
 }
 
-function filterOf(query: Partial<Record<keyof typeof filterShape, string>>): AuditFilter {
+/** The query's filters, and the caller's scope as the condition every record must meet as well. */
+async function filterOf(ctx: ProgramsContext, principal: RestPrincipal | null, query: Partial<Record<keyof typeof filterShape, string>>): Promise<AuditFilter> {
+  if (!principal) throw new ProblemError('unauthenticated', 'sign in first');
   const filter: AuditFilter = {};
   for (const key of Object.keys(filterShape) as (keyof typeof filterShape)[]) {
     const value = query[key];
     if (value !== undefined) filter[key] = value;
   }
+  const scope = await auditScope(ctx, principal);
+  if (scope) filter.scope = scope;
   return filter;
 }
 
@@ -60,7 +66,7 @@ export const auditApiPlugin = definePlugin<ProgramsContext>({
   name: 'audit-api',
   register(ctx) {
     ctx.rest.define(defineOperation({
-      operationId: 'listAudit', method: 'GET', path: '/audit', summary: 'Audit records, newest first, filtered and paged', tags: ['audit'], permission: 'audit.read',
+      operationId: 'listAudit', method: 'GET', path: '/audit', summary: 'Audit records in your scopes, newest first, filtered and paged', tags: ['audit'], permission: 'audit.read',
       query: z.object({
         ...filterShape,
         limit: z.coerce.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE).describe(`Records per page, 1..${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).`),
@@ -68,17 +74,17 @@ export const auditApiPlugin = definePlugin<ProgramsContext>({
         order: z.enum(['newest', 'oldest']).optional().describe('newest first unless given.'),
       }),
       responses: { 200: { description: 'A page of records.', schema: z.object({ items: z.array(recordView), nextCursor: z.string().nullable() }) } },
-      handler: async ({ query }) => {
-        const page = await ctx.audit.query(filterOf(query), { limit: query.limit, ...(query.cursor ? { cursor: query.cursor } : {}), ...(query.order ? { order: query.order } : {}) }).catch(asProblem);
+      handler: async ({ query }, { principal }) => {
+        const page = await ctx.audit.query(await filterOf(ctx, principal, query), { limit: query.limit, ...(query.cursor ? { cursor: query.cursor } : {}), ...(query.order ? { order: query.order } : {}) }).catch(asProblem);
         return { status: 200, body: { items: page.records, nextCursor: page.nextCursor } };
       },
     }));
     ctx.rest.define(defineOperation({
-      operationId: 'exportAudit', method: 'GET', path: '/audit/export', summary: 'The selected audit records as a file (CSV, oldest first)', tags: ['audit'], permission: 'audit.read',
+      operationId: 'exportAudit', method: 'GET', path: '/audit/export', summary: 'The selected audit records in your scopes as a file (CSV, oldest first)', tags: ['audit'], permission: 'audit.read',
       query: z.object({ ...filterShape, format: z.enum(['csv']).describe('The file format; csv (RFC 4180).') }),
       responses: { 200: { description: 'RFC 4180 CSV with a header row; cells a spreadsheet would read as formulas are prefixed with a quote.', contentType: 'text/csv', schema: z.string(), headers: { 'Content-Disposition': 'attachment; filename="audit-<date>.csv", <date> being today (YYYY-MM-DD) in the service time zone' } } },
-      handler: async ({ query }) => {
-        const chunks = ctx.audit.exportCsv(filterOf(query));
+      handler: async ({ query }, { principal }) => {
+        const chunks = ctx.audit.exportCsv(await filterOf(ctx, principal, query));
         // The first chunk (the header) comes only after the filter was checked, so a bad filter is a 400, not a broken file.
         const first = await chunks.next().catch(asProblem);
         const date = localDate(ctx.now(), ctx.timeZone);
@@ -90,7 +96,7 @@ export const auditApiPlugin = definePlugin<ProgramsContext>({
       },
     }));
     ctx.rest.define(defineOperation({
-      operationId: 'verifyAudit', method: 'GET', path: '/audit/verify', summary: 'Walk the hash chain: is every record intact?', tags: ['audit'], permission: 'audit.read',
+      operationId: 'verifyAudit', method: 'GET', path: '/audit/verify', summary: 'Walk the whole hash chain, whatever your scopes: is every record intact?', tags: ['audit'], permission: 'audit.read',
       responses: { 200: { description: 'intact, records checked, and the first broken seq (null when intact).', schema: z.object({ intact: z.boolean(), checked: z.number().int(), firstBrokenSeq: z.number().int().nullable() }) } },
       handler: async () => {
         const result = await ctx.audit.verify();

@@ -5,8 +5,9 @@
  * `webhook-id`, `webhook-timestamp` and `webhook-signature` (v1, HMAC-SHA256
  * over `id.timestamp.body`), retried on a schedule with jitter; 410 disables
  * the endpoint; deliveries survive a restart; targets limited to public
- * addresses unless the plant allows its private networks (targets.ts).
- * docs/programs-webhooks.md.
+ * addresses unless the plant allows its private networks (targets.ts); an
+ * endpoint carries its maker's scopes and gets only the events within them
+ * (scopes.ts). docs/programs-webhooks.md.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -15,11 +16,13 @@ import { definePlugin } from '../../core/plugin-host.js';
 import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
+import { isUnscoped, scopesOf, type Scopes } from '../../core/rest/scopes.js';
 import type { ProgramsContext } from '../../core/roles/programs-context.js';
 import { CredentialBox, type SealedCredential } from '../../core/store/credential-box.js';
 import type { WriteTx } from '../../core/store/database.js';
 import { Poster, PostError } from './post.js';
 import { MIGRATIONS, WebhookRepository, type DeliveryRecord, type WebhookRecord } from './store.js';
+import { subjectOf } from './scopes.js';
 import { SCHEMES_ACCEPTED, targetRefusal } from './targets.js';
 
 /** The events an endpoint can subscribe to, with what their `data` holds (docs/programs-webhooks.md). */
@@ -41,9 +44,16 @@ export interface WebhookOutbox {
   kick(): void;
 }
 
+/** Which endpoints a caller sees: the audit shows a scoped caller the records of these only. */
+export interface WebhookEndpoints {
+  /** The ids of the endpoints whose scopes lie within `own`. */
+  idsWithin(own: Scopes): Promise<string[]>;
+}
+
 declare module '../../core/roles/programs-context.js' {
   interface ProgramsServices {
     'webhooks.outbox': WebhookOutbox;
+    'webhooks.endpoints': WebhookEndpoints;
   }
 }
 
@@ -52,6 +62,8 @@ const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
 const webhookView = z.object({
   id: z.string(), url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)), description: z.string(), enabled: z.boolean(), disabledReason: z.string().nullable(),
   createdBy: z.string(), createdAt: z.string(),
+  scopes: z.object({ libraries: z.union([z.literal('*'), z.array(z.string())]), machineGroups: z.union([z.literal('*'), z.array(z.string())]) })
+    .describe('The libraries and machine groups whose events the endpoint receives: its maker\'s scopes when it was made.'),
 });
 const deliveryView = z.object({
   id: z.string(), webhookId: z.string(), messageId: z.string().describe('The webhook-id header: the same for every attempt and endpoint of one event.'), event: z.string(),
@@ -60,6 +72,7 @@ const deliveryView = z.object({
 });
 const webhookOut = (w: WebhookRecord): z.infer<typeof webhookView> => ({
   id: w.id, url: w.url, events: w.events as WebhookEvent[], description: w.description, enabled: w.enabled, disabledReason: w.disabledReason, createdBy: w.createdBy, createdAt: iso(w.createdAt) as string,
+  scopes: { libraries: w.scopes.libraries === '*' ? '*' : [...w.scopes.libraries], machineGroups: w.scopes.machineGroups === '*' ? '*' : [...w.scopes.machineGroups] },
 });
 const deliveryOut = (d: DeliveryRecord): z.infer<typeof deliveryView> => ({
   id: d.id, webhookId: d.webhookId, messageId: d.messageId, event: d.event, status: d.status, attempts: d.attempts, nextAttemptAt: iso(d.nextAttemptAt),
@@ -68,6 +81,11 @@ const deliveryOut = (d: DeliveryRecord): z.infer<typeof deliveryView> => ({
 const principalOf = (p: RestPrincipal | null): RestPrincipal => {
   if (!p) throw new ProblemError('unauthenticated', 'sign in first');
   return p;
+};
+/** The endpoints a caller sees: every one for a caller of every library and group (null: no limit), else those within its scopes. */
+const visibleTo = async (repo: WebhookRepository, p: RestPrincipal | null): Promise<string[] | null> => {
+  const scopes = scopesOf(principalOf(p));
+  return isUnscoped(scopes) ? null : repo.idsWithin(scopes);
 };
 
 /** The Standard Webhooks signature of one attempt: `v1,<base64 HMAC-SHA256(key, id.timestamp.body)>`, the key being the secret after `whsec_`. */
@@ -204,7 +222,7 @@ function operations(ctx: ProgramsContext, repo: WebhookRepository, box: Credenti
         const secret = `whsec_${randomBytes(24).toString('base64')}`;
         const record: WebhookRecord = {
           id, url: body.url, events: [...new Set(body.events)], description: body.description, sealedSecret: JSON.stringify(box.seal(`webhook:${id}`, 'secret', secret)),
-          enabled: true, disabledReason: null, createdBy: p.name, createdAt: ctx.now(),
+          enabled: true, disabledReason: null, createdBy: p.name, createdAt: ctx.now(), scopes: scopesOf(p),
         };
         await ctx.db.write(async (tx) => {
           await repo.insert(tx, record);
@@ -214,27 +232,31 @@ function operations(ctx: ProgramsContext, repo: WebhookRepository, box: Credenti
       },
     }),
     defineOperation({
-      operationId: 'listWebhooks', method: 'GET', path: '/admin/webhooks', summary: 'Webhook endpoints (never their secrets)', tags: ['admin'], permission: 'webhooks.manage',
+      operationId: 'listWebhooks', method: 'GET', path: '/admin/webhooks', summary: 'Webhook endpoints whose scopes lie within yours (never their secrets)', tags: ['admin'], permission: 'webhooks.manage',
       query: z.object({ ...pageQueryShape }),
       responses: { 200: { description: 'A page of endpoints, by id.', schema: pageOf(webhookView) } },
-      handler: async ({ query }) => {
+      handler: async ({ query }, { principal }) => {
         const after = query.cursor ? String(decodeCursor(query.cursor, { id: 'string' }).id) : null;
-        const rows = await repo.list(query.limit + 1, after);
+        const rows = await repo.list(query.limit + 1, after, await visibleTo(repo, principal));
         const page = pageAfter(rows, query.limit, (last) => ({ id: last.id }));
         return { status: 200, body: { items: page.items.map(webhookOut), nextCursor: page.nextCursor } };
       },
     }),
     defineOperation({
-      operationId: 'listWebhookDeliveries', method: 'GET', path: '/admin/webhooks/deliveries', summary: 'Delivery history, newest first', tags: ['admin'], permission: 'webhooks.manage',
+      operationId: 'listWebhookDeliveries', method: 'GET', path: '/admin/webhooks/deliveries', summary: 'Delivery history of the endpoints you see, newest first', tags: ['admin'], permission: 'webhooks.manage',
       query: z.object({
         ...pageQueryShape, webhookId: z.string().regex(/^whk_[0-9a-f]{16}$/, 'a webhook id').optional(),
         status: z.enum(['pending', 'delivered', 'failed', 'abandoned']).optional(), event: z.enum(WEBHOOK_EVENTS).optional(),
       }),
       responses: { 200: { description: 'A page of deliveries.', schema: pageOf(deliveryView) } },
-      handler: async ({ query }) => {
+      handler: async ({ query }, { principal }) => {
         const cursor = query.cursor ? decodeCursor(query.cursor, { createdAt: 'number', id: 'string' }) : null;
+        const within = await visibleTo(repo, principal);
         const rows = await repo.deliveries(
-          { ...(query.webhookId ? { webhookId: query.webhookId } : {}), ...(query.status ? { status: query.status } : {}), ...(query.event ? { event: query.event } : {}) },
+          {
+            ...(query.webhookId ? { webhookId: query.webhookId } : {}), ...(query.status ? { status: query.status } : {}), ...(query.event ? { event: query.event } : {}),
+            ...(within ? { webhookIds: within } : {}),
+          },
           query.limit + 1, cursor ? { createdAt: Number(cursor.createdAt), id: String(cursor.id) } : null,
         );
         const page = pageAfter(rows, query.limit, (last) => ({ createdAt: last.createdAt, id: last.id }));
@@ -248,6 +270,8 @@ function operations(ctx: ProgramsContext, repo: WebhookRepository, box: Credenti
 export function createWebhooksPlugin(options: { retryDelaysMs?: readonly number[] } = {}) {
   return definePlugin<ProgramsContext>({
     name: 'webhooks',
+    // The endpoints of an earlier version take their makers' scopes from the accounts' users (migration 2).
+    dependsOn: ['accounts'],
     migrations: MIGRATIONS,
     register(ctx) {
       const repo = new WebhookRepository(ctx.db);
@@ -256,8 +280,8 @@ export function createWebhooksPlugin(options: { retryDelaysMs?: readonly number[
       for (const op of operations(ctx, repo, box)) ctx.rest.define(op);
       const enqueueMany = async (tx: WriteTx, events: readonly { event: WebhookEvent; data: Record<string, unknown> }[]) => {
         const now = ctx.now();
-        const messages = events.map(({ event, data }) => ({ id: newId('msg'), event, body: JSON.stringify({ type: event, timestamp: iso(now), data }) }));
-        await repo.enqueue(tx, messages, () => newId('dlv'), now);
+        const messages = events.map(({ event, data }) => ({ id: newId('msg'), event, body: JSON.stringify({ type: event, timestamp: iso(now), data }), subject: subjectOf(event, data) }));
+        await repo.enqueue(tx, messages, () => newId('dlv'), now, ctx.services.find('fleet.machines') !== undefined);
       };
       ctx.services.provide('webhooks.outbox', {
         async enqueue(tx, event, data) {
@@ -266,6 +290,7 @@ export function createWebhooksPlugin(options: { retryDelaysMs?: readonly number[
         enqueueMany,
         kick: () => sender.kick(),
       });
+      ctx.services.provide('webhooks.endpoints', { idsWithin: (own) => repo.idsWithin(own) });
       // Deliveries left pending by an earlier run go out now.
       sender.start();
       return { stop: () => sender.stop() };

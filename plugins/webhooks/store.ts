@@ -2,12 +2,16 @@
  * Webhook endpoints, the outbox of events and one delivery row per endpoint
  * and event. An event and its deliveries are written in the transaction of
  * the change that caused it, so a committed change always has its
- * deliveries, and a rolled-back one has none. Portable SQL: the same
- * statements on SQLite and PostgreSQL (docs/databases.md).
+ * deliveries, and a rolled-back one has none; an endpoint gets only the
+ * events within its scopes (scopes.ts). Portable SQL, the same statements on
+ * SQLite and PostgreSQL (docs/databases.md); a list of ids is one JSON
+ * parameter read by the dialect's `textsOf`.
  */
+import { parseScopes, type Scopes } from '../../core/rest/scopes.js';
 import { WriteRounds } from '../../core/store/write-rounds.js';
 import type { SqlDatabase, WriteTx } from '../../core/store/sql-database.js';
 import type { Migration } from '../../core/store/migrations.js';
+import { endpointsWithin, machineGroupsFor, receives, type Subject } from './scopes.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -47,6 +51,17 @@ export const MIGRATIONS: readonly Migration[] = [
       'CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at)',
     ],
   },
+  {
+    id: 2,
+    name: 'webhook scopes',
+    up: [
+      `ALTER TABLE webhooks ADD COLUMN scopes TEXT NOT NULL DEFAULT '{"libraries":"*","machineGroups":"*"}'`,
+      // An endpoint made before endpoints had scopes takes those of the user who made it (by name; the accounts'
+      // tables exist, the plugin depending on them): a scoped administrator's endpoint stops receiving beyond them.
+      // One made by a service token (whose name need not be unique) keeps every library and group.
+      'UPDATE webhooks SET scopes = (SELECT u.scopes FROM accounts_users u WHERE u.username = webhooks.created_by) WHERE created_by IN (SELECT username FROM accounts_users)',
+    ],
+  },
 ];
 
 export interface WebhookRecord {
@@ -59,6 +74,8 @@ export interface WebhookRecord {
   disabledReason: string | null;
   createdBy: string;
   createdAt: number;
+  /** Whose events the endpoint receives: its maker's scopes when it was made. */
+  scopes: Scopes;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'abandoned';
@@ -81,6 +98,7 @@ export interface DeliveryRecord {
 const webhookOf = (r: Record<string, unknown>): WebhookRecord => ({
   id: String(r.id), url: String(r.url), events: JSON.parse(String(r.events)) as string[], description: String(r.description), sealedSecret: String(r.sealed_secret),
   enabled: Number(r.enabled) === 1, disabledReason: r.disabled_reason === null ? null : String(r.disabled_reason), createdBy: String(r.created_by), createdAt: Number(r.created_at),
+  scopes: parseScopes(String(r.scopes)),
 });
 const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 const deliveryOf = (r: Record<string, unknown>): DeliveryRecord => ({
@@ -107,8 +125,8 @@ export class WebhookRepository {
   constructor(private readonly db: SqlDatabase) {}
 
   async insert(tx: WriteTx, w: WebhookRecord): Promise<void> {
-    await tx.run('INSERT INTO webhooks (id, url, events, description, sealed_secret, enabled, disabled_reason, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)', [
-      w.id, w.url, JSON.stringify(w.events), w.description, w.sealedSecret, w.enabled ? 1 : 0, w.createdBy, w.createdAt,
+    await tx.run('INSERT INTO webhooks (id, url, events, description, sealed_secret, enabled, disabled_reason, created_by, created_at, scopes) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)', [
+      w.id, w.url, JSON.stringify(w.events), w.description, w.sealedSecret, w.enabled ? 1 : 0, w.createdBy, w.createdAt, JSON.stringify(w.scopes),
     ]);
   }
 
@@ -117,19 +135,33 @@ export class WebhookRepository {
     return r ? webhookOf(r) : undefined;
   }
 
-  async list(limit: number, afterId: string | null): Promise<WebhookRecord[]> {
-    return (await this.db.all('SELECT * FROM webhooks WHERE id > ? ORDER BY id LIMIT ?', [afterId ?? '', limit])).map(webhookOf);
+  /** Endpoints by id after `afterId`; only those of `ids` when given (a scoped caller's). */
+  async list(limit: number, afterId: string | null, ids: readonly string[] | null): Promise<WebhookRecord[]> {
+    const only = ids === null ? '' : ` AND id IN (${this.db.dialect.textsOf})`;
+    const params = [afterId ?? '', ...(ids === null ? [] : [JSON.stringify(ids)]), limit];
+    return (await this.db.all(`SELECT * FROM webhooks WHERE id > ?${only} ORDER BY id LIMIT ?`, params)).map(webhookOf);
+  }
+
+  /** The ids of the endpoints whose scopes lie within `own` (endpoints are few: read whole). */
+  async idsWithin(own: Scopes): Promise<string[]> {
+    const rows = await this.db.all('SELECT id, scopes FROM webhooks');
+    return endpointsWithin(rows.map((r) => ({ id: String(r.id), scopes: parseScopes(String(r.scopes)) })), own);
   }
 
   /**
    * Writes events, and a pending delivery of each for every enabled endpoint
-   * that subscribed to it, inside the caller's transaction: a few statements
-   * however many events. Answers the deliveries made.
+   * that subscribed to it and whose scopes take in the event's subject,
+   * inside the caller's transaction: a few statements however many events.
+   * `fleet` says whether machine groups exist to be read. Answers the
+   * deliveries made.
    */
-  async enqueue(tx: WriteTx, messages: readonly { id: string; event: string; body: string }[], deliveryIds: () => string, now: number): Promise<number> {
+  async enqueue(tx: WriteTx, messages: readonly { id: string; event: string; body: string; subject: Subject }[], deliveryIds: () => string, now: number, fleet: boolean): Promise<number> {
     if (messages.length === 0) return 0;
     const endpoints = (await tx.all('SELECT * FROM webhooks WHERE enabled = 1')).map(webhookOf);
-    const wanted = messages.map((m) => ({ message: m, to: endpoints.filter((w) => w.events.includes(m.event)) })).filter((m) => m.to.length > 0);
+    const groupsOf = await machineGroupsFor(tx, messages.map((m) => m.subject), endpoints, fleet);
+    const wanted = messages
+      .map((m) => ({ message: m, to: endpoints.filter((w) => w.events.includes(m.event) && receives(w.scopes, m.subject, groupsOf)) }))
+      .filter((m) => m.to.length > 0);
     const deliveries = wanted.flatMap(({ message, to }) => to.map((w) => [deliveryIds(), w.id, message.id, now, now, now]));
     for (let i = 0; i < wanted.length; i += ROWS_PER_INSERT) {
       const part = wanted.slice(i, i + ROWS_PER_INSERT);
@@ -193,10 +225,14 @@ export class WebhookRepository {
     }, { transaction: true });
   }
 
-  async deliveries(filter: { webhookId?: string; status?: string; event?: string }, limit: number, before: { createdAt: number; id: string } | null): Promise<DeliveryRecord[]> {
+  /** Deliveries, newest first; `webhookIds` limits them to those endpoints (a scoped caller's). */
+  async deliveries(filter: { webhookId?: string; status?: string; event?: string; webhookIds?: readonly string[] }, limit: number, before: { createdAt: number; id: string } | null): Promise<DeliveryRecord[]> {
     const where: string[] = [];
     const params: (string | number)[] = [];
-    for (const [condition, value] of [['d.webhook_id = ?', filter.webhookId], ['d.status = ?', filter.status], ['m.event = ?', filter.event]] as const) {
+    const within = filter.webhookIds === undefined ? undefined : JSON.stringify(filter.webhookIds);
+    for (const [condition, value] of [
+      ['d.webhook_id = ?', filter.webhookId], [`d.webhook_id IN (${this.db.dialect.textsOf})`, within], ['d.status = ?', filter.status], ['m.event = ?', filter.event],
+    ] as const) {
       if (value === undefined) continue;
       where.push(condition);
       params.push(value);

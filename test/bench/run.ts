@@ -10,6 +10,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   modbus: () => import('./modbus.js'),
   'body-flood': () => import('./body-flood.js'),
   audit: () => import('./audit.js'),
+  'audit-scope': () => import('./audit-scope.js'),
   'programs-diff': () => import('./programs-diff.js'),
   programs: () => import('./programs.js'),
   deploy: () => import('./deploy.js'),

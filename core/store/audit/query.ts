@@ -19,6 +19,18 @@ export interface AuditFilter {
   from?: string;
   /** Exclusive instant, or a date meaning up to the end of that day (inclusive of the day). */
   to?: string;
+  /**
+   * An SQL condition over audit_log's columns that every record must meet as well: the
+   * caller's scope, built by the program service (never text from a client). It is part
+   * of the query, so pages and cursors count only the records it lets through.
+   */
+  scope?: AuditCondition;
+}
+
+/** A boolean SQL expression over audit_log's columns and its `?` parameters, in order. */
+export interface AuditCondition {
+  sql: string;
+  params: SqlValue[];
 }
 
 export type AuditOrder = 'newest' | 'oldest';
@@ -95,6 +107,10 @@ export async function resolveFilter(db: Database, filter: AuditFilter, timeZone:
     if (typeof value !== 'string' || value.length === 0) throw invalid(field, `found ${JSON.stringify(value)}; accepted: a non-empty string`);
     where.push(`${column} = ?`);
     params.push(value);
+  }
+  if (filter.scope) {
+    where.push(`(${filter.scope.sql})`);
+    params.push(...filter.scope.params);
   }
   const fromMs = filter.from === undefined ? undefined : resolveTimeBound('from', filter.from, timeZone);
   const toMs = filter.to === undefined ? undefined : resolveTimeBound('to', filter.to, timeZone);

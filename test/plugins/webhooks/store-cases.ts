@@ -6,6 +6,7 @@
  * endpoint disabled, and the listings with their pages.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { ALL_SCOPES, type Scopes } from '../../../core/rest/scopes.js';
 import { applyMigrations } from '../../../core/store/migrations.js';
 import type { SqlDatabase } from '../../../core/store/sql-database.js';
 import { MIGRATIONS, WebhookRepository, type WebhookRecord } from '../../../plugins/webhooks/store.js';
@@ -13,9 +14,12 @@ import type { EngineUnderTest } from '../../fixtures/database-engines.js';
 
 const T0 = Date.UTC(2026, 10, 26, 8, 0, 0);
 
-const endpoint = (id: string, events: string[], enabled = true): WebhookRecord => ({
-  id, url: `https://hooks.example.com/${id}`, events, description: `endpoint ${id}`, sealedSecret: `sealed:${id}`, enabled, disabledReason: null, createdBy: 'admin', createdAt: T0,
+const endpoint = (id: string, events: string[], enabled = true, scopes: Scopes = ALL_SCOPES): WebhookRecord => ({
+  id, url: `https://hooks.example.com/${id}`, events, description: `endpoint ${id}`, sealedSecret: `sealed:${id}`, enabled, disabledReason: null, createdBy: 'admin', createdAt: T0, scopes,
 });
+
+/** Events about no library or machine, as the cases below write them (the scope rules are tested in scopes.test.ts). */
+const about = <T extends { id: string; event: string; body: string }>(messages: T[]) => messages.map((m) => ({ ...m, subject: null }));
 
 export function webhookStoreCases(engine: EngineUnderTest): void {
   describe(`webhooks store on ${engine.name}`, () => {
@@ -28,6 +32,8 @@ export function webhookStoreCases(engine: EngineUnderTest): void {
     async function store(): Promise<{ db: SqlDatabase; repo: WebhookRepository }> {
       const db = await (await engine.fresh()).open();
       opened.push(db);
+      // The accounts' users table, which the plugin depends on and its second migration reads.
+      await db.write((tx) => tx.run('CREATE TABLE accounts_users (username TEXT PRIMARY KEY, scopes TEXT NOT NULL)'));
       await applyMigrations(db, 'webhooks', MIGRATIONS);
       const repo = new WebhookRepository(db);
       await db.write(async (tx) => {
@@ -45,20 +51,20 @@ export function webhookStoreCases(engine: EngineUnderTest): void {
       const { repo } = await store();
       expect(await repo.get('wh_b')).toEqual(endpoint('wh_b', ['deployment.completed', 'deployment.failed']));
       expect(await repo.get('wh_c')).toMatchObject({ enabled: false });
-      expect((await repo.list(2, null)).map((w) => w.id)).toEqual(['wh_a', 'wh_b']);
-      expect((await repo.list(2, 'wh_b')).map((w) => w.id)).toEqual(['wh_c']);
+      expect((await repo.list(2, null, null)).map((w) => w.id)).toEqual(['wh_a', 'wh_b']);
+      expect((await repo.list(2, 'wh_b', null)).map((w) => w.id)).toEqual(['wh_c']);
     });
 
     it('writes events and a delivery for each enabled subscriber in the change\'s transaction, and none when it rolls back', async () => {
       const { db, repo } = await store();
-      const made = await db.write((tx) => repo.enqueue(tx, [
+      const made = await db.write((tx) => repo.enqueue(tx, about([
         { id: 'msg_1', event: 'deployment.completed', body: '{"n":1}' },
         { id: 'msg_2', event: 'deployment.failed', body: '{"n":2}' },
         { id: 'msg_3', event: 'program.approved', body: '{"n":3}' },
-      ], nextId, T0), { transaction: true });
+      ]), nextId, T0, false), { transaction: true });
       expect(made).toBe(3); // msg_1 to a and b, msg_2 to b; c is disabled, nobody takes msg_3
       await expect(db.write(async (tx) => {
-        await repo.enqueue(tx, [{ id: 'msg_4', event: 'deployment.completed', body: '{}' }], nextId, T0);
+        await repo.enqueue(tx, about([{ id: 'msg_4', event: 'deployment.completed', body: '{}' }]), nextId, T0, false);
         throw new Error('the change failed');
       }, { transaction: true })).rejects.toThrow('the change failed');
       const all = await repo.deliveries({}, 50, null);
@@ -71,7 +77,7 @@ export function webhookStoreCases(engine: EngineUnderTest): void {
 
     it('answers the due deliveries with what sending needs, and when the next one is due', async () => {
       const { db, repo } = await store();
-      await db.write((tx) => repo.enqueue(tx, [{ id: 'msg_1', event: 'deployment.failed', body: '{"why":"ünïcode ✓ 😀"}' }], nextId, T0), { transaction: true });
+      await db.write((tx) => repo.enqueue(tx, about([{ id: 'msg_1', event: 'deployment.failed', body: '{"why":"ünïcode ✓ 😀"}' }]), nextId, T0, false), { transaction: true });
       expect(await repo.nextDue()).toBe(T0);
       expect(await repo.due(T0 - 1, 10)).toEqual([]);
       const [due] = await repo.due(T0, 10);
@@ -80,10 +86,10 @@ export function webhookStoreCases(engine: EngineUnderTest): void {
 
     it('stores attempts that arrive together in one round: delivered, failed with its retry time, abandoned', async () => {
       const { db, repo } = await store();
-      await db.write((tx) => repo.enqueue(tx, [
+      await db.write((tx) => repo.enqueue(tx, about([
         { id: 'msg_1', event: 'deployment.completed', body: '{}' },
         { id: 'msg_2', event: 'deployment.failed', body: '{}' },
-      ], nextId, T0), { transaction: true });
+      ]), nextId, T0, false), { transaction: true });
       const due = await repo.due(T0, 10);
       expect(due).toHaveLength(3);
       const [first, second, third] = due as [typeof due[0], typeof due[0], typeof due[0]];
@@ -102,7 +108,7 @@ export function webhookStoreCases(engine: EngineUnderTest): void {
 
     it('disables an endpoint and abandons its pending deliveries only', async () => {
       const { db, repo } = await store();
-      await db.write((tx) => repo.enqueue(tx, [{ id: 'msg_1', event: 'deployment.completed', body: '{}' }], nextId, T0), { transaction: true });
+      await db.write((tx) => repo.enqueue(tx, about([{ id: 'msg_1', event: 'deployment.completed', body: '{}' }]), nextId, T0, false), { transaction: true });
       await repo.disable('wh_a', 'answered 410 Gone', T0 + 10);
       expect(await repo.get('wh_a')).toMatchObject({ enabled: false, disabledReason: 'answered 410 Gone' });
       const rows = await repo.deliveries({ status: 'abandoned' }, 50, null);
@@ -113,7 +119,7 @@ export function webhookStoreCases(engine: EngineUnderTest): void {
     it('lists deliveries newest first by filter, a page at a time', async () => {
       const { db, repo } = await store();
       for (let i = 0; i < 5; i++) {
-        await db.write((tx) => repo.enqueue(tx, [{ id: `msg_${i}`, event: i % 2 ? 'deployment.failed' : 'deployment.completed', body: '{}' }], nextId, T0 + i), { transaction: true });
+        await db.write((tx) => repo.enqueue(tx, about([{ id: `msg_${i}`, event: i % 2 ? 'deployment.failed' : 'deployment.completed', body: '{}' }]), nextId, T0 + i, false), { transaction: true });
       }
       const failed = await repo.deliveries({ event: 'deployment.failed' }, 50, null);
       expect(failed.map((d) => d.messageId)).toEqual(['msg_3', 'msg_1']);
@@ -121,6 +127,17 @@ export function webhookStoreCases(engine: EngineUnderTest): void {
       const last = page1[2]!;
       const page2 = await repo.deliveries({ webhookId: 'wh_b' }, 3, { createdAt: last.createdAt, id: last.id });
       expect([...page1, ...page2].map((d) => d.messageId)).toEqual(['msg_4', 'msg_3', 'msg_2', 'msg_1', 'msg_0']);
+    });
+
+    it('lists only the endpoints and deliveries of the ids a scoped caller sees, the ids bound as one parameter', async () => {
+      const { db, repo } = await store();
+      await db.write((tx) => repo.insert(tx, endpoint('wh_d', ['deployment.completed'], true, { libraries: ['lib_1'], machineGroups: ['cell-1'] })), { transaction: true });
+      expect(await repo.idsWithin({ libraries: ['lib_1', 'lib_2'], machineGroups: ['cell-1'] })).toEqual(['wh_d']);
+      expect((await repo.list(10, null, ['wh_b', 'wh_d', 'wh_missing'])).map((w) => w.id)).toEqual(['wh_b', 'wh_d']);
+      expect(await repo.list(10, null, [])).toEqual([]);
+      await db.write((tx) => repo.enqueue(tx, [{ id: 'msg_1', event: 'deployment.completed', body: '{}', subject: { libraryId: 'lib_1' } }], nextId, T0, false), { transaction: true });
+      expect((await repo.deliveries({ webhookIds: ['wh_a', 'wh_d'] }, 50, null)).map((d) => d.webhookId).sort()).toEqual(['wh_a', 'wh_d']);
+      expect(await repo.deliveries({ webhookIds: [] }, 50, null)).toEqual([]);
     });
   });
 }
