@@ -12,7 +12,7 @@ const MAX_DEPTH = 6;
 const up = (n) => '(\\.\\./)'.concat(`{${n}}`);
 
 /** The composition roots: the only files outside test/ that wire plugins and drivers together. */
-const COMPOSITION_ROOTS = ['core/main.ts', 'core/reset-admin-password.ts', 'plugins/index.ts', 'drivers/registry.ts', 'drivers/sim-main.ts', 'drivers/simulators.ts'];
+const COMPOSITION_ROOTS = ['core/main.ts', 'plugins/index.ts', 'drivers/registry.ts', 'drivers/sim-main.ts', 'drivers/simulators.ts'];
 
 /** `files` glob for the TypeScript files exactly `depth` directories below `area`. */
 const atDepth = (area, depth) => [`${area}/${'*/'.repeat(depth - 1)}*.ts`];

@@ -3,7 +3,7 @@
  * file, its HTTP listener, its plugin host (plugins' migrations on the
  * role's database, boot in dependency order, stop in reverse), its logger
  * and clock. It knows no fleet and no vault: the gateway role
- * (core/gateway.ts) and the program service role (core/roles/programs.ts)
+ * (core/roles/gateway/gateway.ts) and the program service role (core/roles/programs/role.ts)
  * each build their own context on it.
  *
  * Stop order: stop taking requests (in-flight ones finish) → plugins in

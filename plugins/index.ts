@@ -1,8 +1,8 @@
 /** The plugins of each role. Order here does not matter: they boot in dependency order. */
 import type { Plugin } from '../core/plugin-host.js';
-import type { GatewayContext } from '../core/context.js';
-import type { ProgramsContext } from '../core/roles/programs-context.js';
-import { fleetPlugin } from './fleet/index.js';
+import type { GatewayContext } from '../core/roles/gateway/context.js';
+import type { ProgramsContext } from '../core/roles/programs/context.js';
+import { machineActorsPlugin } from './machine-actors/index.js';
 import { gatewayApiPlugin } from './gateway-api/index.js';
 import { authPlugin } from './auth/index.js';
 import { errorLogPlugin } from './error-log/index.js';
@@ -25,7 +25,7 @@ import { programsConsolePlugin } from './console/programs.js';
 import { dashboardPlugin } from './dashboard/index.js';
 import { webhooksPlugin } from './webhooks/index.js';
 
-export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, fleetPlugin, groupTasksPlugin, historyPlugin, analysisPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin, mcpPlugin, cloudLinkPlugin, consolePlugin];
+export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, machineActorsPlugin, groupTasksPlugin, historyPlugin, analysisPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin, mcpPlugin, cloudLinkPlugin, consolePlugin];
 
 /** The program version service's plugins. */
 export const PROGRAMS_PLUGINS: readonly Plugin<ProgramsContext>[] = [accountsPlugin, vaultPlugin, auditApiPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin, mirrorPlugin, dashboardPlugin, programsConsolePlugin];

@@ -5,7 +5,7 @@
  * registry's AccessPolicy, so HTTP and MCP are checked the same way.
  */
 import { definePlugin } from '../../core/plugin-host.js';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayAccessPolicy } from './access-policy.js';
 import { applyConfigSettings } from './config-settings.js';
 import { defineAuthInterfaces } from './interfaces.js';

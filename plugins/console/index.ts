@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { definePlugin } from '../../core/plugin-host.js';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { ensureBuilt, type ConsoleName } from './build.js';
 
 interface Loaded {

@@ -10,9 +10,9 @@ import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import type { GatewayLink, GatewayLinkError } from '../../core/gateway-link/types.js';
-import type { ProgramsServices } from '../../core/roles/programs-context.js';
+import type { ProgramsServices } from '../../core/roles/programs/context.js';
 import { SYSTEM } from './common.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, isStepFailure, statusOf, type StepFailure } from './machine.js';
 import type { DeploymentRepository, DeploymentRow } from './store.js';
 

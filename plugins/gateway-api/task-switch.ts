@@ -19,7 +19,7 @@ import {
   groupIdSchema,
   machineIdSchema,
 } from '../../config/schema.js';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 
 /** tasks.<class>.intervalMs as the machine config accepts it, without its default. */
 const intervalMsInput = machineTasksSchema.shape.Count.unwrap().shape.intervalMs.unwrap();

@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { formatInZone } from '../../core/time.js';
-import type { CloudLinkStatus } from '../../core/cloud/link-status.js';
+import type { CloudLinkStatus } from '../../core/roles/gateway/cloud-link-status.js';
 
 export const GATEWAY_ID_FILE = 'gateway-id';
 

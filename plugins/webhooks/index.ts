@@ -15,7 +15,7 @@ import { definePlugin } from '../../core/plugin-host.js';
 import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { CredentialBox, type SealedCredential } from '../../core/store/credential-box.js';
 import type { WriteTx } from '../../core/store/database.js';
 import { Poster, PostError } from './post.js';
@@ -41,7 +41,7 @@ export interface WebhookOutbox {
   kick(): void;
 }
 
-declare module '../../core/roles/programs-context.js' {
+declare module '../../core/roles/programs/context.js' {
   interface ProgramsServices {
     'webhooks.outbox': WebhookOutbox;
   }

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { parseConfig } from '../../core/config.js';
-import { Gateway } from '../../core/gateway.js';
+import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../plugins/index.js';
 import { benchMachines } from './bench-fleet.js';

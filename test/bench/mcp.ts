@@ -22,7 +22,7 @@ import { pino } from 'pino';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { parseConfig } from '../../core/config.js';
-import { Gateway } from '../../core/gateway.js';
+import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../plugins/index.js';
 import { option, percentile, printTable } from './stats.js';

@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import type { MqttClient } from 'mqtt';
 import { pino } from 'pino';
 import { parseConfig } from '../../core/config.js';
-import { Gateway } from '../../core/gateway.js';
+import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../plugins/index.js';
 import { lightLink } from '../fixtures/cloud.js';

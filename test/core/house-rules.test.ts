@@ -45,7 +45,7 @@ describe('house rules on imports', () => {
     expect(await restrictedImports('drivers/mqtt/new-map.ts', '../../plugins/auth/tokens.js')).toEqual([expect.stringMatching(/driver must not import plugins/)]);
     expect(await restrictedImports('drivers/mqtt/new-map.ts', '../simulator/model.js')).toEqual([]);
     expect(await restrictedImports('core/main.ts', '../plugins/index.js')).toEqual([]);
-    expect(await restrictedImports('core/reset-admin-password.ts', '../plugins/auth/password-reset.js')).toEqual([]);
+    expect(await restrictedImports('plugins/auth/reset-command.ts', './password-reset.js')).toEqual([]);
     expect(await restrictedImports('plugins/index.ts', './auth/index.js')).toEqual([]);
     expect(await restrictedImports('test/plugins/new.test.ts', '../../plugins/auth/tokens.js')).toEqual([]);
   });

@@ -67,7 +67,7 @@ describe('the protocol simulators and config/simulators.json', () => {
       .poll(
         () =>
           machines.filter((m) => {
-            const view = gateway.gateway.fleet.view(m.machineID);
+            const view = gateway.gateway.fleet.snapshot(m.machineID);
             return view.connection.state === 'online' && view.cache.CNCStatus?.sampledAt !== undefined && !['offline', 'noData'].includes(view.derived.state);
           }).length,
         { timeout: 30_000, interval: 100 },

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../core/config.js';
-import { Gateway } from '../../core/gateway.js';
+import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { TEST_PLUGINS } from '../fixtures/gateway.js';
 import { simMachine, TEST_ADMIN_PASSWORD } from '../fixtures/gateway.js';

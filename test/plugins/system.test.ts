@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { GatewayConfig } from '../../config/schema.js';
 import { parseConfig } from '../../core/config.js';
-import { Gateway } from '../../core/gateway.js';
+import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { SimulatorClient } from '../../drivers/simulator/index.js';
 import { TEST_PLUGINS } from '../fixtures/gateway.js';
@@ -164,7 +164,7 @@ describe('system interfaces', () => {
       arch: process.arch,
       osRelease: expect.any(String),
       uptimeMs: expect.any(Number),
-      startedPlugins: expect.arrayContaining(['auth', 'fleet', 'gateway-api', 'system']),
+      startedPlugins: expect.arrayContaining(['auth', 'machine-actors', 'gateway-api', 'system']),
       driverSchemes: expect.arrayContaining(['simulator']),
       machineCount: 2,
       activeMachineCount: 1,

@@ -1,13 +1,13 @@
 /**
  * A plugin contributes an MCP tool through the gateway's tool registry
- * (ctx.tools, core/mcp-tools.ts) without importing the mcp plugin: a real
+ * (ctx.tools, core/mcp/tools.ts) without importing the mcp plugin: a real
  * MCP client lists it beside the 13 built-in tools and calls it, and it runs
  * through the interfaces with the caller's identity like the built-in ones.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { GatewayContext } from '../../../core/context.js';
-import { defineTool, McpToolRegistry, ToolRegistryError } from '../../../core/mcp-tools.js';
+import type { GatewayContext } from '../../../core/roles/gateway/context.js';
+import { defineTool, McpToolRegistry, ToolRegistryError } from '../../../core/mcp/tools.js';
 import { definePlugin } from '../../../core/plugin-host.js';
 import { simMachine, startTestGateway, TEST_PLUGINS, type TestGateway } from '../../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../../fixtures/mcp-client.js';
