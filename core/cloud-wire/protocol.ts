@@ -21,6 +21,7 @@
  * cloud joins the parts by correlation id and index.
  */
 
+import { isRecord } from '../json-value.js';
 import { isJsonStringLiteral } from './literal-check.js';
 
 export const DEFAULT_TOPIC_PREFIX = 'cncgw/v1';
@@ -184,8 +185,6 @@ export function joinedLiteral(answer: { parts: readonly Buffer[]; size: number }
 
 /** What a correlation id may be: it goes into logs and the error log, so it is short and plain. */
 export const CORRELATION_ID = /^[\w.-]{1,100}$/;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Reads a request payload; undefined when it is not one. */
 export function readRequest(payload: Buffer): RelayRequest | undefined {

@@ -16,7 +16,7 @@
 import type { z } from 'zod';
 import { GatewayError } from '../errors.js';
 import type { InterfaceRegistry, Principal } from '../interfaces.js';
-import { toJsonSchema, type JsonSchema } from '../roles/gateway/openapi.js';
+import { toJsonSchema, type JsonSchema } from '../json-schema.js';
 
 /** A failure that ends the tool call as an MCP tool error with the standard message. */
 export class ToolFailure extends Error {

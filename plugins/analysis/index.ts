@@ -6,7 +6,7 @@
  * decisions are in docs/analysis.md.
  */
 import { z } from 'zod';
-import { groupIdSchema, machineIdSchema } from '../../config/schema.js';
+import { groupIdSchema, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import { analyseGroup, analyseMachine, checkInterval, type AnalysisSpec, type MachineSubject, type MemberWithoutData } from './compute/analyse.js';
 import { ANALYSIS_KINDS, type AlarmRecord, type AnalysisKind, type TimeSpan } from './compute/model.js';
 import { splitWindow } from './compute/sub-windows.js';

@@ -3,7 +3,7 @@
  * machine actors' caches. Nothing here contacts a machine.
  */
 import { z } from 'zod';
-import { MACHINE_TASK_CLASSES, type MachineTaskClass, machineIdSchema } from '../../config/schema.js';
+import { MACHINE_TASK_CLASSES, type MachineTaskClass, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { ERRORS, GatewayError, quoteList } from '../../core/errors.js';
 import { memberShortfall } from '../../core/roles/gateway/fleet/group-aggregates.js';

@@ -6,7 +6,7 @@
  * machine-reads.ts.
  */
 import { z } from 'zod';
-import { machineIdSchema } from '../../config/schema.js';
+import { machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { DriverClient, FamilyValues, ReadOptions, ReadableFamily, ToolLifeRecord } from '../../core/driver.js';
 import type { MachineSnapshot } from '../../core/roles/gateway/fleet/fleet.js';

@@ -8,7 +8,7 @@
  * It never contacts a machine: drivers answer from their connection.
  */
 import { z } from 'zod';
-import { machineIdSchema } from '../../config/schema.js';
+import { machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { ProgramByteLimits } from '../../core/driver.js';
 import { activeMachineSnapshot, errorDetail } from './machine-reads.js';

@@ -7,7 +7,7 @@
  * errorCode (GW-91). readGroupTaskData does the same for a group class.
  */
 import { z } from 'zod';
-import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, type GroupConfig, type GroupTaskClass, type MachineTaskClass, groupIdSchema, machineIdSchema } from '../../config/schema.js';
+import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, type GroupConfig, type GroupTaskClass, type MachineTaskClass, groupIdSchema, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { ERRORS, GatewayError } from '../../core/errors.js';
 import type { MachineSnapshot } from '../../core/roles/gateway/fleet/fleet.js';

@@ -18,7 +18,7 @@ import {
   type MachineTaskClass,
   groupIdSchema,
   machineIdSchema,
-} from '../../config/schema.js';
+} from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 
 /** tasks.<class>.intervalMs as the machine config accepts it, without its default. */

@@ -7,7 +7,7 @@
  * runs on the database's read-only (query_only) connection.
  */
 import { z } from 'zod';
-import { machineIdSchema } from '../../config/schema.js';
+import { machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayError, quoteList } from '../../core/errors.js';
 import { queryInt, queryList } from '../../core/interfaces.js';

@@ -5,7 +5,7 @@
  * groupID belong to separate interfaces, so they cannot be confused.
  */
 import { z } from 'zod';
-import { groupIdSchema, machineIdSchema } from '../../config/schema.js';
+import { groupIdSchema, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayError, quote } from '../../core/errors.js';
 import { queryBool, queryInt, type CallContext } from '../../core/interfaces.js';

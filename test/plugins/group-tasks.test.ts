@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { GROUP_TASK_CLASSES } from '../../config/schema.js';
+import { GROUP_TASK_CLASSES } from '../../core/roles/gateway/machine-config.js';
 import { parseConfig } from '../../core/config.js';
 import { schedulePhase } from '../../core/roles/gateway/fleet/schedule-phase.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';

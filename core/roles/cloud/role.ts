@@ -24,15 +24,16 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, ListToolsRequestSchema, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolCatalogue } from '../../mcp/dispatch.js';
 import { GatewayError, quote } from '../../errors.js';
+import { isRecord } from '../../json-value.js';
 import { InProcessBroker } from '../../mqtt/broker.js';
 import { splice, type Splices } from '../../mcp/frozen-answers.js';
 import { installJsonBodyParser } from '../../json-body.js';
 import { sendMcpBodyError } from '../../mcp/body-errors.js';
 import { RoleRuntime } from '../../runtime.js';
 import { DEFAULT_CALL_DEADLINE_MS, DEFAULT_TOPIC_PREFIX, gatewayClientId, isJsonStringLiteral, joinedLiteral, topics } from '../../cloud-wire/protocol.js';
-import { CloudRelay, type RelayConnection } from '../cloud/relay.js';
-import { AdminKeys, CLOUD_MIGRATIONS, GatewayTokens } from '../cloud/tokens.js';
-import { serveAdmin } from '../cloud/admin-http.js';
+import { CloudRelay, type RelayConnection } from './relay.js';
+import { AdminKeys, CLOUD_MIGRATIONS, GatewayTokens } from './tokens.js';
+import { serveAdmin } from './admin-http.js';
 
 export const CLOUD_DATABASE_FILE = 'cloud.db';
 export const UNAUTHORIZED_TEXT = 'Unauthorized: missing or unknown accessToken header.';
@@ -77,7 +78,6 @@ const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text',
  */
 type ToolAnswer = { parts: readonly Buffer[]; size: number; isError: boolean; ifMalformed: string } | { text: string; isError: true };
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const hasOnlyKeys = (o: Record<string, unknown>, keys: readonly string[]) => Object.keys(o).every((k) => keys.includes(k));
 
 /**
@@ -93,12 +93,12 @@ export function plainToolCall(request: Pick<FastifyRequest, 'headers' | 'body'>)
   if (headers['content-type'] !== 'application/json') return undefined;
   const version = headers['mcp-protocol-version'];
   if (version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return undefined;
-  if (!isPlainObject(body) || !hasOnlyKeys(body, ['jsonrpc', 'id', 'method', 'params']) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return undefined;
+  if (!isRecord(body) || !hasOnlyKeys(body, ['jsonrpc', 'id', 'method', 'params']) || body.jsonrpc !== '2.0' || body.method !== 'tools/call') return undefined;
   const id = body.id;
   if (typeof id !== 'string' && !(typeof id === 'number' && Number.isSafeInteger(id))) return undefined;
   const params = body.params;
-  if (!isPlainObject(params) || !hasOnlyKeys(params, ['name', 'arguments']) || typeof params.name !== 'string') return undefined;
-  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+  if (!isRecord(params) || !hasOnlyKeys(params, ['name', 'arguments']) || typeof params.name !== 'string') return undefined;
+  if (params.arguments !== undefined && !isRecord(params.arguments)) return undefined;
   return { id, name: params.name, ...(params.arguments !== undefined ? { arguments: params.arguments } : {}) };
 }
 

@@ -10,7 +10,8 @@
 import type { Logger } from 'pino';
 import { createLogger } from '../../logger.js';
 import type { FastifyInstance } from 'fastify';
-import type { GatewayConfig, MachineTaskClass } from '../../../config/schema.js';
+import type { GatewayConfig } from '../../../config/schema.js';
+import type { MachineTaskClass } from './machine-config.js';
 import type { RegisteredDriver } from '../../driver.js';
 import { EventBus, type GatewayEvents } from '../../event-bus.js';
 import { DriverRegistry } from './fleet/driver-registry.js';

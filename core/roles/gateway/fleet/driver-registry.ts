@@ -2,7 +2,7 @@
  * Driver factories by scheme. A machine's `driverOptions` are parsed by its
  * driver's own schema here, so a bad option is reported with its path.
  */
-import type { MachineConfig } from '../../../../config/schema.js';
+import type { MachineConfig } from '../machine-config.js';
 import type { DriverClient, DriverDeps, DriverFactory, RegisteredDriver } from '../../../driver.js';
 import { GatewayError } from '../../../errors.js';
 import { describeIssues } from '../../../schema-errors.js';

@@ -6,7 +6,7 @@
  */
 import { createActor } from 'xstate';
 import type { Logger } from 'pino';
-import type { MachineConfig, MachineTaskClass } from '../../../../config/schema.js';
+import type { MachineConfig, MachineTaskClass } from '../machine-config.js';
 import type { DriverClient } from '../../../driver.js';
 import { GatewayError } from '../../../errors.js';
 import type { DriverRegistry } from './driver-registry.js';

@@ -4,7 +4,7 @@
  * task scheduler caches what these return. A member without a cached sample
  * is listed with the reason instead of counting as zero.
  */
-import type { GroupTaskClass, MachineTaskClass } from '../../../../config/schema.js';
+import type { GroupTaskClass, MachineTaskClass } from '../machine-config.js';
 import { ERRORS } from '../../../errors.js';
 import type { MachineSnapshot } from './fleet.js';
 import type { TaskValues } from './task-samplers.js';

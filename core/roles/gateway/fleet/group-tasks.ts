@@ -11,7 +11,7 @@
  * only wrap a setTimeout.
  */
 import type { Logger } from 'pino';
-import { GROUP_TASK_CLASSES, type GroupConfig, type GroupTaskClass } from '../../../../config/schema.js';
+import { GROUP_TASK_CLASSES, type GroupConfig, type GroupTaskClass } from '../machine-config.js';
 import { toGatewayError } from '../../../errors.js';
 import { groupAggregate, type GroupMember, type GroupTaskValues } from './group-aggregates.js';
 import type { CacheEntry } from './machine-actor.js';

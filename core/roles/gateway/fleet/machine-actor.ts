@@ -12,7 +12,7 @@
  * The actor does I/O only through its DriverClient and the samplers.
  */
 import { assign, enqueueActions, fromPromise, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
-import { MACHINE_TASK_CLASSES, type MachineConfig, type MachineTaskClass } from '../../../../config/schema.js';
+import { MACHINE_TASK_CLASSES, type MachineConfig, type MachineTaskClass } from '../machine-config.js';
 import type { DriverClient } from '../../../driver.js';
 import { GatewayError, toGatewayError, type ErrorName } from '../../../errors.js';
 import { deriveState, type ConnectionState, type DerivedState } from './derive-state.js';

@@ -3,7 +3,7 @@
  * task does; the actor caches whatever it returns.
  */
 import type { ActiveAlarm, CncStatus, DriverClient, PartCount, TimeData, ToolLifeRecord } from '../../../driver.js';
-import type { MachineTaskClass } from '../../../../config/schema.js';
+import type { MachineTaskClass } from '../machine-config.js';
 import type { OeeSample, StateTally } from './state-tally.js';
 
 /** The CNCStatus sample: the status, plus the active alarms whenever an alarm may be involved. */

@@ -7,6 +7,7 @@
  * touched, so seq keeps rising even when every row is gone.
  */
 import type { Database } from '../../../store/database.js';
+import { DAY_MS } from '../../../time.js';
 import { historyClasses, historyMachineIDs } from './catalog.js';
 import { HISTORY_INDEX } from './query.js';
 import { forEachHistoryRow } from './stream.js';
@@ -54,7 +55,6 @@ export interface RetentionOptions {
 }
 
 export const DEFAULT_BATCH_ROWS = 5000;
-const DAY_MS = 86_400_000;
 /** Parameters per DELETE … IN (…) statement, well under SQLite's variable limit. */
 const SEQS_PER_STATEMENT = 500;
 

@@ -9,7 +9,7 @@
  * and stay out of the file.
  */
 import { basename } from 'node:path';
-import { WRITE_ONLY_MACHINE_FIELDS, type GroupConfig, type MachineConfig } from '../../../../config/schema.js';
+import { WRITE_ONLY_MACHINE_FIELDS, type GroupConfig, type MachineConfig } from '../machine-config.js';
 
 /** The fleet a config file names, and which file it came from. */
 export interface ConfigFleet {

@@ -5,7 +5,7 @@
  * encrypted (see credential-box.ts) and kept in plain text in memory only,
  * where the drivers need them.
  */
-import { groupConfigSchema, machineConfigSchema, WRITE_ONLY_MACHINE_FIELDS, type GroupConfig, type MachineConfig } from '../../../../config/schema.js';
+import { groupConfigSchema, machineConfigSchema, WRITE_ONLY_MACHINE_FIELDS, type GroupConfig, type MachineConfig } from '../machine-config.js';
 import { GatewayError } from '../../../errors.js';
 import { planConfigFleet, type ConfigFleet, type ConfigFleetPlan } from './config-fleet.js';
 import { CredentialDecryptError, isSealedCredential, type CredentialBox } from '../../../store/credential-box.js';

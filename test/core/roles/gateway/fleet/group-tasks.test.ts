@@ -6,7 +6,7 @@ import {
   machineConfigSchema,
   type GroupConfig,
   type GroupTaskClass,
-} from '../../../../../config/schema.js';
+} from '../../../../../core/roles/gateway/machine-config.js';
 import { GatewayError } from '../../../../../core/errors.js';
 import { deriveState } from '../../../../../core/roles/gateway/fleet/derive-state.js';
 import type { MachineSnapshot } from '../../../../../core/roles/gateway/fleet/fleet.js';

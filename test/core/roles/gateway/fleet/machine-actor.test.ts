@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActor } from 'xstate';
-import { machineConfigSchema, type MachineConfigInput } from '../../../../../config/schema.js';
+import { machineConfigSchema, type MachineConfigInput } from '../../../../../core/roles/gateway/machine-config.js';
 import { backoffDelay, deriveFromContext, machineActorLogic, type MachineActorDeps } from '../../../../../core/roles/gateway/fleet/machine-actor.js';
 import { GatewayError } from '../../../../../core/errors.js';
 import { makeStatus, MemorySink, ScriptedClient } from '../../../../fixtures/scripted-client.js';
