@@ -21,7 +21,7 @@ import { parseConfig } from '../../core/config.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
 import type { HistoryWriter } from '../../core/roles/gateway/history/writer.js';
 import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { GATEWAY_PLUGINS } from '../../core/roles/gateway/compose.js';
 import { option, percentile, printTable, textOption } from './stats.js';
 
 const MACHINE_ID = 'BENCH1';

@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { parseConfig } from '../../core/config.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { GATEWAY_PLUGINS } from '../../core/roles/gateway/compose.js';
 import { percentile } from './stats.js';
 
 const MACHINE_TYPES = ['lathe', 'mill', 'machiningCenter', 'turnMill', 'grinder'] as const;

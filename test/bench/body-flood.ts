@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import { parseConfig } from '../../core/config.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { GATEWAY_PLUGINS } from '../../core/roles/gateway/compose.js';
 import { benchMachines } from './bench-fleet.js';
 import type { FloodJob, FloodResult } from './body-flood-load.js';
 import { option, percentile, printTable } from './stats.js';

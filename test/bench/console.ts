@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import { parseConfig } from '../../core/config.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { GATEWAY_PLUGINS } from '../../core/roles/gateway/compose.js';
 import { ensureBuilt } from '../../plugins/console/build.js';
 import { launchChromium } from '../peers/browser.js';
 import { benchMachines } from './bench-fleet.js';

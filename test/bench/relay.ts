@@ -28,7 +28,7 @@ import { pino } from 'pino';
 import { parseConfig } from '../../core/config.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { GATEWAY_PLUGINS } from '../../core/roles/gateway/compose.js';
 import { lightLink } from '../fixtures/cloud.js';
 import { benchMachines } from './bench-fleet.js';
 import type { LoadJob, LoadResult } from './mcp-load.js';

@@ -103,7 +103,7 @@ beforeAll(async () => {
       { groupID: 'G2', name: 'Line 2', machineIDs: ['M1', 'M3'] },
     ],
   });
-  // Once in the list whether or not plugins/index.ts registers the analysis plugin yet.
+  // Once in the list whether or not the gateway's plugin list registers the analysis plugin yet.
   const plugins = TEST_PLUGINS;
   gateway = await Gateway.create({ config, drivers: DRIVERS, plugins, logger: pino({ level: 'silent' }), env: { GATEWAY_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD } });
   const login = await gateway.http.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: TEST_ADMIN_PASSWORD } });

@@ -36,7 +36,7 @@ afterEach(async () => {
   running = undefined;
 });
 
-/** A real gateway with the group-tasks plugin (once, whether or not plugins/index.ts registers it yet), called as the administrator. */
+/** A real gateway with the group-tasks plugin (once, whether or not the gateway's plugin list registers it yet), called as the administrator. */
 async function start(raw: Record<string, unknown>): Promise<GroupTaskGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-group-tasks-'));
   const config = parseConfig({ logLevel: 'silent', ...raw, gateway: { dataDir, timeZone: 'UTC' } });

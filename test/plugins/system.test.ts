@@ -48,7 +48,7 @@ interface StartOptions {
   adjust?: (config: GatewayConfig) => void;
 }
 
-/** A real gateway with the system plugin (once in the list, whether or not plugins/index.ts registers it yet). */
+/** A real gateway with the system plugin (once in the list, whether or not the gateway's plugin list registers it yet). */
 async function startSystemGateway(raw: Record<string, unknown> = {}, options: StartOptions = {}): Promise<SystemGateway> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'gw-system-'));
   const config = parseConfig({

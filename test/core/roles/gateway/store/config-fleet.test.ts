@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../../../../core/config.js';
 import { Gateway } from '../../../../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../../../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../../../../plugins/index.js';
+import { GATEWAY_PLUGINS } from '../../../../../core/roles/gateway/compose.js';
 import { simMachine, TEST_ADMIN_PASSWORD } from '../../../../fixtures/gateway.js';
 
 interface Started {
