@@ -12,10 +12,15 @@
  * A role is a definition in its wing (core/role.ts, core/roles/<name>/);
  * adding one is a folder and a line in core/roles/index.ts. This file
  * imports the role list and the runtime only.
+ *
+ * `core/main.ts <command> [args]` runs one command of a role or plugin
+ * instead (core/commands.ts: `npm run reset-admin-password`, `npm run
+ * cloud-token`).
  */
 import { createLogger } from './logger.js';
-import { ConfigError, loadConfig, selectRoles, type RoleSelection } from './config.js';
-import { RoleStartError, startRoles, type RunningRoles } from './role.js';
+import { runCommand } from './commands.js';
+import { ConfigError, loadConfig, loadConfigForCli, selectRoles, type RoleSelection } from './config.js';
+import { commandsOf, RoleStartError, startRoles, type RunningRoles } from './role.js';
 import { ROLES } from './roles/index.js';
 import { StopOnSignals } from './process-signals.js';
 import { rolesBanner } from './startup-banner.js';
@@ -25,6 +30,15 @@ const STOP_DEADLINE_MS = 15_000;
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
+  const commandArgs = argv.slice(1);
+  const exitCode = await runCommand(commandsOf(ROLES), argv, {
+    loadConfig: () => loadConfigForCli(commandArgs),
+    env: process.env,
+    stdout: process.stdout,
+    stderr: process.stderr,
+  });
+  if (exitCode !== undefined) process.exit(exitCode);
+
   let loaded;
   let selection: RoleSelection;
   try {

@@ -6,6 +6,7 @@
  * involved.
  */
 import type { Logger } from 'pino';
+import type { Command } from './commands.js';
 import { BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
 
 /** What a plugin's register() may return to be told when to stop. */
@@ -18,6 +19,8 @@ export interface Plugin<Ctx> {
   dependsOn: readonly string[];
   /** Schema changes of the tables this plugin owns, recorded under its name; they run before any plugin registers. */
   migrations: readonly Migration[];
+  /** Commands of this plugin, run as `core/main.ts <name>` instead of starting the roles (core/commands.ts). */
+  commands: readonly Command[];
   register(ctx: Ctx & { logger: Logger }): Promise<PluginHandle | void> | PluginHandle | void;
 }
 
@@ -26,9 +29,10 @@ export function definePlugin<Ctx>(plugin: {
   name: string;
   dependsOn?: readonly string[];
   migrations?: readonly Migration[];
+  commands?: readonly Command[];
   register: Plugin<Ctx>['register'];
 }): Plugin<Ctx> {
-  return { dependsOn: [], migrations: [], ...plugin };
+  return { dependsOn: [], migrations: [], commands: [], ...plugin };
 }
 
 /** Applies one owner's migrations to the role's database; returns the ids applied. */

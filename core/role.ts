@@ -9,6 +9,7 @@
  */
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema.js';
+import type { Command } from './commands.js';
 import type { GatewayLink } from './gateway-link/types.js';
 import type { Plugin } from './plugin-host.js';
 import type { StopPart } from './process-signals.js';
@@ -54,6 +55,8 @@ export interface RoleDefinition {
   readonly stopRank: number;
   /** The role's plugins (its composition root, compose.ts), booted in dependency order. */
   readonly plugins: readonly Plugin<never>[];
+  /** The wing's own commands (`core/main.ts <name>`); its plugins declare theirs. */
+  readonly commands: readonly Command[];
   /** Opens the role's runtime, boots its plugins and listens; throws RoleStartError to stop the process with its exit code. */
   start(facts: RoleStartFacts): Promise<StartedRole>;
 }
@@ -61,6 +64,23 @@ export interface RoleDefinition {
 /** Declares a role; the identity function exists for type checking and readability. */
 export function defineRole(definition: RoleDefinition): RoleDefinition {
   return definition;
+}
+
+/**
+ * Every command of the roles: each role's own, then its plugins'. A name
+ * declared twice is a programming mistake and throws, naming both places.
+ */
+export function commandsOf(roles: readonly RoleDefinition[]): Command[] {
+  const found = new Map<string, { command: Command; where: string }>();
+  for (const role of roles) {
+    const declared = [...role.commands.map((command) => ({ command, where: `role '${role.name}'` })), ...role.plugins.flatMap((p) => p.commands.map((command) => ({ command, where: `plugin '${p.name}'` })))];
+    for (const entry of declared) {
+      const before = found.get(entry.command.name);
+      if (before) throw new Error(`command '${entry.command.name}' is declared by ${before.where} and ${entry.where}`);
+      found.set(entry.command.name, entry);
+    }
+  }
+  return [...found.values()].map((e) => e.command);
 }
 
 /** A role that could not start: exit 2 (as an invalid config) or 1 (e.g. its port is taken). */

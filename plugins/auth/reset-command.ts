@@ -1,11 +1,12 @@
 /**
- * `npm run reset-admin-password -- [--config FILE] [--user NAME]`: sets a new
- * password for a user (default `admin`) in the gateway's database, for
- * someone with access to the data directory who lost the administrator
- * password. The config file and GATEWAY_DATA_DIR are read as `npm start`
- * reads them. The gateway must be stopped. See docs/operations.md.
+ * `npm run reset-admin-password -- [--config FILE] [--user NAME]` (the auth
+ * plugin's command, run by core/main.ts): sets a new password for a user
+ * (default `admin`) in the gateway's database, for someone with access to
+ * the data directory who lost the administrator password. The config file
+ * and GATEWAY_DATA_DIR are read as `npm start` reads them. The gateway must
+ * be stopped. See docs/operations.md.
  */
-import { loadConfigForCli } from '../../core/config.js';
+import type { Command } from '../../core/commands.js';
 import { PasswordResetRefused, resetAdminPassword } from './password-reset.js';
 import { ADMIN_USERNAME } from './user-store.js';
 
@@ -26,43 +27,39 @@ function parseArgs(argv: readonly string[]): { username: string } {
   return { username };
 }
 
-async function main(): Promise<number> {
-  const argv = process.argv.slice(2);
-  if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
-  const loaded = loadConfigForCli(argv);
-  if (loaded === 2) return 2;
-  try {
-    const { username } = parseArgs(argv);
-    const result = await resetAdminPassword({ config: loaded.config, username, env: process.env });
-    const lines = [
-      '',
-      `  ${result.created ? 'created administrator' : 'password reset for'} '${result.username}'${result.isAdmin ? '' : ' (not an administrator)'}`,
-      `  data:      ${result.dataDir} (SQLite: gateway.db)`,
-      result.generatedPassword === undefined
-        ? '  password:  from GATEWAY_ADMIN_PASSWORD'
-        : `  password:  ${result.generatedPassword}   (shown once; change it with POST /api/auth/change-password)`,
-      `  JWTs issued to '${result.username}' before now are invalid; their secret keys are kept.`,
-      '  Start the gateway and log in with the new password.',
-      '',
-    ];
-    process.stdout.write(lines.join('\n') + '\n');
-    return 0;
-  } catch (err) {
-    if (err instanceof PasswordResetRefused) {
-      process.stderr.write(`reset-admin-password: ${err.message}\n`);
-      return 1;
+/** The command: reads the config as `npm start` does, resets the password, prints where and what. */
+export const resetAdminPasswordCommand: Command = {
+  name: 'reset-admin-password',
+  usage: USAGE,
+  async run(argv, io) {
+    if (argv.includes('--help') || argv.includes('-h')) {
+      io.stdout.write(`${USAGE}\n`);
+      return 0;
     }
-    throw err;
-  }
-}
-
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`reset-admin-password failed: ${(err as Error).stack ?? String(err)}\n`);
-    process.exit(1);
+    const loaded = io.loadConfig();
+    if (loaded === 2) return 2;
+    try {
+      const { username } = parseArgs(argv);
+      const result = await resetAdminPassword({ config: loaded.config, username, env: io.env });
+      const lines = [
+        '',
+        `  ${result.created ? 'created administrator' : 'password reset for'} '${result.username}'${result.isAdmin ? '' : ' (not an administrator)'}`,
+        `  data:      ${result.dataDir} (SQLite: gateway.db)`,
+        result.generatedPassword === undefined
+          ? '  password:  from GATEWAY_ADMIN_PASSWORD'
+          : `  password:  ${result.generatedPassword}   (shown once; change it with POST /api/auth/change-password)`,
+        `  JWTs issued to '${result.username}' before now are invalid; their secret keys are kept.`,
+        '  Start the gateway and log in with the new password.',
+        '',
+      ];
+      io.stdout.write(lines.join('\n') + '\n');
+      return 0;
+    } catch (err) {
+      if (err instanceof PasswordResetRefused) {
+        io.stderr.write(`reset-admin-password: ${err.message}\n`);
+        return 1;
+      }
+      throw err;
+    }
   },
-);
+};

@@ -17,7 +17,7 @@ import { startTestCloud, untilOnline } from '../fixtures/cloud.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const cli = (config: string, ...args: string[]) => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'core/roles/cloud/commands/cloud-token.ts', ...args, '--config', config], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, GATEWAY_DATA_DIR: '' } });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'core/main.ts', 'cloud-token', ...args, '--config', config], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, GATEWAY_DATA_DIR: '' } });
   return { code: r.status, out: r.stdout, err: r.stderr };
 };
 

@@ -41,6 +41,7 @@ function notesRole(events: string[], stopRank: number): RoleDefinition {
     startsByDefault: false,
     stopRank,
     plugins: [plugin],
+    commands: [],
     async start({ config, offers, definitions }: RoleStartFacts) {
       const link = offers['gateway-link'];
       events.push(`notes starts; the gateway offers ${link ? `a link with ${(await link.listMachines()).length} machine(s)` : 'nothing'}; ${definitions.length} roles compiled in`);
@@ -116,6 +117,7 @@ describe('role definitions', () => {
       startsByDefault: false,
       stopRank: 1,
       plugins: [],
+      commands: [],
       start: () => Promise.reject(new RoleStartError('broken failed to start', 2)),
     });
     const first = notesRole(events, 50);

@@ -6,6 +6,7 @@ import { McpToolRegistry } from '../../mcp/tools.js';
 import { packageVersion } from '../../package-root.js';
 import { defineRole, listenFailed, RoleStartError, type RoleStartFacts, type StartedRole } from '../../role.js';
 import { cloudBannerSection } from './banner.js';
+import { cloudTokenCommand } from './commands/cloud-token.js';
 import { CLOUD_PLUGINS, GATEWAY_TOOLS } from './compose.js';
 import { CLOUD_DATABASE_FILE, CloudRole } from './role.js';
 
@@ -52,5 +53,6 @@ export const cloudRole = defineRole({
   // Last: the gateways in this process call it.
   stopRank: 30,
   plugins: CLOUD_PLUGINS,
+  commands: [cloudTokenCommand],
   start: startCloudRole,
 });

@@ -55,5 +55,7 @@ export const gatewayRole = defineRole({
   // After the program service (which calls it), before the cloud (which it calls).
   stopRank: 20,
   plugins: GATEWAY_PLUGINS,
+  // reset-admin-password is the auth plugin's.
+  commands: [],
   start: startGatewayRole,
 });

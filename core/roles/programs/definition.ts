@@ -51,5 +51,6 @@ export const programsRole = defineRole({
   // First: it calls the gateways, so it stops before them.
   stopRank: 10,
   plugins: PROGRAMS_PLUGINS,
+  commands: [],
   start: startProgramsRole,
 });

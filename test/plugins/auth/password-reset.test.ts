@@ -33,7 +33,7 @@ async function stoppedGatewayData(): Promise<{ dataDir: string; oldToken: string
 
 function runScript(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'plugins/auth/reset-command.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts', 'reset-admin-password', ...args], {
       cwd: PACKAGE_ROOT,
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
