@@ -58,7 +58,12 @@ export const programsWebhooksSchema = z
   .strict();
 export type ProgramsWebhookSettings = z.output<typeof programsWebhooksSchema>;
 
-export const gatewayConfigSchema = z
+/**
+ * The sections of the configuration file. Plugins and roles may declare
+ * parts of their own (core/config-parts.ts): a part's field replaces the
+ * field of the same path here, and a part's section is added.
+ */
+export const baseConfigObject = z
   .object({
     /** The services this process runs when no `--role` is given; both by default. */
     roles: z
@@ -184,20 +189,25 @@ export const gatewayConfigSchema = z
     machines: z.array(machineConfigSchema).default([]),
     groups: z.array(groupConfigSchema).default([]),
   })
-  .strict()
-  .superRefine((config, ctx) => {
-    const seen = new Set<string>();
-    config.machines.forEach((m, i) => {
-      if (seen.has(m.machineID)) ctx.addIssue({ code: 'custom', path: ['machines', i, 'machineID'], message: `duplicate machineID '${m.machineID}'` });
-      seen.add(m.machineID);
-    });
-    const groups = new Set<string>();
-    config.groups.forEach((g, i) => {
-      if (groups.has(g.groupID)) ctx.addIssue({ code: 'custom', path: ['groups', i, 'groupID'], message: `duplicate groupID '${g.groupID}'` });
-      groups.add(g.groupID);
-      g.machineIDs.forEach((id, j) => {
-        if (!seen.has(id)) ctx.addIssue({ code: 'custom', path: ['groups', i, 'machineIDs', j], message: `unknown machineID '${id}'; accepted: machineIDs listed under machines` });
-      });
+  .strict();
+
+/** The rules across the `machines` and `groups` entries: each ID once, and a group's members are machines listed. */
+export function checkFleetEntries(config: Pick<z.output<typeof baseConfigObject>, 'machines' | 'groups'>, ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  config.machines.forEach((m, i) => {
+    if (seen.has(m.machineID)) ctx.addIssue({ code: 'custom', path: ['machines', i, 'machineID'], message: `duplicate machineID '${m.machineID}'` });
+    seen.add(m.machineID);
+  });
+  const groups = new Set<string>();
+  config.groups.forEach((g, i) => {
+    if (groups.has(g.groupID)) ctx.addIssue({ code: 'custom', path: ['groups', i, 'groupID'], message: `duplicate groupID '${g.groupID}'` });
+    groups.add(g.groupID);
+    g.machineIDs.forEach((id, j) => {
+      if (!seen.has(id)) ctx.addIssue({ code: 'custom', path: ['groups', i, 'machineIDs', j], message: `unknown machineID '${id}'; accepted: machineIDs listed under machines` });
     });
   });
+}
+
+/** The configuration with no part of a plugin or role: the base sections and the fleet rules. */
+export const gatewayConfigSchema = baseConfigObject.superRefine(checkFleetEntries);
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;

@@ -19,9 +19,9 @@
  */
 import { createLogger } from './logger.js';
 import { runCommand } from './commands.js';
-import { ConfigError, loadConfig, loadConfigForCli, selectRoles, type RoleSelection } from './config.js';
+import { ConfigError, selectRoles, type RoleSelection } from './config.js';
 import { commandsOf, RoleStartError, startRoles, type RunningRoles } from './role.js';
-import { ROLES } from './roles/index.js';
+import { loadConfig, loadConfigForCli, ROLES } from './roles/index.js';
 import { StopOnSignals } from './process-signals.js';
 import { rolesBanner } from './startup-banner.js';
 

@@ -10,6 +10,7 @@
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../config/schema.js';
 import type { Command } from './commands.js';
+import type { ConfigPart, OwnedConfigPart } from './config-parts.js';
 import type { GatewayLink } from './gateway-link/types.js';
 import type { Plugin } from './plugin-host.js';
 import type { StopPart } from './process-signals.js';
@@ -53,6 +54,8 @@ export interface RoleDefinition {
   readonly startsByDefault: boolean;
   /** Lower stops first: a role stops before the roles it calls (programs 10, gateway 20, cloud 30). */
   readonly stopRank: number;
+  /** The role's own parts of the configuration (its listener, its store; core/config-parts.ts); its plugins declare theirs. */
+  readonly config: readonly ConfigPart[];
   /** The role's plugins (its composition root, compose.ts), booted in dependency order. */
   readonly plugins: readonly Plugin<never>[];
   /** The wing's own commands (`core/main.ts <name>`); its plugins declare theirs. */
@@ -64,6 +67,18 @@ export interface RoleDefinition {
 /** Declares a role; the identity function exists for type checking and readability. */
 export function defineRole(definition: RoleDefinition): RoleDefinition {
   return definition;
+}
+
+/**
+ * Every configuration part of the roles, with its owner: each role's own,
+ * then its plugins'. All roles compiled in count, not only those that run,
+ * so a mistake in any section stops every start.
+ */
+export function configPartsOf(roles: readonly RoleDefinition[]): OwnedConfigPart[] {
+  return roles.flatMap((role) => [
+    ...role.config.map((part): OwnedConfigPart => ({ owner: { kind: 'role', name: role.name }, part })),
+    ...role.plugins.flatMap((p): OwnedConfigPart[] => (p.config ? [{ owner: { kind: 'plugin', name: p.name }, part: p.config }] : [])),
+  ]);
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { quote, toGatewayError } from '../errors.js';
 import type { InterfaceRegistry, Principal } from '../interfaces.js';
-import { createToolCaller, ToolFailure, type McpToolRegistry } from './tools.js';
+import { createToolCaller, ToolFailure, type ToolCatalogueReader } from './tools.js';
 import { parseOrThrow } from '../schema-errors.js';
 import { serverInstructions } from './instructions.js';
 
@@ -40,7 +40,7 @@ export interface ToolCatalogue {
 }
 
 /** The registry's tools as `tools/list` lists them, computed once per registry revision. */
-function lister(registry: McpToolRegistry): () => Tool[] {
+function lister(registry: ToolCatalogueReader): () => Tool[] {
   let listed: { revision: number; tools: Tool[] } | undefined;
   return () => {
     if (listed?.revision !== registry.revision) {
@@ -59,11 +59,11 @@ function lister(registry: McpToolRegistry): () => Tool[] {
   };
 }
 
-export function toolCatalogue(registry: McpToolRegistry): ToolCatalogue {
+export function toolCatalogue(registry: ToolCatalogueReader): ToolCatalogue {
   return { list: lister(registry), primaryPath: (name) => registry.get(name)?.primaryPath, instructions: serverInstructions };
 }
 
-export function createToolDispatcher(ctx: { interfaces: InterfaceRegistry; tools: McpToolRegistry; logger: Logger }): ToolDispatcher {
+export function createToolDispatcher(ctx: { interfaces: InterfaceRegistry; tools: ToolCatalogueReader; logger: Logger }): ToolDispatcher {
   const registry = ctx.tools;
   return {
     list: lister(registry),

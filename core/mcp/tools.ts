@@ -1,9 +1,12 @@
 /**
- * MCP tools and their registry on the gateway context. Any plugin adds a tool
- * with `ctx.tools.register(defineTool({...}))` in its `register`; the mcp
- * plugin (plugins/mcp) registers its built-in tools the same way and serves
- * whatever the registry holds at request time, so a plugin contributes a tool
- * without importing the mcp plugin.
+ * MCP tools and their registry on the gateway context. Any plugin declares
+ * its tools (`tools: [defineTool({...})]` of definePlugin); the plugin host
+ * registers every declared tool in boot order before any plugin registers,
+ * so a clash fails the start naming the plugin and the tool. The mcp plugin
+ * (plugins/mcp) declares its built-in tools the same way and serves whatever
+ * the registry holds, read-only on the context (`ToolCatalogueReader`), so a
+ * plugin contributes a tool without importing the mcp plugin; the cloud
+ * relay lists the same declared tools (core/roles/cloud/definition.ts).
  *
  * How a tool reaches the gateway: every call goes through the interface
  * registry with the caller's identity, so each interface a tool uses is
@@ -95,8 +98,20 @@ export class ToolRegistryError extends Error {
   }
 }
 
+/** The tools as plugins and servers read them: no registration. */
+export interface ToolCatalogueReader {
+  /** The tool named `name`, if registered. */
+  get(name: string): ToolDefinition | undefined;
+  /** Every tool with its input as JSON Schema, in registration order. */
+  list(): { tool: ToolDefinition; inputSchema: JsonSchema }[];
+  /** The registered names, in registration order. */
+  names(): string[];
+  /** Grows with every registration, so a listing computed from the tools can be kept until it changes. */
+  readonly revision: number;
+}
+
 /** The MCP tools of one gateway, in the order they were registered. */
-export class McpToolRegistry {
+export class McpToolRegistry implements ToolCatalogueReader {
   private readonly tools = new Map<string, { tool: ToolDefinition; inputSchema: JsonSchema }>();
   private changes = 0;
 

@@ -144,7 +144,7 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
           logger.info({ broker: shownUrl(settings.brokerUrl), protocolVersion: current.protocolVersion }, 'cloud link connected');
           // Subscribed before saying online: a request the cloud sends on seeing the presence must find the subscription.
           void c.subscribeAsync(t.requests(parsed.id), { qos: 1 })
-            .then(() => c.publishAsync(t.presence(parsed.id), presence({ state: 'online', gateway: ctx.config.gateway.name, version: ctx.version, since }), { qos: 1, retain: true }))
+            .then(() => c.publishAsync(t.presence(parsed.id), presence({ state: 'online', gateway: ctx.identity.name, version: ctx.version, since }), { qos: 1, retain: true }))
             .catch((err: Error) => {
               noteError(`presence or subscription failed: ${err.message}`);
               logger.error({ err: err.message }, 'cloud link: presence or subscription failed');

@@ -118,6 +118,6 @@ export function serveConsoles(http: FastifyInstance, pages: readonly ConsolePage
 export const consolePlugin = definePlugin<GatewayContext>({
   name: 'console',
   register(ctx) {
-    serveConsoles(ctx.http, [{ path: '/', name: 'gateway', title: `${ctx.config.gateway.name} — fleet` }], ctx.logger.child({ component: 'console' }));
+    serveConsoles(ctx.http, [{ path: '/', name: 'gateway', title: `${ctx.identity.name} — fleet` }], ctx.logger.child({ component: 'console' }));
   },
 });

@@ -6,8 +6,8 @@
  * allow-lists (DNS-rebinding protection).
  *
  * The tools served are those of the gateway's tool registry (`ctx.tools`,
- * core/mcp/tools.ts), read at request time: this plugin registers its 13
- * built-in tools there, and any other plugin may add its own.
+ * core/mcp/tools.ts), read at request time: this plugin declares its 13
+ * built-in tools (`tools: TOOLS`), and any other plugin may declare its own.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
@@ -82,8 +82,8 @@ const frozenAnswers = new FrozenAnswers();
 export const mcpPlugin = definePlugin<GatewayContext>({
   name: 'mcp',
   dependsOn: ['gateway-api', 'system', 'error-log'],
+  tools: TOOLS,
   register(ctx) {
-    for (const tool of TOOLS) ctx.tools.register(tool);
     // The same dispatch for every transport (core/mcp/dispatch.ts).
     const dispatcher = createToolDispatcher(ctx);
     // One validator for every per-request server: the SDK otherwise builds a new Ajv (with formats) per request.

@@ -57,8 +57,8 @@ export function defineGatewayInfoInterface(ctx: GatewayContext, gatewayID: strin
     input: z.object({}).strict(),
     // An explicit allow-list: nothing from the config is spread in, so a secret added there later cannot leak here.
     handler: () => ({
-      name: ctx.config.gateway.name,
-      alias: ctx.config.gateway.alias,
+      name: ctx.identity.name,
+      alias: ctx.identity.alias,
       gatewayID,
       version: ctx.version,
       startedAtMs: ctx.startedAt,

@@ -41,6 +41,7 @@ function roleWith(name: string, commands: readonly Command[], pluginCommands: re
     name,
     databaseFile: `${name}.db`,
     startsByDefault: false,
+    config: [],
     stopRank: 1,
     plugins: [definePlugin<object>({ name: `${name}-plugin`, commands: pluginCommands, register: () => undefined })],
     commands,

@@ -12,7 +12,7 @@ import Fastify from 'fastify';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_ROLES, ROLE_NAMES } from '../../config/schema.js';
-import { parseConfig } from '../../core/config.js';
+import { parseConfig } from '../../core/roles/index.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import { defineRole, RoleStartError, startRoles, type RoleDefinition, type RoleStartFacts } from '../../core/role.js';
 import { ROLES } from '../../core/roles/index.js';
@@ -39,6 +39,7 @@ function notesRole(events: string[], stopRank: number): RoleDefinition {
     name: 'notes',
     databaseFile: 'notes.db',
     startsByDefault: false,
+    config: [],
     stopRank,
     plugins: [plugin],
     commands: [],
@@ -115,6 +116,7 @@ describe('role definitions', () => {
       name: 'broken',
       databaseFile: 'broken.db',
       startsByDefault: false,
+      config: [],
       stopRank: 1,
       plugins: [],
       commands: [],

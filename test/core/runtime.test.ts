@@ -16,7 +16,7 @@ import { createHttpApp } from '../../core/http-server.js';
 import { definePlugin, type Plugin } from '../../core/plugin-host.js';
 import { RoleRuntime } from '../../core/runtime.js';
 import { Database } from '../../core/store/database.js';
-import { parseConfig } from '../../core/config.js';
+import { parseConfig } from '../../core/roles/index.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { simMachine, TEST_ADMIN_PASSWORD, TEST_PLUGINS } from '../fixtures/gateway.js';
 

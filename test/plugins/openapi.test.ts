@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MACHINE_TASK_CLASSES } from '../../core/roles/gateway/machine-config.js';
-import { parseConfig } from '../../core/config.js';
+import { parseConfig } from '../../core/roles/index.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { queryBool, queryInt, queryList, type InterfaceDefinition } from '../../core/interfaces.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { parseConfig } from '../../core/config.js';
+import { parseConfig } from '../../core/roles/index.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { definePlugin } from '../../core/plugin-host.js';

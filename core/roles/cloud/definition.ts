@@ -1,25 +1,37 @@
 /** The cloud relay as a role: /mcp on `cloud.host`:`cloud.port` (8040), its broker embedded on `cloud.mqttPort` (1883) or external, tokens in cloud.db. */
 import { resolve } from 'node:path';
 import { readConfigFile } from '../../config.js';
-import { toolCatalogue } from '../../mcp/dispatch.js';
+import { toolCatalogue, type ToolCatalogue } from '../../mcp/dispatch.js';
 import { McpToolRegistry } from '../../mcp/tools.js';
 import { packageVersion } from '../../package-root.js';
-import { defineRole, listenFailed, RoleStartError, type RoleStartFacts, type StartedRole } from '../../role.js';
+import { bootOrder } from '../../plugin-host.js';
+import { defineRole, listenFailed, RoleStartError, type RoleDefinition, type RoleStartFacts, type StartedRole } from '../../role.js';
 import { cloudBannerSection } from './banner.js';
 import { cloudTokenCommand } from './commands/cloud-token.js';
-import { CLOUD_PLUGINS, GATEWAY_TOOLS } from './compose.js';
+import { CLOUD_PLUGINS } from './compose.js';
 import { CLOUD_DATABASE_FILE, CloudRole } from './role.js';
 
-async function startCloudRole({ config, file, logger: processLogger, env }: RoleStartFacts): Promise<StartedRole> {
+/**
+ * The tools the cloud lists and relays: those the gateway of this build
+ * serves, that is every tool its plugins declare, in the order the gateway
+ * registers them (boot order), so a tool a plugin contributes answers
+ * through the relay too.
+ */
+export function cloudCatalogue(definitions: readonly RoleDefinition[]): ToolCatalogue {
+  const registry = new McpToolRegistry();
+  const gateway = definitions.find((d) => d.name === 'gateway');
+  for (const plugin of bootOrder(gateway?.plugins ?? [])) for (const tool of plugin.tools) registry.register(tool);
+  return toolCatalogue(registry);
+}
+
+async function startCloudRole({ config, file, logger: processLogger, env, definitions }: RoleStartFacts): Promise<StartedRole> {
   const logger = processLogger.child({ role: 'cloud' });
   const dataDir = resolve(config.gateway.dataDir);
   const c = config.cloud;
-  const registry = new McpToolRegistry();
-  for (const tool of GATEWAY_TOOLS) registry.register(tool);
   let role: CloudRole;
   try {
     role = await CloudRole.create({
-      dataDir, logger, version: packageVersion(), catalogue: toolCatalogue(registry), topicPrefix: c.topicPrefix, callDeadlineMs: c.callDeadlineMs, revocationSweepMs: c.revocationSweepMs,
+      dataDir, logger, version: packageVersion(), catalogue: cloudCatalogue(definitions), topicPrefix: c.topicPrefix, callDeadlineMs: c.callDeadlineMs, revocationSweepMs: c.revocationSweepMs,
       allowedOrigins: c.allowedOrigins, allowedHosts: c.allowedHosts,
       ...(c.brokerUrl
         ? { broker: { url: c.brokerUrl, reconnectMaxMs: c.brokerReconnectMaxSeconds * 1000, ...(c.brokerUsername ? { username: c.brokerUsername } : {}), ...(env.CLOUD_BROKER_PASSWORD ? { password: env.CLOUD_BROKER_PASSWORD } : {}) } }
@@ -50,6 +62,7 @@ export const cloudRole = defineRole({
   databaseFile: CLOUD_DATABASE_FILE,
   // The cloud runs elsewhere, on its own: only when named.
   startsByDefault: false,
+  config: [],
   // Last: the gateways in this process call it.
   stopRank: 30,
   plugins: CLOUD_PLUGINS,

@@ -13,7 +13,7 @@ import type { Fleet } from './fleet/fleet.js';
 import type { DriverRegistry } from './fleet/driver-registry.js';
 import type { GroupTaskCache } from './fleet/group-tasks.js';
 import type { InterfaceRegistry } from '../../interfaces.js';
-import type { McpToolRegistry } from '../../mcp/tools.js';
+import type { ToolCatalogueReader } from '../../mcp/tools.js';
 import type { ServiceRegistry } from '../../services.js';
 import type { Database } from '../../store/database.js';
 import type { FleetStore } from './store/fleet-store.js';
@@ -35,8 +35,16 @@ import type { HistoryWriter } from './history/writer.js';
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by plugins through declaration merging
 export interface GatewayServices {}
 
+/** How the gateway calls itself: `gateway.name` and `gateway.alias` of the configuration. */
+export interface GatewayIdentity {
+  name: string;
+  alias: string;
+}
+
 export interface GatewayContext {
   config: GatewayConfig;
+  /** The gateway's name and alias (presence on the cloud, the console's title, /api/system/gateway-identity). */
+  identity: GatewayIdentity;
   /** The resolved gateway time zone (config, or the system's). */
   timeZone: string;
   dataDir: string;
@@ -49,8 +57,8 @@ export interface GatewayContext {
   /** The latest value of every group task class; the group-tasks plugin refreshes it. */
   groupTasks: GroupTaskCache;
   bus: EventBus<GatewayEvents>;
-  /** The MCP tools /mcp serves; any plugin may register one (core/mcp/tools.ts). */
-  tools: McpToolRegistry;
+  /** The MCP tools /mcp serves, read-only: a plugin contributes tools by declaring them (`tools` of definePlugin, core/mcp/tools.ts). */
+  tools: ToolCatalogueReader;
   /** Services plugins provide to each other (`GatewayServices`). */
   services: ServiceRegistry<GatewayServices>;
   /** The HTTP app, for the few routes that are not interfaces (none yet). */

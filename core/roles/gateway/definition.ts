@@ -52,6 +52,7 @@ export const gatewayRole = defineRole({
   name: 'gateway',
   databaseFile: GATEWAY_DATABASE_FILE,
   startsByDefault: true,
+  config: [],
   // After the program service (which calls it), before the cloud (which it calls).
   stopRank: 20,
   plugins: GATEWAY_PLUGINS,

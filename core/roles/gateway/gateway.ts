@@ -116,8 +116,10 @@ export class Gateway {
         ...(options.onSampleLag ? { onSampleLag: options.onSampleLag } : {}),
       });
       const http = createHttpApp(logger.child({ component: 'http' }), config.communication.trustProxy);
+      const tools = new McpToolRegistry();
       const context: GatewayContext = {
         config,
+        identity: { name: config.gateway.name, alias: config.gateway.alias },
         timeZone,
         dataDir,
         db,
@@ -128,7 +130,7 @@ export class Gateway {
         fleet,
         groupTasks: new GroupTaskCache(),
         bus,
-        tools: new McpToolRegistry(),
+        tools,
         services: new ServiceRegistry<GatewayServices>('gateway'),
         http,
         now,
@@ -138,8 +140,8 @@ export class Gateway {
         env: options.env ?? process.env,
         startedPlugins: () => runtime.pluginNames(),
       };
-      // The plugins' migrations, then the plugins in dependency order; the files they create are restricted to 0600.
-      await runtime.startPlugins(options.plugins, context, http);
+      // The plugins' migrations, their declared tools, then the plugins in dependency order; the files they create are restricted to 0600.
+      await runtime.startPlugins(options.plugins, context, http, { config, tools });
       serveInterfaces(http, interfaces);
       await http.ready();
       return new Gateway(context, runtime, logger);

@@ -48,6 +48,7 @@ export const programsRole = defineRole({
   name: 'programs',
   databaseFile: PROGRAMS_DATABASE_FILE,
   startsByDefault: true,
+  config: [],
   // First: it calls the gateways, so it stops before them.
   stopRank: 10,
   plugins: PROGRAMS_PLUGINS,

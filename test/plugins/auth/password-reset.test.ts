@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestGateway, TEST_ADMIN_PASSWORD, type TestGateway } from '../../fixtures/gateway.js';
-import { parseConfig } from '../../../core/config.js';
+import { parseConfig } from '../../../core/roles/index.js';
 import { PACKAGE_ROOT } from '../../../core/package-root.js';
 import { resetAdminPassword } from '../../../plugins/auth/password-reset.js';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { loadConfig } from '../../../../../core/config.js';
+import { loadConfig } from '../../../../../core/roles/index.js';
 import { Gateway } from '../../../../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../../../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../../../../core/roles/gateway/compose.js';
