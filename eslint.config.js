@@ -11,8 +11,11 @@ import tseslint from 'typescript-eslint';
 const MAX_DEPTH = 6;
 const up = (n) => '(\\.\\./)'.concat(`{${n}}`);
 
-/** The composition roots: the only files outside test/ that wire plugins and drivers together. */
-const COMPOSITION_ROOTS = ['core/main.ts', 'core/reset-admin-password.ts', 'plugins/index.ts', 'drivers/registry.ts', 'drivers/sim-main.ts', 'drivers/simulators.ts'];
+/**
+ * The composition roots: the only files outside test/ that wire plugins and drivers together, one per
+ * role in its wing (its plugin list), and the drivers' registry and simulators.
+ */
+const COMPOSITION_ROOTS = ['core/roles/gateway/compose.ts', 'core/roles/programs/compose.ts', 'core/roles/cloud/compose.ts', 'drivers/registry.ts', 'drivers/sim-main.ts', 'drivers/simulators.ts'];
 
 /** `files` glob for the TypeScript files exactly `depth` directories below `area`. */
 const atDepth = (area, depth) => [`${area}/${'*/'.repeat(depth - 1)}*.ts`];
@@ -27,7 +30,7 @@ for (let d = 1; d <= MAX_DEPTH; d++) {
       rules: {
         'no-restricted-imports': ['error', {
           patterns: [
-            { regex: `^${up(d - 1)}(?!\\.\\./)`, message: 'A plugin must not import another plugin (or plugins/index.ts): lift shared code into core/ or meet through the interface registry and the event bus.' },
+            { regex: `^${up(d - 1)}(?!\\.\\./)`, message: 'A plugin must not import another plugin: lift shared code into core/ or meet through the interface registry and the event bus.' },
             { regex: `^${up(d)}(plugins|drivers)(/|$)`, message: 'A plugin must not import plugins/ or drivers/: only the composition roots wire them (see eslint.config.js).' },
           ],
         }],
@@ -39,7 +42,7 @@ for (let d = 1; d <= MAX_DEPTH; d++) {
     ignores: COMPOSITION_ROOTS,
     rules: {
       'no-restricted-imports': ['error', {
-        patterns: [{ regex: `^${up(d)}(plugins|drivers)(/|$)`, message: 'core/ must not import plugins/ or drivers/: pass what it needs in, or make the file a composition root.' }],
+        patterns: [{ regex: `^${up(d)}(plugins|drivers)(/|$)`, message: 'core/ must not import plugins/ or drivers/: pass what it needs in, or list it in the role\'s composition root (core/roles/<role>/compose.ts).' }],
       }],
     },
   });

@@ -1,13 +1,17 @@
 /**
  * Loads the gateway config: the file (default `config/default.json`, or
  * `--config FILE`), then the environment overrides GATEWAY_PORT,
- * GATEWAY_DATA_DIR and PROGRAMS_PORT, then the schema. `--role` selects the
- * services to run over the file's `roles`. A mistake is a ConfigError naming the
- * file, the path, what was found and what is accepted.
+ * GATEWAY_DATA_DIR and PROGRAMS_PORT, then the schema: the base
+ * (config/schema.ts) with the parts plugins and roles declare
+ * (core/config-parts.ts; core/roles/index.ts binds every part of the build
+ * to these functions). `--role` selects the services to run over the file's
+ * `roles`. A mistake is a ConfigError naming the file, the path, what was
+ * found and what is accepted.
  */
 import { readFileSync } from 'node:fs';
 import { resolve, join } from 'node:path';
-import { gatewayConfigSchema, ROLE_NAMES, type GatewayConfig, type RoleName } from '../config/schema.js';
+import { ROLE_NAMES, type GatewayConfig, type RoleName } from '../config/schema.js';
+import { configSchema, type OwnedConfigPart } from './config-parts.js';
 import { describeFound, describeIssues } from './schema-errors.js';
 import { PACKAGE_ROOT } from './package-root.js';
 
@@ -182,22 +186,22 @@ function applyEnvironment(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, 
   }
 }
 
-/** Parses an already-read config object (used by tests and by `loadConfig`). */
-export function parseConfig(raw: unknown, file = '(inline)', env: NodeJS.ProcessEnv = {}): GatewayConfig {
+/** Parses an already-read config object (used by tests and by `loadConfig`) with the base schema and `parts`. */
+export function parseConfig(raw: unknown, file = '(inline)', env: NodeJS.ProcessEnv = {}, parts: readonly OwnedConfigPart[] = []): GatewayConfig {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(file, ['(root): expected a JSON object']);
   }
   const copy = structuredClone(raw) as Record<string, unknown>;
   applyEnvironment(copy, env, file);
-  const result = gatewayConfigSchema.safeParse(copy, { reportInput: true });
+  const result = configSchema(parts).safeParse(copy, { reportInput: true });
   if (!result.success) throw new ConfigError(file, describeIssues(result.error.issues, copy));
   sources.set(result.data, file);
   written.set(result.data, writtenPaths(raw as Record<string, unknown>));
   return result.data;
 }
 
-/** Loads the config file named on the command line, or the default one. */
-export function loadConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): LoadedConfig {
+/** Loads the config file named on the command line, or the default one, with the base schema and `parts`. */
+export function loadConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env, parts: readonly OwnedConfigPart[] = []): LoadedConfig {
   const file = resolve(configFileFromArgs(argv) ?? DEFAULT_CONFIG_FILE);
   let text: string;
   try {
@@ -212,7 +216,7 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2), env:
   } catch (err) {
     throw new ConfigError(file, [`(file): not valid JSON (${(err as Error).message})`]);
   }
-  return { file, config: parseConfig(raw, file, env) };
+  return { file, config: parseConfig(raw, file, env, parts) };
 }
 
 /**
@@ -231,9 +235,9 @@ export function readConfigFile(path: string, field: string): Buffer {
  * For command-line tools: the config as `npm start` reads it, or the exit
  * code 2 after printing the config mistake (with its path) to stderr.
  */
-export function loadConfigForCli(argv: readonly string[]): LoadedConfig | 2 {
+export function loadConfigForCli(argv: readonly string[], parts: readonly OwnedConfigPart[] = []): LoadedConfig | 2 {
   try {
-    return loadConfig(argv);
+    return loadConfig(argv, process.env, parts);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);

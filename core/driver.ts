@@ -30,6 +30,19 @@ export type ExecutionState = 'RUNNING' | 'HOLD' | 'STOPPED' | 'RESET' | 'EMERGEN
 export type OperatingMode = 'AUTO' | 'MDI' | 'MANUAL' | 'JOG' | 'HANDLE' | 'EDIT' | 'REF' | 'REMOTE' | 'UNKNOWN';
 /** Severity of the most severe active alarm. */
 export type AlarmLevel = 'none' | 'warning' | 'alarm' | 'emergency';
+/** Every alarm level, least severe first. */
+export const ALARM_LEVELS = ['none', 'warning', 'alarm', 'emergency'] as const satisfies readonly AlarmLevel[];
+/** The levels an active alarm can have. */
+export const ACTIVE_ALARM_LEVELS = ['warning', 'alarm', 'emergency'] as const satisfies readonly Exclude<AlarmLevel, 'none'>[];
+/** Severity rank of each level: higher is more severe. */
+export const ALARM_LEVEL_RANK: Readonly<Record<AlarmLevel, number>> = { none: 0, warning: 1, alarm: 2, emergency: 3 };
+
+/** The level of the most severe alarm of the list; `none` for no alarm. */
+export function worstAlarmLevel(alarms: readonly { level: AlarmLevel }[]): AlarmLevel {
+  let worst: AlarmLevel = 'none';
+  for (const { level } of alarms) if (ALARM_LEVEL_RANK[level] > ALARM_LEVEL_RANK[worst]) worst = level;
+  return worst;
+}
 
 /** The status sample (data class CNCStatus). */
 export interface CncStatus {

@@ -16,7 +16,7 @@
  * ```
  */
 import type { Logger } from 'pino';
-import type { GroupConfig, MachineConfig } from '../config/schema.js';
+import type { GroupConfig, MachineConfig } from './roles/gateway/machine-config.js';
 
 /** Every event of the gateway and its payload; plugins add theirs by declaration merging. */
 export interface GatewayEvents {

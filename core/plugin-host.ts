@@ -1,11 +1,18 @@
 /**
- * Plugins are named, declare what they depend on and the schema migrations
- * of the tables they own, and receive an explicit context. Their migrations
- * run first, in boot order; then they boot in dependency order and stop in
- * reverse order; a missing or cyclic dependency fails at start with the names
- * involved.
+ * Plugins are named, declare what they depend on, the schema migrations of
+ * the tables they own, the part of the configuration they read, the MCP
+ * tools they contribute and the commands they offer, and receive an
+ * explicit context. Their migrations run first, in boot order; then their
+ * tools are registered, in boot order; then they boot in dependency order
+ * and stop in reverse order; a missing or cyclic dependency fails at start
+ * with the names involved.
  */
 import type { Logger } from 'pino';
+import type { z } from 'zod';
+import type { Command } from './commands.js';
+import { configWrites as configWritesOf } from './config.js';
+import { readPart, type ConfigPart, type PartSettings } from './config-parts.js';
+import type { ToolDefinition } from './mcp/tools.js';
 import { BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
 
 /** What a plugin's register() may return to be told when to stop. */
@@ -13,26 +20,62 @@ export interface PluginHandle {
   stop?(): Promise<void> | void;
 }
 
+/** What register() is given besides the role's context, for a plugin that declares a config part. */
+export interface PartAccess<Settings> {
+  /** The plugin's config part as parsed: its fields (defaults applied); undefined for an optional section that is absent. */
+  settings: Settings;
+  /** Whether the config file wrote the part's field itself rather than taking its default (the file wins over stored settings for what it writes). */
+  configWrites(field: string): boolean;
+}
+
 export interface Plugin<Ctx> {
   name: string;
   dependsOn: readonly string[];
   /** Schema changes of the tables this plugin owns, recorded under its name; they run before any plugin registers. */
   migrations: readonly Migration[];
-  register(ctx: Ctx & { logger: Logger }): Promise<PluginHandle | void> | PluginHandle | void;
+  /** The part of the configuration this plugin reads (core/config-parts.ts), if any; given to register() as `settings`. */
+  config?: ConfigPart;
+  /** MCP tools this plugin contributes; registered in boot order before any plugin registers. */
+  tools: readonly ToolDefinition[];
+  /** Commands of this plugin, run as `core/main.ts <name>` instead of starting the roles (core/commands.ts). */
+  commands: readonly Command[];
+  register(ctx: Ctx & { logger: Logger } & Partial<PartAccess<unknown>>): Promise<PluginHandle | void> | PluginHandle | void;
 }
 
-/** Declares a plugin; the identity function exists for type inference and readability. */
-export function definePlugin<Ctx>(plugin: {
+/** register()'s context: the role's, the plugin's logger, and for a plugin with a config part its settings (in place of any `settings` of the role's context). */
+export type RegisterContext<Ctx, S extends z.ZodRawShape, Optional extends boolean> = keyof S extends never
+  ? Ctx & { logger: Logger }
+  : Omit<Ctx, 'settings' | 'configWrites'> & { logger: Logger } & PartAccess<Optional extends true ? PartSettings<S> | undefined : PartSettings<S>>;
+
+/**
+ * Declares a plugin; the identity function exists for type inference and
+ * readability. A plugin with a config part names its fields' type after the
+ * context's, so register() sees its settings typed:
+ * `definePlugin<GatewayContext, typeof NOTES_FIELDS>({ config: { section: 'notes', fields: NOTES_FIELDS }, … })`
+ * (and `true` third for an optional section).
+ */
+export function definePlugin<Ctx, S extends z.ZodRawShape = Record<never, never>, Optional extends boolean = false>(plugin: {
   name: string;
   dependsOn?: readonly string[];
   migrations?: readonly Migration[];
-  register: Plugin<Ctx>['register'];
+  config?: keyof S extends never ? ConfigPart : ConfigPart<S> & { optional?: Optional };
+  tools?: readonly ToolDefinition[];
+  commands?: readonly Command[];
+  register(ctx: RegisterContext<Ctx, S, Optional>): Promise<PluginHandle | void> | PluginHandle | void;
 }): Plugin<Ctx> {
-  return { dependsOn: [], migrations: [], ...plugin };
+  return { dependsOn: [], migrations: [], tools: [], commands: [], ...plugin } as unknown as Plugin<Ctx>;
 }
 
 /** Applies one owner's migrations to the role's database; returns the ids applied. */
 export type MigrationRunner = (owner: string, migrations: readonly Migration[]) => Promise<number[]>;
+
+/** What a host gives plugins besides their context and their migrations. */
+export interface PluginHostOptions {
+  /** The parsed configuration plugins read their parts from; without one, a part's settings are its defaults. */
+  config?: object;
+  /** Where declared MCP tools go (the gateway's registry); a host without one refuses plugins that declare any. */
+  tools?: { register(tool: ToolDefinition): void };
+}
 
 export class PluginError extends Error {
   constructor(message: string) {
@@ -83,6 +126,7 @@ export class PluginHost<Ctx> {
     private readonly logger: Logger,
     /** Runs plugins' migrations on the role's database; a host without one refuses plugins that declare any. */
     private readonly runMigrations?: MigrationRunner,
+    private readonly options: PluginHostOptions = {},
   ) {}
 
   async start(ctx: Ctx): Promise<void> {
@@ -98,16 +142,43 @@ export class PluginHost<Ctx> {
         throw new PluginError(`plugin '${plugin.name}': ${(err as Error).message}`);
       }
     }
+    this.registerTools(order);
     for (const plugin of order) {
       const logger = this.logger.child({ plugin: plugin.name });
       try {
-        const handle = await plugin.register({ ...ctx, logger });
+        const handle = await plugin.register({ ...ctx, logger, ...this.partAccess(plugin) });
         this.started.push({ plugin, handle });
       } catch (err) {
         await this.stop();
         throw new PluginError(`plugin '${plugin.name}' failed to start: ${(err as Error).message}`);
       }
     }
+  }
+
+  /** Every declared tool, in boot order, before any plugin registers: a clash fails the start naming the plugin and the tool. */
+  private registerTools(order: readonly Plugin<Ctx>[]): void {
+    for (const plugin of order) {
+      if (plugin.tools.length === 0) continue;
+      if (!this.options.tools) throw new PluginError(`plugin '${plugin.name}' declares MCP tools, but this role serves none`);
+      for (const tool of plugin.tools) {
+        try {
+          this.options.tools.register(tool);
+        } catch (err) {
+          throw new PluginError(`plugin '${plugin.name}' failed to start: ${(err as Error).message}`);
+        }
+      }
+    }
+  }
+
+  /** `settings` and `configWrites` for a plugin with a config part; nothing for one without (the context's own fields stay). */
+  private partAccess(plugin: Plugin<Ctx>): Partial<PartAccess<unknown>> {
+    const part = plugin.config;
+    if (!part) return {};
+    const { config } = this.options;
+    return {
+      settings: readPart(config, part),
+      configWrites: (field) => config !== undefined && configWritesOf(config as Parameters<typeof configWritesOf>[0], `${part.section}.${field}`),
+    };
   }
 
   /** Names of the started plugins, in boot order. */

@@ -3,7 +3,7 @@
  * file, its HTTP listener, its plugin host (plugins' migrations on the
  * role's database, boot in dependency order, stop in reverse), its logger
  * and clock. It knows no fleet and no vault: the gateway role
- * (core/gateway.ts) and the program service role (core/roles/programs.ts)
+ * (core/roles/gateway/gateway.ts) and the program service role (core/roles/programs/role.ts)
  * each build their own context on it.
  *
  * Stop order: stop taking requests (in-flight ones finish) → plugins in
@@ -13,7 +13,7 @@
 import { join, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { PluginHost, type Plugin } from './plugin-host.js';
+import { PluginHost, type Plugin, type PluginHostOptions } from './plugin-host.js';
 import { Database } from './store/database.js';
 import { prepareDataDirectory, restrictDataDirectory } from './store/data-directory.js';
 import { applyMigrations, BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
@@ -64,12 +64,14 @@ export class RoleRuntime {
   }
 
   /**
-   * Applies the plugins' migrations on the role's database, then boots them
-   * with `context`; on failure stops what started. Files the plugins create
-   * in the data directory (keys) are restricted to 0600 afterwards.
+   * Applies the plugins' migrations on the role's database, registers their
+   * tools (`options.tools`), then boots them with `context` and their config
+   * parts read from `options.config`; on failure stops what started. Files
+   * the plugins create in the data directory (keys) are restricted to 0600
+   * afterwards.
    */
-  async startPlugins<Ctx>(plugins: readonly Plugin<Ctx>[], context: Ctx, http: FastifyInstance): Promise<{ names: () => readonly string[] }> {
-    const host = new PluginHost<Ctx>(plugins, this.logger, (owner, migrations) => applyMigrations(this.db, owner, migrations, this.now));
+  async startPlugins<Ctx>(plugins: readonly Plugin<Ctx>[], context: Ctx, http: FastifyInstance, options: PluginHostOptions = {}): Promise<{ names: () => readonly string[] }> {
+    const host = new PluginHost<Ctx>(plugins, this.logger, (owner, migrations) => applyMigrations(this.db, owner, migrations, this.now), options);
     this.host = host as unknown as PluginHost<never>;
     this.http = http;
     await host.start(context);

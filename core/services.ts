@@ -1,7 +1,7 @@
 /**
  * Services plugins contribute to their role's context without core naming
  * them. The registry is typed by a services interface that plugins extend by
- * declaration merging (`GatewayServices` in core/context.ts for the gateway),
+ * declaration merging (`GatewayServices` in core/roles/gateway/context.ts for the gateway),
  * so `provide` and `get` check the service's type while core stays unaware
  * of it (docs/architecture.md, "The plugin context").
  *

@@ -3,7 +3,8 @@
  * here so that DST days (23 or 25 hours) come out right.
  */
 
-const DAY_MS = 86_400_000;
+/** One day of 24 hours, milliseconds (a calendar day in a time zone may be 23 or 25 hours: see below). */
+export const DAY_MS = 86_400_000;
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 

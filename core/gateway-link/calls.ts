@@ -3,6 +3,7 @@
  * to the link's types. Shared by both implementations, so they cannot
  * disagree on paths, inputs or error meaning.
  */
+import { isRecord } from '../json-value.js';
 import { ProgramBytes } from '../program-bytes.js';
 import { GatewayLinkError, type GatewayLinkFailure, type LinkCurrentProgram, type LinkGroup, type LinkHistoryRow, type LinkMachine, type LinkProgramCapability, type LinkProgramFile, type LinkTransfer } from './types.js';
 
@@ -33,7 +34,6 @@ export interface LinkCall<T> {
   read(data: unknown): T;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const unexpected = (what: string): GatewayLinkError => new GatewayLinkError('failed', `the gateway answered ${what} in a form this service does not know`);
 const str = (v: unknown, what: string): string => {
   if (typeof v !== 'string') throw unexpected(what);

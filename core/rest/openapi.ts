@@ -10,7 +10,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { hoistDefinitions, toJsonSchema, type JsonSchema, type OpenApiInfo } from '../openapi.js';
+import { hoistDefinitions, toJsonSchema, type JsonSchema, type OpenApiInfo } from '../json-schema.js';
 import type { RestOperation, RestRegistry } from './operation.js';
 import { PROBLEM_TYPES } from './problem.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE, problemStatuses, REST_PREFIX } from './serve.js';

@@ -8,7 +8,7 @@
 import { generatePassword, hashPassword, MIN_PASSWORD_LENGTH, PASSWORD_COST, type ScryptCost } from '../../core/auth/passwords.js';
 import { LoginThrottle } from '../../core/auth/login-throttle.js';
 import { definePlugin } from '../../core/plugin-host.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { AccountsAuthenticator } from './authenticator.js';
 import { RefusalAudit } from './refusal-audit.js';
 import { accountOperations } from './operations.js';

@@ -8,7 +8,7 @@ import { hashPassword, needsRehash, verifyPassword, type ScryptCost } from '../.
 import type { LoginThrottle } from '../../core/auth/login-throttle.js';
 import { defineOperation, type RestOperation } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { newSession, parseCookieValue, readCookie, cookieName, SESSION_ABSOLUTE_MS, setCookieHeader, csrfTokenFor } from '../../core/auth/sessions.js';
 import { adminOperations } from './admin-operations.js';
 import type { AccountStore } from './store.js';

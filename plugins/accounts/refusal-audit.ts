@@ -5,7 +5,7 @@
  * bound. The key says what repeats: the source address for invalid
  * credentials, the principal and operation for a refusal.
  */
-import type { AuditChain, AuditEntry } from '../../core/store/audit-chain.js';
+import type { AuditChain, AuditEntry } from '../../core/roles/programs/audit/chain.js';
 import type { Database } from '../../core/store/database.js';
 
 /** One record per key in this window. */

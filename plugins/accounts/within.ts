@@ -14,7 +14,7 @@ export interface AccountGrants {
   accountsWithin(principal: RestPrincipal): Promise<{ users: string[]; serviceTokens: string[] }>;
 }
 
-declare module '../../core/roles/programs-context.js' {
+declare module '../../core/roles/programs/context.js' {
   interface ProgramsServices {
     'accounts.grants': AccountGrants;
   }

@@ -5,8 +5,8 @@
  * slice instead of one per history row; the extraction runs on sqlite3's
  * worker thread and the event loop only parses a bounded slice at a time.
  */
-import { DERIVED_STATES, type DerivedStateName } from '../../core/fleet/derive-state.js';
-import type { AlarmRecord, CountRecord, MachineHistory, StateChange, TimeSpan } from '../../core/analysis/model.js';
+import { DERIVED_STATES, type DerivedStateName } from '../../core/roles/gateway/fleet/derive-state.js';
+import type { AlarmRecord, CountRecord, MachineHistory, StateChange, TimeSpan } from './compute/model.js';
 import type { Database, SqlValue } from '../../core/store/database.js';
 
 /** Rows of a slice this long are parsed in one go; about 6,000 State rows at one change per 30 s. */

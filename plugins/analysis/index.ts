@@ -2,15 +2,15 @@
  * History analysis (GW-59): OEE, alarm, count, cycle and overall figures over
  * a window shorter than 31 days, for one machine or one group, optionally
  * split into sub-windows of `interval` seconds. Figures are computed by the
- * pure functions in core/analysis from the history table; formulas and
+ * pure functions in ./compute/ from the history table; formulas and
  * decisions are in docs/analysis.md.
  */
 import { z } from 'zod';
-import { groupIdSchema, machineIdSchema } from '../../config/schema.js';
-import { analyseGroup, analyseMachine, checkInterval, type AnalysisSpec, type MachineSubject, type MemberWithoutData } from '../../core/analysis/analyse.js';
-import { ANALYSIS_KINDS, type AlarmRecord, type AnalysisKind, type TimeSpan } from '../../core/analysis/model.js';
-import { splitWindow } from '../../core/analysis/sub-windows.js';
-import type { GatewayContext } from '../../core/context.js';
+import { groupIdSchema, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
+import { analyseGroup, analyseMachine, checkInterval, type AnalysisSpec, type MachineSubject, type MemberWithoutData } from './compute/analyse.js';
+import { ANALYSIS_KINDS, type AlarmRecord, type AnalysisKind, type TimeSpan } from './compute/model.js';
+import { splitWindow } from './compute/sub-windows.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayError, quote } from '../../core/errors.js';
 import { queryBool, queryInt } from '../../core/interfaces.js';
 import { definePlugin } from '../../core/plugin-host.js';
@@ -80,7 +80,7 @@ export const analysisPlugin = definePlugin<GatewayContext>({
     /** Alarms the machine's live status shows now, when it is online (an offline machine's cache is old). */
     const liveAlarms = (machineID: string, nowMs: number): AlarmRecord[] => {
       if (!ctx.fleet.has(machineID)) return [];
-      const view = ctx.fleet.view(machineID);
+      const view = ctx.fleet.snapshot(machineID);
       if (view.connection.state !== 'online') return [];
       return (view.cache.CNCStatus?.value?.alarms ?? []).map((a) => ({
         code: a.code,

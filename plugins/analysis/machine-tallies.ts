@@ -5,13 +5,13 @@
  * from history. A 30-day analysis therefore reads at most the two partial
  * days at its ends once the days between have been analysed. A kept day is
  * valid while the machine's history revision holds
- * (core/store/history-revisions.ts): late rows and retention make it stale.
+ * (core/roles/gateway/history/revisions.ts): late rows and retention make it stale.
  * Joining cells gives exactly what one pass over the whole window gives
- * (test/core/analysis-cells.test.ts).
+ * (test/plugins/analysis/cells.test.ts).
  */
-import type { AlarmRecord, TimeSpan } from '../../core/analysis/model.js';
-import { analysedRange, emptyTally, tallyCells, tallySubWindows, type Cell, type Tally } from '../../core/analysis/tally.js';
-import type { HistoryRevisions } from '../../core/store/history-revisions.js';
+import type { AlarmRecord, TimeSpan } from './compute/model.js';
+import { analysedRange, emptyTally, tallyCells, tallySubWindows, type Cell, type Tally } from './compute/tally.js';
+import type { HistoryRevisions } from '../../core/roles/gateway/history/revisions.js';
 import { startOfLocalDay } from '../../core/time.js';
 import type { HistoryNeeds, HistoryReader } from './history-reader.js';
 

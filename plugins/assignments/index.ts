@@ -11,7 +11,7 @@ import { defineOperation, type RestOperation, type RestPrincipal } from '../../c
 import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import { programText } from '../../core/program-bytes.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import type { Migration } from '../../core/store/migrations.js';
 import { placementProblems } from './placement.js';
 import { previewWarnings } from './preview-warnings.js';
@@ -92,7 +92,7 @@ export interface AssignmentsService {
   materialize(assignmentId: string, version: { id: string; number: number; sha256: string; content: Buffer; program: { name: string } }, machine: { machineId: string; programDir: string }, now: number): Promise<{ dir: string; fileName: string; content: Buffer }>;
 }
 
-declare module '../../core/roles/programs-context.js' {
+declare module '../../core/roles/programs/context.js' {
   interface ProgramsServices {
     assignments: AssignmentsService;
   }

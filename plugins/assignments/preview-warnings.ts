@@ -5,7 +5,7 @@
  * would ask (core/gateway-link/program-takers.ts), in plant words.
  */
 import { checkTargets } from '../../core/gateway-link/program-takers.js';
-import type { ProgramsServices } from '../../core/roles/programs-context.js';
+import type { ProgramsServices } from '../../core/roles/programs/context.js';
 
 type FleetMachines = ProgramsServices['fleet.machines'];
 type FleetMachine = NonNullable<Awaited<ReturnType<FleetMachines['machine']>>>;

@@ -3,15 +3,15 @@
  * paging, newest first), GET /audit/export?format=csv (the same selection
  * as RFC 4180 CSV, streamed), both limited to the caller's scopes
  * (scope.ts), and GET /audit/verify (PV-15), which walks the whole chain for
- * every caller. The chain itself is core/store/audit-chain.ts; docs/audit.md.
+ * every caller. The chain itself is core/roles/programs/audit/chain.ts; docs/audit.md.
  */
 import { z } from 'zod';
 import { GatewayError } from '../../core/errors.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import { defineOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type AuditFilter } from '../../core/store/audit-chain.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type AuditFilter } from '../../core/roles/programs/audit/chain.js';
 import { auditScope } from './scope.js';
 
 const TIME_FORMS = 'a calendar date YYYY-MM-DD (read in the service time zone) or an ISO-8601 instant with an offset';

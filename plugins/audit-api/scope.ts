@@ -20,9 +20,9 @@
  */
 import type { LibraryScope, RestPrincipal } from '../../core/rest/operation.js';
 import { isUnscoped, scopesOf } from '../../core/rest/scopes.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import type { SqlValue } from '../../core/store/database.js';
-import type { AuditFilter } from '../../core/store/audit-chain.js';
+import type { AuditFilter } from '../../core/roles/programs/audit/chain.js';
 
 /** An SQL fragment (a condition, or a SELECT of one id column) with its parameters in order. */
 interface Sql {

@@ -5,7 +5,7 @@
  * registry's AccessPolicy, so HTTP and MCP are checked the same way.
  */
 import { definePlugin } from '../../core/plugin-host.js';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayAccessPolicy } from './access-policy.js';
 import { applyConfigSettings } from './config-settings.js';
 import { defineAuthInterfaces } from './interfaces.js';
@@ -13,6 +13,7 @@ import { LoginThrottle } from '../../core/auth/login-throttle.js';
 import { generatePassword, hashPassword, PASSWORD_COST, type ScryptCost } from '../../core/auth/passwords.js';
 import { adminPasswordFromEnv } from './admin-password.js';
 import { loadSigningKey } from './tokens.js';
+import { resetAdminPasswordCommand } from './reset-command.js';
 import { ADMIN_USERNAME, UserStore } from './user-store.js';
 
 export { ADMIN_USERNAME } from './user-store.js';
@@ -32,6 +33,7 @@ export function createAuthPlugin(options: AuthPluginOptions = {}) {
   const passwordCost = options.passwordCost ?? PASSWORD_COST;
   return definePlugin<GatewayContext>({
     name: 'auth',
+    commands: [resetAdminPasswordCommand],
     async register(ctx) {
       const users = await UserStore.open(ctx.db, {
         securityControl: ctx.config.security.securityControl,

@@ -1,7 +1,7 @@
 /** The authentication and security-administration interfaces (HTTP only; no MCP tool exposes them). */
 import { z } from 'zod';
 import type { Logger } from 'pino';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayError } from '../../core/errors.js';
 import type { CallContext } from '../../core/interfaces.js';
 import type { GatewayAccessPolicy } from './access-policy.js';

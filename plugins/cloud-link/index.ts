@@ -6,7 +6,7 @@
  * tool calls from its request topic and
  * answers each on its own answer topic of the cloud, in parts, with its
  * correlation id. Calls run through the same dispatch as the gateway's own
- * /mcp (core/mcp-dispatch.ts), as the user `cloudLink.user`, and carry the
+ * /mcp (core/mcp/dispatch.ts), as the user `cloudLink.user`, and carry the
  * cloud's correlation id into the log and the error log. A call past its
  * deadline is dropped. Refused by the broker, unable to reach it or cut
  * off, it keeps trying with backoff (core/mqtt/reconnect.ts).
@@ -23,16 +23,16 @@ import { join } from 'node:path';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
-import type { GatewayContext } from '../../core/context.js';
-import { answerPayloads, gatewayClientId, readRequest, textLiteral, topics, type Presence } from '../../core/cloud/protocol.js';
-import { FrozenAnswers, type Splices } from '../../core/mcp-frozen-answers.js';
-import { GATEWAY_TOKEN_PREFIX } from '../../core/cloud/tokens.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
+import { answerPayloads, gatewayClientId, readRequest, textLiteral, topics, type Presence } from '../../core/cloud-wire/protocol.js';
+import { FrozenAnswers, type Splices } from '../../core/mcp/frozen-answers.js';
+import { GATEWAY_TOKEN_PREFIX } from '../../core/roles/cloud/tokens.js';
 import { parseBearerToken } from '../../core/auth/bearer-tokens.js';
-import { createToolDispatcher } from '../../core/mcp-dispatch.js';
+import { createToolDispatcher } from '../../core/mcp/dispatch.js';
 import { keepNoDelay } from '../../core/mqtt/no-delay.js';
 import { GatewayError } from '../../core/errors.js';
 import { readConfigFile } from '../../core/config.js';
-import type { CloudLinkStatus } from '../../core/cloud/link-status.js';
+import type { CloudLinkStatus } from '../../core/roles/gateway/cloud-link-status.js';
 import { Backoff, DEFAULT_RETRY_CAP_MS } from '../../core/mqtt/backoff.js';
 import { Reconnector } from '../../core/mqtt/reconnect.js';
 import { BROKER_URL, CLOUD_LINK_FILE, linkSettings, readStoredSettings, shownUrl, TOKEN_HINT, writeStoredSettings, type LinkSettings, type StoredSettings } from './settings.js';
@@ -144,7 +144,7 @@ export const cloudLinkPlugin = definePlugin<GatewayContext>({
           logger.info({ broker: shownUrl(settings.brokerUrl), protocolVersion: current.protocolVersion }, 'cloud link connected');
           // Subscribed before saying online: a request the cloud sends on seeing the presence must find the subscription.
           void c.subscribeAsync(t.requests(parsed.id), { qos: 1 })
-            .then(() => c.publishAsync(t.presence(parsed.id), presence({ state: 'online', gateway: ctx.config.gateway.name, version: ctx.version, since }), { qos: 1, retain: true }))
+            .then(() => c.publishAsync(t.presence(parsed.id), presence({ state: 'online', gateway: ctx.identity.name, version: ctx.version, since }), { qos: 1, retain: true }))
             .catch((err: Error) => {
               noteError(`presence or subscription failed: ${err.message}`);
               logger.error({ err: err.message }, 'cloud link: presence or subscription failed');

@@ -6,7 +6,7 @@
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { GatewayConfig } from '../../config/schema.js';
-import { DEFAULT_TOPIC_PREFIX } from '../../core/cloud/protocol.js';
+import { DEFAULT_TOPIC_PREFIX } from '../../core/cloud-wire/protocol.js';
 import { FILE_MODE } from '../../core/store/data-directory.js';
 
 export const CLOUD_LINK_FILE = 'cloud-link.json';

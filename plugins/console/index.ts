@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { definePlugin } from '../../core/plugin-host.js';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { ensureBuilt, type ConsoleName } from './build.js';
 
 interface Loaded {
@@ -118,6 +118,6 @@ export function serveConsoles(http: FastifyInstance, pages: readonly ConsolePage
 export const consolePlugin = definePlugin<GatewayContext>({
   name: 'console',
   register(ctx) {
-    serveConsoles(ctx.http, [{ path: '/', name: 'gateway', title: `${ctx.config.gateway.name} — fleet` }], ctx.logger.child({ component: 'console' }));
+    serveConsoles(ctx.http, [{ path: '/', name: 'gateway', title: `${ctx.identity.name} — fleet` }], ctx.logger.child({ component: 'console' }));
   },
 });

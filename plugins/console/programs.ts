@@ -5,7 +5,7 @@
  * operations only, so every operation in it is one any client can make (PV-01).
  */
 import { definePlugin } from '../../core/plugin-host.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { serveConsoles } from './index.js';
 
 export const programsConsolePlugin = definePlugin<ProgramsContext>({

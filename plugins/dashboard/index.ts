@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
 import { defineOperation, type RestOperation } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 
 const DAY_MS = 24 * 3_600_000;
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());

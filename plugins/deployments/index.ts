@@ -11,7 +11,7 @@ import { definePlugin } from '../../core/plugin-host.js';
 import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import type { GatewayLink } from '../../core/gateway-link/types.js';
 import type { WriteTx } from '../../core/store/database.js';
 import { idOf, iso, newId, principalOf, SYSTEM } from './common.js';

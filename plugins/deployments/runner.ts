@@ -10,9 +10,10 @@ import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import type { GatewayLink, GatewayLinkError } from '../../core/gateway-link/types.js';
-import type { ProgramsServices } from '../../core/roles/programs-context.js';
+import { Semaphore } from '../../core/semaphore.js';
+import type { ProgramsServices } from '../../core/roles/programs/context.js';
 import { SYSTEM } from './common.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, isStepFailure, statusOf, type StepFailure } from './machine.js';
 import type { DeploymentRepository, DeploymentRow } from './store.js';
 
@@ -20,25 +21,6 @@ export type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['flee
 
 /** Transfers at once per gateway; more wait their turn. */
 export const TRANSFERS_PER_GATEWAY = 4;
-
-
-class Semaphore {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(private readonly limit: number) {}
-
-  async run<T>(job: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.active++;
-    try {
-      return await job();
-    } finally {
-      this.active--;
-      this.waiting.shift()?.();
-    }
-  }
-}
 
 const failure = (transient: boolean, reason: string): StepFailure => ({ transient, reason });
 

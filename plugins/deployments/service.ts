@@ -95,7 +95,7 @@ export interface DeploymentsService {
   activeTrials(): Promise<number>;
 }
 
-declare module '../../core/roles/programs-context.js' {
+declare module '../../core/roles/programs/context.js' {
   interface ProgramsServices {
     deployments: DeploymentsService;
   }

@@ -4,8 +4,8 @@
  * timeline, XState snapshot and machine version, transfer count and the
  * read-back hash. Portable SQL.
  */
-import type { ProgramsServices } from '../../core/roles/programs-context.js';
-import type { AuditChain } from '../../core/store/audit-chain.js';
+import type { ProgramsServices } from '../../core/roles/programs/context.js';
+import type { AuditChain } from '../../core/roles/programs/audit/chain.js';
 import type { Database, WriteTx } from '../../core/store/database.js';
 import type { Migration } from '../../core/store/migrations.js';
 import { WriteRounds } from '../../core/store/write-rounds.js';

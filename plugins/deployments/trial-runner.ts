@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { GatewayLink, LinkHistoryRow } from '../../core/gateway-link/types.js';
 import type { RestPrincipal } from '../../core/rest/operation.js';
 import { SYSTEM } from './common.js';
-import type { ProgramsContext, ProgramsServices } from '../../core/roles/programs-context.js';
+import type { ProgramsContext, ProgramsServices } from '../../core/roles/programs/context.js';
 import type { DeploymentOutcome } from './service.js';
 import type { DeploymentRepository } from './store.js';
 import { TRIAL_MACHINE_VERSION, trialMachine, trialStatusOf, type TrialEvent } from './trial-machine.js';

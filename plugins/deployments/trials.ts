@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { idOf, iso, principalOf } from './common.js';
 import { TRIAL_STATUSES, type TrialEvent } from './trial-machine.js';
 import type { TrialRunner } from './trial-runner.js';

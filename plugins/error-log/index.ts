@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { resolveWindow, timeParamSchema, windowMs } from '../../core/time-params.js';
 
 export const ERROR_LOG_CAPACITY = 5000;

@@ -3,27 +3,27 @@
  * machine actors' caches. Nothing here contacts a machine.
  */
 import { z } from 'zod';
-import { MACHINE_TASK_CLASSES, type MachineTaskClass, machineIdSchema } from '../../config/schema.js';
-import type { GatewayContext } from '../../core/context.js';
+import { MACHINE_TASK_CLASSES, type MachineTaskClass, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { ERRORS, GatewayError, quoteList } from '../../core/errors.js';
-import { memberShortfall } from '../../core/fleet/group-aggregates.js';
-import type { MachineView } from '../../core/fleet/fleet.js';
+import { memberShortfall } from '../../core/roles/gateway/fleet/group-aggregates.js';
+import type { MachineSnapshot } from '../../core/roles/gateway/fleet/fleet.js';
 import { queryList } from '../../core/interfaces.js';
 
 const machineIDsInput = queryList(machineIdSchema).optional().describe('machineIDs, comma-separated; omit for every machine');
 
 /** Resolves the requested machines, failing with 10003 naming every unknown one. */
-function viewsFor(ctx: GatewayContext, machineIDs: string[] | undefined): MachineView[] {
+function viewsFor(ctx: GatewayContext, machineIDs: string[] | undefined): MachineSnapshot[] {
   const ids = machineIDs ?? ctx.store.listMachines().map((m) => m.machineID);
   const unknown = ids.filter((id) => !ctx.fleet.has(id));
   if (unknown.length) {
     throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineIDs: unknown ${quoteList(unknown)}`);
   }
-  return ids.map((id) => ctx.fleet.view(id));
+  return ids.map((id) => ctx.fleet.snapshot(id));
 }
 
 /** One machine's cached sample of one class, with the derived state for CNCStatus. */
-export function taskDataEntry(view: MachineView, type: MachineTaskClass) {
+export function taskDataEntry(view: MachineSnapshot, type: MachineTaskClass) {
   const task = view.config.tasks[type];
   const cached = view.cache[type] ?? {};
   const machineID = view.config.machineID;

@@ -1,7 +1,7 @@
 /** Configuration interfaces for groups: list, get, add, update, delete. */
 import { z } from 'zod';
-import { groupConfigSchema, type GroupConfig, groupIdSchema } from '../../config/schema.js';
-import type { GatewayContext } from '../../core/context.js';
+import { groupConfigSchema, type GroupConfig, groupIdSchema } from '../../core/roles/gateway/machine-config.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { parseOrThrow } from '../../core/schema-errors.js';
 
 function parseGroup(raw: unknown): GroupConfig {

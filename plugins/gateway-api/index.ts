@@ -1,7 +1,7 @@
 /** The gateway's HTTP interfaces: health, configuration, the fleet snapshot, task data, live reads and program files. */
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { defineMachineInterfaces } from './machines.js';
 import { defineGroupInterfaces } from './groups.js';
 import { defineFleetSnapshotInterfaces } from './fleet-snapshot.js';
@@ -11,7 +11,7 @@ import { defineProgramFileInterfaces } from './program-files.js';
 
 export const gatewayApiPlugin = definePlugin<GatewayContext>({
   name: 'gateway-api',
-  dependsOn: ['fleet'],
+  dependsOn: ['machine-actors'],
   register(ctx) {
     ctx.interfaces.define({
       path: '/api/health',

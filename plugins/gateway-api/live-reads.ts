@@ -6,10 +6,10 @@
  * machine-reads.ts.
  */
 import { z } from 'zod';
-import { machineIdSchema } from '../../config/schema.js';
-import type { GatewayContext } from '../../core/context.js';
+import { machineIdSchema } from '../../core/roles/gateway/machine-config.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { DriverClient, FamilyValues, ReadOptions, ReadableFamily, ToolLifeRecord } from '../../core/driver.js';
-import type { MachineView } from '../../core/fleet/fleet.js';
+import type { MachineSnapshot } from '../../core/roles/gateway/fleet/fleet.js';
 import { queryInt, type CallContext } from '../../core/interfaces.js';
 import { requestMachine } from './machine-reads.js';
 import { programAnswer } from './program-files.js';
@@ -43,7 +43,7 @@ interface LiveRead {
   family: ReadableFamily;
   summary: string;
   inputs: readonly OptionalInput[];
-  read(client: Pick<DriverClient, 'read'>, options: ReadOptions, view: MachineView): Promise<object>;
+  read(client: Pick<DriverClient, 'read'>, options: ReadOptions, view: MachineSnapshot): Promise<object>;
 }
 
 function liveRead<F extends ReadableFamily>(spec: {
@@ -51,7 +51,7 @@ function liveRead<F extends ReadableFamily>(spec: {
   family: F;
   summary: string;
   inputs?: readonly OptionalInput[];
-  result(value: FamilyValues[F], view: MachineView): object;
+  result(value: FamilyValues[F], view: MachineSnapshot): object;
 }): LiveRead {
   return {
     name: spec.name,

@@ -6,15 +6,15 @@
  * (→ 2004). Live reads and program file transfer both go through here.
  */
 import type { Logger } from 'pino';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { assertFamily, type DriverClient, type ItemFamily } from '../../core/driver.js';
 import { ERRORS, GatewayError, type ErrorName, quote } from '../../core/errors.js';
-import type { MachineView } from '../../core/fleet/fleet.js';
+import type { MachineSnapshot } from '../../core/roles/gateway/fleet/fleet.js';
 import { withTimeout } from '../../core/timeout.js';
 
 /** An active machine, its live view and its driver client. */
 export interface ReachableMachine {
-  view: MachineView;
+  view: MachineSnapshot;
   client: DriverClient;
 }
 
@@ -25,14 +25,14 @@ export function errorDetail(name: ErrorName, message: string): string {
 }
 
 /** The view of an active machine; unknown and inactive machineIDs are both 10003 (GW-94). */
-export function activeMachineView(ctx: GatewayContext, machineID: string): MachineView {
+export function activeMachineSnapshot(ctx: GatewayContext, machineID: string): MachineSnapshot {
   if (!ctx.fleet.has(machineID)) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID ${quote(machineID)} does not exist`);
-  const view = ctx.fleet.view(machineID);
+  const view = ctx.fleet.snapshot(machineID);
   if (!view.config.isActive) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID ${quote(machineID)} is inactive`);
   return view;
 }
 
-function notConnected(machineID: string, connection: MachineView['connection']): GatewayError {
+function notConnected(machineID: string, connection: MachineSnapshot['connection']): GatewayError {
   const since = connection.since ? ` since ${new Date(connection.since).toISOString()}` : '';
   const error = connection.error ? `: ${errorDetail(connection.error.errorName, connection.error.message)}` : '';
   return new GatewayError('MACHINE_NOT_CONNECTED', `machine '${machineID}' connection is ${connection.state}${since}${error}`);
@@ -44,7 +44,7 @@ function notConnected(machineID: string, connection: MachineView['connection']):
  * telling the caller to wait for one would mislead.
  */
 export function reachableMachine(ctx: GatewayContext, machineID: string, family: ItemFamily): ReachableMachine {
-  const view = activeMachineView(ctx, machineID);
+  const view = activeMachineSnapshot(ctx, machineID);
   // An active machine without an actor is being restarted after a config change; it has no client for a moment.
   if (view.connection.state === 'stopped') throw notConnected(machineID, view.connection);
   const client = ctx.fleet.client(machineID);

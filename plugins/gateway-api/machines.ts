@@ -1,7 +1,7 @@
 /** Configuration interfaces for machines: list, get, add, update, delete. */
 import { z } from 'zod';
-import { machineConfigSchema, WRITE_ONLY_MACHINE_FIELDS, type MachineConfig, machineIdSchema } from '../../config/schema.js';
-import type { GatewayContext } from '../../core/context.js';
+import { machineConfigSchema, WRITE_ONLY_MACHINE_FIELDS, type MachineConfig, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayError } from '../../core/errors.js';
 import { parseOrThrow } from '../../core/schema-errors.js';
 

@@ -8,10 +8,10 @@
  * It never contacts a machine: drivers answer from their connection.
  */
 import { z } from 'zod';
-import { machineIdSchema } from '../../config/schema.js';
-import type { GatewayContext } from '../../core/context.js';
+import { machineIdSchema } from '../../core/roles/gateway/machine-config.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { ProgramByteLimits } from '../../core/driver.js';
-import { activeMachineView, errorDetail } from './machine-reads.js';
+import { activeMachineSnapshot, errorDetail } from './machine-reads.js';
 
 /** One machine's answer. */
 export interface ProgramCapability {
@@ -27,7 +27,7 @@ export interface ProgramCapability {
 }
 
 function capabilityOf(ctx: GatewayContext, machineID: string): ProgramCapability {
-  const view = activeMachineView(ctx, machineID);
+  const view = activeMachineSnapshot(ctx, machineID);
   const { connection } = view;
   const offline = (): ProgramCapability => {
     const error = connection.error ? `: ${errorDetail(connection.error.errorName, connection.error.message)}` : '';
@@ -51,7 +51,7 @@ export function defineProgramCapabilities(ctx: GatewayContext): void {
     tags: ['program files'],
     input: z.object({ machineID: machineIdSchema.optional().describe('one machine; omit for every active machine') }).strict(),
     handler: ({ machineID }) => {
-      const ids = machineID !== undefined ? [machineID] : ctx.fleet.ids().filter((id) => ctx.fleet.view(id).config.isActive);
+      const ids = machineID !== undefined ? [machineID] : ctx.fleet.ids().filter((id) => ctx.fleet.snapshot(id).config.isActive);
       return { machines: ids.map((id) => capabilityOf(ctx, id)) };
     },
   });

@@ -8,8 +8,8 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { machineIdSchema } from '../../config/schema.js';
-import type { GatewayContext } from '../../core/context.js';
+import { machineIdSchema } from '../../core/roles/gateway/machine-config.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { DriverClient } from '../../core/driver.js';
 import { GatewayError, quote } from '../../core/errors.js';
 import { queryBool } from '../../core/interfaces.js';

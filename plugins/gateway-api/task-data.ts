@@ -7,19 +7,19 @@
  * errorCode (GW-91). readGroupTaskData does the same for a group class.
  */
 import { z } from 'zod';
-import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, type GroupConfig, type GroupTaskClass, type MachineTaskClass, groupIdSchema, machineIdSchema } from '../../config/schema.js';
-import type { GatewayContext } from '../../core/context.js';
+import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, type GroupConfig, type GroupTaskClass, type MachineTaskClass, groupIdSchema, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { ERRORS, GatewayError } from '../../core/errors.js';
-import type { MachineView } from '../../core/fleet/fleet.js';
-import type { GroupTaskEntry } from '../../core/fleet/group-tasks.js';
+import type { MachineSnapshot } from '../../core/roles/gateway/fleet/fleet.js';
+import type { GroupTaskEntry } from '../../core/roles/gateway/fleet/group-tasks.js';
 import { taskDataEntry } from './fleet-snapshot.js';
-import { activeMachineView, errorDetail } from './machine-reads.js';
+import { activeMachineSnapshot, errorDetail } from './machine-reads.js';
 import { defineTaskSwitchInterface } from './task-switch.js';
 
 const tagInput = z.string().max(256).optional().describe('a free label echoed back in the answer, e.g. to match answers to requests');
 
 /** The cached error of the latest attempt as a GatewayError of its own kind, without repeating its description. */
-function cachedFailure(view: MachineView, type: MachineTaskClass): GatewayError | null {
+function cachedFailure(view: MachineSnapshot, type: MachineTaskClass): GatewayError | null {
   const cached = view.cache[type]?.error;
   if (!cached) return null;
   const detail = errorDetail(cached.errorName, cached.message);
@@ -27,7 +27,7 @@ function cachedFailure(view: MachineView, type: MachineTaskClass): GatewayError 
 }
 
 /** The error a single-machine read fails with, or null when the entry is the answer. */
-function entryFailure(view: MachineView, type: MachineTaskClass, entry: ReturnType<typeof taskDataEntry>): GatewayError | null {
+function entryFailure(view: MachineSnapshot, type: MachineTaskClass, entry: ReturnType<typeof taskDataEntry>): GatewayError | null {
   const { error } = entry;
   if (!error) return null;
   const machineID = view.config.machineID;
@@ -81,7 +81,7 @@ export function defineTaskDataInterfaces(ctx: GatewayContext): void {
       })
       .strict(),
     handler: ({ type, machineID, tag }) => {
-      const view = activeMachineView(ctx, machineID);
+      const view = activeMachineSnapshot(ctx, machineID);
       const entry = taskDataEntry(view, type);
       const failure = entryFailure(view, type, entry);
       if (failure) throw failure;

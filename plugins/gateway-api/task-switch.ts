@@ -18,8 +18,8 @@ import {
   type MachineTaskClass,
   groupIdSchema,
   machineIdSchema,
-} from '../../config/schema.js';
-import type { GatewayContext } from '../../core/context.js';
+} from '../../core/roles/gateway/machine-config.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 
 /** tasks.<class>.intervalMs as the machine config accepts it, without its default. */
 const intervalMsInput = machineTasksSchema.shape.Count.unwrap().shape.intervalMs.unwrap();

@@ -9,7 +9,7 @@ import { definePlugin } from '../../core/plugin-host.js';
 import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { HttpGatewayLink } from '../../core/gateway-link/http.js';
 import { GatewayLinkError, type GatewayLink } from '../../core/gateway-link/types.js';
 import { CredentialBox, type SealedCredential } from '../../core/store/credential-box.js';

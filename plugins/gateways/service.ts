@@ -36,7 +36,7 @@ export interface FleetMachines {
   gatewayCounts(): Promise<{ total: number; unreachable: number }>;
 }
 
-declare module '../../core/roles/programs-context.js' {
+declare module '../../core/roles/programs/context.js' {
   interface ProgramsServices {
     'fleet.machines': FleetMachines;
   }

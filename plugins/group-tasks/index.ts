@@ -4,14 +4,14 @@
  * without a restart, and clears every timer at shutdown. The interfaces read
  * the cache; this plugin only writes it.
  */
-import type { GatewayContext } from '../../core/context.js';
-import type { GroupMember } from '../../core/fleet/group-aggregates.js';
-import { GroupTaskScheduler } from '../../core/fleet/group-tasks.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
+import type { GroupMember } from '../../core/roles/gateway/fleet/group-aggregates.js';
+import { GroupTaskScheduler } from '../../core/roles/gateway/fleet/group-tasks.js';
 import { definePlugin } from '../../core/plugin-host.js';
 
 export const groupTasksPlugin = definePlugin<GatewayContext>({
   name: 'group-tasks',
-  dependsOn: ['fleet'],
+  dependsOn: ['machine-actors'],
   register({ store, fleet, bus, groupTasks, now, logger }) {
     /**
      * A member's live caches under its stored config. The fleet applies a
@@ -19,7 +19,7 @@ export const groupTasksPlugin = definePlugin<GatewayContext>({
      * after machine.saved its view may still carry the previous config.
      */
     const memberOf = (machineID: string): GroupMember =>
-      store.hasMachine(machineID) && fleet.has(machineID) ? { ...fleet.view(machineID), config: store.getMachine(machineID) } : machineID;
+      store.hasMachine(machineID) && fleet.has(machineID) ? { ...fleet.snapshot(machineID), config: store.getMachine(machineID) } : machineID;
     const scheduler = new GroupTaskScheduler({
       cache: groupTasks,
       members: (group) => group.machineIDs.map(memberOf),

@@ -6,8 +6,8 @@
  */
 import type { Database } from '../../core/store/database.js';
 import { GatewayError } from '../../core/errors.js';
-import { hasHistory, historyClasses } from '../../core/store/history-catalog.js';
-import { HISTORY_CLASSES } from '../../core/fleet/machine-history.js';
+import { hasHistory, historyClasses } from '../../core/roles/gateway/history/catalog.js';
+import { HISTORY_CLASSES } from '../../core/roles/gateway/fleet/machine-history.js';
 
 export { HISTORY_CLASSES };
 

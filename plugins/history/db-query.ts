@@ -2,16 +2,16 @@
  * GET /api/db/query: the free-form historical query interface (the one the
  * MCP tool query_history uses with newestFirst, GW-65). It is read-only by
  * construction: the request is a structure, not SQL; the builder in
- * core/store/history-query.ts turns it into a parameterised SELECT over
+ * core/roles/gateway/history/query.ts turns it into a parameterised SELECT over
  * whitelisted tables, columns, operators and JSON paths; and the statement
  * runs on the database's read-only (query_only) connection.
  */
 import { z } from 'zod';
-import { machineIdSchema } from '../../config/schema.js';
-import type { GatewayContext } from '../../core/context.js';
+import { machineIdSchema } from '../../core/roles/gateway/machine-config.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayError, quoteList } from '../../core/errors.js';
 import { queryInt, queryList } from '../../core/interfaces.js';
-import { hasHistory, historyClasses, historyMachineIDs } from '../../core/store/history-catalog.js';
+import { hasHistory, historyClasses, historyMachineIDs } from '../../core/roles/gateway/history/catalog.js';
 import {
   FILTER_FIELDS_TEXT,
   FILTER_OPERATORS,
@@ -21,8 +21,8 @@ import {
   MAX_LIST_VALUES,
   PROJECTION_FIELDS_TEXT,
   type HistoryFilter,
-} from '../../core/store/history-query.js';
-import { readHistoryPage, type HistoryReadSpec, type StoredHistoryRow } from '../../core/store/history-stream.js';
+} from '../../core/roles/gateway/history/query.js';
+import { readHistoryPage, type HistoryReadSpec, type StoredHistoryRow } from '../../core/roles/gateway/history/stream.js';
 import { TIME_PARAM_SUMMARY } from '../../core/time-params.js';
 import { assertClasses } from './classes.js';
 import { historyWindow, timeInput } from './history-reads.js';

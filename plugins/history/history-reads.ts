@@ -5,11 +5,11 @@
  * groupID belong to separate interfaces, so they cannot be confused.
  */
 import { z } from 'zod';
-import { groupIdSchema, machineIdSchema } from '../../config/schema.js';
-import type { GatewayContext } from '../../core/context.js';
+import { groupIdSchema, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayError, quote } from '../../core/errors.js';
 import { queryBool, queryInt, type CallContext } from '../../core/interfaces.js';
-import { readHistoryPage, type HistoryReadSpec, type StoredHistoryRow } from '../../core/store/history-stream.js';
+import { readHistoryPage, type HistoryReadSpec, type StoredHistoryRow } from '../../core/roles/gateway/history/stream.js';
 import { resolveWindow, TIME_PARAM_SUMMARY, windowMs, type TimeWindow } from '../../core/time-params.js';
 import { assertClasses, HISTORY_CLASSES } from './classes.js';
 import { timeTextFormatter } from './time-text.js';

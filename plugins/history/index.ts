@@ -3,14 +3,14 @@
  * interface /api/db/query, and background retention (docs/history.md).
  */
 import { definePlugin } from '../../core/plugin-host.js';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { defineDbQueryInterface } from './db-query.js';
 import { defineHistoryReadInterfaces } from './history-reads.js';
 import { defineRetentionInterface, RetentionScheduler } from './retention.js';
 
 export const historyPlugin = definePlugin<GatewayContext>({
   name: 'history',
-  dependsOn: ['fleet'],
+  dependsOn: ['machine-actors'],
   register(ctx) {
     defineHistoryReadInterfaces(ctx);
     defineDbQueryInterface(ctx);

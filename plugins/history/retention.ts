@@ -6,8 +6,8 @@
  */
 import { z } from 'zod';
 import type { Logger } from 'pino';
-import type { GatewayContext } from '../../core/context.js';
-import { DEFAULT_BATCH_ROWS, runRetention, type RetentionPolicy, type RetentionRun } from '../../core/store/history-retention.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
+import { DEFAULT_BATCH_ROWS, runRetention, type RetentionPolicy, type RetentionRun } from '../../core/roles/gateway/history/retention.js';
 import { formatInZone } from '../../core/time.js';
 
 /** The first run waits this long (or the interval, if shorter), so that start-up is not slowed by deletions. */

@@ -7,10 +7,10 @@
  * entries are unchanged; so each entry's serialised text is kept with the
  * entry it was made from and reused while a new entry equals it (compared
  * field by field, not by identity). The answer is returned as those parts
- * (core/mcp-frozen-answers.ts), byte for byte the JSON of the merged object.
+ * (core/mcp/frozen-answers.ts), byte for byte the JSON of the merged object.
  */
-import { DERIVED_STATES } from '../../core/fleet/derive-state.js';
-import { literalContent, SerialisedAnswer } from '../../core/mcp-frozen-answers.js';
+import { DERIVED_STATES } from '../../core/roles/gateway/fleet/derive-state.js';
+import { literalContent, SerialisedAnswer } from '../../core/mcp/frozen-answers.js';
 import { ToolFailure, type ToolCaller } from './tool-runtime.js';
 
 interface TaskEntry {

@@ -6,8 +6,8 @@
  * allow-lists (DNS-rebinding protection).
  *
  * The tools served are those of the gateway's tool registry (`ctx.tools`,
- * core/mcp-tools.ts), read at request time: this plugin registers its 13
- * built-in tools there, and any other plugin may add its own.
+ * core/mcp/tools.ts), read at request time: this plugin declares its 13
+ * built-in tools (`tools: TOOLS`), and any other plugin may declare its own.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
@@ -18,14 +18,14 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { definePlugin } from '../../core/plugin-host.js';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayError, quote } from '../../core/errors.js';
 import { authenticateRequest } from '../../core/http-server.js';
-import { sendMcpBodyError } from '../../core/mcp-body-errors.js';
+import { sendMcpBodyError } from '../../core/mcp/body-errors.js';
 import { ANONYMOUS } from '../../core/interfaces.js';
-import { FrozenAnswers, splice, type Splices } from '../../core/mcp-frozen-answers.js';
-import { serverInstructions } from '../../core/mcp-instructions.js';
-import { createToolDispatcher } from '../../core/mcp-dispatch.js';
+import { FrozenAnswers, splice, type Splices } from '../../core/mcp/frozen-answers.js';
+import { serverInstructions } from '../../core/mcp/instructions.js';
+import { createToolDispatcher } from '../../core/mcp/dispatch.js';
 import { TOOLS } from './tools.js';
 
 export const MCP_PATH = '/mcp';
@@ -55,7 +55,7 @@ const MAX_WRITTEN_PARTS = 16;
 /**
  * Writes the transport's web `Response` through fastify. JSON answers (the
  * only kind this stateless server gives) are read whole, completed with the
- * serialised answers they hold (core/mcp-frozen-answers.ts: frozen ones and ones kept
+ * serialised answers they hold (core/mcp/frozen-answers.ts: frozen ones and ones kept
  * in parts) and sent as one buffer, or as its parts around a large stored
  * answer; anything else is streamed.
  */
@@ -82,9 +82,9 @@ const frozenAnswers = new FrozenAnswers();
 export const mcpPlugin = definePlugin<GatewayContext>({
   name: 'mcp',
   dependsOn: ['gateway-api', 'system', 'error-log'],
+  tools: TOOLS,
   register(ctx) {
-    for (const tool of TOOLS) ctx.tools.register(tool);
-    // The same dispatch for every transport (core/mcp-dispatch.ts).
+    // The same dispatch for every transport (core/mcp/dispatch.ts).
     const dispatcher = createToolDispatcher(ctx);
     // One validator for every per-request server: the SDK otherwise builds a new Ajv (with formats) per request.
     const jsonSchemaValidator = new AjvJsonSchemaValidator();

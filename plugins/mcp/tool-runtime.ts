@@ -1,13 +1,13 @@
 /**
  * Helpers of the built-in tools. What a tool is and how it reaches the
  * gateway (the tool caller, tool failures, sections) is core's
- * (core/mcp-tools.ts), so that any plugin can contribute a tool; it is
+ * (core/mcp/tools.ts), so that any plugin can contribute a tool; it is
  * re-exported here for the built-in tools.
  */
 import { GatewayError } from '../../core/errors.js';
-import { ToolFailure } from '../../core/mcp-tools.js';
+import { ToolFailure } from '../../core/mcp/tools.js';
 
-export { createToolCaller, defineTool, sectionMessage, ToolFailure, type Section, type ToolCaller, type ToolDefinition } from '../../core/mcp-tools.js';
+export { createToolCaller, defineTool, sectionMessage, ToolFailure, type Section, type ToolCaller, type ToolDefinition } from '../../core/mcp/tools.js';
 
 /** Drops undefined values so optional parameters that were omitted are not sent on. */
 export function defined(input: Record<string, unknown>): Record<string, unknown> {

@@ -5,7 +5,7 @@
  * its IDs come from.
  */
 import { z } from 'zod';
-import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, groupIdSchema, machineIdSchema } from '../../config/schema.js';
+import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, groupIdSchema, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import { GatewayError, quote } from '../../core/errors.js';
 import { TIME_PARAM_SUMMARY, timeParamSchema } from '../../core/time-params.js';
 import { defineTool, defined, oneTarget, ToolFailure, type ToolCaller, type ToolDefinition } from './tool-runtime.js';

@@ -11,7 +11,7 @@ import { definePlugin } from '../../core/plugin-host.js';
 import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { Mirror, type RunReport } from './mirror.js';
 import { DRIFT_STATUSES, MIGRATIONS, MirrorRepository, type DriftItem, type MirrorFile, type MirrorMachine, type Snapshot } from './store.js';
 
@@ -76,7 +76,7 @@ export interface MirrorService {
   openDrift(): Promise<number>;
 }
 
-declare module '../../core/roles/programs-context.js' {
+declare module '../../core/roles/programs/context.js' {
   interface ProgramsServices {
     mirror: MirrorService;
   }

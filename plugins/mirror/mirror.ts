@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { GatewayLink, LinkProgramFile } from '../../core/gateway-link/types.js';
 import { SERVICE_PRINCIPAL as SYSTEM } from '../../core/rest/operation.js';
-import type { ProgramsContext, ProgramsServices } from '../../core/roles/programs-context.js';
+import type { ProgramsContext, ProgramsServices } from '../../core/roles/programs/context.js';
 import type { MirrorFile, MirrorRepository, RunningProof } from './store.js';
 
 /** Files read per machine at most; more are left for the next run (and counted as an error). */

@@ -6,8 +6,8 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { definePlugin } from '../../core/plugin-host.js';
-import type { GatewayContext } from '../../core/context.js';
-import { buildOpenApiDocument, type OpenApiDocument } from '../../core/openapi.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
+import { buildOpenApiDocument, type OpenApiDocument } from '../../core/roles/gateway/openapi.js';
 import { z } from 'zod';
 import { toGatewayError } from '../../core/errors.js';
 import type { InterfaceDefinition } from '../../core/interfaces.js';

@@ -1,7 +1,7 @@
 /** /api/system/info: what runs here — product, versions, platform, plugins, drivers and fleet size. */
 import { arch, platform, release } from 'node:os';
 import { z } from 'zod';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { PRODUCT_NAME } from './product.js';
 
 export function defineCoreInfoInterface(ctx: GatewayContext): void {

@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { formatInZone } from '../../core/time.js';
-import type { CloudLinkStatus } from '../../core/cloud/link-status.js';
+import type { CloudLinkStatus } from '../../core/roles/gateway/cloud-link-status.js';
 
 export const GATEWAY_ID_FILE = 'gateway-id';
 
@@ -57,8 +57,8 @@ export function defineGatewayInfoInterface(ctx: GatewayContext, gatewayID: strin
     input: z.object({}).strict(),
     // An explicit allow-list: nothing from the config is spread in, so a secret added there later cannot leak here.
     handler: () => ({
-      name: ctx.config.gateway.name,
-      alias: ctx.config.gateway.alias,
+      name: ctx.identity.name,
+      alias: ctx.identity.alias,
       gatewayID,
       version: ctx.version,
       startedAtMs: ctx.startedAt,

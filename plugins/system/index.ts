@@ -4,7 +4,7 @@
  * product details.
  */
 import { definePlugin } from '../../core/plugin-host.js';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { defineCoreInfoInterface } from './core-info.js';
 import { EventLoopMonitor } from './event-loop-monitor.js';
 import { defineGatewayInfoInterface, loadGatewayId } from './gateway-identity.js';
@@ -16,7 +16,7 @@ import { defineTimeZoneInterface } from './time-zone.js';
 
 export const systemPlugin = definePlugin<GatewayContext>({
   name: 'system',
-  dependsOn: ['fleet'],
+  dependsOn: ['machine-actors'],
   async register(ctx) {
     const gatewayID = await loadGatewayId(ctx.dataDir);
     defineGatewayInfoInterface(ctx, gatewayID);

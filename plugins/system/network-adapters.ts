@@ -1,7 +1,7 @@
 /** /api/system/network-adapters: the host's network interfaces and their addresses. */
 import { networkInterfaces } from 'node:os';
 import { z } from 'zod';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 
 const NO_MAC = '00:00:00:00:00:00';
 

@@ -5,7 +5,7 @@
  * homepage), the field is null.
  */
 import { z } from 'zod';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 
 export const PRODUCT_NAME = 'CNC machine gateway';
 export const LICENSE = 'Apache-2.0';

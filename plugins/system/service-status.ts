@@ -6,8 +6,8 @@
 import { stat } from 'node:fs/promises';
 import { relative } from 'node:path';
 import { z } from 'zod';
-import type { GatewayContext } from '../../core/context.js';
-import type { ConnectionState } from '../../core/fleet/derive-state.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
+import type { ConnectionState } from '../../core/roles/gateway/fleet/derive-state.js';
 
 /** Size of a file in bytes; 0 when it does not exist (the WAL is absent after a checkpoint). */
 async function fileSizeBytes(file: string): Promise<number> {

@@ -1,6 +1,6 @@
 /** /api/system/time-zone: the gateway's clock and zone, its UTC offset now and whether DST is in effect. */
 import { z } from 'zod';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { formatInZone, offsetMs, wallTime } from '../../core/time.js';
 
 /** `+01:00` / `-03:30` for an offset in minutes east of UTC. */

@@ -5,7 +5,7 @@
  * (plugins/vault/nc). docs/programs-vault.md.
  */
 import { definePlugin } from '../../core/plugin-host.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { vaultOperations } from './operations.js';
 import { vaultVersions } from './service.js';
 import { MIGRATIONS, VaultStore } from './store.js';

@@ -46,7 +46,7 @@ export interface VaultVersions {
   pendingApprovals(): Promise<number>;
 }
 
-declare module '../../core/roles/programs-context.js' {
+declare module '../../core/roles/programs/context.js' {
   interface ProgramsServices {
     'vault.versions': VaultVersions;
   }

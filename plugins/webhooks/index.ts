@@ -17,7 +17,7 @@ import { defineOperation, type RestOperation, type RestPrincipal } from '../../c
 import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import { isUnscoped, scopesOf, type Scopes } from '../../core/rest/scopes.js';
-import type { ProgramsContext } from '../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { CredentialBox, type SealedCredential } from '../../core/store/credential-box.js';
 import type { WriteTx } from '../../core/store/database.js';
 import { Poster, PostError } from './post.js';
@@ -50,7 +50,7 @@ export interface WebhookEndpoints {
   idsWithin(own: Scopes): Promise<string[]>;
 }
 
-declare module '../../core/roles/programs-context.js' {
+declare module '../../core/roles/programs/context.js' {
   interface ProgramsServices {
     'webhooks.outbox': WebhookOutbox;
     'webhooks.endpoints': WebhookEndpoints;

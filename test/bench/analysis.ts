@@ -17,11 +17,11 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { parseConfig } from '../../core/config.js';
-import { Gateway } from '../../core/gateway.js';
-import type { HistoryWriter } from '../../core/store/history-writer.js';
+import { parseConfig } from '../../core/roles/index.js';
+import { Gateway } from '../../core/roles/gateway/gateway.js';
+import type { HistoryWriter } from '../../core/roles/gateway/history/writer.js';
 import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { GATEWAY_PLUGINS } from '../../core/roles/gateway/compose.js';
 import { option, percentile, printTable, textOption } from './stats.js';
 
 const MACHINE_ID = 'BENCH1';

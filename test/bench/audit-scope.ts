@@ -11,7 +11,7 @@
 import { loadavg } from 'node:os';
 import type { RestPrincipal } from '../../core/rest/operation.js';
 import { auditScope } from '../../plugins/audit-api/scope.js';
-import { PROGRAMS_PLUGINS } from '../../plugins/index.js';
+import { PROGRAMS_PLUGINS } from '../../core/roles/programs/compose.js';
 import { startTestProgramService } from '../fixtures/programs.js';
 import { option, percentile, printTable } from './stats.js';
 

@@ -17,8 +17,8 @@ import canonicalize from 'canonicalize';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AuditChain, type AuditEntry } from '../../core/store/audit-chain.js';
-import { canonicalText, type HashedFields } from '../../core/store/audit/record.js';
+import { AuditChain, type AuditEntry } from '../../core/roles/programs/audit/chain.js';
+import { canonicalText, type HashedFields } from '../../core/roles/programs/audit/record.js';
 import { Database } from '../../core/store/database.js';
 import { option, percentile, printTable, textOption } from './stats.js';
 

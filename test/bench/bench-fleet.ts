@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
-import { parseConfig } from '../../core/config.js';
-import { Gateway } from '../../core/gateway.js';
+import { parseConfig } from '../../core/roles/index.js';
+import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
-import { GATEWAY_PLUGINS } from '../../plugins/index.js';
+import { GATEWAY_PLUGINS } from '../../core/roles/gateway/compose.js';
 import { percentile } from './stats.js';
 
 const MACHINE_TYPES = ['lathe', 'mill', 'machiningCenter', 'turnMill', 'grinder'] as const;
@@ -89,7 +89,7 @@ export async function measureFleet(
     const statesAtEnd: Record<string, number> = {};
     let online = 0;
     for (const id of gateway.fleet.ids()) {
-      const view = gateway.fleet.view(id);
+      const view = gateway.fleet.snapshot(id);
       statesAtEnd[view.derived.state] = (statesAtEnd[view.derived.state] ?? 0) + 1;
       if (view.connection.state === 'online') online++;
     }

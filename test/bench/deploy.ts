@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { InProcessGatewayLink } from '../../core/gateway-link/in-process.js';
 import { CountingLink } from '../fixtures/counting-link.js';
-import { ProgramsRole } from '../../core/roles/programs.js';
+import { ProgramsRole } from '../../core/roles/programs/role.js';
 import { createAccountsPlugin } from '../../plugins/accounts/index.js';
 import { assignmentsPlugin } from '../../plugins/assignments/index.js';
 import { deploymentsPlugin } from '../../plugins/deployments/index.js';

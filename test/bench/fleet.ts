@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database, type SqlValue } from '../../core/store/database.js';
-import { HistoryWriter } from '../../core/store/history-writer.js';
+import { HistoryWriter } from '../../core/roles/gateway/history/writer.js';
 import { migrate } from '../../core/store/migrations.js';
 import { option, printTable } from './stats.js';
 import { benchMachines, measureFleet } from './bench-fleet.js';

@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { ProgramsRole } from '../../core/roles/programs.js';
+import { ProgramsRole } from '../../core/roles/programs/role.js';
 import { createAccountsPlugin } from '../../plugins/accounts/index.js';
 import { auditApiPlugin } from '../../plugins/audit-api/index.js';
 import { vaultPlugin } from '../../plugins/vault/index.js';

@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { useSimdLiteralCheck } from '../../core/cloud/literal-check.js';
+import { useSimdLiteralCheck } from '../../core/cloud-wire/literal-check.js';
 import { startTestCloud } from '../fixtures/cloud.js';
 
 export interface CloudReady {

@@ -8,7 +8,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CloudRole, UNAUTHORIZED_TEXT } from '../../core/roles/cloud.js';
+import { CloudRole, UNAUTHORIZED_TEXT } from '../../core/roles/cloud/role.js';
 import { CLOUD_LINK_FILE } from '../../plugins/cloud-link/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';

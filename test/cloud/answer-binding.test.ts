@@ -7,10 +7,10 @@
 import { connect } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBearerToken } from '../../core/auth/bearer-tokens.js';
-import { answerPayloads, DEFAULT_TOPIC_PREFIX, gatewayClientId, readPart, textLiteral, topics, type RelayRequest } from '../../core/cloud/protocol.js';
-import { GATEWAY_TOKEN_PREFIX } from '../../core/cloud/tokens.js';
+import { answerPayloads, DEFAULT_TOPIC_PREFIX, gatewayClientId, readPart, textLiteral, topics, type RelayRequest } from '../../core/cloud-wire/protocol.js';
+import { GATEWAY_TOKEN_PREFIX } from '../../core/roles/cloud/tokens.js';
 import { startMqttBroker } from '../../core/mqtt/broker.js';
-import type { CloudRole } from '../../core/roles/cloud.js';
+import type { CloudRole } from '../../core/roles/cloud/role.js';
 import { lightLink, startTestCloud, untilOnline } from '../fixtures/cloud.js';
 import { simMachine, startTestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';

@@ -7,8 +7,8 @@
  */
 import { connect, type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gatewayClientId } from '../../core/cloud/protocol.js';
-import type { CloudRole } from '../../core/roles/cloud.js';
+import { gatewayClientId } from '../../core/cloud-wire/protocol.js';
+import type { CloudRole } from '../../core/roles/cloud/role.js';
 import { startTestCloud, untilOnline } from '../fixtures/cloud.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';

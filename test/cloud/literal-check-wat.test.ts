@@ -1,15 +1,15 @@
 /**
- * The SIMD literal check's source is its text form, core/cloud/literal-check.wat;
+ * The SIMD literal check's source is its text form, core/cloud-wire/literal-check.wat;
  * the module the cloud runs is the text assembled by wabt (the WebAssembly
- * Binary Toolkit), kept as WASM_BASE64 in core/cloud/literal-check.ts.
+ * Binary Toolkit), kept as WASM_BASE64 in core/cloud-wire/literal-check.ts.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import initWabt from 'wabt';
 import { describe, expect, it } from 'vitest';
-import { WASM_BASE64 } from '../../core/cloud/literal-check.js';
+import { WASM_BASE64 } from '../../core/cloud-wire/literal-check.js';
 
-const WAT = resolve(import.meta.dirname, '../../core/cloud/literal-check.wat');
+const WAT = resolve(import.meta.dirname, '../../core/cloud-wire/literal-check.wat');
 
 /** The base64 text as it is written in literal-check.ts: 100 characters a line. */
 const asSource = (base64: string) => `export const WASM_BASE64 =\n${(base64.match(/.{1,100}/g) ?? []).map((line) => `  '${line}'`).join(' +\n')};`;
@@ -22,7 +22,7 @@ describe('the SIMD literal check', () => {
       module.resolveNames();
       module.validate();
       const assembled = Buffer.from(module.toBinary({ log: false, write_debug_names: false }).buffer).toString('base64');
-      expect(assembled, `literal-check.wat changed: put this in core/cloud/literal-check.ts\n${asSource(assembled)}\n`).toBe(WASM_BASE64);
+      expect(assembled, `literal-check.wat changed: put this in core/cloud-wire/literal-check.ts\n${asSource(assembled)}\n`).toBe(WASM_BASE64);
     } finally {
       module.destroy();
     }

@@ -5,8 +5,8 @@
  * cannot add JSON of its own to the cloud's response.
  */
 import { describe, expect, it } from 'vitest';
-import { isJsonStringLiteralScalar, isJsonStringLiteralSimd } from '../../core/cloud/literal-check.js';
-import { answerPayloads, isJsonStringLiteral, joinedLiteral, MAX_ANSWER_BYTES, PartJoiner, readPart, readRequest, textLiteral, topics, type JoinedAnswer } from '../../core/cloud/protocol.js';
+import { isJsonStringLiteralScalar, isJsonStringLiteralSimd } from '../../core/cloud-wire/literal-check.js';
+import { answerPayloads, isJsonStringLiteral, joinedLiteral, MAX_ANSWER_BYTES, PartJoiner, readPart, readRequest, textLiteral, topics, type JoinedAnswer } from '../../core/cloud-wire/protocol.js';
 
 /** The answer the payloads make: its literal (checked, as the cloud does) and its error flag. */
 const join = (payloads: Buffer[]) => {

@@ -9,12 +9,12 @@ import { Writable } from 'node:stream';
 import { connect } from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBearerToken } from '../../core/auth/bearer-tokens.js';
-import { GATEWAY_TOKEN_PREFIX } from '../../core/cloud/tokens.js';
+import { GATEWAY_TOKEN_PREFIX } from '../../core/roles/cloud/tokens.js';
 import { createLogger } from '../../core/logger.js';
 import { Backoff } from '../../core/mqtt/backoff.js';
 import { startMqttBroker, type InProcessBroker } from '../../core/mqtt/broker.js';
 import { Reconnector } from '../../core/mqtt/reconnect.js';
-import type { CloudLinkStatus } from '../../core/cloud/link-status.js';
+import type { CloudLinkStatus } from '../../core/roles/gateway/cloud-link-status.js';
 import { lightLink, startTestCloud } from '../fixtures/cloud.js';
 import { simMachine, startTestGateway } from '../fixtures/gateway.js';
 

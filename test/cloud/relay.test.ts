@@ -10,7 +10,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CloudRole, UNAUTHORIZED_TEXT } from '../../core/roles/cloud.js';
+import { CloudRole, UNAUTHORIZED_TEXT } from '../../core/roles/cloud/role.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';
 import { startTestCloud, untilOnline } from '../fixtures/cloud.js';

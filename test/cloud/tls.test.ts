@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CloudRole } from '../../core/roles/cloud.js';
+import { CloudRole } from '../../core/roles/cloud/role.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';
 import { selfSignedCertificate } from '../fixtures/self-signed.js';

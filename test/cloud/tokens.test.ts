@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLOUD_MIGRATIONS, GatewayTokens, VERIFIED_TTL_MS } from '../../core/cloud/tokens.js';
+import { CLOUD_MIGRATIONS, GatewayTokens, VERIFIED_TTL_MS } from '../../core/roles/cloud/tokens.js';
 import { Database } from '../../core/store/database.js';
 import { applyMigrations, BASE_SCHEMA_OWNER } from '../../core/store/migrations.js';
 import { simMachine, startTestGateway } from '../fixtures/gateway.js';
@@ -17,7 +17,7 @@ import { startTestCloud, untilOnline } from '../fixtures/cloud.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const cli = (config: string, ...args: string[]) => {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'core/cloud-token.ts', ...args, '--config', config], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, GATEWAY_DATA_DIR: '' } });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'core/main.ts', 'cloud-token', ...args, '--config', config], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, GATEWAY_DATA_DIR: '' } });
   return { code: r.status, out: r.stdout, err: r.stderr };
 };
 

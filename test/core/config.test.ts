@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, configFileFromArgs, DEFAULT_CONFIG_FILE, loadConfig, parseConfig } from '../../core/config.js';
+import { ConfigError, configFileFromArgs, DEFAULT_CONFIG_FILE } from '../../core/config.js';
+import { loadConfig, parseConfig } from '../../core/roles/index.js';
 
 function problems(fn: () => unknown): string[] {
   try {

@@ -1,5 +1,5 @@
 /**
- * The docs name files of the project by their paths (`core/mcp-tools.ts`) and
+ * The docs name files of the project by their paths (`core/mcp/tools.ts`) and
  * link to each other; a file that moved leaves a path that leads nowhere.
  * Every such path in README.md and docs/ must exist.
  */

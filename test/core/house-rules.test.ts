@@ -38,15 +38,19 @@ describe('house rules on imports', () => {
     }
   });
 
-  it('core/ and drivers/ importing plugins/ (or core/ importing drivers/) is a lint error; composition roots and tests may', async () => {
+  it('core/ and drivers/ importing plugins/ (or core/ importing drivers/) is a lint error; each role\'s composition root and tests may', async () => {
     expect(await restrictedImports('core/store/new-store.ts', '../../plugins/auth/user-store.js')).toEqual([expect.stringMatching(/core\/ must not import/)]);
     expect(await restrictedImports('core/gateway.ts', '../drivers/registry.js')).toEqual([expect.stringMatching(/core\/ must not import/)]);
     expect(await restrictedImports('core/fleet/a/b.ts', '../../../plugins/index.js')).toEqual([expect.stringMatching(/core\/ must not import/)]);
     expect(await restrictedImports('drivers/mqtt/new-map.ts', '../../plugins/auth/tokens.js')).toEqual([expect.stringMatching(/driver must not import plugins/)]);
     expect(await restrictedImports('drivers/mqtt/new-map.ts', '../simulator/model.js')).toEqual([]);
-    expect(await restrictedImports('core/main.ts', '../plugins/index.js')).toEqual([]);
-    expect(await restrictedImports('core/reset-admin-password.ts', '../plugins/auth/password-reset.js')).toEqual([]);
-    expect(await restrictedImports('plugins/index.ts', './auth/index.js')).toEqual([]);
+    expect(await restrictedImports('core/main.ts', '../plugins/auth/index.js')).toEqual([expect.stringMatching(/core\/ must not import/)]);
+    expect(await restrictedImports('core/roles/gateway/definition.ts', '../../../plugins/auth/index.js')).toEqual([expect.stringMatching(/core\/ must not import/)]);
+    expect(await restrictedImports('core/roles/gateway/compose.ts', '../../../plugins/auth/index.js')).toEqual([]);
+    expect(await restrictedImports('core/roles/gateway/compose.ts', '../../../drivers/registry.js')).toEqual([]);
+    expect(await restrictedImports('core/roles/programs/compose.ts', '../../../plugins/vault/index.js')).toEqual([]);
+    expect(await restrictedImports('core/roles/cloud/compose.ts', '../../../plugins/mcp/tools.js')).toEqual([]);
+    expect(await restrictedImports('plugins/auth/reset-command.ts', './password-reset.js')).toEqual([]);
     expect(await restrictedImports('test/plugins/new.test.ts', '../../plugins/auth/tokens.js')).toEqual([]);
   });
 });

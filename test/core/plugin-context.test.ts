@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { EventBus } from '../../core/event-bus.js';
-import type { GatewayContext } from '../../core/context.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import { ServiceError, ServiceRegistry } from '../../core/services.js';
 import { simMachine, startTestGateway, TEST_PLUGINS, type TestGateway } from '../fixtures/gateway.js';
@@ -18,7 +18,7 @@ declare module '../../core/event-bus.js' {
   }
 }
 
-declare module '../../core/context.js' {
+declare module '../../core/roles/gateway/context.js' {
   interface GatewayServices {
     'example.retirements': { list(): readonly string[] };
     'example.absent': { never(): void };

@@ -11,7 +11,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig, rolesFromArgs, selectRoles } from '../../core/config.js';
+import { ConfigError, rolesFromArgs, selectRoles } from '../../core/config.js';
+import { parseConfig } from '../../core/roles/index.js';
 
 const ACCEPTED = 'expected one of "gateway"|"programs"|"cloud" (repeat --role, or give a comma list: --role gateway,programs,cloud)';
 

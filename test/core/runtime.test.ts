@@ -10,13 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { Gateway } from '../../core/gateway.js';
-import type { GatewayContext } from '../../core/context.js';
+import { Gateway } from '../../core/roles/gateway/gateway.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { createHttpApp } from '../../core/http-server.js';
 import { definePlugin, type Plugin } from '../../core/plugin-host.js';
 import { RoleRuntime } from '../../core/runtime.js';
 import { Database } from '../../core/store/database.js';
-import { parseConfig } from '../../core/config.js';
+import { parseConfig } from '../../core/roles/index.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { simMachine, TEST_ADMIN_PASSWORD, TEST_PLUGINS } from '../fixtures/gateway.js';
 
@@ -171,7 +171,7 @@ describe('the gateway on the role runtime', () => {
     const seen: { ctx?: GatewayContext } = {};
     const failing = definePlugin<GatewayContext>({
       name: 'failing',
-      dependsOn: ['fleet'],
+      dependsOn: ['machine-actors'],
       register: () => {
         throw new Error('cannot reach the licence server');
       },

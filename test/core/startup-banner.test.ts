@@ -7,7 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bannerUrlLines, gatewayBannerSection, programsBannerSection, rolesBanner, startupBanner } from '../../core/startup-banner.js';
+import { rolesBanner } from '../../core/startup-banner.js';
+import { bannerUrlLines, gatewayBannerSection, startupBanner } from '../../core/roles/gateway/banner.js';
+import { programsBannerSection } from '../../core/roles/programs/banner.js';
 import { startTestGateway, TEST_ADMIN_PASSWORD, type TestGateway } from '../fixtures/gateway.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

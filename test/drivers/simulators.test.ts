@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.js';
+import { loadConfig } from '../../core/roles/index.js';
 import type { RunningSimulator } from '../../drivers/protocol-simulator.js';
 import { SIMULATOR_PLANS, startSimulators } from '../../drivers/simulators.js';
 import { startTestGateway, type TestGateway } from '../fixtures/gateway.js';
@@ -67,7 +67,7 @@ describe('the protocol simulators and config/simulators.json', () => {
       .poll(
         () =>
           machines.filter((m) => {
-            const view = gateway.gateway.fleet.view(m.machineID);
+            const view = gateway.gateway.fleet.snapshot(m.machineID);
             return view.connection.state === 'online' && view.cache.CNCStatus?.sampledAt !== undefined && !['offline', 'noData'].includes(view.derived.state);
           }).length,
         { timeout: 30_000, interval: 100 },

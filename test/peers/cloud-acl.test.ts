@@ -9,9 +9,9 @@
  */
 import { connect } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerPayloads, DEFAULT_TOPIC_PREFIX, gatewayClientId, textLiteral, type RelayRequest } from '../../core/cloud/protocol.js';
-import type { CloudLinkStatus } from '../../core/cloud/link-status.js';
-import type { CloudRole } from '../../core/roles/cloud.js';
+import { answerPayloads, DEFAULT_TOPIC_PREFIX, gatewayClientId, textLiteral, type RelayRequest } from '../../core/cloud-wire/protocol.js';
+import type { CloudLinkStatus } from '../../core/roles/gateway/cloud-link-status.js';
+import type { CloudRole } from '../../core/roles/cloud/role.js';
 import { lightLink, startTestCloud, untilOnline } from '../fixtures/cloud.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../core/config.js';
-import { Gateway } from '../../core/gateway.js';
+import { parseConfig } from '../../core/roles/index.js';
+import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { TEST_PLUGINS } from '../fixtures/gateway.js';
 import { simMachine, TEST_ADMIN_PASSWORD } from '../fixtures/gateway.js';
@@ -103,7 +103,7 @@ beforeAll(async () => {
       { groupID: 'G2', name: 'Line 2', machineIDs: ['M1', 'M3'] },
     ],
   });
-  // Once in the list whether or not plugins/index.ts registers the analysis plugin yet.
+  // Once in the list whether or not the gateway's plugin list registers the analysis plugin yet.
   const plugins = TEST_PLUGINS;
   gateway = await Gateway.create({ config, drivers: DRIVERS, plugins, logger: pino({ level: 'silent' }), env: { GATEWAY_ADMIN_PASSWORD: TEST_ADMIN_PASSWORD } });
   const login = await gateway.http.inject({ method: 'POST', url: '/api/auth/login', payload: { username: 'admin', password: TEST_ADMIN_PASSWORD } });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../core/errors.js';
-import { buildCursorQuery, type HistoryCursorSpec, type HistoryFilter } from '../../core/store/history-query.js';
+import { buildCursorQuery, type HistoryCursorSpec, type HistoryFilter } from '../../core/roles/gateway/history/query.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 
 /** Seeded rows lie in the past: no background retention may delete them mid-test. */

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { GROUP_TASK_CLASSES } from '../../config/schema.js';
-import { parseConfig } from '../../core/config.js';
-import { schedulePhase } from '../../core/fleet/schedule-phase.js';
-import { Gateway } from '../../core/gateway.js';
+import { GROUP_TASK_CLASSES } from '../../core/roles/gateway/machine-config.js';
+import { parseConfig } from '../../core/roles/index.js';
+import { schedulePhase } from '../../core/roles/gateway/fleet/schedule-phase.js';
+import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { TEST_PLUGINS } from '../fixtures/gateway.js';
 import { simMachine, TEST_ADMIN_PASSWORD } from '../fixtures/gateway.js';
@@ -36,7 +36,7 @@ afterEach(async () => {
   running = undefined;
 });
 
-/** A real gateway with the group-tasks plugin (once, whether or not plugins/index.ts registers it yet), called as the administrator. */
+/** A real gateway with the group-tasks plugin (once, whether or not the gateway's plugin list registers it yet), called as the administrator. */
 async function start(raw: Record<string, unknown>): Promise<GroupTaskGateway> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-group-tasks-'));
   const config = parseConfig({ logLevel: 'silent', ...raw, gateway: { dataDir, timeZone: 'UTC' } });
@@ -122,7 +122,7 @@ describe('group task data from the cache', () => {
     await gw.request('POST', '/api/config/task/update', { type: 'GroupCount', enabled: true, intervalMs: DAY_MS, groupID: 'cell' });
     const first = await gw.figures('GroupCount', 'cell');
     const memberTime = (first.members as Member[])[0]?.time ?? 0;
-    await vi.waitFor(() => expect(gw.gateway.fleet.view('A').cache.Count?.sampledAt ?? 0).toBeGreaterThan(memberTime + 400), { timeout: 5000, interval: 20 });
+    await vi.waitFor(() => expect(gw.gateway.fleet.snapshot('A').cache.Count?.sampledAt ?? 0).toBeGreaterThan(memberTime + 400), { timeout: 5000, interval: 20 });
     expect(await gw.figures('GroupCount', 'cell')).toEqual(first);
   });
 
@@ -147,7 +147,7 @@ describe('group tasks follow the configuration live', () => {
   it('adding a member shows in the next answer, without a restart', async () => {
     const gw = await start({ machines: [counting('A'), counting('B')], groups: [{ groupID: 'cell', name: 'Cell', machineIDs: ['A'], tasks: everySecond('GroupCount') }] });
     await countedMembers(gw, 'cell', ['A']);
-    await vi.waitFor(() => expect(gw.gateway.fleet.view('B').cache.Count?.sampledAt).toBeDefined(), { timeout: 5000, interval: 20 });
+    await vi.waitFor(() => expect(gw.gateway.fleet.snapshot('B').cache.Count?.sampledAt).toBeDefined(), { timeout: 5000, interval: 20 });
     const saved = await gw.request('POST', '/api/config/group/update', { groupID: 'cell', machineIDs: ['A', 'B'] });
     expect(saved.body.errorCode).toBe(0);
     // The membership change refreshes at once: no answer describes the old member list.

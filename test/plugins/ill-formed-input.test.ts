@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import type { CloudRole } from '../../core/roles/cloud.js';
+import type { CloudRole } from '../../core/roles/cloud/role.js';
 import { MCP_PATH } from '../../plugins/mcp/index.js';
 import { startTestCloud } from '../fixtures/cloud.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';

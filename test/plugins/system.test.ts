@@ -5,8 +5,8 @@ import type { IntervalHistogram } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { GatewayConfig } from '../../config/schema.js';
-import { parseConfig } from '../../core/config.js';
-import { Gateway } from '../../core/gateway.js';
+import { parseConfig } from '../../core/roles/index.js';
+import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { SimulatorClient } from '../../drivers/simulator/index.js';
 import { TEST_PLUGINS } from '../fixtures/gateway.js';
@@ -48,7 +48,7 @@ interface StartOptions {
   adjust?: (config: GatewayConfig) => void;
 }
 
-/** A real gateway with the system plugin (once in the list, whether or not plugins/index.ts registers it yet). */
+/** A real gateway with the system plugin (once in the list, whether or not the gateway's plugin list registers it yet). */
 async function startSystemGateway(raw: Record<string, unknown> = {}, options: StartOptions = {}): Promise<SystemGateway> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'gw-system-'));
   const config = parseConfig({
@@ -164,7 +164,7 @@ describe('system interfaces', () => {
       arch: process.arch,
       osRelease: expect.any(String),
       uptimeMs: expect.any(Number),
-      startedPlugins: expect.arrayContaining(['auth', 'fleet', 'gateway-api', 'system']),
+      startedPlugins: expect.arrayContaining(['auth', 'machine-actors', 'gateway-api', 'system']),
       driverSchemes: expect.arrayContaining(['simulator']),
       machineCount: 2,
       activeMachineCount: 1,

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { parseConfig } from '../../core/config.js';
-import type { GatewayContext } from '../../core/context.js';
-import { Gateway } from '../../core/gateway.js';
+import { parseConfig } from '../../core/roles/index.js';
+import type { GatewayContext } from '../../core/roles/gateway/context.js';
+import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { TEST_PLUGINS } from '../fixtures/gateway.js';
@@ -60,7 +60,7 @@ async function call(method: 'GET' | 'POST', url: string, body?: unknown): Promis
 async function sampled(g: Gateway, ids: string[], classes: ('CNCStatus' | 'Count' | 'TimeData' | 'OEE')[]): Promise<void> {
   await vi.waitFor(
     () => {
-      for (const id of ids) for (const cls of classes) expect(g.fleet.view(id).cache[cls]?.sampledAt, `${id} ${cls}`).toBeDefined();
+      for (const id of ids) for (const cls of classes) expect(g.fleet.snapshot(id).cache[cls]?.sampledAt, `${id} ${cls}`).toBeDefined();
     },
     { timeout: 5000, interval: 20 },
   );
@@ -103,7 +103,7 @@ describe('readTaskData', () => {
 
   it('a class the driver cannot read fails with its cached 2001, naming driver and family', async () => {
     const g = await start({ machines: [busy('NT', { driverOptions: { families: ['status'] }, tasks: { CNCStatus: FAST, ToolLife: FAST } })] });
-    await vi.waitFor(() => expect(g.fleet.view('NT').cache.ToolLife?.error).toBeDefined(), { timeout: 5000, interval: 20 });
+    await vi.waitFor(() => expect(g.fleet.snapshot('NT').cache.ToolLife?.error).toBeDefined(), { timeout: 5000, interval: 20 });
     const res = await call('GET', '/api/task/readTaskData?type=ToolLife&machineID=NT');
     expect([res.status, res.body.errorCode]).toEqual([200, 2001]);
     expect(res.body.errorMsg).toBe("The machine driver does not support this item. machine 'NT' ToolLife: driver 'simulator' does not support item family 'toolLife'");
@@ -217,8 +217,8 @@ describe('task switch', () => {
 
     // Five Count intervals pass on the restarted actor (its status keeps sampling) without a Count sample.
     const disabledAt = Date.now();
-    await vi.waitFor(() => expect(g.fleet.view('A').cache.CNCStatus?.sampledAt ?? 0).toBeGreaterThan(disabledAt + 1000), { timeout: 5000, interval: 50 });
-    expect(g.fleet.view('A').cache.Count?.sampledAt).toBeUndefined();
+    await vi.waitFor(() => expect(g.fleet.snapshot('A').cache.CNCStatus?.sampledAt ?? 0).toBeGreaterThan(disabledAt + 1000), { timeout: 5000, interval: 50 });
+    expect(g.fleet.snapshot('A').cache.Count?.sampledAt).toBeUndefined();
 
     const on = await call('POST', '/api/config/task/update', { type: 'Count', enabled: true, intervalMs: 300, machineID: 'A' });
     expect(on.body.data).toEqual([{ machineID: 'A', type: 'Count', enabled: true, intervalMs: 300, changed: true }]);
@@ -229,10 +229,10 @@ describe('task switch', () => {
   it('a switch that changes nothing keeps the actor running', async () => {
     const g = await start({ machines: [busy('A')] });
     await sampled(g, ['A'], ['CNCStatus']);
-    const since = g.fleet.view('A').connection.since;
+    const since = g.fleet.snapshot('A').connection.since;
     const res = await call('POST', '/api/config/task/update', { type: 'CNCStatus', enabled: true, machineID: 'A' });
     expect(res.body.data).toEqual([{ machineID: 'A', type: 'CNCStatus', enabled: true, intervalMs: 200, changed: false }]);
-    expect(g.fleet.view('A').connection).toMatchObject({ state: 'online', since });
+    expect(g.fleet.snapshot('A').connection).toMatchObject({ state: 'online', since });
   });
 
   it('a groupID applies the switch to every member', async () => {

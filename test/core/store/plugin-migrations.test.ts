@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { GatewayContext } from '../../../core/context.js';
+import type { GatewayContext } from '../../../core/roles/gateway/context.js';
 import { bootOrder, definePlugin, PluginHost, type Plugin } from '../../../core/plugin-host.js';
 import { Database } from '../../../core/store/database.js';
 import { applyMigrations, migrate, type Migration } from '../../../core/store/migrations.js';

@@ -46,7 +46,7 @@ describe('focas driver fault recovery', () => {
       downMs: 2500,
       afterRestart: async () => {
         // Sampling resumed through a new session: the cached status is a real FOCAS reading again.
-        const view = tg!.gateway.fleet.view(MC.machineID);
+        const view = tg!.gateway.fleet.snapshot(MC.machineID);
         expect(view.connection.state).toBe('online');
         expect(view.cache.CNCStatus?.value?.status.mode).not.toBe(undefined);
       },

@@ -5,8 +5,8 @@
  * (docs/drivers/modbus.md, troubleshooting).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { StateTally } from '../../../core/fleet/state-tally.js';
-import { TASK_SAMPLERS } from '../../../core/fleet/task-samplers.js';
+import { StateTally } from '../../../core/roles/gateway/fleet/state-tally.js';
+import { TASK_SAMPLERS } from '../../../core/roles/gateway/fleet/task-samplers.js';
 import { DEFAULT_REGISTER_MAP } from '../../../drivers/modbus/default-map.js';
 import { startModbusSimulator } from '../../../drivers/modbus/simulator.js';
 import { modbusClient, rejection } from './helpers.js';

@@ -65,7 +65,7 @@ describe('modbus driver fault recovery', () => {
       },
     });
     expectRecovered(report);
-    const view = tg.gateway.fleet.view(SPEC.machineID);
+    const view = tg.gateway.fleet.snapshot(SPEC.machineID);
     expect(view.connection.state).toBe('online');
     expect(view.cache.CNCStatus?.value).toMatchObject({ status: { adjustedStatus: expect.any(String) as string } });
   });

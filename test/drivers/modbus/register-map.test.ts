@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DriverRegistry } from '../../../core/fleet/driver-registry.js';
+import { DriverRegistry } from '../../../core/roles/gateway/fleet/driver-registry.js';
 import { modbusDriver } from '../../../drivers/modbus/index.js';
 import { registerDriver } from '../../../core/driver.js';
 import { modbusClient, rejection } from './helpers.js';

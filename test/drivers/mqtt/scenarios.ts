@@ -286,7 +286,7 @@ export function mqttScenarios(kind: BrokerKind): void {
         afterRestart: async () => {
           // Subscriptions restored: a status published after the restart reaches the cache.
           await until('a status published after the restart', () => {
-            const status = tg.gateway.fleet.view(machine.machineID).cache.CNCStatus?.value?.status;
+            const status = tg.gateway.fleet.snapshot(machine.machineID).cache.CNCStatus?.value?.status;
             return status !== undefined && status.time > peer.startedAt;
           });
         },

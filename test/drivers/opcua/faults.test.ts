@@ -63,7 +63,7 @@ it('GW-20 killing the OPC UA server takes the machine offline with statusStale w
       expect(c.stats.subscriptionsCreated).toBeGreaterThan(subscriptionsBefore.count);
       const polled = c.stats.polledReads;
       sim?.pin(MILL.machineID, 'channelState', 1);
-      await expect.poll(() => gateway.gateway.fleet.view(MILL.machineID).cache.CNCStatus?.value?.status.cncStatus, { timeout: 5_000 }).toBe('Interrupted');
+      await expect.poll(() => gateway.gateway.fleet.snapshot(MILL.machineID).cache.CNCStatus?.value?.status.cncStatus, { timeout: 5_000 }).toBe('Interrupted');
       expect(c.stats.polledReads).toBe(polled);
     },
   });

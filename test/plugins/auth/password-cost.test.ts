@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
-import { GATEWAY_PLUGINS } from '../../../plugins/index.js';
+import { GATEWAY_PLUGINS } from '../../../core/roles/gateway/compose.js';
 import { Database } from '../../../core/store/database.js';
 import { hashPassword, needsRehash, PASSWORD_COST, verifyPassword } from '../../../core/auth/passwords.js';
 

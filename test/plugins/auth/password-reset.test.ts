@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestGateway, TEST_ADMIN_PASSWORD, type TestGateway } from '../../fixtures/gateway.js';
-import { parseConfig } from '../../../core/config.js';
+import { parseConfig } from '../../../core/roles/index.js';
 import { PACKAGE_ROOT } from '../../../core/package-root.js';
 import { resetAdminPassword } from '../../../plugins/auth/password-reset.js';
 
@@ -33,7 +33,7 @@ async function stoppedGatewayData(): Promise<{ dataDir: string; oldToken: string
 
 function runScript(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'core/reset-admin-password.ts', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts', 'reset-admin-password', ...args], {
       cwd: PACKAGE_ROOT,
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

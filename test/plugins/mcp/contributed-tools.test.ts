@@ -1,13 +1,15 @@
 /**
- * A plugin contributes an MCP tool through the gateway's tool registry
- * (ctx.tools, core/mcp-tools.ts) without importing the mcp plugin: a real
- * MCP client lists it beside the 13 built-in tools and calls it, and it runs
- * through the interfaces with the caller's identity like the built-in ones.
+ * A plugin contributes an MCP tool by declaring it (`tools` of definePlugin;
+ * the gateway's tool registry, core/mcp/tools.ts) without importing the mcp
+ * plugin: a real MCP client lists it beside the 13 built-in tools and calls
+ * it, and it runs through the interfaces with the caller's identity like the
+ * built-in ones.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { GatewayContext } from '../../../core/context.js';
-import { defineTool, McpToolRegistry, ToolRegistryError } from '../../../core/mcp-tools.js';
+import type { GatewayContext } from '../../../core/roles/gateway/context.js';
+import { defineTool, McpToolRegistry, ToolRegistryError } from '../../../core/mcp/tools.js';
+import { countTool, fleetMixPlugin } from '../../fixtures/contributed-tool.js';
 import { definePlugin } from '../../../core/plugin-host.js';
 import { simMachine, startTestGateway, TEST_PLUGINS, type TestGateway } from '../../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../../fixtures/mcp-client.js';
@@ -27,28 +29,6 @@ const BUILT_IN = [
   'read_task_data',
   'read_tool_life',
 ];
-
-const countTool = defineTool({
-  name: 'count_machines_by_type',
-  title: 'Count machines by type',
-  description: 'How many machines of each machineType the gateway has, optionally only the active ones. Uses /api/config/machines.',
-  input: z.object({ activeOnly: z.boolean().optional().describe('count only active machines; default false') }).strict(),
-  primaryPath: '/api/config/machines',
-  async run(input, caller) {
-    const machines = await caller.call<{ machineType: string; isActive: boolean }[]>('/api/config/machines');
-    const counts: Record<string, number> = {};
-    for (const m of machines) if (!input.activeOnly || m.isActive) counts[m.machineType] = (counts[m.machineType] ?? 0) + 1;
-    return { counts };
-  },
-});
-
-/** Boots before the mcp plugin (no dependency on it) and adds its tool to the registry. */
-const fleetMixPlugin = definePlugin<GatewayContext>({
-  name: 'example-fleet-mix',
-  register(ctx) {
-    ctx.tools.register(countTool);
-  },
-});
 
 describe('contributed MCP tools', () => {
   let gw: TestGateway;
@@ -80,7 +60,7 @@ describe('contributed MCP tools', () => {
     const contributed = tools.find((t) => t.name === 'count_machines_by_type');
     expect(contributed?.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, destructiveHint: false });
     expect(contributed?.inputSchema).toMatchObject({ type: 'object', properties: { activeOnly: { type: 'boolean' } } });
-    // Registered before the mcp plugin booted (it does not depend on it): the registry is read at request time.
+    // Declared by a plugin that boots before the mcp plugin (it does not depend on it): registered first, in boot order.
     expect(gw.gateway.context.tools.names()[0]).toBe('count_machines_by_type');
   });
 
@@ -103,11 +83,12 @@ describe('contributed MCP tools', () => {
     expect(unknown.text).toMatch(/^Unknown tool 'no_such_tool'; accepted: .*count_machines_by_type/);
   });
 
-  it('a plugin contributing a tool under a built-in name fails the start, naming the tool', async () => {
+  it('a plugin declaring a tool under a built-in name fails the start, naming the plugin and the tool', async () => {
     const clash = definePlugin<GatewayContext>({
       name: 'example-clash',
       dependsOn: ['mcp'],
-      register: (ctx) => ctx.tools.register({ ...countTool, name: 'list_machines' }),
+      tools: [{ ...countTool, name: 'list_machines' }],
+      register() {},
     });
     await expect(startTestGateway({}, undefined, { plugins: [...TEST_PLUGINS, clash] })).rejects.toThrow(
       "plugin 'example-clash' failed to start: MCP tool 'list_machines' is registered twice",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../../core/errors.js';
-import { SerialisedAnswer } from '../../../core/mcp-frozen-answers.js';
+import { SerialisedAnswer } from '../../../core/mcp/frozen-answers.js';
 import { fleetStatus } from '../../../plugins/mcp/fleet-status.js';
 import { sectionMessage, type Section, type ToolCaller } from '../../../plugins/mcp/tool-runtime.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FrozenAnswers, literalContent, SerialisedAnswer, splice, type Splices } from '../../../core/mcp-frozen-answers.js';
+import { FrozenAnswers, literalContent, SerialisedAnswer, splice, type Splices } from '../../../core/mcp/frozen-answers.js';
 
 describe('frozen answers', () => {
   it('GW-63 a frozen answer becomes a placeholder whose literal is replaced by the escaped text, wherever it occurs', () => {

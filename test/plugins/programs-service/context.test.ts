@@ -1,10 +1,10 @@
 /** Plugins of the program service meet through its context: services and events, without importing each other. */
 import { describe, expect, it } from 'vitest';
 import { definePlugin } from '../../../core/plugin-host.js';
-import type { ProgramsContext } from '../../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../../core/roles/programs/context.js';
 import { startTestProgramService } from '../../fixtures/programs.js';
 
-declare module '../../../core/roles/programs-context.js' {
+declare module '../../../core/roles/programs/context.js' {
   interface ProgramsEvents {
     'test.published': { versionId: string };
   }

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { PROGRAMS_PLUGINS } from '../../../plugins/index.js';
+import { PROGRAMS_PLUGINS } from '../../../core/roles/programs/compose.js';
 import { accountsPlugin } from '../../../plugins/accounts/index.js';
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { TEST_ACCOUNTS } from '../../fixtures/programs-accounts.js';

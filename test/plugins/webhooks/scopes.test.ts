@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
 import { definePlugin } from '../../../core/plugin-host.js';
-import type { ProgramsContext } from '../../../core/roles/programs-context.js';
+import type { ProgramsContext } from '../../../core/roles/programs/context.js';
 import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
 import { deploymentsPlugin } from '../../../plugins/deployments/index.js';
 import { gatewaysPlugin } from '../../../plugins/gateways/index.js';

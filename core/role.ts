@@ -1,0 +1,177 @@
+/**
+ * A role is one definition (`RoleDefinition`): its name, its database file,
+ * whether `npm start` runs it by default, where it stops among the others,
+ * its plugins, and how it starts. The definitions live in the roles' wings
+ * (core/roles/<name>/definition.ts) and are listed once, in start order, in
+ * core/roles/index.ts; `startRoles` starts the selected ones in list order,
+ * hands each what the roles before it offer, and gives back their banner
+ * sections (list order) and their stop parts (by `stopRank`).
+ */
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../config/schema.js';
+import type { Command } from './commands.js';
+import type { ConfigPart, OwnedConfigPart } from './config-parts.js';
+import type { GatewayLink } from './gateway-link/types.js';
+import type { Plugin } from './plugin-host.js';
+import type { StopPart } from './process-signals.js';
+
+/** What a role that started offers the roles that start after it. */
+export interface RoleOffers {
+  /** The gateway in this process, reached in-process (the program service uses it). */
+  'gateway-link': GatewayLink;
+}
+
+/** What a role's `start` is given. */
+export interface RoleStartFacts {
+  config: GatewayConfig;
+  /** The config file's path, for messages and the banner. */
+  file: string;
+  /** The process's logger; a role logs through a child of it named after itself (the gateway, the first role, logs through it as it is). */
+  logger: Logger;
+  env: NodeJS.ProcessEnv;
+  /** What the roles started before this one offer (start order is the list order of core/roles/index.ts). */
+  offers: Partial<RoleOffers>;
+  /** Every role compiled in, started or not (the cloud reads the gateway's declared tools). */
+  definitions: readonly RoleDefinition[];
+}
+
+/** A role that started and listens: its banner section, its part of the stop, and what the final log line reports of it. */
+export interface StartedRole {
+  banner: readonly string[];
+  stop: StopPart;
+  /** Fields for the `stopped cleanly` log line (e.g. the history writer's figures). */
+  stoppedFacts?: () => Record<string, unknown>;
+  /** What this role offers the roles that start after it. */
+  offers?: Partial<RoleOffers>;
+}
+
+export interface RoleDefinition {
+  /** `--role NAME` and the config's `roles`: 'gateway', 'programs', 'cloud'. */
+  readonly name: string;
+  /** The role's SQLite file in the data directory, e.g. 'gateway.db'. */
+  readonly databaseFile: string;
+  /** Whether `npm start` runs it when neither `--role` nor the config's `roles` names any. */
+  readonly startsByDefault: boolean;
+  /** Lower stops first: a role stops before the roles it calls (programs 10, gateway 20, cloud 30). */
+  readonly stopRank: number;
+  /** The role's own parts of the configuration (its listener, its store; core/config-parts.ts); its plugins declare theirs. */
+  readonly config: readonly ConfigPart[];
+  /** The role's plugins (its composition root, compose.ts), booted in dependency order. */
+  readonly plugins: readonly Plugin<never>[];
+  /** The wing's own commands (`core/main.ts <name>`); its plugins declare theirs. */
+  readonly commands: readonly Command[];
+  /** Opens the role's runtime, boots its plugins and listens; throws RoleStartError to stop the process with its exit code. */
+  start(facts: RoleStartFacts): Promise<StartedRole>;
+}
+
+/** Declares a role; the identity function exists for type checking and readability. */
+export function defineRole(definition: RoleDefinition): RoleDefinition {
+  return definition;
+}
+
+/**
+ * Every configuration part of the roles, with its owner: each role's own,
+ * then its plugins'. All roles compiled in count, not only those that run,
+ * so a mistake in any section stops every start.
+ */
+export function configPartsOf(roles: readonly RoleDefinition[]): OwnedConfigPart[] {
+  return roles.flatMap((role) => [
+    ...role.config.map((part): OwnedConfigPart => ({ owner: { kind: 'role', name: role.name }, part })),
+    ...role.plugins.flatMap((p): OwnedConfigPart[] => (p.config ? [{ owner: { kind: 'plugin', name: p.name }, part: p.config }] : [])),
+  ]);
+}
+
+/**
+ * Every command of the roles: each role's own, then its plugins'. A name
+ * declared twice is a programming mistake and throws, naming both places.
+ */
+export function commandsOf(roles: readonly RoleDefinition[]): Command[] {
+  const found = new Map<string, { command: Command; where: string }>();
+  for (const role of roles) {
+    const declared = [...role.commands.map((command) => ({ command, where: `role '${role.name}'` })), ...role.plugins.flatMap((p) => p.commands.map((command) => ({ command, where: `plugin '${p.name}'` })))];
+    for (const entry of declared) {
+      const before = found.get(entry.command.name);
+      if (before) throw new Error(`command '${entry.command.name}' is declared by ${before.where} and ${entry.where}`);
+      found.set(entry.command.name, entry);
+    }
+  }
+  return [...found.values()].map((e) => e.command);
+}
+
+/** A role that could not start: exit 2 (as an invalid config) or 1 (e.g. its port is taken). */
+export class RoleStartError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+    this.name = 'RoleStartError';
+  }
+}
+
+/** Where a role's listener address comes from: its config fields and the environment variable that overrides the port. */
+export interface ListenSettings {
+  host: string;
+  port: number;
+  hostField: string;
+  portField: string;
+  portVariable: string;
+}
+
+/**
+ * A role's listener that could not open: exit 1. A taken port (the usual
+ * case: a second instance on the same machine) says which variable or field
+ * moves it; anything else names every setting of the address.
+ */
+export function listenFailed(role: string, file: string, at: ListenSettings, err: unknown): RoleStartError {
+  const e = err as NodeJS.ErrnoException;
+  const where = `${role} failed to listen on ${at.host}:${at.port}`;
+  if (e.code === 'EADDRINUSE') {
+    return new RoleStartError(`${where}: the port is in use by another process; choose another with ${at.portVariable}=<port> or ${at.portField} in ${file}`, 1);
+  }
+  return new RoleStartError(`${where}: ${e.message} (config ${file}: ${at.hostField}, ${at.portField} or ${at.portVariable})`, 1);
+}
+
+/** The roles a process started: their banner sections in start order, their stop parts in stop order. */
+export interface RunningRoles {
+  banners: readonly (readonly string[])[];
+  stopParts: readonly StopPart[];
+  /** The `stopped cleanly` log line's fields, from every role. */
+  stoppedFacts(): Record<string, unknown>;
+}
+
+/** The started roles by `stopRank` (stable: equal ranks stop in start order). */
+function inStopOrder(started: readonly { definition: RoleDefinition; role: StartedRole }[]) {
+  return [...started].sort((a, b) => a.definition.stopRank - b.definition.stopRank);
+}
+
+/**
+ * Starts the roles of `definitions` named in `names`, in list order, each
+ * given what the roles before it offer. When one fails, those already
+ * started stop (by rank, failures logged) and the error is thrown on.
+ */
+export async function startRoles(
+  definitions: readonly RoleDefinition[],
+  names: readonly string[],
+  facts: Omit<RoleStartFacts, 'offers' | 'definitions'>,
+): Promise<RunningRoles> {
+  const started: { definition: RoleDefinition; role: StartedRole }[] = [];
+  const offers: Partial<RoleOffers> = {};
+  for (const definition of definitions.filter((d) => names.includes(d.name))) {
+    try {
+      const role = await definition.start({ ...facts, offers: { ...offers }, definitions });
+      started.push({ definition, role });
+      Object.assign(offers, role.offers);
+    } catch (err) {
+      for (const { definition: d, role } of inStopOrder(started)) {
+        await role.stop.stop().catch((stopErr: unknown) => facts.logger.error({ err: stopErr, role: d.name }, 'stop failed'));
+      }
+      throw err;
+    }
+  }
+  return {
+    banners: started.map((s) => s.role.banner),
+    stopParts: inStopOrder(started).map((s) => s.role.stop),
+    stoppedFacts: () => Object.assign({}, ...started.map((s) => s.role.stoppedFacts?.() ?? {})) as Record<string, unknown>,
+  };
+}

@@ -1,0 +1,26 @@
+/** The cloud relay's section of the start-up banner (core/startup-banner.ts has the shared pieces). */
+
+export interface CloudBannerFacts {
+  version: string;
+  configFile: string;
+  dataDir: string;
+  url: string;
+  brokerUrl: string;
+  embedded: boolean;
+  /** Gateway tokens that are valid. */
+  tokens: number;
+}
+
+/** The cloud relay's section of the banner; ends with a blank line. */
+export function cloudBannerSection(facts: CloudBannerFacts): string[] {
+  return [
+    `  Cloud relay ${facts.version} is running`,
+    `  config:      ${facts.configFile}`,
+    `  data:        ${facts.dataDir} (SQLite: cloud.db)`,
+    '',
+    `  MCP:         ${facts.url}/mcp  (accessToken header: a gateway token)`,
+    `  broker:      ${facts.brokerUrl}  (${facts.embedded ? 'embedded; ' : ''}gateways dial out to it)`,
+    `  gateways:    ${facts.tokens} token(s); npm run cloud-token -- create <name> makes one`,
+    '',
+  ];
+}

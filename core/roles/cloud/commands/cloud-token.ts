@@ -1,0 +1,99 @@
+/**
+ * `npm run cloud-token -- [admin] <create NAME | list | revoke ID | rotate ID> [--config FILE]`
+ * (the cloud wing's command, run by core/main.ts): the cloud relay's gateway tokens (with `admin`: the keys of its admin HTTP
+ * interface) in `cloud.db` of the data directory (the
+ * config file and GATEWAY_DATA_DIR are read as `npm start` reads them). A
+ * new token is printed once; only its hash is stored. The cloud may be
+ * running: it reads the tokens at every check. docs/cloud-relay.md.
+ */
+import { join, resolve } from 'node:path';
+import type { Command, CommandIO } from '../../../commands.js';
+import { AdminKeys, GatewayTokens, CLOUD_MIGRATIONS } from '../tokens.js';
+import { CLOUD_DATABASE_FILE } from '../role.js';
+import { Database } from '../../../store/database.js';
+import { prepareDataDirectory } from '../../../store/data-directory.js';
+import { applyMigrations, BASE_SCHEMA_OWNER } from '../../../store/migrations.js';
+
+const USAGE = 'usage: npm run cloud-token -- [admin] create NAME | list | revoke ID | rotate ID  [--config FILE]\n  (admin: the keys of the cloud\'s admin HTTP interface, /admin/gateway-tokens)';
+
+/** The command and its operand, without --config and its value. */
+function command(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--config') i++;
+    else if (!arg.startsWith('--config=')) out.push(arg);
+  }
+  return out;
+}
+
+async function run(argv: readonly string[], io: CommandIO): Promise<number> {
+  const words = command(argv);
+  const admin = words[0] === 'admin';
+  const [verb, operand, ...rest] = admin ? words.slice(1) : words;
+  const what = admin ? 'admin key' : 'token';
+  if (!verb || verb === '--help' || verb === '-h' || rest.length > 0) {
+    io.stdout.write(`${USAGE}\n`);
+    return verb === '--help' || verb === '-h' ? 0 : 2;
+  }
+  const loaded = io.loadConfig();
+  if (loaded === 2) return 2;
+  const dataDir = resolve(loaded.config.gateway.dataDir);
+  prepareDataDirectory(dataDir);
+  const db = await Database.open(join(dataDir, CLOUD_DATABASE_FILE));
+  try {
+    await applyMigrations(db, BASE_SCHEMA_OWNER, CLOUD_MIGRATIONS);
+    const tokens = admin ? await AdminKeys.open(db) : await GatewayTokens.open(db);
+    switch (verb) {
+      case 'create': {
+        if (!operand) break;
+        const made = await tokens.create(operand);
+        if (admin) {
+          io.stdout.write(`admin key '${made.record.name}' (id ${made.record.id}), shown once:\n${made.token}\n`);
+          io.stdout.write('Send it as Authorization: Bearer <key> to the cloud\'s /admin/gateway-tokens.\n');
+          return 0;
+        }
+        io.stdout.write(`gateway token for '${made.record.name}' (id ${made.record.id}), shown once:\n${made.token}\n`);
+        io.stdout.write('Give it to that gateway as cloudLink.accessToken or GATEWAY_CLOUD_TOKEN (or through its /api/security/cloud-link/set), and to its MCP clients as the accessToken header.\n');
+        return 0;
+      }
+      case 'list': {
+        for (const t of await tokens.list()) {
+          const state = t.revokedAt === null ? 'valid' : `revoked ${new Date(t.revokedAt).toISOString()}${t.replacedBy ? ` (rotated to ${t.replacedBy})` : ''}`;
+          io.stdout.write(`${t.id}  ${t.name}  created ${new Date(t.createdAt).toISOString()}  ${state}\n`);
+        }
+        return 0;
+      }
+      case 'revoke': {
+        if (!operand) break;
+        if (!(await tokens.revoke(operand))) {
+          io.stderr.write(`no valid ${what} with id '${operand.slice(0, 64)}'; npm run cloud-token --${admin ? ' admin' : ''} list shows them\n`);
+          return 1;
+        }
+        io.stdout.write(`${what} ${operand} revoked${admin ? '' : '; a running cloud on its embedded broker disconnects that gateway within 10 s'}\n`);
+        return 0;
+      }
+      case 'rotate': {
+        if (!operand) break;
+        const next = await tokens.rotate(operand);
+        if (!next) {
+          io.stderr.write(`no valid ${what} with id '${operand.slice(0, 64)}'; npm run cloud-token --${admin ? ' admin' : ''} list shows them\n`);
+          return 1;
+        }
+        io.stdout.write(`${what} ${operand} revoked; the new ${what} for '${next.record.name}' (id ${next.record.id}), shown once:\n${next.token}\n`);
+        return 0;
+      }
+      default:
+    }
+    io.stderr.write(`${USAGE}\n`);
+    return 2;
+  } catch (err) {
+    io.stderr.write(`${(err as Error).message}\n`);
+    return 1;
+  } finally {
+    await db.close();
+  }
+}
+
+/** The command: the cloud's gateway tokens and admin keys in cloud.db. */
+export const cloudTokenCommand: Command = { name: 'cloud-token', usage: USAGE, run };

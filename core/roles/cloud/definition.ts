@@ -1,0 +1,71 @@
+/** The cloud relay as a role: /mcp on `cloud.host`:`cloud.port` (8040), its broker embedded on `cloud.mqttPort` (1883) or external, tokens in cloud.db. */
+import { resolve } from 'node:path';
+import { readConfigFile } from '../../config.js';
+import { toolCatalogue, type ToolCatalogue } from '../../mcp/dispatch.js';
+import { McpToolRegistry } from '../../mcp/tools.js';
+import { packageVersion } from '../../package-root.js';
+import { bootOrder } from '../../plugin-host.js';
+import { defineRole, listenFailed, RoleStartError, type RoleDefinition, type RoleStartFacts, type StartedRole } from '../../role.js';
+import { cloudBannerSection } from './banner.js';
+import { cloudTokenCommand } from './commands/cloud-token.js';
+import { CLOUD_PLUGINS } from './compose.js';
+import { CLOUD_DATABASE_FILE, CloudRole } from './role.js';
+
+/**
+ * The tools the cloud lists and relays: those the gateway of this build
+ * serves, that is every tool its plugins declare, in the order the gateway
+ * registers them (boot order), so a tool a plugin contributes answers
+ * through the relay too.
+ */
+export function cloudCatalogue(definitions: readonly RoleDefinition[]): ToolCatalogue {
+  const registry = new McpToolRegistry();
+  const gateway = definitions.find((d) => d.name === 'gateway');
+  for (const plugin of bootOrder(gateway?.plugins ?? [])) for (const tool of plugin.tools) registry.register(tool);
+  return toolCatalogue(registry);
+}
+
+async function startCloudRole({ config, file, logger: processLogger, env, definitions }: RoleStartFacts): Promise<StartedRole> {
+  const logger = processLogger.child({ role: 'cloud' });
+  const dataDir = resolve(config.gateway.dataDir);
+  const c = config.cloud;
+  let role: CloudRole;
+  try {
+    role = await CloudRole.create({
+      dataDir, logger, version: packageVersion(), catalogue: cloudCatalogue(definitions), topicPrefix: c.topicPrefix, callDeadlineMs: c.callDeadlineMs, revocationSweepMs: c.revocationSweepMs,
+      allowedOrigins: c.allowedOrigins, allowedHosts: c.allowedHosts,
+      ...(c.brokerUrl
+        ? { broker: { url: c.brokerUrl, reconnectMaxMs: c.brokerReconnectMaxSeconds * 1000, ...(c.brokerUsername ? { username: c.brokerUsername } : {}), ...(env.CLOUD_BROKER_PASSWORD ? { password: env.CLOUD_BROKER_PASSWORD } : {}) } }
+        : { embeddedBroker: { host: c.mqttHost, port: c.mqttPort, ...(c.mqttTls ? { tls: { cert: readConfigFile(c.mqttTls.certFile, 'cloud.mqttTls.certFile'), key: readConfigFile(c.mqttTls.keyFile, 'cloud.mqttTls.keyFile') } } : {}) } }),
+    });
+  } catch (err) {
+    throw new RoleStartError(`cloud relay failed to start (config ${file}, cloud.mqttPort / CLOUD_MQTT_PORT, cloud.brokerUrl):\n${(err as Error).message}`, 1);
+  }
+  let url: string;
+  try {
+    url = await role.listen(c.host, c.port);
+  } catch (err) {
+    await role.stop();
+    throw listenFailed('cloud relay', file, { host: c.host, port: c.port, hostField: 'cloud.host', portField: 'cloud.port', portVariable: 'CLOUD_PORT' }, err);
+  }
+  const tokens = await role.tokens.list();
+  return {
+    banner: cloudBannerSection({
+      version: packageVersion(), configFile: file, dataDir, url, brokerUrl: role.brokerUrl ?? c.brokerUrl ?? '',
+      embedded: !c.brokerUrl, tokens: tokens.filter((t) => t.revokedAt === null).length,
+    }),
+    stop: { name: 'cloud relay (HTTP server, relay, broker, database)', stop: () => role.stop(), detail: () => `HTTP ${role.runtime.listening ? 'still listening' : 'closed'}` },
+  };
+}
+
+export const cloudRole = defineRole({
+  name: 'cloud',
+  databaseFile: CLOUD_DATABASE_FILE,
+  // The cloud runs elsewhere, on its own: only when named.
+  startsByDefault: false,
+  config: [],
+  // Last: the gateways in this process call it.
+  stopRank: 30,
+  plugins: CLOUD_PLUGINS,
+  commands: [cloudTokenCommand],
+  start: startCloudRole,
+});

@@ -1,0 +1,139 @@
+/**
+ * The cloud role's tokens, shown once and stored as the SHA-256 of the secret
+ * (core/auth/bearer-tokens.ts):
+ * - gateway tokens `cgw_<id>_<secret>`: both the credential a gateway
+ *   connects to the broker with and what an MCP client sends in
+ *   `accessToken` to select that gateway (GW-85). Rotating gives a new token
+ *   for the same gateway name (a new id in topics: the gateway reconnects
+ *   with the new token); revoking ends it.
+ * - admin keys `cadm_<id>_<secret>`: what the cloud's admin HTTP interface
+ *   (/admin/gateway-tokens) takes as `Authorization: Bearer`.
+ */
+import { createBearerToken, parseBearerToken, secretMatches } from '../../auth/bearer-tokens.js';
+import type { Database } from '../../store/database.js';
+import type { Migration } from '../../store/migrations.js';
+
+export const GATEWAY_TOKEN_PREFIX = 'cgw';
+export const ADMIN_KEY_PREFIX = 'cadm';
+
+/** A table of tokens: id, name, the secret's hash, when made, revoked and by what replaced. */
+const tokenTable = (name: string) => `CREATE TABLE ${name} (
+         id TEXT PRIMARY KEY,
+         name TEXT NOT NULL,
+         secret_hash TEXT NOT NULL,
+         created_at BIGINT NOT NULL,
+         revoked_at BIGINT,
+         replaced_by TEXT
+       )`;
+
+export const CLOUD_MIGRATIONS: readonly Migration[] = [
+  { id: 1, name: 'gateway tokens', up: [tokenTable('cloud_gateway_tokens')] },
+  { id: 2, name: 'admin keys', up: [tokenTable('cloud_admin_keys')] },
+];
+
+/** A token's record (never its secret). */
+export interface GatewayToken {
+  id: string;
+  name: string;
+  createdAt: number;
+  revokedAt: number | null;
+  replacedBy: string | null;
+}
+
+const rowOf = (r: Record<string, unknown>): GatewayToken => ({
+  id: String(r.id), name: String(r.name), createdAt: Number(r.created_at), revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
+  replacedBy: r.replaced_by === null ? null : String(r.replaced_by),
+});
+
+const NAME = /^[^\p{Cc}]{1,128}$/u;
+
+/** How long a successful check is remembered: a token the CLI (another process) revokes stops working within this. */
+export const VERIFIED_TTL_MS = 1000;
+const VERIFIED_MAX = 10_000;
+
+/**
+ * One table of tokens. A check reads it (one row by key), and remembers a
+ * success for VERIFIED_TTL_MS (by id, with the secret's hash, so the secret
+ * is checked every time), so that a busy MCP client does not cost a database
+ * read per call; a token made by the CLI while the cloud runs counts at once,
+ * one it revokes within that second, and one revoked or rotated in this
+ * process at once.
+ */
+export class TokenTable {
+  private readonly verified = new Map<string, { hash: string; until: number }>();
+
+  protected constructor(private readonly db: Database, private readonly now: () => number, private readonly table: string, readonly prefix: string) {}
+
+  /** Creates a token; the whole token is in the answer only. */
+  async create(name: string): Promise<{ token: string; record: GatewayToken }> {
+    if (!NAME.test(name)) throw new Error('name: 1..128 characters, no control characters');
+    const made = createBearerToken(this.prefix);
+    const record: GatewayToken = { id: made.id, name, createdAt: this.now(), revokedAt: null, replacedBy: null };
+    await this.db.write((tx) => tx.run(`INSERT INTO ${this.table} (id, name, secret_hash, created_at, revoked_at, replaced_by) VALUES (?, ?, ?, ?, NULL, NULL)`, [record.id, name, made.hash, record.createdAt]));
+    return { token: made.key, record };
+  }
+
+  async list(): Promise<GatewayToken[]> {
+    return (await this.db.all(`SELECT id, name, created_at, revoked_at, replaced_by FROM ${this.table} ORDER BY created_at, id`)).map(rowOf);
+  }
+
+  /** Whether a token with this id exists and is not revoked. */
+  async isValid(id: string): Promise<boolean> {
+    return (await this.db.get(`SELECT 1 AS ok FROM ${this.table} WHERE id = ? AND revoked_at IS NULL`, [id])) !== undefined;
+  }
+
+  /** Revokes a token; false when it is unknown or revoked already. */
+  async revoke(id: string): Promise<boolean> {
+    this.verified.delete(id);
+    const result = await this.db.write((tx) => tx.run(`UPDATE ${this.table} SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, [this.now(), id]));
+    return result.changes > 0;
+  }
+
+  /** A new token under the same name; the old one is revoked in the same transaction. */
+  async rotate(id: string): Promise<{ token: string; record: GatewayToken } | undefined> {
+    this.verified.delete(id);
+    const made = createBearerToken(this.prefix);
+    const createdAt = this.now();
+    const name = await this.db.write(async (tx) => {
+      const old = await tx.get<{ name: string }>(`SELECT name FROM ${this.table} WHERE id = ? AND revoked_at IS NULL`, [id]);
+      if (!old) return undefined;
+      await tx.run(`INSERT INTO ${this.table} (id, name, secret_hash, created_at, revoked_at, replaced_by) VALUES (?, ?, ?, ?, NULL, NULL)`, [made.id, old.name, made.hash, createdAt]);
+      await tx.run(`UPDATE ${this.table} SET revoked_at = ?, replaced_by = ? WHERE id = ?`, [createdAt, made.id, id]);
+      return old.name;
+    });
+    if (name === undefined) return undefined;
+    return { token: made.key, record: { id: made.id, name, createdAt, revokedAt: null, replacedBy: null } };
+  }
+
+  /** The token's id when `token` is a valid token of this table, else undefined. Constant-time on the secret. */
+  async verify(token: string | undefined): Promise<string | undefined> {
+    if (!token) return undefined;
+    const parsed = parseBearerToken(this.prefix, token);
+    if (!parsed) return undefined;
+    const now = Date.now();
+    const known = this.verified.get(parsed.id);
+    if (known && known.until > now) return secretMatches(parsed.secret, known.hash) ? parsed.id : undefined;
+    const row = await this.db.get<{ secret_hash: string }>(`SELECT secret_hash FROM ${this.table} WHERE id = ? AND revoked_at IS NULL`, [parsed.id]);
+    if (!row || !secretMatches(parsed.secret, row.secret_hash)) {
+      this.verified.delete(parsed.id);
+      return undefined;
+    }
+    if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
+    this.verified.set(parsed.id, { hash: row.secret_hash, until: now + VERIFIED_TTL_MS });
+    return parsed.id;
+  }
+}
+
+/** The gateway tokens (cgw_…). */
+export class GatewayTokens extends TokenTable {
+  static async open(db: Database, now: () => number = Date.now): Promise<GatewayTokens> {
+    return new GatewayTokens(db, now, 'cloud_gateway_tokens', GATEWAY_TOKEN_PREFIX);
+  }
+}
+
+/** The keys of the cloud's admin HTTP interface (cadm_…). */
+export class AdminKeys extends TokenTable {
+  static async open(db: Database, now: () => number = Date.now): Promise<AdminKeys> {
+    return new AdminKeys(db, now, 'cloud_admin_keys', ADMIN_KEY_PREFIX);
+  }
+}

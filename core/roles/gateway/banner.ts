@@ -1,0 +1,57 @@
+/** The gateway's section of the start-up banner (core/startup-banner.ts has the shared pieces). */
+import { announcementLines, NO_TOKEN, rolesBanner, TOKEN, urlLines } from '../../startup-banner.js';
+
+/** What the banner shows about a running gateway. */
+export interface BannerFacts {
+  version: string;
+  configFile: string;
+  dataDir: string;
+  timeZone: string;
+  machines: readonly { driver: string }[];
+  /** Base URL, e.g. http://localhost:8080 (no trailing slash). */
+  url: string;
+  /** Lines the plugins asked to show (first password, how to log in). */
+  announcements: readonly string[];
+  /** The database file in the data directory; `gateway.db` unless told. */
+  databaseFile?: string;
+}
+
+/** The URL lines: label, URL and whether it needs a token (with security control on, the default). */
+export function bannerUrlLines(url: string): string[] {
+  return urlLines([
+    ['console:', `${url}/`, `${NO_TOKEN}; the fleet dashboard, log in there`],
+    ['API docs:', `${url}/api/docs`, NO_TOKEN],
+    ['health:', `${url}/api/health`, NO_TOKEN],
+    ['machines:', `${url}/api/config/machines`, TOKEN],
+    ['fleet state:', `${url}/api/task/batchReadTaskData?type=CNCStatus`, TOKEN],
+    ['errors:', `${url}/api/task/batchReadErrors`, TOKEN],
+    ['MCP:', `${url}/mcp`, `${TOKEN}; Streamable HTTP`],
+  ]);
+}
+
+/** The gateway's section of the banner: where it runs, its URLs, its announcements; ends with a blank line. */
+export function gatewayBannerSection(facts: BannerFacts): string[] {
+  return [
+    `  CNC machine gateway ${facts.version} is running`,
+    `  config:      ${facts.configFile}`,
+    `  data:        ${facts.dataDir} (SQLite: ${facts.databaseFile ?? 'gateway.db'})`,
+    `  time zone:   ${facts.timeZone}`,
+    `  machines:    ${facts.machines.length} (${driversInUse(facts.machines)})`,
+    '',
+    ...bannerUrlLines(facts.url),
+    '',
+    ...announcementLines(facts.announcements),
+  ];
+}
+
+/** The banner of a process that runs the gateway alone, ending with a newline. */
+export function startupBanner(facts: BannerFacts): string {
+  return rolesBanner([gatewayBannerSection(facts)]);
+}
+
+/** `simulator 12` or `opcua 2, modbus 2`: how many machines use each driver. */
+function driversInUse(machines: readonly { driver: string }[]): string {
+  const counts = new Map<string, number>();
+  for (const m of machines) counts.set(m.driver, (counts.get(m.driver) ?? 0) + 1);
+  return [...counts].map(([driver, n]) => `${driver} ${n}`).join(', ') || 'none';
+}

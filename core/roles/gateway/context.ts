@@ -1,0 +1,80 @@
+/**
+ * The explicit context every gateway plugin receives. Its members are core's;
+ * what plugins add for each other goes through its open registries: events
+ * on `bus` (`GatewayEvents`, core/event-bus.ts), MCP tools on `tools`
+ * (core/mcp/tools.ts) and services on `services` (`GatewayServices` below),
+ * each extended without editing core (docs/architecture.md, "The plugin
+ * context").
+ */
+import type { FastifyInstance } from 'fastify';
+import type { GatewayConfig } from '../../../config/schema.js';
+import type { EventBus, GatewayEvents } from '../../event-bus.js';
+import type { Fleet } from './fleet/fleet.js';
+import type { DriverRegistry } from './fleet/driver-registry.js';
+import type { GroupTaskCache } from './fleet/group-tasks.js';
+import type { InterfaceRegistry } from '../../interfaces.js';
+import type { ToolCatalogueReader } from '../../mcp/tools.js';
+import type { ServiceRegistry } from '../../services.js';
+import type { Database } from '../../store/database.js';
+import type { FleetStore } from './store/fleet-store.js';
+import type { HistoryWriter } from './history/writer.js';
+
+/**
+ * The services plugins provide to each other on `ctx.services`, by name. A
+ * providing plugin declares its entry by declaration merging, beside its
+ * `provide` call:
+ *
+ * ```ts
+ * declare module '../../core/roles/gateway/context.js' {
+ *   interface GatewayServices {
+ *     'machine-notes': NoteService;
+ *   }
+ * }
+ * ```
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by plugins through declaration merging
+export interface GatewayServices {}
+
+/** How the gateway calls itself: `gateway.name` and `gateway.alias` of the configuration. */
+export interface GatewayIdentity {
+  name: string;
+  alias: string;
+}
+
+export interface GatewayContext {
+  config: GatewayConfig;
+  /** The gateway's name and alias (presence on the cloud, the console's title, /api/system/gateway-identity). */
+  identity: GatewayIdentity;
+  /** The resolved gateway time zone (config, or the system's). */
+  timeZone: string;
+  dataDir: string;
+  db: Database;
+  store: FleetStore;
+  history: HistoryWriter;
+  interfaces: InterfaceRegistry;
+  drivers: DriverRegistry;
+  fleet: Fleet;
+  /** The latest value of every group task class; the group-tasks plugin refreshes it. */
+  groupTasks: GroupTaskCache;
+  bus: EventBus<GatewayEvents>;
+  /** The MCP tools /mcp serves, read-only: a plugin contributes tools by declaring them (`tools` of definePlugin, core/mcp/tools.ts). */
+  tools: ToolCatalogueReader;
+  /** Services plugins provide to each other (`GatewayServices`). */
+  services: ServiceRegistry<GatewayServices>;
+  /** The HTTP app, for the few routes that are not interfaces (none yet). */
+  http: FastifyInstance;
+  /** Current time, unix ms. */
+  now: () => number;
+  /** Gateway software version. */
+  version: string;
+  startedAt: number;
+  /**
+   * Lines to show the operator once at start, beside the URLs (e.g. a generated
+   * first password). Printed to the terminal only, never to the log.
+   */
+  announcements: string[];
+  /** Names of the started plugins, in boot order. */
+  startedPlugins: () => readonly string[];
+  /** Environment for secrets that never live in files (GATEWAY_ADMIN_PASSWORD). */
+  env: NodeJS.ProcessEnv;
+}

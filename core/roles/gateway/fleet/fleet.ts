@@ -1,0 +1,183 @@
+/**
+ * The fleet: the actor system holding one machine actor per active machine.
+ * Applying a machine config starts, restarts or stops its actor live; an
+ * inactive machine holds no actor and no connection but is still known.
+ * Everything read here comes from actor snapshots; nothing contacts a machine.
+ */
+import { createActor } from 'xstate';
+import type { Logger } from 'pino';
+import type { MachineConfig, MachineTaskClass } from '../machine-config.js';
+import type { DriverClient } from '../../../driver.js';
+import { GatewayError } from '../../../errors.js';
+import type { DriverRegistry } from './driver-registry.js';
+import type { DerivedState, ConnectionState } from './derive-state.js';
+import { deriveState } from './derive-state.js';
+import type { HistorySink } from './machine-history.js';
+import {
+  deriveFromContext,
+  machineActorLogic,
+  type ConnectionHealth,
+  type MachineActorRef,
+  type TaskCache,
+} from './machine-actor.js';
+
+export interface FleetDeps {
+  drivers: DriverRegistry;
+  sink: HistorySink;
+  logger: Logger;
+  timeZone: string;
+  heartbeatMs: number;
+  dataDir: string;
+  now?: () => number;
+  onSampleLag?: (task: MachineTaskClass, lagMs: number) => void;
+}
+
+/** A read-only view of one machine for the interfaces. */
+export interface MachineSnapshot {
+  config: MachineConfig;
+  connection: ConnectionHealth;
+  cache: Partial<TaskCache>;
+  derived: DerivedState;
+}
+
+/** The view of a machine with an actor. Derived on first use: the connection-health view of a thousand machines never needs it. */
+class LiveMachineSnapshot implements MachineSnapshot {
+  readonly connection: ConnectionHealth;
+  readonly cache: Partial<TaskCache>;
+  private derivedState: DerivedState | undefined;
+
+  constructor(
+    readonly config: MachineConfig,
+    private readonly context: Parameters<typeof deriveFromContext>[0],
+    private readonly now: number,
+  ) {
+    this.connection = context.connection;
+    this.cache = context.cache;
+  }
+
+  get derived(): DerivedState {
+    this.derivedState ??= deriveFromContext(this.context, this.now);
+    return this.derivedState;
+  }
+}
+
+interface Entry {
+  config: MachineConfig;
+  actor?: MachineActorRef;
+  client?: DriverClient;
+}
+
+const STOPPED: ConnectionHealth = { state: 'stopped' as ConnectionState, since: 0, attempts: 0, failures: 0 };
+
+export class Fleet {
+  private readonly machines = new Map<string, Entry>();
+  private readonly now: () => number;
+  private stopping = false;
+
+  constructor(private readonly deps: FleetDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  /** Starts, restarts or stops the machine's actor to match `config`. */
+  async apply(config: MachineConfig): Promise<void> {
+    if (this.stopping) return;
+    const existing = this.machines.get(config.machineID);
+    if (existing) await this.stopEntry(existing);
+    const entry: Entry = { config };
+    this.machines.set(config.machineID, entry);
+    if (config.isActive) this.startEntry(entry);
+  }
+
+  /** Stops and forgets a machine. */
+  async remove(machineID: string): Promise<void> {
+    const entry = this.machines.get(machineID);
+    if (!entry) return;
+    this.machines.delete(machineID);
+    await this.stopEntry(entry);
+  }
+
+  private startEntry(entry: Entry): void {
+    const { config } = entry;
+    const logger = this.deps.logger.child({ machineID: config.machineID });
+    const client = this.deps.drivers.create(config, { logger, dataDir: this.deps.dataDir, now: this.now });
+    const actor = createActor(machineActorLogic, {
+      input: {
+        config,
+        client,
+        sink: this.deps.sink,
+        timeZone: this.deps.timeZone,
+        heartbeatMs: this.deps.heartbeatMs,
+        now: this.now,
+        ...(this.deps.onSampleLag ? { onSampleLag: this.deps.onSampleLag } : {}),
+      },
+    });
+    client.onConnectionLost((event) => {
+      if (entry.actor === actor) actor.send({ type: 'CONNECTION_LOST', reason: event.reason });
+    });
+    actor.subscribe({ error: (err) => logger.error({ err }, 'machine actor failed') });
+    entry.actor = actor;
+    entry.client = client;
+    actor.start();
+  }
+
+  private async stopEntry(entry: Entry): Promise<void> {
+    const { actor, client } = entry;
+    entry.actor = undefined;
+    entry.client = undefined;
+    actor?.stop();
+    if (client) {
+      await client.close().catch((err: unknown) => this.deps.logger.warn({ err, machineID: entry.config.machineID }, 'driver close failed'));
+    }
+  }
+
+  has(machineID: string): boolean {
+    return this.machines.has(machineID);
+  }
+
+  ids(): string[] {
+    return [...this.machines.keys()];
+  }
+
+  /** The live view of a machine; throws GENERAL_MACHINE_ID_NOT_EXISTED for an unknown one. */
+  snapshot(machineID: string): MachineSnapshot {
+    const entry = this.machines.get(machineID);
+    if (!entry) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID '${machineID}' does not exist`);
+    const now = this.now();
+    if (!entry.actor) {
+      return {
+        config: entry.config,
+        connection: STOPPED,
+        cache: {},
+        derived: deriveState({
+          isActive: entry.config.isActive,
+          statusTaskEnabled: entry.config.tasks.CNCStatus.enabled,
+          connection: { state: 'stopped' },
+          statusIntervalMs: entry.config.tasks.CNCStatus.intervalMs,
+          now,
+        }),
+      };
+    }
+    return new LiveMachineSnapshot(entry.config, entry.actor.getSnapshot().context, now);
+  }
+
+  /** The driver client of an active machine, for live reads and file transfer. */
+  client(machineID: string): DriverClient {
+    const entry = this.machines.get(machineID);
+    if (!entry) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID '${machineID}' does not exist`);
+    if (!entry.client) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID '${machineID}' is inactive`);
+    return entry.client;
+  }
+
+  /** The actor's connection state name, for tests and diagnostics. */
+  connectionState(machineID: string): ConnectionState {
+    return this.snapshot(machineID).connection.state;
+  }
+
+  /** Stops every actor, then closes every driver. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const entries = [...this.machines.values()];
+    for (const entry of entries) entry.actor?.stop();
+    await Promise.all(entries.map((entry) => this.stopEntry(entry)));
+  }
+}

@@ -1,0 +1,40 @@
+/** The program version service's section of the start-up banner (core/startup-banner.ts has the shared pieces). */
+import { announcementLines, NO_TOKEN, urlLines } from '../../startup-banner.js';
+
+/** What the banner shows about a running program version service. */
+export interface ProgramsBannerFacts {
+  version: string;
+  configFile: string;
+  dataDir: string;
+  timeZone: string;
+  /** Base URL, e.g. http://localhost:8030 (no trailing slash). */
+  url: string;
+  announcements: readonly string[];
+  /** The database file in the data directory; `programs.db` unless told. */
+  databaseFile?: string;
+}
+
+/** The program service's URL lines: label, URL and what it needs to open. */
+export function programsUrlLines(url: string): string[] {
+  return urlLines([
+    ['console:', `${url}/`, `${NO_TOKEN}; programs, approvals, deployments, drift, audit; log in there`],
+    ['terminal:', `${url}/terminal`, `${NO_TOKEN}; the shop-floor terminal, log in there`],
+    ['API:', `${url}/api/v1`, 'session cookie or Bearer token'],
+    ['API docs:', `${url}/api/docs`, NO_TOKEN],
+    ['OpenAPI:', `${url}/openapi/v1.json`, NO_TOKEN],
+  ]);
+}
+
+/** The program version service's section of the banner; ends with a blank line. */
+export function programsBannerSection(facts: ProgramsBannerFacts): string[] {
+  return [
+    `  Program version service ${facts.version} is running`,
+    `  config:      ${facts.configFile}`,
+    `  data:        ${facts.dataDir} (SQLite: ${facts.databaseFile ?? 'programs.db'})`,
+    `  time zone:   ${facts.timeZone}`,
+    '',
+    ...programsUrlLines(facts.url),
+    '',
+    ...announcementLines(facts.announcements),
+  ];
+}

@@ -1,0 +1,57 @@
+/** The program version service as a role: /api/v1 on `programs.host`:`programs.port` (8030), database programs.db in `gateway.dataDir`. */
+import { resolve } from 'node:path';
+import { defineRole, listenFailed, RoleStartError, type RoleStartFacts, type StartedRole } from '../../role.js';
+import { packageVersion } from '../../package-root.js';
+import { systemTimeZone } from '../../time.js';
+import { programsBannerSection } from './banner.js';
+import { PROGRAMS_PLUGINS } from './compose.js';
+import { PROGRAMS_DATABASE_FILE, ProgramsRole } from './role.js';
+
+async function startProgramsRole({ config, file, logger: processLogger, env, offers }: RoleStartFacts): Promise<StartedRole> {
+  const logger = processLogger.child({ role: 'programs' });
+  const localGateway = offers['gateway-link'];
+  const dataDir = resolve(config.gateway.dataDir);
+  const timeZone = config.gateway.timeZone || systemTimeZone();
+  let role: ProgramsRole;
+  try {
+    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, version: packageVersion(), trustProxy: config.communication.trustProxy, settings: config.programs, ...(localGateway ? { localGateway } : {}) });
+  } catch (err) {
+    throw new RoleStartError(`program service failed to start (config ${file}):\n${(err as Error).message}`, 2);
+  }
+  let url: string;
+  const { host, port } = config.programs;
+  try {
+    url = await role.listen(host, port);
+  } catch (err) {
+    await role.stop();
+    throw listenFailed('program service', file, { host, port, hostField: 'programs.host', portField: 'programs.port', portVariable: 'PROGRAMS_PORT' }, err);
+  }
+  return {
+    banner: programsBannerSection({
+      version: role.context.version,
+      configFile: file,
+      dataDir,
+      timeZone,
+      url,
+      announcements: role.context.announcements,
+      databaseFile: PROGRAMS_DATABASE_FILE,
+    }),
+    stop: {
+      name: 'program service (HTTP server, plugins, database)',
+      stop: () => role.stop(),
+      detail: () => `HTTP ${role.runtime.listening ? 'still listening' : 'closed'}`,
+    },
+  };
+}
+
+export const programsRole = defineRole({
+  name: 'programs',
+  databaseFile: PROGRAMS_DATABASE_FILE,
+  startsByDefault: true,
+  config: [],
+  // First: it calls the gateways, so it stops before them.
+  stopRank: 10,
+  plugins: PROGRAMS_PLUGINS,
+  commands: [],
+  start: startProgramsRole,
+});

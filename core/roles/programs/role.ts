@@ -1,0 +1,99 @@
+/**
+ * The program version service as a role: its own database (`programs.db` in
+ * the data directory), its own listener (8030 by default), the hash-chained
+ * audit, and the plugins that define its `/api/v1` operations. Built on
+ * RoleRuntime like the gateway; it knows no fleet.
+ */
+import type { Logger } from 'pino';
+import type { Plugin } from '../../plugin-host.js';
+import { RoleRuntime } from '../../runtime.js';
+import { AuditChain } from './audit/chain.js';
+import { EventBus } from '../../event-bus.js';
+import { ServiceRegistry } from '../../services.js';
+import { RestRegistry } from '../../rest/operation.js';
+import { serveRestDocs } from '../../rest/openapi.js';
+import { createRestApp, REST_PREFIX, serveRest } from '../../rest/serve.js';
+import { DEFAULT_PROGRAMS_SETTINGS, type ProgramsContext, type ProgramsSettings } from './context.js';
+import type { GatewayLink } from '../../gateway-link/types.js';
+
+export const PROGRAMS_DATABASE_FILE = 'programs.db';
+
+export interface ProgramsRoleOptions {
+  dataDir: string;
+  timeZone: string;
+  plugins: readonly Plugin<ProgramsContext>[];
+  logger: Logger;
+  version: string;
+  now?: () => number;
+  env?: NodeJS.ProcessEnv;
+  /** Whether the listener is reached over TLS (a proxy in front); cookies then carry Secure and the __Host- prefix. */
+  secure?: boolean;
+  trustProxy?: false | string[];
+  /** The gateway in the same process, registered at first start and reached without a key. */
+  localGateway?: GatewayLink;
+  /** Settings of the configuration's `programs` section; the defaults unless told. */
+  settings?: ProgramsSettings;
+}
+
+const DESCRIPTION = [
+  'The program version service: libraries, programs and immutable versions, approvals with separation of duties, an NC-aware diff and a hash-chained audit.',
+  `Every path is under ${REST_PREFIX}; bodies are JSON. Failures are RFC 9457 problem documents (application/problem+json) with an \`errors\` list naming each bad field.`,
+  'Authenticate with the session cookie from POST /api/v1/auth/login (unsafe methods also send X-CSRF-Token) or a service token as Authorization: Bearer.',
+].join('\n\n');
+
+export class ProgramsRole {
+  private constructor(
+    readonly runtime: RoleRuntime,
+    readonly context: ProgramsContext,
+    private readonly started: { names: () => readonly string[] },
+  ) {}
+
+  static async create(options: ProgramsRoleOptions): Promise<ProgramsRole> {
+    const now = options.now ?? Date.now;
+    const runtime = await RoleRuntime.open({ role: 'programs', dataDir: options.dataDir, databaseFile: PROGRAMS_DATABASE_FILE, logger: options.logger, now });
+    try {
+      const audit = await AuditChain.open(runtime.db, { timeZone: options.timeZone, clock: now });
+      const rest = new RestRegistry();
+      const http = createRestApp(options.logger.child({ component: 'http' }), { trustProxy: options.trustProxy ?? false });
+      const context: ProgramsContext = {
+        dataDir: runtime.dataDir,
+        db: runtime.db,
+        audit,
+        rest,
+        bus: new EventBus(options.logger.child({ component: 'bus' })),
+        services: new ServiceRegistry('programs'),
+        timeZone: options.timeZone,
+        now,
+        version: options.version,
+        announcements: [],
+        env: options.env ?? process.env,
+        secure: options.secure ?? false,
+        settings: options.settings ?? DEFAULT_PROGRAMS_SETTINGS,
+        ...(options.localGateway ? { localGateway: options.localGateway } : {}),
+        http,
+        logger: options.logger,
+      };
+      const started = await runtime.startPlugins(options.plugins, context, http);
+      serveRest(http, rest);
+      await serveRestDocs(http, rest, { title: 'Program version service', version: options.version, description: DESCRIPTION }, options.logger);
+      await http.ready();
+      return new ProgramsRole(runtime, context, started);
+    } catch (err) {
+      await runtime.stop().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  pluginNames(): readonly string[] {
+    return this.started.names();
+  }
+
+  /** Listens (port 0 picks a free one); returns the base URL. */
+  listen(host: string, port: number): Promise<string> {
+    return this.runtime.listen(host, port);
+  }
+
+  stop(): Promise<void> {
+    return this.runtime.stop();
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Plugins and roles declare the parts of the configuration they read
+ * (core/config-parts.ts): the file is parsed once with the base and every
+ * part of every role compiled in, a mistake names its path whoever owns it
+ * and whichever roles run, a field declared twice stops the start naming
+ * both owners, and a plugin is given its part's settings.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
+import { ConfigError, parseConfig } from '../../core/config.js';
+import { ConfigPartError, configSchema, readPart, type ConfigPart } from '../../core/config-parts.js';
+import { definePlugin, PluginHost } from '../../core/plugin-host.js';
+import { configPartsOf, defineRole, startRoles, type RoleDefinition } from '../../core/role.js';
+
+const logger = pino({ level: 'silent' });
+
+function problems(run: () => unknown): string[] {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+const notesPart = {
+  section: 'notes',
+  fields: {
+    keepDays: z.number().int().min(1).max(3650).default(30),
+    title: z.string().min(1).max(64).default('Notes'),
+  },
+} satisfies ConfigPart;
+
+/** A role of its own with one plugin, each declaring a part; it never starts in these tests. */
+function role(name: string, parts: readonly ConfigPart[], pluginParts: Record<string, ConfigPart> = {}): RoleDefinition {
+  return defineRole({
+    name,
+    databaseFile: `${name}.db`,
+    startsByDefault: false,
+    stopRank: 1,
+    config: parts,
+    plugins: Object.entries(pluginParts).map(([plugin, config]) => definePlugin<object>({ name: plugin, config, register: () => undefined })),
+    commands: [],
+    start: () => Promise.reject(new Error(`${name} does not start here`)),
+  });
+}
+
+describe('configuration parts', () => {
+  it("a plugin's section is parsed with its fields: defaults when absent, values when given, and a mistake names its path", () => {
+    const parts = configPartsOf([role('notes', [], { 'notes-api': notesPart })]);
+    expect(parseConfig({}, 'plant.json', {}, parts)).toMatchObject({ notes: { keepDays: 30, title: 'Notes' }, security: { securityControl: true } });
+    expect(parseConfig({ notes: { keepDays: 7 } }, 'plant.json', {}, parts)).toMatchObject({ notes: { keepDays: 7, title: 'Notes' } });
+    expect(problems(() => parseConfig({ notes: { keepDays: 0, colour: 'red' } }, 'plant.json', {}, parts))).toEqual([
+      'notes.keepDays: found 0; Too small: expected number to be >=1',
+      "notes: unknown field(s) 'colour'; remove them",
+    ]);
+    // Without the part, the section is unknown.
+    expect(problems(() => parseConfig({ notes: {} }, 'plant.json'))).toEqual(["(root): unknown field(s) 'notes'; remove them"]);
+  });
+
+  it("a mistake in the section of a role that does not run stops the start all the same, naming its path", async () => {
+    const roles = [role('notes', [notesPart]), role('other', [])];
+    const parts = configPartsOf(roles);
+    const config = () => parseConfig({ notes: { title: '' }, gateway: { dataDir: mkdtempSync(join(tmpdir(), 'parts-')) } }, 'plant.json', {}, parts);
+    expect(problems(config)).toEqual(['notes.title: found ""; Too small: expected string to have >=1 characters']);
+    // Had the config been read, only `other` would have run: the mistake is found before any role is selected.
+    await expect(startRoles(roles, ['other'], { config: parseConfig({}, 'plant.json', {}, parts), file: 'plant.json', logger, env: {} })).rejects.toThrow('other does not start here');
+  });
+
+  it('a field declared by two owners stops the start naming both; one section as a whole and as fields too', () => {
+    const twice = configPartsOf([role('notes', [], { 'notes-api': notesPart, 'notes-export': { section: 'notes', fields: { keepDays: z.number() } } })]);
+    expect(() => parseConfig({}, 'plant.json', {}, twice)).toThrow(new ConfigPartError("config field 'notes.keepDays' is declared by plugins 'notes-api' and 'notes-export'"));
+    const mixed = configPartsOf([role('notes', [{ section: 'notes', schema: z.array(z.string()).default([]) }], { 'notes-api': notesPart })]);
+    expect(() => configSchema(mixed)).toThrow(new ConfigPartError("config field 'notes.keepDays' is declared by role 'notes' and plugin 'notes-api'"));
+    // Two parts of one section with different fields merge.
+    const merged = configPartsOf([role('notes', [{ section: 'notes', fields: { shared: z.boolean().default(false) } }], { 'notes-api': notesPart })]);
+    expect(parseConfig({ notes: { shared: true } }, 'plant.json', {}, merged)).toMatchObject({ notes: { shared: true, keepDays: 30, title: 'Notes' } });
+  });
+
+  it("a part's field replaces the base field of the same path, and the section keeps the base's other fields", () => {
+    const parts = configPartsOf([role('x', [], { mcp: { section: 'mcp', fields: { allowedOrigins: z.array(z.url()).max(4).default([]) } } })]);
+    expect(parseConfig({ mcp: { allowedOrigins: ['https://a.example'], allowedHosts: ['gw:8080'] } }, 'plant.json', {}, parts).mcp).toEqual({ allowedOrigins: ['https://a.example'], allowedHosts: ['gw:8080'] });
+    expect(problems(() => parseConfig({ mcp: { allowedOrigins: ['not a url'] } }, 'plant.json', {}, parts))[0]).toMatch(/^mcp\.allowedOrigins\[0\]: found "not a url"/);
+    // Without the part, the base field takes any text.
+    expect(parseConfig({ mcp: { allowedOrigins: ['not a url'] } }, 'plant.json').mcp.allowedOrigins).toEqual(['not a url']);
+  });
+
+  it('an optional section is undefined when absent; a check sees the whole config', () => {
+    const part: ConfigPart = {
+      section: 'notesLink',
+      optional: true,
+      fields: { url: z.string().min(1) },
+      check: (config, ctx) => {
+        if (config.notesLink && (config.roles as string[]).includes('cloud')) ctx.addIssue({ code: 'custom', path: ['notesLink'], input: config.notesLink, message: 'notesLink is not for the cloud' });
+      },
+    };
+    const parts = configPartsOf([role('notes', [part])]);
+    expect(readPart(parseConfig({}, 'plant.json', {}, parts), part)).toBeUndefined();
+    expect(readPart(parseConfig({ notesLink: { url: 'x' } }, 'plant.json', {}, parts), part)).toEqual({ url: 'x' });
+    expect(problems(() => parseConfig({ notesLink: {} }, 'plant.json', {}, parts))).toEqual([expect.stringMatching(/^notesLink\.url: /)]);
+    expect(problems(() => parseConfig({ roles: ['cloud'], notesLink: { url: 'x' } }, 'plant.json', {}, parts))).toEqual(['notesLink: found {"url":"x"}; notesLink is not for the cloud']);
+  });
+
+  it('a plugin is given its settings and whether the file wrote each field; without a config, its defaults', async () => {
+    const seen: unknown[] = [];
+    const plugin = definePlugin<{ settings: string }, typeof notesPart.fields>({
+      name: 'notes-api',
+      config: notesPart,
+      register(ctx) {
+        // Typed from the part's fields, in place of the role context's own `settings` (npm run typecheck checks this).
+        expectTypeOf(ctx.settings).toEqualTypeOf<{ keepDays: number; title: string }>();
+        seen.push({ settings: ctx.settings, keepDays: ctx.configWrites('keepDays'), title: ctx.configWrites('title') });
+      },
+    });
+    const parts = configPartsOf([role('notes', [], { 'notes-api': notesPart })]);
+    const config = parseConfig({ notes: { keepDays: 9 } }, 'plant.json', {}, parts);
+    await new PluginHost([plugin], logger, undefined, { config }).start({ settings: 'the role context' });
+    await new PluginHost([plugin], logger).start({ settings: 'the role context' });
+    expect(seen).toEqual([
+      { settings: { keepDays: 9, title: 'Notes' }, keepDays: true, title: false },
+      { settings: { keepDays: 30, title: 'Notes' }, keepDays: false, title: false },
+    ]);
+  });
+
+  it("a plugin without a part keeps the role context's own settings", async () => {
+    let settings: unknown;
+    const plugin = definePlugin<{ settings: string }>({ name: 'plain', register: (ctx) => void (settings = ctx.settings) });
+    await new PluginHost([plugin], logger, undefined, { config: parseConfig({}) }).start({ settings: 'the role context' });
+    expect(settings).toBe('the role context');
+  });
+});
