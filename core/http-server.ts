@@ -50,9 +50,13 @@ export function requestError(err: Error & { statusCode?: number }, request: Fast
   return toGatewayError(err);
 }
 
-/** Builds the fastify app (not yet listening). */
-export function createHttpApp(logger: Logger, trustProxy: false | string[] = false): FastifyInstance {
+/**
+ * Builds the fastify app (not yet listening); with `options.https` (the role
+ * runtime's TLS pair, RoleRuntime.serverOptions) it serves HTTPS.
+ */
+export function createHttpApp(logger: Logger, trustProxy: false | string[] = false, options: { https?: { cert: Buffer; key: Buffer } } = {}): FastifyInstance {
   const app = Fastify({
+    ...(options.https ? { https: options.https } : {}),
     loggerInstance: logger,
     // Per-request logs would dominate at fleet scale; failures are logged where they are handled.
     logController: new LogController({ disableRequestLogging: true }),

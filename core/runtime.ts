@@ -6,17 +6,25 @@
  * (core/gateway.ts) and the program service role (core/roles/programs.ts)
  * each build their own context on it.
  *
+ * With `tls` (a certificate and key file) the pair is checked when the
+ * role opens (a TlsError naming the wrong file stops the start), the role
+ * builds its app with `serverOptions()` so it serves HTTPS, and from
+ * `listen` on the pair is reloaded on a file change or SIGHUP
+ * (core/tls.ts); every answer then carries Strict-Transport-Security.
+ *
  * Stop order: stop taking requests (in-flight ones finish) → plugins in
  * reverse boot order → the role's own closers in reverse order (e.g. the
  * history writer) → the database.
  */
 import { join, resolve } from 'node:path';
+import { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { PluginHost, type Plugin } from './plugin-host.js';
 import { Database } from './store/database.js';
 import { prepareDataDirectory, restrictDataDirectory } from './store/data-directory.js';
 import { applyMigrations, BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
+import { HSTS_HEADER, TlsSource, type TlsFiles } from './tls.js';
 
 export interface RoleRuntimeOptions {
   /** The role's name: `gateway`, `programs`, … */
@@ -28,6 +36,8 @@ export interface RoleRuntimeOptions {
   now: () => number;
   /** Schema the role itself owns, applied before any plugin's, recorded under `core`. */
   baseMigrations?: readonly Migration[];
+  /** Serve HTTPS with this certificate and key (PEM files); plain HTTP without. */
+  tls?: TlsFiles;
 }
 
 export class RoleRuntime {
@@ -42,11 +52,14 @@ export class RoleRuntime {
     readonly db: Database,
     readonly logger: Logger,
     readonly now: () => number,
+    private readonly tls: TlsSource | undefined,
   ) {}
 
   /** Prepares the data directory (0700), opens the role's database and applies its base schema. */
   static async open(options: RoleRuntimeOptions): Promise<RoleRuntime> {
     const dataDir = resolve(options.dataDir);
+    // A wrong certificate or key stops the start before anything is opened.
+    const tls = options.tls ? TlsSource.open(options.tls, options.logger.child({ role: options.role })) : undefined;
     prepareDataDirectory(dataDir);
     const db = await Database.open(join(dataDir, options.databaseFile));
     try {
@@ -55,7 +68,17 @@ export class RoleRuntime {
       await db.close().catch(() => undefined);
       throw err;
     }
-    return new RoleRuntime(options.role, dataDir, db, options.logger, options.now);
+    return new RoleRuntime(options.role, dataDir, db, options.logger, options.now, tls);
+  }
+
+  /** What the role's fastify app is built with: `{https}` when the role serves TLS, else nothing. */
+  serverOptions(): { https?: { cert: Buffer; key: Buffer } } {
+    return this.tls ? { https: this.tls.httpsOptions() } : {};
+  }
+
+  /** Whether the listener serves HTTPS. */
+  get secure(): boolean {
+    return this.tls !== undefined;
   }
 
   /** Registers something the role opened itself, closed after the plugins stop (in reverse order of registration). */
@@ -72,6 +95,7 @@ export class RoleRuntime {
     const host = new PluginHost<Ctx>(plugins, this.logger, (owner, migrations) => applyMigrations(this.db, owner, migrations, this.now));
     this.host = host as unknown as PluginHost<never>;
     this.http = http;
+    if (this.tls) http.addHook('onRequest', async (_request, reply) => void reply.header('strict-transport-security', HSTS_HEADER));
     await host.start(context);
     restrictDataDirectory(this.dataDir);
     return { names: () => host.names() };
@@ -85,11 +109,13 @@ export class RoleRuntime {
   /** Listens on `host`:`port` (port 0 picks a free one); returns the base URL a person would open. */
   async listen(host: string, port: number): Promise<string> {
     if (!this.http) throw new Error(`role ${this.role}: start the plugins before listening`);
+    if (this.tls && !(this.http.server instanceof TlsServer)) throw new Error(`role ${this.role}: serves TLS, so its app must be built with runtime.serverOptions()`);
     await this.http.listen({ host, port });
+    if (this.tls) this.tls.attach(this.http.server as unknown as TlsServer);
     const address = this.http.server.address();
     const actualPort = typeof address === 'object' && address ? address.port : port;
     const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
-    return `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${actualPort}`;
+    return `${this.tls ? 'https' : 'http'}://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${actualPort}`;
   }
 
   /** Whether the listener still accepts connections. */
@@ -102,6 +128,7 @@ export class RoleRuntime {
     if (this.stopped) return;
     this.stopped = true;
     await this.http?.close().catch((err: unknown) => this.logger.error({ err, role: this.role }, 'http close failed'));
+    this.tls?.close();
     await this.host?.stop();
     while (this.closers.length) {
       const { name, close } = this.closers.pop() as { name: string; close: () => Promise<void> };

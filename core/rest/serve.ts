@@ -107,9 +107,14 @@ function requestProblem(err: Error & { statusCode?: number; code?: string }, req
   return new ProblemError('internal-error', 'the request failed unexpectedly; the failure is logged');
 }
 
-/** Builds a role's fastify app (not yet listening): depth-checked JSON, problem documents for every failure. */
-export function createRestApp(logger: Logger, options: { trustProxy?: false | string[] } = {}): FastifyInstance {
+/**
+ * Builds a role's fastify app (not yet listening): depth-checked JSON,
+ * problem documents for every failure; HTTPS with `options.https` (the role
+ * runtime's TLS pair, RoleRuntime.serverOptions).
+ */
+export function createRestApp(logger: Logger, options: { trustProxy?: false | string[]; https?: { cert: Buffer; key: Buffer } } = {}): FastifyInstance {
   const app = Fastify({
+    ...(options.https ? { https: options.https } : {}),
     loggerInstance: logger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: DEFAULT_REST_BODY_LIMIT,
