@@ -19,6 +19,7 @@
  * window (60 s by default) and per role; docs/operations.md, "Rate limits".
  */
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -105,6 +106,42 @@ export function principalKey(request: FastifyRequest): string | undefined {
   return `credential:${createHash('sha256').update(credential.slice(0, 4096)).digest('base64url').slice(0, 22)}`;
 }
 
+type StoreAnswer = (err: Error | null, result?: { current: number; ttl: number }) => void;
+interface CountingStore {
+  incr(key: string, done: StoreAnswer, timeWindow: number, max: number): void;
+  read(key: string, done: StoreAnswer, timeWindow: number, max: number): void;
+  child(routeOptions: { continueExceeding?: boolean; exponentialBackoff?: boolean; cache?: number }): CountingStore;
+}
+type LocalStoreCtor = new (continueExceeding?: boolean, exponentialBackoff?: boolean, cache?: number) => CountingStore;
+const LocalStore = createRequire(import.meta.url)('@fastify/rate-limit/store/LocalStore.js') as LocalStoreCtor;
+
+/**
+ * The library's in-memory store, answering each count as it was when
+ * counted. The store hands out the very record it keeps and the limiter
+ * reads it a few microtasks later, so requests counted in the same tick
+ * (a burst on one connection, concurrent calls) would each read the last
+ * count and all be refused, the first ones included.
+ */
+class SnapshotStore implements CountingStore {
+  private readonly inner: CountingStore;
+
+  constructor(options: { continueExceeding?: boolean; exponentialBackoff?: boolean; cache?: number } = {}, inner?: CountingStore) {
+    this.inner = inner ?? new LocalStore(options.continueExceeding, options.exponentialBackoff, options.cache);
+  }
+
+  incr(key: string, done: StoreAnswer, timeWindow: number, max: number): void {
+    this.inner.incr(key, (err, result) => done(err, result && { current: result.current, ttl: result.ttl }), timeWindow, max);
+  }
+
+  read(key: string, done: StoreAnswer, timeWindow: number, max: number): void {
+    this.inner.read(key, (err, result) => done(err, result && { current: result.current, ttl: result.ttl }), timeWindow, max);
+  }
+
+  child(routeOptions: { continueExceeding?: boolean; exponentialBackoff?: boolean; cache?: number }): CountingStore {
+    return new SnapshotStore(routeOptions, this.inner.child(routeOptions));
+  }
+}
+
 type Checker = (request: FastifyRequest) => Promise<{ isAllowed: boolean; isExceeded?: boolean; ttlInSeconds?: number; max?: number }>;
 
 function hasBody(request: FastifyRequest): boolean {
@@ -118,7 +155,7 @@ function hasBody(request: FastifyRequest): boolean {
  */
 export async function installRateLimits(app: FastifyInstance, settings: RateLimitSettings, refuse: RefuseRequest, metrics?: RoleMetrics): Promise<void> {
   if (!settings.enabled) return;
-  await app.register(fastifyRateLimit, { global: false });
+  await app.register(fastifyRateLimit, { global: false, store: SnapshotStore as never });
   const create = (app as unknown as { createRateLimit(options: object): Checker }).createRateLimit;
   const windowMs = settings.windowSeconds * 1000;
   const allowed = new Set(settings.allowAddresses);

@@ -12,6 +12,17 @@
  * `listen` on the pair is reloaded on a file change or SIGHUP
  * (core/tls.ts); every answer then carries Strict-Transport-Security.
  *
+ * Every role's app also answers, from `startPlugins` on:
+ * - `/healthz` and `/readyz` (core/health.ts): ready once the database
+ *   answers, the plugins started and the listener is up, plus whatever
+ *   checks the role adds (`readiness.add`); not ready from the moment a
+ *   stop begins;
+ * - `/metrics` (core/metrics.ts) for the metrics token, from the role's
+ *   own registry (`metrics`), which counts and times every request;
+ * - with `rateLimits`, the request limits of core/rate-limit.ts, refused in
+ *   the surface's format by `refuse` (the gateway's `{errorCode, errorMsg}`
+ *   unless told).
+ *
  * Stop order: stop taking requests (in-flight ones finish) → plugins in
  * reverse boot order → the role's own closers in reverse order (e.g. the
  * history writer) → the database.
@@ -25,6 +36,11 @@ import { Database } from './store/database.js';
 import { prepareDataDirectory, restrictDataDirectory } from './store/data-directory.js';
 import { applyMigrations, BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
 import { HSTS_HEADER, TlsSource, type TlsFiles } from './tls.js';
+import { Readiness, serveProbes } from './health.js';
+import { RoleMetrics, serveMetrics } from './metrics.js';
+import { loadMetricsToken, type MetricsToken } from './metrics-token.js';
+import { installRateLimits, type RateLimitSettings, type RefuseRequest } from './rate-limit.js';
+import { refuseRateLimited } from './http-server.js';
 
 export interface RoleRuntimeOptions {
   /** The role's name: `gateway`, `programs`, … */
@@ -38,6 +54,19 @@ export interface RoleRuntimeOptions {
   baseMigrations?: readonly Migration[];
   /** Serve HTTPS with this certificate and key (PEM files); plain HTTP without. */
   tls?: TlsFiles;
+  /** Where METRICS_TOKEN is read; defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Limit requests as these settings say (core/rate-limit.ts); no limits without. */
+  rateLimits?: RateLimitSettings;
+  /** How the role's surface answers a request over a limit; the gateway's error format unless told. */
+  refuse?: RefuseRequest;
+}
+
+/** What the runtime opened, and the options it keeps for later. */
+interface RuntimeParts {
+  tls: TlsSource | undefined;
+  metricsToken: MetricsToken;
+  options: RoleRuntimeOptions;
 }
 
 export class RoleRuntime {
@@ -45,6 +74,14 @@ export class RoleRuntime {
   private readonly closers: { name: string; close: () => Promise<void> }[] = [];
   private http: FastifyInstance | undefined;
   private stopped = false;
+  private pluginsStarted = false;
+  private readonly tls: TlsSource | undefined;
+  /** The role's readiness checks; parts add theirs (`readiness.add('broker', …)`). */
+  readonly readiness: Readiness;
+  /** The role's metrics registry; parts register their metrics on it (`metrics.counter(…)`). */
+  readonly metrics: RoleMetrics;
+  /** Lines to show once at this start beside the role's URLs (a metrics token made now); never logged. */
+  readonly announcements: string[] = [];
 
   private constructor(
     readonly role: string,
@@ -52,8 +89,16 @@ export class RoleRuntime {
     readonly db: Database,
     readonly logger: Logger,
     readonly now: () => number,
-    private readonly tls: TlsSource | undefined,
-  ) {}
+    private readonly parts: RuntimeParts,
+  ) {
+    this.tls = parts.tls;
+    this.readiness = new Readiness(logger.child({ role }));
+    this.metrics = new RoleMetrics(role);
+    if (parts.metricsToken.announcement) this.announcements.push(parts.metricsToken.announcement);
+    this.readiness.add('database', async () => (await db.get<{ one: number }>('SELECT 1 AS one'))?.one === 1);
+    this.readiness.add('plugins', () => this.pluginsStarted);
+    this.readiness.add('listener', () => this.listening);
+  }
 
   /** Prepares the data directory (0700), opens the role's database and applies its base schema. */
   static async open(options: RoleRuntimeOptions): Promise<RoleRuntime> {
@@ -61,6 +106,7 @@ export class RoleRuntime {
     // A wrong certificate or key stops the start before anything is opened.
     const tls = options.tls ? TlsSource.open(options.tls, options.logger.child({ role: options.role })) : undefined;
     prepareDataDirectory(dataDir);
+    const metricsToken = loadMetricsToken(dataDir, options.env ?? process.env);
     const db = await Database.open(join(dataDir, options.databaseFile));
     try {
       if (options.baseMigrations?.length) await applyMigrations(db, BASE_SCHEMA_OWNER, options.baseMigrations, options.now);
@@ -68,7 +114,7 @@ export class RoleRuntime {
       await db.close().catch(() => undefined);
       throw err;
     }
-    return new RoleRuntime(options.role, dataDir, db, options.logger, options.now, tls);
+    return new RoleRuntime(options.role, dataDir, db, options.logger, options.now, { tls, metricsToken, options });
   }
 
   /** What the role's fastify app is built with: `{https}` when the role serves TLS, else nothing. */
@@ -87,16 +133,23 @@ export class RoleRuntime {
   }
 
   /**
-   * Applies the plugins' migrations on the role's database, then boots them
-   * with `context`; on failure stops what started. Files the plugins create
-   * in the data directory (keys) are restricted to 0600 afterwards.
+   * Adds the probes, /metrics, the request metrics, the rate limits and
+   * (over TLS) HSTS to `http`; applies the plugins' migrations on the role's
+   * database, then boots them with `context`; on failure stops what
+   * started. Files the plugins create in the data directory (keys) are
+   * restricted to 0600 afterwards.
    */
   async startPlugins<Ctx>(plugins: readonly Plugin<Ctx>[], context: Ctx, http: FastifyInstance): Promise<{ names: () => readonly string[] }> {
     const host = new PluginHost<Ctx>(plugins, this.logger, (owner, migrations) => applyMigrations(this.db, owner, migrations, this.now));
     this.host = host as unknown as PluginHost<never>;
     this.http = http;
     if (this.tls) http.addHook('onRequest', async (_request, reply) => void reply.header('strict-transport-security', HSTS_HEADER));
+    serveProbes(http, this.readiness);
+    serveMetrics(http, this.metrics, this.parts.metricsToken);
+    const { rateLimits, refuse } = this.parts.options;
+    if (rateLimits) await installRateLimits(http, rateLimits, refuse ?? refuseRateLimited, this.metrics);
     await host.start(context);
+    this.pluginsStarted = true;
     restrictDataDirectory(this.dataDir);
     return { names: () => host.names() };
   }
@@ -127,6 +180,7 @@ export class RoleRuntime {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.readiness.markStopping();
     await this.http?.close().catch((err: unknown) => this.logger.error({ err, role: this.role }, 'http close failed'));
     this.tls?.close();
     await this.host?.stop();

@@ -26,6 +26,7 @@ import { ILL_FORMED_ACCEPTED, ILL_FORMED_MESSAGE, illFormedField } from '../well
 import { GatewayError, quote } from '../errors.js';
 import { describeIssues, formatPath } from '../schema-errors.js';
 import type { RestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
+import type { RefuseRequest } from '../rate-limit.js';
 import { ProblemError, PROBLEM_TYPES, type ProblemDocument, type ProblemFieldError, type ProblemTypeSlug } from './problem.js';
 
 declare module 'fastify' {
@@ -72,6 +73,10 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
   if (problem.status === 401) reply.header('www-authenticate', 'Bearer realm="program-service"');
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problemDocument(problem, pathOf(request)));
 }
+
+/** Answers a request over a rate limit (core/rate-limit.ts): the 429 problem `too-many-requests` with Retry-After. */
+export const refuseRateLimitedProblem: RefuseRequest = (request, reply, refusal) =>
+  sendProblem(request, reply, new ProblemError('too-many-requests', refusal.message, { retryAfterSec: refusal.retryAfterSec }));
 
 /** The problem for a body the JSON parser refused (core/json-body.ts). */
 function bodyProblem(err: JsonBodyError): ProblemError {
