@@ -23,6 +23,10 @@
  *   the surface's format by `refuse` (the gateway's `{errorCode, errorMsg}`
  *   unless told).
  *
+ * While open, the runtime holds its database's lock in the data directory
+ * (core/store/data-lock.ts): a second process of the same role on the same
+ * directory, or a restore, is refused until it stops.
+ *
  * Stop order: stop taking requests (in-flight ones finish) → plugins in
  * reverse boot order → the role's own closers in reverse order (e.g. the
  * history writer) → the database.
@@ -34,6 +38,7 @@ import type { Logger } from 'pino';
 import { PluginHost, type Plugin } from './plugin-host.js';
 import { Database } from './store/database.js';
 import { prepareDataDirectory, restrictDataDirectory } from './store/data-directory.js';
+import { DataLock } from './store/data-lock.js';
 import { applyMigrations, BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
 import { HSTS_HEADER, TlsSource, type TlsFiles } from './tls.js';
 import { Readiness, serveProbes } from './health.js';
@@ -66,6 +71,7 @@ export interface RoleRuntimeOptions {
 interface RuntimeParts {
   tls: TlsSource | undefined;
   metricsToken: MetricsToken;
+  lock: DataLock;
   options: RoleRuntimeOptions;
 }
 
@@ -107,14 +113,17 @@ export class RoleRuntime {
     const tls = options.tls ? TlsSource.open(options.tls, options.logger.child({ role: options.role })) : undefined;
     prepareDataDirectory(dataDir);
     const metricsToken = loadMetricsToken(dataDir, options.env ?? process.env);
-    const db = await Database.open(join(dataDir, options.databaseFile));
+    const lock = DataLock.acquire(dataDir, options.databaseFile, options.role);
+    let db: Database | undefined;
     try {
+      db = await Database.open(join(dataDir, options.databaseFile));
       if (options.baseMigrations?.length) await applyMigrations(db, BASE_SCHEMA_OWNER, options.baseMigrations, options.now);
     } catch (err) {
-      await db.close().catch(() => undefined);
+      await db?.close().catch(() => undefined);
+      lock.release();
       throw err;
     }
-    return new RoleRuntime(options.role, dataDir, db, options.logger, options.now, { tls, metricsToken, options });
+    return new RoleRuntime(options.role, dataDir, db, options.logger, options.now, { tls, metricsToken, lock, options });
   }
 
   /** What the role's fastify app is built with: `{https}` when the role serves TLS, else nothing. */
@@ -188,6 +197,10 @@ export class RoleRuntime {
       const { name, close } = this.closers.pop() as { name: string; close: () => Promise<void> };
       await close().catch((err: unknown) => this.logger.error({ err, role: this.role, closer: name }, 'close failed'));
     }
-    await this.db.close();
+    try {
+      await this.db.close();
+    } finally {
+      this.parts.lock.release();
+    }
   }
 }
