@@ -91,7 +91,14 @@ export function familyOf(request: FastifyRequest): RateFamily | null {
   return 'writes';
 }
 
-const SESSION_COOKIE = /(?:^|;\s*)(?:__Host-)?[\w-]*session[\w-]*=([^;]+)/i;
+/** The value of the first cookie whose name has `session` in it (the program service's session cookie), read without a regular expression over the header. */
+function sessionCookie(header: string): string | undefined {
+  for (const part of header.slice(0, 8192).split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).toLowerCase().includes('session')) return part.slice(at + 1).trim() || undefined;
+  }
+  return undefined;
+}
 
 /** The key of the caller: the authenticated principal, else a hash of the credential presented; undefined for none. */
 export function principalKey(request: FastifyRequest): string | undefined {
@@ -100,7 +107,7 @@ export function principalKey(request: FastifyRequest): string | undefined {
   const rest = request.restPrincipal;
   if (rest) return `${rest.kind}:${rest.id}`;
   const { authorization, accesstoken, cookie } = request.headers;
-  const session = typeof cookie === 'string' ? SESSION_COOKIE.exec(cookie)?.[1] : undefined;
+  const session = typeof cookie === 'string' ? sessionCookie(cookie) : undefined;
   const credential = typeof authorization === 'string' ? authorization : typeof accesstoken === 'string' ? accesstoken : session;
   if (!credential) return undefined;
   return `credential:${createHash('sha256').update(credential.slice(0, 4096)).digest('base64url').slice(0, 22)}`;

@@ -79,6 +79,15 @@ describe('rate limits', () => {
     expect(refused.json()).toMatchObject({ type: 'https://cnc-gateway.dev/problems/too-many-requests', status: 429, detail: expect.stringMatching(/^more than 3 reads requests in 60 s from this caller; retry after \d+ s$/) });
   });
 
+  it('a session cookie is a caller too: one session over its limit, another session still answers', async () => {
+    const { app } = await startRole('rest', settings({ reads: { perPrincipal: 2, perAddress: 100 } }));
+    const withCookie = (value: string) => ({ ...from('10.0.0.1'), headers: { cookie: `theme=dark; __Host-pvs_session=${value}` } });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await app.inject(withCookie('one.secret'))).statusCode);
+    expect(statuses).toEqual([200, 200, 429]);
+    expect((await app.inject(withCookie('two.secret'))).statusCode).toBe(200);
+  });
+
   it('each family counts apart: reads used up leave writes, login and uploads; probes are never limited', async () => {
     const { app } = await startRole('gateway', settings({ reads: { perPrincipal: 2, perAddress: 2 }, login: { perPrincipal: 1, perAddress: 1 }, uploads: { perPrincipal: 1, perAddress: 1 } }));
     for (let i = 0; i < 3; i++) await app.inject(from('10.0.0.1'));
