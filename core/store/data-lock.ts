@@ -63,14 +63,6 @@ function readHolder(file: string): LockHolder | undefined {
   }
 }
 
-/** The live process other than this one holding `database`'s lock in `dataDir`; undefined when none. */
-export function lockHolder(dataDir: string, database: string): LockHolder | undefined {
-  const file = join(dataDir, `${database}${LOCK_SUFFIX}`);
-  const holder = readHolder(file);
-  if (!holder || holder.pid === process.pid || !isAlive(holder.pid)) return undefined;
-  return holder;
-}
-
 export class DataLock {
   private released = false;
 
