@@ -57,7 +57,7 @@ function isAlive(pid: number): boolean {
 function readHolder(file: string): LockHolder | undefined {
   try {
     const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<LockHolder>;
-    return typeof parsed.pid === 'number' ? { pid: parsed.pid, holder: String(parsed.holder ?? 'unknown'), since: String(parsed.since ?? '') } : undefined;
+    return Number.isInteger(parsed.pid) && (parsed.pid as number) > 0 ? { pid: parsed.pid as number, holder: String(parsed.holder ?? 'unknown'), since: String(parsed.since ?? '') } : undefined;
   } catch {
     return undefined;
   }
