@@ -16,6 +16,7 @@ import type { Logger } from 'pino';
 import { GatewayError, quote, toGatewayError } from './errors.js';
 import { ANONYMOUS, DEFAULT_BODY_LIMIT, type InterfaceDefinition, type InterfaceRegistry, type Principal } from './interfaces.js';
 import { installJsonBodyParser } from './json-body.js';
+import type { RefuseRequest } from './rate-limit.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -31,6 +32,10 @@ function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
   if (error.retryAfterSec !== undefined) reply.header('retry-after', String(error.retryAfterSec));
   return reply.code(error.httpStatus).send({ ...error.toBody(), hint: error.hint });
 }
+
+/** Answers a request over a rate limit (core/rate-limit.ts): 429 TOO_MANY_REQUESTS with Retry-After. */
+export const refuseRateLimited: RefuseRequest = (_request, reply, refusal) =>
+  sendError(reply, new GatewayError('TOO_MANY_REQUESTS', refusal.message, { retryAfterSec: refusal.retryAfterSec }));
 
 /**
  * The GatewayError for anything that failed while a request was read or
@@ -50,9 +55,13 @@ export function requestError(err: Error & { statusCode?: number }, request: Fast
   return toGatewayError(err);
 }
 
-/** Builds the fastify app (not yet listening). */
-export function createHttpApp(logger: Logger, trustProxy: false | string[] = false): FastifyInstance {
+/**
+ * Builds the fastify app (not yet listening); with `options.https` (the role
+ * runtime's TLS pair, RoleRuntime.serverOptions) it serves HTTPS.
+ */
+export function createHttpApp(logger: Logger, trustProxy: false | string[] = false, options: { https?: { cert: Buffer; key: Buffer } } = {}): FastifyInstance {
   const app = Fastify({
+    ...(options.https ? { https: options.https } : {}),
     loggerInstance: logger,
     // Per-request logs would dominate at fleet scale; failures are logged where they are handled.
     logController: new LogController({ disableRequestLogging: true }),

@@ -1,5 +1,22 @@
-/** The gateway's logger: pino JSON lines, with credentials redacted wherever they might appear. */
+/**
+ * The logger of every role: pino, with credentials redacted wherever they
+ * might appear in a record. Where it writes (docs/operations.md, "Logs"):
+ *
+ * - a terminal: one readable line per event (pino-pretty: time, level,
+ *   message, fields), for a person watching `npm start`;
+ * - anything else (a pipe, journald, a file redirect, a container log):
+ *   one JSON object per line, for a log collector;
+ * - with `file`: JSON lines appended to that file (its directory made),
+ *   reopened on SIGHUP so logrotate can move it away.
+ *
+ * Every form is written synchronously, so log lines keep their order with
+ * the start-up banner (written with process.stdout.write): a line logged
+ * before the banner is printed before it, never in its middle. (pino's
+ * default destination buffers and writes later, which put lines logged
+ * before the banner inside or after it.)
+ */
 import { pino, type DestinationStream, type Logger } from 'pino';
+import pretty from 'pino-pretty';
 
 /** Paths pino censors in every log record. */
 export const REDACTED_PATHS = [
@@ -22,8 +39,35 @@ export const REDACTED_PATHS = [
   '*.token',
 ];
 
-/** A logger writing to stdout, or to `destination` (tests). */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+/** Where the log goes when no destination stream is given. */
+export interface LogOutput {
+  /** Readable lines instead of JSON; by default when stdout is a terminal. */
+  pretty?: boolean;
+  /** Append JSON lines to this file instead of stdout (reopened on SIGHUP). */
+  file?: string;
+}
+
+/** The form the log takes on stdout: readable on a terminal, JSON otherwise. */
+export function logFormat(output: LogOutput, stdoutIsTTY = process.stdout.isTTY === true): 'pretty' | 'json' | 'file' {
+  if (output.file) return 'file';
+  return (output.pretty ?? stdoutIsTTY) ? 'pretty' : 'json';
+}
+
+function outputStream(output: LogOutput): DestinationStream {
+  const form = logFormat(output);
+  if (form === 'file') {
+    const destination = pino.destination({ dest: output.file as string, mkdir: true, sync: true });
+    process.on('SIGHUP', () => destination.reopen());
+    return destination;
+  }
+  if (form === 'pretty') {
+    return pretty({ destination: 1, sync: true, colorize: process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  }
+  return pino.destination({ dest: 1, sync: true });
+}
+
+/** A logger writing to `destination` (tests), or as `output` says (stdout: pretty on a terminal, else JSON). */
+export function createLogger(level: string, destination?: DestinationStream, output: LogOutput = {}): Logger {
   const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
-  return destination ? pino(options, destination) : pino(options);
+  return pino(options, destination ?? outputStream(output));
 }

@@ -6,17 +6,46 @@
  * (core/roles/gateway/gateway.ts) and the program service role (core/roles/programs/role.ts)
  * each build their own context on it.
  *
+ * With `tls` (a certificate and key file) the pair is checked when the
+ * role opens (a TlsError naming the wrong file stops the start), the role
+ * builds its app with `serverOptions()` so it serves HTTPS, and from
+ * `listen` on the pair is reloaded on a file change or SIGHUP
+ * (core/tls.ts); every answer then carries Strict-Transport-Security.
+ *
+ * Every role's app also answers, from `startPlugins` on:
+ * - `/healthz` and `/readyz` (core/health.ts): ready once the database
+ *   answers, the plugins started and the listener is up, plus whatever
+ *   checks the role adds (`readiness.add`); not ready from the moment a
+ *   stop begins;
+ * - `/metrics` (core/metrics.ts) for the metrics token, from the role's
+ *   own registry (`metrics`), which counts and times every request;
+ * - with `rateLimits`, the request limits of core/rate-limit.ts, refused in
+ *   the surface's format by `refuse` (the gateway's `{errorCode, errorMsg}`
+ *   unless told).
+ *
+ * While open, the runtime holds its database's lock in the data directory
+ * (core/store/data-lock.ts): a second process of the same role on the same
+ * directory, or a restore, is refused until it stops.
+ *
  * Stop order: stop taking requests (in-flight ones finish) → plugins in
  * reverse boot order → the role's own closers in reverse order (e.g. the
  * history writer) → the database.
  */
 import { join, resolve } from 'node:path';
+import { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { PluginHost, type Plugin, type PluginHostOptions } from './plugin-host.js';
 import { Database } from './store/database.js';
 import { prepareDataDirectory, restrictDataDirectory } from './store/data-directory.js';
+import { DataLock } from './store/data-lock.js';
 import { applyMigrations, BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
+import { HSTS_HEADER, TlsSource, type TlsFiles } from './tls.js';
+import { Readiness, serveProbes } from './health.js';
+import { RoleMetrics, serveMetrics } from './metrics.js';
+import { loadMetricsToken, type MetricsToken } from './metrics-token.js';
+import { installRateLimits, type RateLimitSettings, type RefuseRequest } from './rate-limit.js';
+import { refuseRateLimited } from './http-server.js';
 
 export interface RoleRuntimeOptions {
   /** The role's name: `gateway`, `programs`, … */
@@ -28,6 +57,22 @@ export interface RoleRuntimeOptions {
   now: () => number;
   /** Schema the role itself owns, applied before any plugin's, recorded under `core`. */
   baseMigrations?: readonly Migration[];
+  /** Serve HTTPS with this certificate and key (PEM files); plain HTTP without. */
+  tls?: TlsFiles;
+  /** Where METRICS_TOKEN is read; defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Limit requests as these settings say (core/rate-limit.ts); no limits without. */
+  rateLimits?: RateLimitSettings;
+  /** How the role's surface answers a request over a limit; the gateway's error format unless told. */
+  refuse?: RefuseRequest;
+}
+
+/** What the runtime opened, and the options it keeps for later. */
+interface RuntimeParts {
+  tls: TlsSource | undefined;
+  metricsToken: MetricsToken;
+  lock: DataLock;
+  options: RoleRuntimeOptions;
 }
 
 export class RoleRuntime {
@@ -35,6 +80,14 @@ export class RoleRuntime {
   private readonly closers: { name: string; close: () => Promise<void> }[] = [];
   private http: FastifyInstance | undefined;
   private stopped = false;
+  private pluginsStarted = false;
+  private readonly tls: TlsSource | undefined;
+  /** The role's readiness checks; parts add theirs (`readiness.add('broker', …)`). */
+  readonly readiness: Readiness;
+  /** The role's metrics registry; parts register their metrics on it (`metrics.counter(…)`). */
+  readonly metrics: RoleMetrics;
+  /** Lines to show once at this start beside the role's URLs (a metrics token made now); never logged. */
+  readonly announcements: string[] = [];
 
   private constructor(
     readonly role: string,
@@ -42,20 +95,45 @@ export class RoleRuntime {
     readonly db: Database,
     readonly logger: Logger,
     readonly now: () => number,
-  ) {}
+    private readonly parts: RuntimeParts,
+  ) {
+    this.tls = parts.tls;
+    this.readiness = new Readiness(logger.child({ role }));
+    this.metrics = new RoleMetrics(role);
+    if (parts.metricsToken.announcement) this.announcements.push(parts.metricsToken.announcement);
+    this.readiness.add('database', async () => (await db.get<{ one: number }>('SELECT 1 AS one'))?.one === 1);
+    this.readiness.add('plugins', () => this.pluginsStarted);
+    this.readiness.add('listener', () => this.listening);
+  }
 
   /** Prepares the data directory (0700), opens the role's database and applies its base schema. */
   static async open(options: RoleRuntimeOptions): Promise<RoleRuntime> {
     const dataDir = resolve(options.dataDir);
+    // A wrong certificate or key stops the start before anything is opened.
+    const tls = options.tls ? TlsSource.open(options.tls, options.logger.child({ role: options.role })) : undefined;
     prepareDataDirectory(dataDir);
-    const db = await Database.open(join(dataDir, options.databaseFile));
+    const metricsToken = loadMetricsToken(dataDir, options.env ?? process.env);
+    const lock = DataLock.acquire(dataDir, options.databaseFile, options.role);
+    let db: Database | undefined;
     try {
+      db = await Database.open(join(dataDir, options.databaseFile));
       if (options.baseMigrations?.length) await applyMigrations(db, BASE_SCHEMA_OWNER, options.baseMigrations, options.now);
     } catch (err) {
-      await db.close().catch(() => undefined);
+      await db?.close().catch(() => undefined);
+      lock.release();
       throw err;
     }
-    return new RoleRuntime(options.role, dataDir, db, options.logger, options.now);
+    return new RoleRuntime(options.role, dataDir, db, options.logger, options.now, { tls, metricsToken, lock, options });
+  }
+
+  /** What the role's fastify app is built with: `{https}` when the role serves TLS, else nothing. */
+  serverOptions(): { https?: { cert: Buffer; key: Buffer } } {
+    return this.tls ? { https: this.tls.httpsOptions() } : {};
+  }
+
+  /** Whether the listener serves HTTPS. */
+  get secure(): boolean {
+    return this.tls !== undefined;
   }
 
   /** Registers something the role opened itself, closed after the plugins stop (in reverse order of registration). */
@@ -64,17 +142,24 @@ export class RoleRuntime {
   }
 
   /**
-   * Applies the plugins' migrations on the role's database, registers their
-   * tools (`options.tools`), then boots them with `context` and their config
-   * parts read from `options.config`; on failure stops what started. Files
-   * the plugins create in the data directory (keys) are restricted to 0600
-   * afterwards.
+   * Adds the probes, /metrics, the request metrics, the rate limits and
+   * (over TLS) HSTS to `http`; applies the plugins' migrations on the role's
+   * database, registers their tools (`options.tools`), then boots them with
+   * `context` and their config parts read from `options.config`; on failure
+   * stops what started. Files the plugins create in the data directory
+   * (keys) are restricted to 0600 afterwards.
    */
   async startPlugins<Ctx>(plugins: readonly Plugin<Ctx>[], context: Ctx, http: FastifyInstance, options: PluginHostOptions = {}): Promise<{ names: () => readonly string[] }> {
     const host = new PluginHost<Ctx>(plugins, this.logger, (owner, migrations) => applyMigrations(this.db, owner, migrations, this.now), options);
     this.host = host as unknown as PluginHost<never>;
     this.http = http;
+    if (this.tls) http.addHook('onRequest', async (_request, reply) => void reply.header('strict-transport-security', HSTS_HEADER));
+    serveProbes(http, this.readiness);
+    serveMetrics(http, this.metrics, this.parts.metricsToken);
+    const { rateLimits, refuse } = this.parts.options;
+    if (rateLimits) await installRateLimits(http, rateLimits, refuse ?? refuseRateLimited, this.metrics);
     await host.start(context);
+    this.pluginsStarted = true;
     restrictDataDirectory(this.dataDir);
     return { names: () => host.names() };
   }
@@ -87,11 +172,13 @@ export class RoleRuntime {
   /** Listens on `host`:`port` (port 0 picks a free one); returns the base URL a person would open. */
   async listen(host: string, port: number): Promise<string> {
     if (!this.http) throw new Error(`role ${this.role}: start the plugins before listening`);
+    if (this.tls && !(this.http.server instanceof TlsServer)) throw new Error(`role ${this.role}: serves TLS, so its app must be built with runtime.serverOptions()`);
     await this.http.listen({ host, port });
+    if (this.tls) this.tls.attach(this.http.server as unknown as TlsServer);
     const address = this.http.server.address();
     const actualPort = typeof address === 'object' && address ? address.port : port;
     const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
-    return `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${actualPort}`;
+    return `${this.tls ? 'https' : 'http'}://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${actualPort}`;
   }
 
   /** Whether the listener still accepts connections. */
@@ -103,12 +190,18 @@ export class RoleRuntime {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.readiness.markStopping();
     await this.http?.close().catch((err: unknown) => this.logger.error({ err, role: this.role }, 'http close failed'));
+    this.tls?.close();
     await this.host?.stop();
     while (this.closers.length) {
       const { name, close } = this.closers.pop() as { name: string; close: () => Promise<void> };
       await close().catch((err: unknown) => this.logger.error({ err, role: this.role, closer: name }, 'close failed'));
     }
-    await this.db.close();
+    try {
+      await this.db.close();
+    } finally {
+      this.parts.lock.release();
+    }
   }
 }

@@ -26,6 +26,7 @@ import { ILL_FORMED_ACCEPTED, ILL_FORMED_MESSAGE, illFormedField } from '../well
 import { GatewayError, quote } from '../errors.js';
 import { describeIssues, formatPath } from '../schema-errors.js';
 import type { RestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
+import type { RefuseRequest } from '../rate-limit.js';
 import { ProblemError, PROBLEM_TYPES, type ProblemDocument, type ProblemFieldError, type ProblemTypeSlug } from './problem.js';
 
 declare module 'fastify' {
@@ -73,6 +74,10 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problemDocument(problem, pathOf(request)));
 }
 
+/** Answers a request over a rate limit (core/rate-limit.ts): the 429 problem `too-many-requests` with Retry-After. */
+export const refuseRateLimitedProblem: RefuseRequest = (request, reply, refusal) =>
+  sendProblem(request, reply, new ProblemError('too-many-requests', refusal.message, { retryAfterSec: refusal.retryAfterSec }));
+
 /** The problem for a body the JSON parser refused (core/json-body.ts). */
 function bodyProblem(err: JsonBodyError): ProblemError {
   if (err.problem === 'depth') {
@@ -107,9 +112,14 @@ function requestProblem(err: Error & { statusCode?: number; code?: string }, req
   return new ProblemError('internal-error', 'the request failed unexpectedly; the failure is logged');
 }
 
-/** Builds a role's fastify app (not yet listening): depth-checked JSON, problem documents for every failure. */
-export function createRestApp(logger: Logger, options: { trustProxy?: false | string[] } = {}): FastifyInstance {
+/**
+ * Builds a role's fastify app (not yet listening): depth-checked JSON,
+ * problem documents for every failure; HTTPS with `options.https` (the role
+ * runtime's TLS pair, RoleRuntime.serverOptions).
+ */
+export function createRestApp(logger: Logger, options: { trustProxy?: false | string[]; https?: { cert: Buffer; key: Buffer } } = {}): FastifyInstance {
   const app = Fastify({
+    ...(options.https ? { https: options.https } : {}),
     loggerInstance: logger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: DEFAULT_REST_BODY_LIMIT,

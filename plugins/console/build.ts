@@ -11,15 +11,24 @@
  * at the same time (test workers, two roles) never see half a build.
  *
  *   node --import tsx plugins/console/build.ts     (npm run build:console)
+ *   node dist/plugins/console/build.js             (in npm run build)
+ *
+ * Compiled (dist/plugins/console/build.js) it reads the sources of the
+ * package's source tree and builds into dist/plugins/console/dist, so
+ * `npm run build` leaves dist/ with the consoles prebuilt. Where no sources
+ * are (an installation of dist/ alone), the prebuilt consoles are served as
+ * they are and never rebuilt.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { PACKAGE_ROOT } from '../../core/package-root.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
-export const WEB_DIR = join(HERE, 'web');
+/** The consoles' sources: beside this file in the source tree; from dist/, in the package's source tree when it has one. */
+export const WEB_DIR = [join(HERE, 'web'), join(PACKAGE_ROOT, 'plugins', 'console', 'web')].find((dir) => existsSync(dir)) ?? join(HERE, 'web');
 export const DIST_DIR = join(HERE, 'dist');
 
 /** The consoles: entry point under web/, the page title, and the workers the page starts (name → entry). */
@@ -121,8 +130,19 @@ async function buildInto(dir: string, hash: string): Promise<ConsoleManifest> {
   return manifest;
 }
 
-/** The built consoles for the current sources: built now if they are not yet. */
+/** The one prebuilt build in DIST_DIR, for an installation without the sources. */
+function prebuilt(): { dir: string; manifest: ConsoleManifest } {
+  const found = existsSync(DIST_DIR) ? readdirSync(DIST_DIR).filter((name) => !name.startsWith('.') && existsSync(join(DIST_DIR, name, 'manifest.json'))) : [];
+  if (found.length !== 1) {
+    throw new Error(`the web consoles' sources are not at ${WEB_DIR} and ${found.length ? 'several builds are' : 'no build is'} in ${DIST_DIR}: run npm run build where the sources are`);
+  }
+  const dir = join(DIST_DIR, found[0] as string);
+  return { dir, manifest: JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as ConsoleManifest };
+}
+
+/** The built consoles for the current sources: built now if they are not yet (or the prebuilt ones where no sources are). */
 export async function ensureBuilt(): Promise<{ dir: string; manifest: ConsoleManifest }> {
+  if (!existsSync(WEB_DIR)) return prebuilt();
   const hash = sourceHash();
   const dir = join(DIST_DIR, hash);
   const manifestFile = join(dir, 'manifest.json');

@@ -49,7 +49,7 @@ export interface FleetMeasurement {
 /** Starts a gateway on `machines` (SQLite in a temporary directory), measures it, and stops it. */
 export async function measureFleet(
   machines: Record<string, unknown>[],
-  options: { seconds: number; warmup: number; label: string },
+  options: { seconds: number; warmup: number; label: string; scrapeSeconds?: number },
 ): Promise<FleetMeasurement> {
   const dataDir = mkdtempSync(join(tmpdir(), `gw-bench-${options.label}-`));
   const config = parseConfig({ gateway: { dataDir, timeZone: 'UTC' }, logLevel: 'warn', machines });
@@ -64,7 +64,14 @@ export async function measureFleet(
       if (measuring && task === 'CNCStatus') lags.push(lag);
     },
   });
+  let scraper: NodeJS.Timeout | undefined;
   try {
+    // Prometheus' part, when asked: GET /metrics with the token every scrapeSeconds.
+    if (options.scrapeSeconds) {
+      const url = `${await gateway.listen({ host: '127.0.0.1', port: 0 })}/metrics`;
+      const headers = { authorization: `Bearer ${process.env.METRICS_TOKEN ?? ''}` };
+      scraper = setInterval(() => void fetch(url, { headers }).then((r) => r.text()), options.scrapeSeconds * 1000);
+    }
     process.stdout.write(`${options.label}: ${machines.length} machines started; warming up ${options.warmup}s, measuring ${options.seconds}s\n`);
     await sleep(options.warmup * 1000);
     const stats = gateway.context.history.stats;
@@ -106,6 +113,7 @@ export async function measureFleet(
       online,
     };
   } finally {
+    clearInterval(scraper);
     await gateway.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }

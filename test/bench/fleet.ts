@@ -5,7 +5,10 @@
  * history rows/s, and the history writer's throughput against a raw sqlite3
  * multi-row insert loop run in this same process, as a ratio.
  *
- *   npm run bench -- fleet [--machines 1000] [--seconds 60] [--warmup 5] [--rows 200000]
+ * With `--scrape N`, /metrics is fetched every N seconds as Prometheus
+ * would (the token from METRICS_TOKEN, set for the run when unset).
+ *
+ *   npm run bench -- fleet [--machines 1000] [--seconds 60] [--warmup 5] [--rows 200000] [--scrape 5]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -65,7 +68,9 @@ export async function run(args: string[]): Promise<void> {
   const seconds = option(args, 'seconds', 60);
   const warmup = option(args, 'warmup', 5);
   const rows = option(args, 'rows', 200_000);
-  const measured = await measureFleet(benchMachines(machines), { seconds, warmup, label: 'fleet' });
+  const scrapeSeconds = option(args, 'scrape', 0);
+  if (scrapeSeconds) process.env.METRICS_TOKEN ??= 'fleet-benchmark-metrics-token';
+  const measured = await measureFleet(benchMachines(machines), { seconds, warmup, label: 'fleet', scrapeSeconds });
   // The peak of the whole process so far, start-up included, not only of the measured stretch.
   const fleet = { machines, ...measured, peakRssMB: Math.max(measured.peakRssMB, (process.resourceUsage().maxRSS * 1024) / 1024 / 1024) };
   process.stdout.write(`writer: ${rows} rows through HistoryWriter and through a raw multi-row loop (x2, alternating)\n`);
@@ -78,7 +83,7 @@ export async function run(args: string[]): Promise<void> {
   const writerBest = Math.max(...writer);
   const rawBest = Math.max(...raw);
   const result = { ...fleet, writerRowsPerSec: writerBest, rawRowsPerSec: rawBest, writerRatio: writerBest / rawBest };
-  printTable(`fleet benchmark (${machines} machines, ${fleet.seconds.toFixed(1)} s, Node ${process.version})`, [
+  printTable(`fleet benchmark (${machines} machines, ${fleet.seconds.toFixed(1)} s, ${scrapeSeconds ? `/metrics every ${scrapeSeconds} s` : 'no scrapes'}, Node ${process.version})`, [
     ['CPU, % of one core', result.cpuPercentOfOneCore.toFixed(1), '<= 50'],
     ['peak RSS, MB', result.peakRssMB.toFixed(0), '<= 400'],
     ['sample lag p50, ms', result.lagP50Ms.toFixed(1), ''],

@@ -16,6 +16,8 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   deploy: () => import('./deploy.js'),
   relay: () => import('./relay.js'),
   console: () => import('./console.js'),
+  backup: () => import('./backup.js'),
+  'rate-limit': () => import('./rate-limit.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

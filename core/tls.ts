@@ -1,0 +1,175 @@
+/**
+ * TLS for a role's HTTP listener: a certificate and key pair read from PEM
+ * files, checked before anything listens (each file readable and of the
+ * right kind, the key the certificate's own: otherwise a TlsError naming the
+ * path), served by fastify's `https` option, and reloaded without a restart
+ * when either file changes (a watch on their directories, which also sees an
+ * atomic rename or a symlink swap as certbot and Kubernetes secrets do) or
+ * on SIGHUP. A reload that fails (a half-written file, a mismatched pair)
+ * keeps the pair being served and logs why; connections already open keep
+ * the context they began with. docs/operations.md, "TLS".
+ */
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { readFileSync, watch, type FSWatcher } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import type { Server as TlsServer } from 'node:tls';
+import type { Logger } from 'pino';
+
+/** Where a listener's certificate (PEM, the chain after it) and private key (PEM, unencrypted) are. */
+export interface TlsFiles {
+  certFile: string;
+  keyFile: string;
+}
+
+/** A certificate and key pair as read, for `https.createServer`. */
+export interface TlsPair {
+  cert: Buffer;
+  key: Buffer;
+  /** The certificate's last valid moment (ms since the epoch). */
+  notAfter: number;
+  subject: string;
+}
+
+/** The Strict-Transport-Security header sent over TLS: one year, this host only (a plant's other hosts may serve plain HTTP). */
+export const HSTS_HEADER = 'max-age=31536000';
+
+/** How long the file watch waits for more changes before it reloads (a renewal writes both files). */
+const RELOAD_SETTLE_MS = 250;
+
+/** A pair that cannot be served; the message names the file. */
+export class TlsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TlsError';
+  }
+}
+
+function readPem(file: string, what: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EACCES' ? 'permission denied' : e.code === 'EISDIR' ? 'is a directory' : e.message;
+    throw new TlsError(`TLS ${what} file ${file}: cannot be read (${why})`);
+  }
+}
+
+/** Reads and checks a pair: each file readable, a PEM certificate and a PEM private key, the key the certificate's. */
+export function loadTlsPair(files: TlsFiles): TlsPair {
+  const certFile = resolve(files.certFile);
+  const keyFile = resolve(files.keyFile);
+  const cert = readPem(certFile, 'certificate');
+  const key = readPem(keyFile, 'key');
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(cert);
+  } catch {
+    throw new TlsError(`TLS certificate file ${certFile}: not a PEM certificate (expected -----BEGIN CERTIFICATE-----)`);
+  }
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(key);
+  } catch {
+    throw new TlsError(`TLS key file ${keyFile}: not an unencrypted PEM private key (expected -----BEGIN PRIVATE KEY----- or -----BEGIN EC/RSA PRIVATE KEY-----)`);
+  }
+  if (!x509.checkPrivateKey(privateKey)) {
+    throw new TlsError(`TLS key file ${keyFile}: not the private key of the certificate in ${certFile}`);
+  }
+  return { cert, key, notAfter: Date.parse(x509.validTo), subject: x509.subject.replace(/\n/g, ', ') };
+}
+
+/**
+ * A listener's pair: loaded (and checked) when made, given to the server
+ * when it listens, reloaded on a file change or SIGHUP until closed.
+ */
+export class TlsSource {
+  private pair: TlsPair;
+  private server: TlsServer | undefined;
+  private watchers: FSWatcher[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private readonly onHangup = () => void this.reload('SIGHUP');
+  /** Reloads that served a new pair, for tests and the log. */
+  reloads = 0;
+
+  private constructor(
+    readonly files: TlsFiles,
+    private readonly logger: Logger,
+  ) {
+    this.pair = loadTlsPair(files);
+  }
+
+  /** Loads the pair now; throws a TlsError naming the file that is wrong. */
+  static open(files: TlsFiles, logger: Logger): TlsSource {
+    return new TlsSource({ certFile: resolve(files.certFile), keyFile: resolve(files.keyFile) }, logger);
+  }
+
+  /** The pair being served. */
+  get current(): TlsPair {
+    return this.pair;
+  }
+
+  /** fastify's `https` option. */
+  httpsOptions(): { cert: Buffer; key: Buffer } {
+    return { cert: this.pair.cert, key: this.pair.key };
+  }
+
+  /** Starts serving reloads to `server`: watches both files' directories and listens for SIGHUP. */
+  attach(server: TlsServer): void {
+    this.server = server;
+    const dirs = new Map<string, Set<string>>();
+    for (const file of [this.files.certFile, this.files.keyFile]) {
+      const names = dirs.get(dirname(file)) ?? new Set<string>();
+      names.add(basename(file));
+      dirs.set(dirname(file), names);
+    }
+    for (const dir of dirs.keys()) {
+      try {
+        const watcher = watch(dir, { persistent: false }, () => this.scheduleReload());
+        watcher.on('error', (err) => this.logger.warn({ err: err.message, dir }, 'tls: the watch of the certificate directory failed; reload with SIGHUP'));
+        this.watchers.push(watcher);
+      } catch (err) {
+        this.logger.warn({ err: (err as Error).message, dir }, 'tls: cannot watch the certificate directory; reload with SIGHUP');
+      }
+    }
+    process.on('SIGHUP', this.onHangup);
+  }
+
+  private scheduleReload(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.reload('file change');
+    }, RELOAD_SETTLE_MS);
+    this.timer.unref();
+  }
+
+  /**
+   * Reads the pair again and, when it differs and is valid, serves it to new
+   * connections. False when it kept the pair it had (unchanged or invalid).
+   */
+  reload(cause: string): boolean {
+    let next: TlsPair;
+    try {
+      next = loadTlsPair(this.files);
+    } catch (err) {
+      this.logger.error({ cause, err: (err as Error).message }, 'tls: the certificate was not reloaded; the previous one is still served');
+      return false;
+    }
+    if (next.cert.equals(this.pair.cert) && next.key.equals(this.pair.key)) return false;
+    this.server?.setSecureContext({ cert: next.cert, key: next.key });
+    this.pair = next;
+    this.reloads++;
+    this.logger.info({ cause, subject: next.subject, notAfter: new Date(next.notAfter).toISOString() }, 'tls: certificate reloaded');
+    return true;
+  }
+
+  /** Stops watching and listening for SIGHUP; safe to call twice. */
+  close(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const watcher of this.watchers) watcher.close();
+    this.watchers = [];
+    process.off('SIGHUP', this.onHangup);
+    this.server = undefined;
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * A role's metrics (core/metrics.ts, core/metrics-token.ts through
+ * RoleRuntime): /metrics serves the exposition format only to the metrics
+ * token; every request is counted and timed by route template; a token is
+ * made at the first start, shown once and kept hashed; METRICS_TOKEN
+ * replaces it; the three roles each serve their own.
+ */
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRestApp } from '../../core/rest/serve.js';
+import { RoleRuntime } from '../../core/runtime.js';
+import { METRICS_TOKEN_FILE } from '../../core/metrics-token.js';
+import { startTestGateway } from '../fixtures/gateway.js';
+import { startTestProgramService } from '../fixtures/programs.js';
+import { startTestCloud } from '../fixtures/cloud.js';
+
+const logger = pino({ level: 'silent' });
+const toClose: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (toClose.length) await (toClose.pop() as () => Promise<void>)();
+});
+
+async function startRole(dataDir = mkdtempSync(join(tmpdir(), 'metrics-')), env: NodeJS.ProcessEnv = {}) {
+  const runtime = await RoleRuntime.open({ role: 'example', dataDir, databaseFile: 'example.db', logger, now: Date.now, env });
+  toClose.push(() => runtime.stop());
+  const app = createRestApp(logger);
+  app.get('/things/:id', async () => ({ ok: true }));
+  await runtime.startPlugins([], {}, app);
+  await app.ready();
+  return { runtime, url: await runtime.listen('127.0.0.1', 0), dataDir };
+}
+
+const tokenIn = (announcements: readonly string[]) => /metrics token: +(mtk_\S+)/.exec(announcements.join('\n'))?.[1] as string;
+const scrape = (url: string, token?: string) => fetch(`${url}/metrics`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
+
+describe('metrics', () => {
+  it('a scrape without the token or with another is 401; with it, the exposition format', async () => {
+    const { runtime, url } = await startRole();
+    const token = tokenIn(runtime.announcements);
+    expect(token).toMatch(/^mtk_[A-Za-z0-9_-]{43}$/);
+    for (const answer of [await scrape(url), await scrape(url, `${token}x`), await fetch(`${url}/metrics`, { headers: { authorization: token } })]) {
+      expect(answer.status).toBe(401);
+      expect(answer.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
+      expect(await answer.text()).not.toContain('process_cpu');
+    }
+    const answer = await scrape(url, token);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await answer.text();
+    expect(text).toMatch(/^# HELP process_cpu_seconds_total /m);
+    expect(text).toMatch(/^# TYPE http_request_duration_seconds histogram$/m);
+  });
+
+  it('counts and times requests by route template, method and code; unmatched paths share one series', async () => {
+    const { runtime, url } = await startRole();
+    for (const id of ['a', 'b', 'c']) await (await fetch(`${url}/things/${id}`)).text();
+    for (const path of ['/x1', '/x2']) await (await fetch(`${url}${path}`)).text();
+    const text = await (await scrape(url, tokenIn(runtime.announcements))).text();
+    expect(text).toContain('http_requests_total{route="/things/:id",method="GET",code="200"} 3');
+    expect(text).toContain('http_requests_total{route="unmatched",method="GET",code="404"} 2');
+    expect(text).toContain('http_request_duration_seconds_count{route="/things/:id",method="GET",code="200"} 3');
+    expect(text).not.toContain('/things/a');
+  });
+
+  it('the token is made once per data directory, shown only at that start, kept as a hash', async () => {
+    const first = await startRole();
+    const token = tokenIn(first.runtime.announcements);
+    const stored = readFileSync(join(first.dataDir, METRICS_TOKEN_FILE), 'utf8');
+    expect(stored).not.toContain(token);
+    await first.runtime.stop();
+    const again = await startRole(first.dataDir);
+    expect(again.runtime.announcements).toEqual([]);
+    expect((await scrape(again.url, token)).status).toBe(200);
+  });
+
+  it('METRICS_TOKEN replaces the made token; one too short is refused naming the variable', async () => {
+    const { runtime, url, dataDir } = await startRole(undefined, { METRICS_TOKEN: 'a-token-of-24-characters' });
+    expect(runtime.announcements).toEqual([]);
+    expect(existsSync(join(dataDir, METRICS_TOKEN_FILE))).toBe(false);
+    expect((await scrape(url, 'a-token-of-24-characters')).status).toBe(200);
+    await expect(RoleRuntime.open({ role: 'example', dataDir, databaseFile: 'example.db', logger, now: Date.now, env: { METRICS_TOKEN: 'short' } }))
+      .rejects.toThrow('METRICS_TOKEN: expected 16 to 512 printable characters without spaces');
+  });
+
+  it('parts register their own metrics on the role\'s registry', async () => {
+    const { runtime, url } = await startRole();
+    runtime.metrics.gauge({ name: 'example_queue_depth', help: 'Rows waiting.', collect() { this.set(7); } });
+    expect(await (await scrape(url, tokenIn(runtime.announcements))).text()).toContain('example_queue_depth 7');
+  });
+});
+
+describe('every role serves /healthz, /readyz and /metrics', () => {
+  const previous = process.env.METRICS_TOKEN;
+  const TOKEN = 'metrics-token-for-the-three-roles';
+  it('gateway, program service and cloud relay', async () => {
+    process.env.METRICS_TOKEN = TOKEN;
+    try {
+      const gw = await startTestGateway();
+      toClose.push(() => gw.stop());
+      const programs = await startTestProgramService({ plugins: [] });
+      toClose.push(() => programs.stop());
+      const cloud = await startTestCloud();
+      toClose.push(() => cloud.runtime.stop());
+      const urls = [await gw.gateway.listen({ host: '127.0.0.1', port: 0 }), programs.url, await cloud.listen('127.0.0.1', 0)];
+      for (const url of urls) {
+        expect((await fetch(`${url}/healthz`)).status, url).toBe(200);
+        const ready = await fetch(`${url}/readyz`);
+        expect(ready.status, url).toBe(200);
+        expect(((await ready.json()) as { status: string }).status).toBe('ready');
+        expect((await scrape(url)).status, url).toBe(401);
+        const metrics = await (await scrape(url, TOKEN)).text();
+        expect(metrics, url).toContain('http_requests_total{route="/readyz",method="GET",code="200"} 1');
+      }
+    } finally {
+      if (previous === undefined) delete process.env.METRICS_TOKEN;
+      else process.env.METRICS_TOKEN = previous;
+    }
+  });
+});
