@@ -79,6 +79,7 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch
       operationId: 'createDeployment', method: 'POST', path: '/deployments', summary: 'Deploy a published version to the machines of assignments: a batch id and one deployment per machine', tags: ['deployments'],
       permission: 'deployments.create', highRisk: true,
       description: 'Send Idempotency-Key to make a retry safe: the same key with the same body answers the first answer; with another body it is 422.',
+      headers: [{ name: 'Idempotency-Key', maxLength: 128, description: 'A key of 1..128 printable ASCII characters naming this request: a retry with the same key and body answers the first answer (per caller); the key with another body is 422.' }],
       body: z.object({
         versionId: idOf('ver'), assignmentIds: z.array(idOf('asg')).min(1).max(MAX_ASSIGNMENTS),
         isTrial: z.boolean().default(false), trialHours: z.number().positive().max(24 * 30).nullable().default(null).describe(`How long a trial is watched; null: ${DEFAULT_TRIAL_HOURS} h.`),
