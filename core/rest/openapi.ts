@@ -26,7 +26,12 @@ export interface RestOpenApiDocument {
   servers: { url: string }[];
   tags: { name: string }[];
   paths: Record<string, Record<string, JsonSchema>>;
-  components: { schemas: Record<string, JsonSchema>; responses: Record<string, JsonSchema>; securitySchemes: Record<string, JsonSchema> };
+  components: {
+    schemas: Record<string, JsonSchema>;
+    responses: Record<string, JsonSchema>;
+    parameters: Record<string, JsonSchema>;
+    securitySchemes: Record<string, JsonSchema>;
+  };
 }
 
 const PROBLEM_SCHEMA: JsonSchema = {
@@ -68,6 +73,42 @@ function problemResponses(): Record<string, JsonSchema> {
   return out;
 }
 
+/**
+ * The headers the surface reads on every authenticated operation, declared
+ * once and referenced, so a generated client offers them: the operator a
+ * service token acts for, and the CSRF token a session sends with unsafe methods.
+ */
+const SURFACE_HEADERS: Record<string, JsonSchema> = {
+  OnBehalfOf: {
+    name: 'X-On-Behalf-Of',
+    in: 'header',
+    required: false,
+    description: 'The human operator a service token acts for; recorded in the audit and counted for separation of duties. '
+      + 'Required on high-risk operations (x-high-risk) for a token that requires an operator.',
+    schema: { type: 'string', minLength: 1, maxLength: 128 },
+  },
+  CsrfToken: {
+    name: 'X-CSRF-Token',
+    in: 'header',
+    required: false,
+    description: 'With the session cookie: the csrfToken from POST /api/v1/auth/login or GET /api/v1/auth/me. Not needed with a service token.',
+    schema: { type: 'string', maxLength: 256 },
+  },
+};
+
+/** The header parameters of an operation: the surface's for an authenticated one, then its own. */
+function headerParameters(op: RestOperation): JsonSchema[] {
+  const out: JsonSchema[] = [];
+  if (op.permission !== null) {
+    out.push({ $ref: '#/components/parameters/OnBehalfOf' });
+    if (op.method !== 'GET') out.push({ $ref: '#/components/parameters/CsrfToken' });
+  }
+  for (const h of op.headers ?? []) {
+    out.push({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string', ...(h.maxLength ? { maxLength: h.maxLength } : {}) } });
+  }
+  return out;
+}
+
 function pathParameterNames(path: string): string[] {
   return [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1] as string);
 }
@@ -83,6 +124,7 @@ export function buildRestOpenApi(registry: RestRegistry, info: OpenApiInfo, pref
     components: {
       schemas: { Problem: PROBLEM_SCHEMA },
       responses: problemResponses(),
+      parameters: { ...SURFACE_HEADERS },
       securitySchemes: {
         [SESSION_SCHEME]: { type: 'apiKey', in: 'cookie', name: 'pvs_session', description: 'Set by POST /api/v1/auth/login (`__Host-pvs_session` over TLS). Unsafe methods also need the X-CSRF-Token header.' },
         [TOKEN_SCHEME]: { type: 'http', scheme: 'bearer', description: 'A service token `pvs_<id>_<secret>` from /api/v1/admin/service-tokens.' },
@@ -104,6 +146,7 @@ export function buildRestOpenApi(registry: RestRegistry, info: OpenApiInfo, pref
       const query = convert(op.query, 'input', `${op.operationId}.query`);
       for (const p of queryParametersOf(query)) parameters.push(p);
     }
+    parameters.push(...headerParameters(op));
     const responses: Record<string, JsonSchema> = {};
     for (const [status, spec] of Object.entries(op.responses)) {
       const contentType = spec.contentType ?? 'application/json';

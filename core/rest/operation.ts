@@ -12,6 +12,9 @@ import type { Logger } from 'pino';
 
 export type RestMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
+/** The header a service token names its human operator in (RestPrincipal.onBehalfOf). */
+export const OPERATOR_HEADER = 'x-on-behalf-of';
+
 /** The library scope of a caller: every library, or the listed library ids. */
 export type LibraryScope = '*' | readonly string[];
 
@@ -97,6 +100,20 @@ export interface RestResponseSpec {
   headers?: Record<string, string>;
 }
 
+/**
+ * A request header an operation's handler reads (Idempotency-Key,
+ * If-None-Match), declared so the OpenAPI document offers it to generated
+ * clients. The headers every authenticated operation reads (X-On-Behalf-Of,
+ * X-CSRF-Token) are declared by the surface itself.
+ */
+export interface RestHeaderParameter {
+  /** As clients spell it: `Idempotency-Key`. Read in lower case from the request. */
+  name: string;
+  description: string;
+  /** Longest value the handler accepts, in characters. */
+  maxLength?: number;
+}
+
 export interface RestOperation<
   P extends z.ZodType = z.ZodType,
   Q extends z.ZodType = z.ZodType,
@@ -116,6 +133,8 @@ export interface RestOperation<
   highRisk?: boolean;
   params?: P;
   query?: Q;
+  /** Request headers the handler reads, for the document. */
+  headers?: readonly RestHeaderParameter[];
   body?: B;
   /** Largest body read, in bytes; defaults to the surface's (64 KiB). */
   bodyLimit?: number;

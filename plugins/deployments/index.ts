@@ -16,7 +16,7 @@ import type { GatewayLink } from '../../core/gateway-link/types.js';
 import type { WriteTx } from '../../core/store/database.js';
 import { idOf, iso, newId, principalOf, SYSTEM } from './common.js';
 import { DEPLOYMENT_MACHINE_VERSION, DEPLOYMENT_STATUSES } from './machine.js';
-import { DeploymentRunner, type FleetMachine } from './runner.js';
+import { DeploymentRunner, TRANSFERS_PER_GATEWAY, type FleetMachine } from './runner.js';
 import type { DeploymentOutcome, DeploymentsService, ExpectedFile, RecentDeployment } from './service.js';
 import { DEPLOYMENT_PURPOSES, DeploymentRepository, MIGRATIONS, type DeploymentPurpose, type DeploymentRow, type NewDeployment } from './store.js';
 import { TRIAL_MACHINE_VERSION } from './trial-machine.js';
@@ -46,17 +46,19 @@ const deploymentView = z.object({
   transfers: z.number().int(), readBackSha256: z.string().nullable().describe('SHA-256 of the file read back from the machine.'),
   timeline: z.array(z.object({ status: statusSchema, at: z.string(), reason: z.string().optional() })),
   createdBy: z.string(), createdAt: z.string(), updatedAt: z.string(), finishedAt: z.string().nullable(),
+  waitingForSlot: z.boolean().describe(`Transferring, but waiting for a turn: the service sends at most ${TRANSFERS_PER_GATEWAY} files to one gateway at once, and this one has not started yet.`),
 });
 const batchAnswer = z.object({
   batchId: z.string(),
   deployments: z.array(z.object({ id: z.string(), assignmentId: z.string(), machineId: z.string(), trialId: z.string().optional().describe('With isTrial: the trial that follows this deployment.') })).describe('One deployment per machine.'),
 });
 
-const out = (r: DeploymentRow): z.infer<typeof deploymentView> => ({
+const out = (r: DeploymentRow, waitingForSlot = false): z.infer<typeof deploymentView> => ({
   id: r.id, batchId: r.batchId, assignmentId: r.assignmentId, machineId: r.machineId, gatewayId: r.gatewayId, versionId: r.versionId, purpose: r.purpose, dir: r.dir, fileName: r.fileName,
   sha256: r.sha256, size: r.size, status: r.status, reason: r.reason, transfers: r.transfers, readBackSha256: r.readBackSha256,
   timeline: r.timeline.map((t) => ({ status: t.status, at: iso(t.at) as string, ...(t.reason ? { reason: t.reason } : {}) })),
   createdBy: r.createdBy, createdAt: iso(r.createdAt) as string, updatedAt: iso(r.updatedAt) as string, finishedAt: iso(r.finishedAt),
+  waitingForSlot: r.status === 'Transferring' && waitingForSlot,
 });
 
 /** Inserts a batch with its deployments (and trials) and its audit record in one transaction, then starts the actors. */
@@ -68,7 +70,7 @@ export interface BatchStarter {
   }): Promise<{ batchId: string; answer: unknown }>;
 }
 
-function operations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch: BatchStarter, trialDefaults: TrialRulesInput): RestOperation[] {
+function operations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch: BatchStarter, trialDefaults: TrialRulesInput, runner: Pick<DeploymentRunner, 'waitingForSlot'>): RestOperation[] {
   const vault = () => ctx.services.get('vault.versions');
   const fleet = () => ctx.services.get('fleet.machines');
   const assignments = () => ctx.services.get('assignments');
@@ -79,6 +81,7 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch
       operationId: 'createDeployment', method: 'POST', path: '/deployments', summary: 'Deploy a published version to the machines of assignments: a batch id and one deployment per machine', tags: ['deployments'],
       permission: 'deployments.create', highRisk: true,
       description: 'Send Idempotency-Key to make a retry safe: the same key with the same body answers the first answer; with another body it is 422.',
+      headers: [{ name: 'Idempotency-Key', maxLength: 128, description: 'A key of 1..128 printable ASCII characters naming this request: a retry with the same key and body answers the first answer (per caller); the key with another body is 422.' }],
       body: z.object({
         versionId: idOf('ver'), assignmentIds: z.array(idOf('asg')).min(1).max(MAX_ASSIGNMENTS),
         isTrial: z.boolean().default(false), trialHours: z.number().positive().max(24 * 30).nullable().default(null).describe(`How long a trial is watched; null: ${DEFAULT_TRIAL_HOURS} h.`),
@@ -185,7 +188,7 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch
         const seen = new Set((await fleet().machines([...new Set(pageRows.map((r) => r.machineId))], p)).map((m) => m.id));
         const items = pageRows.filter((r) => seen.has(r.machineId));
         const last = pageRows[pageRows.length - 1];
-        return { status: 200, body: { items: items.map(out), nextCursor: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null } };
+        return { status: 200, body: { items: items.map((r) => out(r, runner.waitingForSlot(r.id))), nextCursor: rows.length > query.limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null } };
       },
     }),
     defineOperation({
@@ -194,7 +197,7 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch
       handler: async ({ params }, { principal }) => {
         const row = await repo.get(params.id);
         if (!row || !(await visible(principalOf(principal), row))) throw new ProblemError('not-found', `no deployment ${params.id}`);
-        return { status: 200, body: out(row) };
+        return { status: 200, body: out(row, runner.waitingForSlot(row.id)) };
       },
     }),
   ];
@@ -355,7 +358,7 @@ export function createDeploymentsPlugin(options: DeploymentsOptions = {}) {
         activeTrials: () => trialRepo.countActive(),
       };
       ctx.services.provide('deployments', service);
-      for (const op of operations(ctx, repo, startBatch, trialDefaults)) ctx.rest.define(op);
+      for (const op of operations(ctx, repo, startBatch, trialDefaults, runner)) ctx.rest.define(op);
       for (const op of trialOperations(ctx, trialRepo, trialRunner)) ctx.rest.define(op);
       const resumed = await runner.resumeAll();
       if (resumed) ctx.logger.info({ deployments: resumed }, 'unfinished deployments resumed');

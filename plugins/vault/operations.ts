@@ -313,6 +313,7 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
     defineOperation({
       operationId: 'getVersionContent', method: 'GET', path: '/versions/{id}/content', summary: 'The exact bytes of a version (or base64 JSON with format=base64)', tags: ['vault'], permission: 'versions.read',
       params: idParams('ver'), query: z.object({ format: z.enum(['raw', 'base64']).default('raw') }),
+      headers: [{ name: 'If-None-Match', maxLength: 1024, description: 'ETags you hold ("<sha256 hex>", comma-separated); 304 without a body when one is this version\'s.' }],
       responses: {
         200: {
           description: 'The bytes as uploaded (format=raw, application/octet-stream), or with format=base64 the JSON {contentBase64, sha256, size}; ETag "<sha256>".',
