@@ -1,5 +1,5 @@
 /**
- * The fleet dashboard: every machine as a tile with its derived state and
+ * The fleet page: every machine as a tile with its derived state and
  * reason, connection health and stale flag, running program, part count and
  * active alarms; counts by state (each one filters); a group filter and a
  * search. A worker (fleet-worker.ts) polls the fleet interfaces every
