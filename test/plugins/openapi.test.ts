@@ -221,6 +221,20 @@ describe('OpenAPI document of the interface registry', () => {
     expect(doc.tags).toContainEqual({ name: 'widgets' });
   });
 
+  it('the fleet batch reads document sinceRevision and answer either the array or the changes since it', async () => {
+    const doc = await servedDocument(await startDocsGateway());
+    for (const path of ['/api/task/batchReadTaskData', '/api/task/batchReadErrors']) {
+      const op = operationOf(doc, path, 'get');
+      const since = (op.parameters ?? []).find((p) => p.name === 'sinceRevision');
+      expect(since, path).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', minimum: 0 } });
+      expect(since?.description, path).toMatch(/docs\/api\.md/);
+      const data = (op.responses['200'] as { content: { 'application/json': { schema: { properties: { data: { anyOf: JsonSchema[] } } } } } }).content['application/json'].schema.properties.data;
+      expect(data.anyOf, path).toHaveLength(2);
+      expect(data.anyOf[0], path).toMatchObject({ type: 'array' });
+      expect(data.anyOf[1], path).toMatchObject({ type: 'object', required: ['revision', 'full', 'entries', 'removed'] });
+    }
+  });
+
   it('serves the interactive reference page at /api/docs, reading the same document', async () => {
     const g = await startDocsGateway();
     const page = await g.http.inject({ method: 'GET', url: '/api/docs' });
