@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import sqlite3 from 'sqlite3';
 import type { GatewayConfig } from '../../config/schema.js';
 import { Database } from '../../core/store/database.js';
-import { migrate } from '../../core/store/migrations.js';
+import { migrateGatewayStore } from '../../core/roles/gateway/store/schema.js';
 import { generatePassword, hashPassword } from '../../core/auth/passwords.js';
 import { adminPasswordFromEnv } from './admin-password.js';
 import { USERNAME_PATTERN, UserStore } from './user-store.js';
@@ -93,7 +93,7 @@ export async function resetAdminPassword(request: PasswordResetRequest): Promise
 
   const db = await Database.open(file);
   try {
-    await migrate(db);
+    await migrateGatewayStore(db);
     const users = await UserStore.open(db, {
       securityControl: config.security.securityControl,
       enableIpWhiteList: config.communication.enableIpWhiteList,

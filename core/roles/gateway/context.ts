@@ -1,14 +1,15 @@
 /**
  * The explicit context every gateway plugin receives. Its members are core's;
  * what plugins add for each other goes through its open registries: events
- * on `bus` (`GatewayEvents`, core/event-bus.ts), MCP tools on `tools`
+ * on `bus` (`GatewayEvents`, ./events.ts), MCP tools on `tools`
  * (core/mcp/tools.ts) and services on `services` (`GatewayServices` below),
  * each extended without editing core (docs/architecture.md, "The plugin
  * context").
  */
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '../../../config/schema.js';
-import type { EventBus, GatewayEvents } from '../../event-bus.js';
+import type { EventBus } from '../../event-bus.js';
+import type { GatewayEvents } from './events.js';
 import type { Fleet } from './fleet/fleet.js';
 import type { DriverRegistry } from './fleet/driver-registry.js';
 import type { GroupTaskCache } from './fleet/group-tasks.js';
@@ -61,7 +62,7 @@ export interface GatewayContext {
   tools: ToolCatalogueReader;
   /** Services plugins provide to each other (`GatewayServices`). */
   services: ServiceRegistry<GatewayServices>;
-  /** The HTTP app, for the few routes that are not interfaces (none yet). */
+  /** The HTTP app, for the routes that are not interfaces: /mcp (the mcp plugin) and the web console's pages and assets (the console plugin). */
   http: FastifyInstance;
   /** Current time, unix ms. */
   now: () => number;

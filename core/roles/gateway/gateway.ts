@@ -13,7 +13,8 @@ import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '../../../config/schema.js';
 import type { MachineTaskClass } from './machine-config.js';
 import type { RegisteredDriver } from '../../driver.js';
-import { EventBus, type GatewayEvents } from '../../event-bus.js';
+import { EventBus } from '../../event-bus.js';
+import type { GatewayEvents } from './events.js';
 import { DriverRegistry } from './fleet/driver-registry.js';
 import { Fleet } from './fleet/fleet.js';
 import { GroupTaskCache } from './fleet/group-tasks.js';
@@ -30,7 +31,7 @@ import { CredentialBox } from '../../store/credential-box.js';
 import { FleetStore } from './store/fleet-store.js';
 import { HistoryRevisions, settleMsFor } from './history/revisions.js';
 import { HistoryWriter } from './history/writer.js';
-import { MIGRATIONS } from '../../store/migrations.js';
+import { GATEWAY_MIGRATIONS } from './store/schema.js';
 import { systemTimeZone } from '../../time.js';
 import { packageVersion } from '../../package-root.js';
 
@@ -85,7 +86,7 @@ export class Gateway {
     const problems = config.machines.flatMap((m, i) => drivers.validate(m).map((p) => `machines[${i}].${p}`));
     if (problems.length) throw new Error(`invalid machine driver settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 
-    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.gateway.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: MIGRATIONS });
+    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.gateway.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: GATEWAY_MIGRATIONS });
     try {
       const { dataDir, db } = runtime;
       const credentials = CredentialBox.open(dataDir);
