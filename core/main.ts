@@ -19,7 +19,7 @@
  */
 import { createLogger } from './logger.js';
 import { runCommand } from './commands.js';
-import { ConfigError, selectRoles, type RoleSelection } from './config.js';
+import { ConfigError, configNotices, selectRoles, type RoleSelection } from './config.js';
 import { commandsOf, RoleStartError, startRoles, type RunningRoles } from './role.js';
 import { loadConfig, loadConfigForCli, ROLES } from './roles/index.js';
 import { StopOnSignals } from './process-signals.js';
@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   let selection: RoleSelection;
   try {
     loaded = loadConfig(argv);
-    selection = selectRoles(argv, loaded.config);
+    selection = selectRoles(argv, loaded.config, ROLES.map((r) => r.name));
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -53,6 +53,8 @@ async function main(): Promise<void> {
   }
   const { config, file } = loaded;
   const logger = createLogger(config.logLevel);
+  const notices = configNotices(config);
+  for (const notice of notices) logger.warn({ config: file }, notice);
 
   let running: RunningRoles;
   try {
@@ -64,7 +66,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  process.stdout.write(rolesBanner(running.banners));
+  process.stdout.write(rolesBanner(running.banners, notices));
 
   const stopping = new StopOnSignals({
     parts: running.stopParts,

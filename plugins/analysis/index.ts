@@ -72,7 +72,7 @@ export const analysisPlugin = definePlugin<GatewayContext>({
         ...(input.interval !== undefined ? { intervalSec: input.interval } : {}),
         perProgram: input.enableCountPerProgram ?? false,
         nowMs,
-        heartbeatSec: ctx.config.history.heartbeatSec,
+        heartbeatSec: ctx.heartbeatMs / 1000,
       };
       return spec;
     };

@@ -26,6 +26,8 @@ export interface AuthDeps {
   passwordCost: ScryptCost;
   /** A valid scrypt hash (at passwordCost) of a random password, verified for unknown usernames so timing does not reveal which exist. */
   dummyHash: () => Promise<string>;
+  /** Whether the config file writes a security setting itself (the next start applies the file's value again). */
+  configWrites(key: string): boolean;
 }
 
 /** What the API shows of a user: never the password hash. */
@@ -274,7 +276,7 @@ export function defineAuthInterfaces(deps: AuthDeps): void {
       await users.saveSettings(next);
       policy.reload();
       // A setting the config file writes returns to the file's value at the next start: say so now.
-      const managed = configManagedSettings(ctx.config).filter((key) => key in input);
+      const managed = configManagedSettings({ writes: deps.configWrites }).filter((key) => key in input);
       return managed.length
         ? { ...next, configManaged: managed.map((key) => SETTING_PATHS[key]), warning: `the config file sets ${managed.map((key) => SETTING_PATHS[key]).join(', ')}; the next start applies the file's value again — change the file to keep this` }
         : next;

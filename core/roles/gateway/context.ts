@@ -36,18 +36,27 @@ import type { HistoryWriter } from './history/writer.js';
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by plugins through declaration merging
 export interface GatewayServices {}
 
-/** How the gateway calls itself: `gateway.name` and `gateway.alias` of the configuration. */
+/** How the gateway calls itself: `gateway.name` and `gateway.alias` of the configuration (core/roles/gateway/config.ts). */
 export interface GatewayIdentity {
   name: string;
   alias: string;
 }
 
 export interface GatewayContext {
+  /**
+   * The parsed configuration. A plugin reads its own part instead (`config`
+   * of definePlugin, given as `settings`); what the role's part says that
+   * plugins need is on this context (`identity`, `timeZone`, `heartbeatMs`).
+   */
   config: GatewayConfig;
+  /** The config file the gateway started with (or the label of an inline config), for messages. */
+  configFile: string;
   /** The gateway's name and alias (presence on the cloud, the console's title, /api/system/gateway-identity). */
   identity: GatewayIdentity;
-  /** The resolved gateway time zone (config, or the system's). */
+  /** The resolved time zone (the configuration's `timeZone`, or the system's). */
   timeZone: string;
+  /** How often each machine writes a Heartbeat row (`history.heartbeatSec`), ms; a gap of two periods without one is the gateway's own downtime. */
+  heartbeatMs: number;
   dataDir: string;
   db: Database;
   store: FleetStore;
