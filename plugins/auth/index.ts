@@ -9,7 +9,7 @@ import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayAccessPolicy } from './access-policy.js';
 import { AUTH_CONFIG, type AuthFields } from './config.js';
 import { applyConfigSettings } from './config-settings.js';
-import { defineAuthInterfaces } from './interfaces.js';
+import { defineAuthInterfaces } from './interfaces/index.js';
 import { LoginThrottle } from '../../core/auth/login-throttle.js';
 import { generatePassword, hashPassword, PASSWORD_COST, type ScryptCost } from '../../core/auth/passwords.js';
 import { adminPasswordFromEnv } from './admin-password.js';
