@@ -15,9 +15,11 @@
  *
  * `core/main.ts <command> [args]` runs one command of a role or plugin
  * instead (core/commands.ts: `npm run reset-admin-password`, `npm run
- * cloud-token`).
+ * cloud-token`, and the runtime's `npm run backup` and `npm run restore`,
+ * core/backup-cli.ts).
  */
 import { createLogger } from './logger.js';
+import { BACKUP_COMMANDS } from './backup-cli.js';
 import { runCommand } from './commands.js';
 import { ConfigError, configNotices, selectRoles, type RoleSelection } from './config.js';
 import { commandsOf, RoleStartError, startRoles, type RunningRoles } from './role.js';
@@ -31,7 +33,7 @@ const STOP_DEADLINE_MS = 15_000;
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const commandArgs = argv.slice(1);
-  const exitCode = await runCommand(commandsOf(ROLES), argv, {
+  const exitCode = await runCommand([...commandsOf(ROLES), ...BACKUP_COMMANDS], argv, {
     loadConfig: () => loadConfigForCli(commandArgs),
     env: process.env,
     stdout: process.stdout,
