@@ -146,8 +146,13 @@ function keepOldSpellingsReadable(config: GatewayConfig, aliases: readonly Confi
   for (const alias of aliases) setAtPath(config as unknown as Record<string, unknown>, alias.from, valueAtPath(config, alias.to));
 }
 
-/** Parses an already-read config object (used by tests and by `loadConfig`) with the base schema and `parts`. */
-export function parseConfig(raw: unknown, file = '(inline)', env: NodeJS.ProcessEnv = {}, parts: readonly OwnedConfigPart[] = []): GatewayConfig {
+/**
+ * Parses an already-read config object (used by tests and by `loadConfig`)
+ * with the base schema and `parts`. The runtime's own keys are parts too,
+ * so a parse without the build's parts (core/roles/index.ts `CONFIG_PARTS`)
+ * knows no key but the base sections: the parts are always given.
+ */
+export function parseConfig(raw: unknown, file: string, env: NodeJS.ProcessEnv, parts: readonly OwnedConfigPart[]): GatewayConfig {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(file, ['(root): expected a JSON object']);
   }
@@ -169,7 +174,7 @@ export function parseConfig(raw: unknown, file = '(inline)', env: NodeJS.Process
 }
 
 /** Loads the config file named on the command line, or the default one, with the base schema and `parts`. */
-export function loadConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env, parts: readonly OwnedConfigPart[] = []): LoadedConfig {
+export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, parts: readonly OwnedConfigPart[]): LoadedConfig {
   const file = resolve(configFileFromArgs(argv) ?? DEFAULT_CONFIG_FILE);
   let text: string;
   try {
@@ -204,7 +209,7 @@ export function readConfigFile(path: string, field: string): Buffer {
  * such as an old spelling, printed to stderr), or the exit code 2 after
  * printing the config mistake (with its path) to stderr.
  */
-export function loadConfigForCli(argv: readonly string[], parts: readonly OwnedConfigPart[] = []): LoadedConfig | 2 {
+export function loadConfigForCli(argv: readonly string[], parts: readonly OwnedConfigPart[]): LoadedConfig | 2 {
   try {
     const loaded = loadConfig(argv, process.env, parts);
     for (const line of configNotices(loaded.config)) process.stderr.write(`${line}\n`);

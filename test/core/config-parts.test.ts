@@ -60,7 +60,7 @@ describe('configuration parts', () => {
       "notes: unknown field(s) 'colour'; remove them",
     ]);
     // Without the part, the section is unknown.
-    expect(problems(() => parseConfig({ notes: {} }, 'plant.json'))).toEqual(["(root): unknown field(s) 'notes'; remove them"]);
+    expect(problems(() => parseConfig({ notes: {} }, 'plant.json', {}, []))).toEqual(["(root): unknown field(s) 'notes'; remove them"]);
   });
 
   it("a mistake in the section of a role that does not run stops the start all the same, naming its path", async () => {
@@ -87,7 +87,7 @@ describe('configuration parts', () => {
     expect(parseConfig({ mcp: { allowedOrigins: ['https://a.example'], allowedHosts: ['gw:8080'] } }, 'plant.json', {}, parts).mcp).toEqual({ allowedOrigins: ['https://a.example'], allowedHosts: ['gw:8080'] });
     expect(problems(() => parseConfig({ mcp: { allowedOrigins: ['not a url'] } }, 'plant.json', {}, parts))[0]).toMatch(/^mcp\.allowedOrigins\[0\]: found "not a url"/);
     // Without the part, the base field takes any text.
-    expect(parseConfig({ mcp: { allowedOrigins: ['not a url'] } }, 'plant.json').mcp.allowedOrigins).toEqual(['not a url']);
+    expect(parseConfig({ mcp: { allowedOrigins: ['not a url'] } }, 'plant.json', {}, []).mcp.allowedOrigins).toEqual(['not a url']);
   });
 
   it('an optional section is undefined when absent; a check sees the whole config', () => {
@@ -130,7 +130,7 @@ describe('configuration parts', () => {
   it("a plugin without a part keeps the role context's own settings", async () => {
     let settings: unknown;
     const plugin = definePlugin<{ settings: string }>({ name: 'plain', register: (ctx) => void (settings = ctx.settings) });
-    await new PluginHost([plugin], logger, undefined, { config: parseConfig({}) }).start({ settings: 'the role context' });
+    await new PluginHost([plugin], logger, undefined, { config: parseConfig({}, '(inline)', {}, []) }).start({ settings: 'the role context' });
     expect(settings).toBe('the role context');
   });
 
