@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OPCUAServer } from 'node-opcua';
 import type { ProtocolSimulatorOptions, RunningSimulator, SimulatedMachineSpec, StartSimulator } from '../protocol-simulator.js';
-import { simulatorOptionsSchema } from '../simulator/client.js';
+import { simulatorOptionsSchema } from '../simulator/options.js';
 import { SimulatedMachine } from '../simulator/model.js';
 import { loadOpcua } from './connection.js';
 import { CHANNEL_MODES, CHANNEL_STATES, DI_NS, MACHINERY_NS, MACHINE_TOOL_NS } from './mapping.js';
