@@ -110,7 +110,8 @@ export class OpcuaLink {
    * the request timeout from the moment it asked, waiting included; a call
    * that waited that long for its turn is not sent (its caller has its
    * DRIVER_TIMEOUT already), and one that was sent keeps the session until
-   * node-opcua's transaction timeout ends it, so calls never overlap.
+   * node-opcua's transaction timeout (at least 5 s) ends it, so calls never
+   * overlap.
    */
   request<T>(what: string, call: (session: ClientSession) => Promise<T>): Promise<T> {
     if (this.dead) return Promise.reject(new GatewayError('MACHINE_NOT_CONNECTED', 'opcua: not connected'));
