@@ -53,6 +53,24 @@ function socketsTo(port: number): number {
   return handles.filter((h) => h instanceof net.Socket && h.remotePort === port && !h.destroyed).length;
 }
 
+/** Programs through `c`: listed, read and written byte for byte when the row carries them, refused otherwise. */
+async function expectPrograms(row: PeerRow, c: DriverClient): Promise<void> {
+  if (!row.program) {
+    expect(c.families.has('programFiles')).toBe(false);
+    expect((await rejection(c.downloadProgram('//CNC_MEM/USER/PATH1/', 'O1000'))).errorName).toBe('DRIVER_FAMILY_UNSUPPORTED');
+    expect((await rejection(c.uploadProgram('//CNC_MEM/USER/PATH1/', 'O1000', Buffer.from('%\n%\n')))).errorName).toBe('DRIVER_FAMILY_UNSUPPORTED');
+    return;
+  }
+  const list = await c.read('programList');
+  const first = list[0];
+  if (!first) throw new Error(`${row.driver} lists no program`);
+  expect((await c.downloadProgram(first.dir, first.name)).length).toBe(first.size);
+  const { name, content } = row.program;
+  await c.uploadProgram(first.dir, name, content);
+  expect((await c.downloadProgram(first.dir, name)).equals(content)).toBe(true);
+  expect((await c.read('programList')).find((p) => p.name === name)).toMatchObject({ dir: first.dir, size: content.length });
+}
+
 /** Defines the suite's cases for one row. */
 export function conformanceCases(row: PeerRow): void {
   describe(`driver ${row.driver}`, () => {
@@ -103,21 +121,7 @@ export function conformanceCases(row: PeerRow): void {
     }, 30_000);
 
     it(row.program ? 'lists, reads and writes programs, byte for byte' : 'refuses program transfers with DRIVER_FAMILY_UNSUPPORTED', async () => {
-      const c = client();
-      if (!row.program) {
-        expect(c.families.has('programFiles')).toBe(false);
-        expect((await rejection(c.downloadProgram('//CNC_MEM/USER/PATH1/', 'O1000'))).errorName).toBe('DRIVER_FAMILY_UNSUPPORTED');
-        expect((await rejection(c.uploadProgram('//CNC_MEM/USER/PATH1/', 'O1000', Buffer.from('%\n%\n')))).errorName).toBe('DRIVER_FAMILY_UNSUPPORTED');
-        return;
-      }
-      const list = await c.read('programList');
-      const first = list[0];
-      if (!first) throw new Error(`${row.driver} lists no program`);
-      expect((await c.downloadProgram(first.dir, first.name)).length).toBe(first.size);
-      const { name, content } = row.program;
-      await c.uploadProgram(first.dir, name, content);
-      expect((await c.downloadProgram(first.dir, name)).equals(content)).toBe(true);
-      expect((await c.read('programList')).find((p) => p.name === name)).toMatchObject({ dir: first.dir, size: content.length });
+      await expectPrograms(row, client());
     }, 30_000);
 
     it('GW-20 goes offline with statusStale within its documented bound when the peer dies, with nothing piling up', async () => {
