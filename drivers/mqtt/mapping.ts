@@ -4,8 +4,10 @@
  * documented derivation when unmapped (docs/drivers/mqtt.md). A read is a
  * value, or says which item is missing, stale or invalid.
  */
-import type {
-  ActiveAlarm, AlarmLevel, AxisLoad, AxisPosition, CncStatus, ExecutionState, FamilyValues, ItemFamily, OperatingMode, ReadableFamily,
+import {
+  worstAlarmLevel,
+  type ActiveAlarm, type AlarmLevel, type AxisLoad, type AxisPosition, type CncStatus, type ExecutionState, type FamilyValues, type ItemFamily,
+  type OperatingMode, type ReadableFamily,
 } from '../../core/driver.js';
 import type { ItemValue, ListItem, ScalarItem } from './items.js';
 import type { ListElement, Slot, ValueStore } from './value-store.js';
@@ -42,8 +44,6 @@ export function supportedFamilies(mapped: ReadonlySet<ScalarItem | ListItem>): S
   if (!mapped.has('status.alarmLevel') && !mapped.has('alarm')) families.delete('status');
   return families;
 }
-
-const LEVEL_RANK: Record<AlarmLevel, number> = { none: 0, warning: 1, alarm: 2, emergency: 3 };
 
 const ageText = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -128,7 +128,8 @@ function readStatus(g: Gather): FamilyRead<CncStatus> {
   if (g.mapped('status.alarmLevel')) alarmLevel = g.need('status.alarmLevel') as AlarmLevel | undefined;
   else {
     const alarms = g.needList('alarm');
-    alarmLevel = (alarms ?? []).reduce<AlarmLevel>((worst, a) => (LEVEL_RANK[a.level as AlarmLevel] > LEVEL_RANK[worst] ? (a.level as AlarmLevel) : worst), 'none');
+    // Coerced against ACTIVE_ALARM_LEVELS when stored (items.ts), so every level is an alarm level.
+    alarmLevel = worstAlarmLevel((alarms ?? []) as unknown as ActiveAlarm[]);
   }
   const alarmStatus = g.mapped('status.alarmStatus') ? g.need('status.alarmStatus') : undefined;
   const emergency = g.mapped('status.emergency') ? g.need('status.emergency') : undefined;

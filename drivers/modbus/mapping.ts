@@ -3,8 +3,10 @@
  * either derived from what was read (documented in docs/drivers/modbus.md) or
  * omitted when the family shape allows it; nothing is made up.
  */
-import type {
-  ActiveAlarm, AlarmLevel, AxisLoad, AxisPosition, CncStatus, ExecutionState, FeedAndSpindle, OperatingMode, PartCount, TimeData, ToolNumber,
+import {
+  worstAlarmLevel,
+  type ActiveAlarm, type AlarmLevel, type AxisLoad, type AxisPosition, type CncStatus, type ExecutionState, type FeedAndSpindle, type OperatingMode,
+  type PartCount, type TimeData, type ToolNumber,
 } from '../../core/driver.js';
 import { GatewayError } from '../../core/errors.js';
 import type { DecodedValue } from './codec.js';
@@ -13,8 +15,6 @@ import type { RegisterMap } from './register-map.js';
 
 /** Decoded values of one read, by item path (`status.mode`, `axes[0].absolute`). */
 export type ReadValues = ReadonlyMap<string, DecodedValue>;
-
-const LEVEL_RANK: Record<AlarmLevel, number> = { none: 0, warning: 1, alarm: 2, emergency: 3 };
 
 /** Reads fields of one section from decoded values. */
 class Fields {
@@ -95,7 +95,7 @@ export function statusFrom(map: RegisterMap, values: ReadValues, now: number, al
   let alarmLevel: AlarmLevel;
   if (section.alarmLevel) alarmLevel = f.choice<AlarmLevel>('alarmLevel', section.alarmLevel);
   else if (section.alarmStatus) alarmLevel = f.bool('alarmStatus', section.alarmStatus) ? 'alarm' : 'none';
-  else alarmLevel = (alarms ?? []).reduce<AlarmLevel>((worst, alarm) => (LEVEL_RANK[alarm.level] > LEVEL_RANK[worst] ? alarm.level : worst), 'none');
+  else alarmLevel = worstAlarmLevel(alarms ?? []);
   if (emergency) alarmLevel = 'emergency';
   const alarmStatus = emergency || (section.alarmStatus ? f.bool('alarmStatus', section.alarmStatus) : alarmLevel === 'alarm');
   const raw = values.get('status.adjustedStatus');
