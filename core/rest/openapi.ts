@@ -11,7 +11,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { hoistDefinitions, toJsonSchema, type JsonSchema, type OpenApiInfo } from '../json-schema.js';
-import type { RestOperation, RestRegistry } from './operation.js';
+import type { AnyRestOperation, RestRegistry } from './operation.js';
 import { PROBLEM_TYPES } from './problem.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE, problemStatuses, REST_PREFIX } from './serve.js';
 
@@ -91,7 +91,7 @@ export function buildRestOpenApi(registry: RestRegistry, info: OpenApiInfo, pref
   };
   const tags = new Set<string>();
   for (const op of registry.list()) {
-    const convert = (schema: NonNullable<RestOperation['body']>, io: 'input' | 'output', owner: string): JsonSchema =>
+    const convert = (schema: NonNullable<AnyRestOperation['body']>, io: 'input' | 'output', owner: string): JsonSchema =>
       hoistDefinitions(toJsonSchema(schema, io), owner, doc.components.schemas);
     const parameters: JsonSchema[] = [];
     const params = op.params ? convert(op.params, 'input', `${op.operationId}.params`) : { properties: {} };

@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { createBearerToken } from '../../core/auth/bearer-tokens.js';
 import { hashPassword } from '../../core/auth/passwords.js';
-import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
+import { defineOperation, type AnyRestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { AccountsDeps } from './operations.js';
@@ -41,7 +41,7 @@ async function callerOf(store: AccountStore, p: RestPrincipal): Promise<{ granto
   return { grantor: grantorOf(p, { expiresAt: token?.expiresAt ?? null }), ownerUserId: token?.ownerUserId ?? null };
 }
 
-export function adminOperations(deps: AccountsDeps): RestOperation[] {
+export function adminOperations(deps: AccountsDeps): AnyRestOperation[] {
   const { ctx, store } = deps;
   const ops = [
     defineOperation({
@@ -164,5 +164,5 @@ export function adminOperations(deps: AccountsDeps): RestOperation[] {
       },
     }),
   ];
-  return ops as unknown as RestOperation[];
+  return ops as AnyRestOperation[];
 }

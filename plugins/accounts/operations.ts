@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { hashPassword, needsRehash, verifyPassword, type ScryptCost } from '../../core/auth/passwords.js';
 import type { LoginThrottle } from '../../core/auth/login-throttle.js';
-import { defineOperation, type RestOperation } from '../../core/rest/operation.js';
+import { defineOperation, type AnyRestOperation } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { newSession, parseCookieValue, readCookie, cookieName, SESSION_ABSOLUTE_MS, setCookieHeader, csrfTokenFor } from '../../core/auth/sessions.js';
@@ -23,7 +23,7 @@ export interface AccountsDeps {
   dummyHash: string;
 }
 
-export function accountOperations(deps: AccountsDeps): RestOperation[] {
+export function accountOperations(deps: AccountsDeps): AnyRestOperation[] {
   const { ctx, store, throttle } = deps;
   const ops = [
     defineOperation({
@@ -124,5 +124,5 @@ export function accountOperations(deps: AccountsDeps): RestOperation[] {
       },
     }),
   ];
-  return [...(ops as unknown as RestOperation[]), ...adminOperations(deps)];
+  return [...(ops as AnyRestOperation[]), ...adminOperations(deps)];
 }

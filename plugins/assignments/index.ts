@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
-import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
+import { defineOperation, type AnyRestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import { programText } from '../../core/program-bytes.js';
@@ -98,7 +98,7 @@ declare module '../../core/roles/programs/context.js' {
   }
 }
 
-function operations(ctx: ProgramsContext): RestOperation[] {
+function operations(ctx: ProgramsContext): AnyRestOperation[] {
   const vault = () => ctx.services.get('vault.versions');
   const fleet = () => ctx.services.get('fleet.machines');
   const assignment = async (id: string): Promise<Assignment | undefined> => {
@@ -231,7 +231,7 @@ function operations(ctx: ProgramsContext): RestOperation[] {
       },
     }),
   ];
-  return ops as unknown as RestOperation[];
+  return ops as AnyRestOperation[];
 }
 
 /** Transformed files kept for reuse (the newest first out when full). */

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
-import { defineOperation, type RestOperation } from '../../core/rest/operation.js';
+import { defineOperation, type AnyRestOperation } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 
@@ -30,7 +30,7 @@ const recentView = z.object({
   })),
 });
 
-function operations(ctx: ProgramsContext): RestOperation[] {
+function operations(ctx: ProgramsContext): AnyRestOperation[] {
   const ops = [
     defineOperation({
       operationId: 'getDashboardSummary', method: 'GET', path: '/dashboard/summary', summary: 'The counters of the service: gateways, mirror errors, approvals, drift, trials, failed deployments', tags: ['dashboard'], permission: 'fleet.read',
@@ -65,7 +65,7 @@ function operations(ctx: ProgramsContext): RestOperation[] {
       },
     }),
   ];
-  return ops as unknown as RestOperation[];
+  return ops as AnyRestOperation[];
 }
 
 export const dashboardPlugin = definePlugin<ProgramsContext>({

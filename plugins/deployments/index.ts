@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
-import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
+import { defineOperation, type AnyRestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
@@ -68,7 +68,7 @@ export interface BatchStarter {
   }): Promise<{ batchId: string; answer: unknown }>;
 }
 
-function operations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch: BatchStarter, trialDefaults: TrialRulesInput): RestOperation[] {
+function operations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch: BatchStarter, trialDefaults: TrialRulesInput): AnyRestOperation[] {
   const vault = () => ctx.services.get('vault.versions');
   const fleet = () => ctx.services.get('fleet.machines');
   const assignments = () => ctx.services.get('assignments');
@@ -198,7 +198,7 @@ function operations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch
       },
     }),
   ];
-  return ops as unknown as RestOperation[];
+  return ops as AnyRestOperation[];
 }
 
 export interface DeploymentsOptions {

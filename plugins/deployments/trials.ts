@@ -3,7 +3,7 @@
  * docs/programs-trials.md.
  */
 import { z } from 'zod';
-import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
+import { defineOperation, type AnyRestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
@@ -56,7 +56,7 @@ export function trialOut(t: TrialRow, now: number): z.infer<typeof trialView> {
   };
 }
 
-export function trialOperations(ctx: ProgramsContext, repo: TrialRepository, runner: TrialRunner): RestOperation[] {
+export function trialOperations(ctx: ProgramsContext, repo: TrialRepository, runner: TrialRunner): AnyRestOperation[] {
   const fleet = () => ctx.services.get('fleet.machines');
   const visible = async (p: RestPrincipal, t: TrialRow) => Boolean(await fleet().machine(t.machineId, p));
   const find = async (id: string, p: RestPrincipal) => {
@@ -124,5 +124,5 @@ export function trialOperations(ctx: ProgramsContext, repo: TrialRepository, run
     decide('promote'),
     decide('pull-back'),
   ];
-  return ops as unknown as RestOperation[];
+  return ops as AnyRestOperation[];
 }

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
-import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
+import { defineOperation, type AnyRestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
@@ -68,7 +68,7 @@ const principalOf = (p: RestPrincipal | null): RestPrincipal => {
 };
 
 /** The fleet operations, and the sync they share with the start-up sync of the local gateway. */
-function fleetOperations(ctx: ProgramsContext, repo: FleetRepository, box: CredentialBox): { ops: RestOperation[]; sync: (g: GatewayRecord, p: RestPrincipal | null) => Promise<z.infer<typeof syncReport>>; service: FleetMachines } {
+function fleetOperations(ctx: ProgramsContext, repo: FleetRepository, box: CredentialBox): { ops: AnyRestOperation[]; sync: (g: GatewayRecord, p: RestPrincipal | null) => Promise<z.infer<typeof syncReport>>; service: FleetMachines } {
   const audit = (tx: WriteTx, p: RestPrincipal | null, entry: { action: string; entityType: string; entityId: string; machine?: string | null; details?: Record<string, unknown> }) =>
     ctx.audit.append(tx, { principalName: p?.name ?? 'system', onBehalfOf: p?.onBehalfOf ?? null, authMethod: p?.authMethod ?? 'internal', category: 'fleet', ...entry });
 
@@ -393,7 +393,7 @@ function fleetOperations(ctx: ProgramsContext, repo: FleetRepository, box: Crede
       return linkFor(g);
     },
   };
-  return { ops: ops as unknown as RestOperation[], sync, service };
+  return { ops: ops as AnyRestOperation[], sync, service };
 }
 
 export const gatewaysPlugin = definePlugin<ProgramsContext>({

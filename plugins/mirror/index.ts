@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
-import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
+import { defineOperation, type AnyRestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
@@ -82,7 +82,7 @@ declare module '../../core/roles/programs/context.js' {
   }
 }
 
-function operations(ctx: ProgramsContext, repo: MirrorRepository, mirror: Mirror): RestOperation[] {
+function operations(ctx: ProgramsContext, repo: MirrorRepository, mirror: Mirror): AnyRestOperation[] {
   const fleet = () => ctx.services.get('fleet.machines');
   const deployments = () => ctx.services.get('deployments');
   const vault = () => ctx.services.get('vault.versions');
@@ -348,7 +348,7 @@ function operations(ctx: ProgramsContext, repo: MirrorRepository, mirror: Mirror
       },
     }),
   ];
-  return ops as unknown as RestOperation[];
+  return ops as AnyRestOperation[];
 }
 
 export const mirrorPlugin = definePlugin<ProgramsContext>({

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { defineOperation, type RestOperation, type RestPrincipal, type RestResult } from '../../core/rest/operation.js';
+import { defineOperation, type AnyRestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
@@ -110,7 +110,7 @@ const principalOf = (p: RestPrincipal | null): RestPrincipal => {
 const inScope = (p: RestPrincipal, libraryId: string): boolean => p.scopes.libraries === '*' || p.scopes.libraries.includes(libraryId);
 const scopeOf = (p: RestPrincipal) => p.scopes.libraries;
 
-export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOperation[] {
+export function vaultOperations(ctx: ProgramsContext, store: VaultStore): AnyRestOperation[] {
   const audit = (tx: WriteTx, p: RestPrincipal, entry: Omit<AuditEntry, 'principalName' | 'onBehalfOf' | 'authMethod'>) =>
     ctx.audit.append(tx, { principalName: p.name, onBehalfOf: p.onBehalfOf, authMethod: p.authMethod, ...entry });
   const change = <T>(job: (tx: WriteTx) => Promise<T>): Promise<T> => ctx.db.write(job, { transaction: true });
@@ -321,7 +321,7 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
         },
         304: { description: 'Not modified: If-None-Match named this version\'s ETag.' },
       },
-      handler: async ({ params, query }, { principal, request }): Promise<RestResult> => {
+      handler: async ({ params, query }, { principal, request }) => {
         const { version } = await visibleVersion(principalOf(principal), params.id);
         const etag = `"${version.sha256}"`;
         const match = request.headers['if-none-match'];
@@ -477,5 +477,5 @@ export function vaultOperations(ctx: ProgramsContext, store: VaultStore): RestOp
       },
     }),
   ];
-  return ops as unknown as RestOperation[];
+  return ops as AnyRestOperation[];
 }

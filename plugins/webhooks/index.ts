@@ -13,7 +13,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
-import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
+import { defineOperation, type AnyRestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import { isUnscoped, scopesOf, type Scopes } from '../../core/rest/scopes.js';
@@ -199,7 +199,7 @@ class Sender {
   }
 }
 
-function operations(ctx: ProgramsContext, repo: WebhookRepository, box: CredentialBox): RestOperation[] {
+function operations(ctx: ProgramsContext, repo: WebhookRepository, box: CredentialBox): AnyRestOperation[] {
   const ops = [
     defineOperation({
       operationId: 'createWebhook', method: 'POST', path: '/admin/webhooks', summary: 'Add a webhook endpoint; its signing secret is shown once', tags: ['admin'], permission: 'webhooks.manage',
@@ -264,7 +264,7 @@ function operations(ctx: ProgramsContext, repo: WebhookRepository, box: Credenti
       },
     }),
   ];
-  return ops as unknown as RestOperation[];
+  return ops as AnyRestOperation[];
 }
 
 export function createWebhooksPlugin(options: { retryDelaysMs?: readonly number[] } = {}) {
