@@ -6,11 +6,11 @@
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
 import { defineOperation, type AnyRestOperation } from '../../core/rest/operation.js';
+import { iso, isoOrNull } from '../../core/rest/fields.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 
 const DAY_MS = 24 * 3_600_000;
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 const count = (what: string) => z.number().int().min(0).describe(what);
 
 const summaryView = z.object({
@@ -45,7 +45,7 @@ function operations(ctx: ProgramsContext): AnyRestOperation[] {
         ]);
         return {
           status: 200,
-          body: { gatewaysTotal: gateways.total, gatewaysUnreachable: gateways.unreachable, machinesWithMirrorError, pendingApprovals, openDrift, activeTrials, failedDeployments24h, at: iso(now) as string },
+          body: { gatewaysTotal: gateways.total, gatewaysUnreachable: gateways.unreachable, machinesWithMirrorError, pendingApprovals, openDrift, activeTrials, failedDeployments24h, at: iso(now) },
         };
       },
     }),
@@ -60,7 +60,7 @@ function operations(ctx: ProgramsContext): AnyRestOperation[] {
         for (const r of rows) if (!names.has(r.machineId)) names.set(r.machineId, (await ctx.services.get('fleet.machines').machine(r.machineId, principal))?.name ?? null);
         return {
           status: 200,
-          body: { items: rows.map((r) => ({ ...r, machineName: names.get(r.machineId) ?? null, createdAt: iso(r.createdAt) as string, finishedAt: iso(r.finishedAt) })) },
+          body: { items: rows.map((r) => ({ ...r, machineName: names.get(r.machineId) ?? null, createdAt: iso(r.createdAt), finishedAt: isoOrNull(r.finishedAt) })) },
         };
       },
     }),
