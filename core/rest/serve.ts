@@ -27,7 +27,7 @@ import { GatewayError, quote } from '../errors.js';
 import { describeIssues, formatPath } from '../schema-errors.js';
 import type { AnyRestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
 import type { RefuseRequest } from '../rate-limit.js';
-import { ProblemError, PROBLEM_TYPES, type ProblemDocument, type ProblemFieldError, type ProblemTypeSlug } from './problem.js';
+import { ProblemError, type ProblemDocument, type ProblemFieldError, type ProblemTypeSlug } from './problem.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -299,16 +299,4 @@ function sendResult(op: AnyRestOperation, request: FastifyRequest, reply: Fastif
   if (Buffer.isBuffer(result.body)) return reply.type(contentType).send(result.body);
   if (isAsyncIterable(result.body)) return reply.type(contentType).send(Readable.from(result.body));
   return reply.type(contentType === 'application/json' ? 'application/json; charset=utf-8' : contentType).send(contentType.startsWith('application/json') ? JSON.stringify(result.body) : result.body);
-}
-
-/** The statuses of the problems an operation can answer, for its documentation. */
-export function problemStatuses(op: AnyRestOperation): number[] {
-  const statuses = new Set<number>([400, 404, 409, 422, 503]);
-  if (op.permission !== null) {
-    statuses.add(401);
-    statuses.add(403);
-  }
-  if (op.body || op.method !== 'GET') statuses.add(413);
-  for (const extra of op.problems ?? []) statuses.add(extra);
-  return [...statuses].filter((s) => Object.values(PROBLEM_TYPES).some((t) => t.status === s)).sort((a, b) => a - b);
 }

@@ -46,7 +46,7 @@ const out = (a: Assignment): z.infer<typeof assignmentView> => ({
 interface AssignmentDeps {
   ctx: ProgramsContext;
   vault(): ProgramsServices['vault.versions'];
-  fleet(): ProgramsServices['fleet.machines'];
+  fleet(): ProgramsServices['gateway-machines'];
   assignment(id: string): Promise<Assignment | undefined>;
   /** Visible when the caller sees both the program and the target. */
   visible(p: RestPrincipal, a: Assignment): Promise<boolean>;
@@ -177,7 +177,7 @@ const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[
 
 export function assignmentOperations(ctx: ProgramsContext): AnyRestOperation[] {
   const vault = () => ctx.services.get('vault.versions');
-  const fleet = () => ctx.services.get('fleet.machines');
+  const fleet = () => ctx.services.get('gateway-machines');
   const deps: AssignmentDeps = {
     ctx, vault, fleet,
     assignment: async (id) => {

@@ -39,7 +39,7 @@ export function assignmentsService(ctx: ProgramsContext): AssignmentsService {
     async assignment(id, principal) {
       const a = await load(id);
       if (!a) return undefined;
-      const fleet = ctx.services.get('fleet.machines');
+      const fleet = ctx.services.get('gateway-machines');
       const seen = (await ctx.services.get('vault.versions').program(a.programId, principal)) && (a.targetKind === 'machine' ? await fleet.machine(a.targetId, principal) : await fleet.group(a.targetId, principal));
       return seen ? { id: a.id, programId: a.programId, targetKind: a.targetKind, targetId: a.targetId, dir: a.dir } : undefined;
     },

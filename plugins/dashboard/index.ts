@@ -40,7 +40,7 @@ function operations(ctx: ProgramsContext): AnyRestOperation[] {
         const now = ctx.now();
         const s = ctx.services;
         const [gateways, machinesWithMirrorError, pendingApprovals, openDrift, activeTrials, failedDeployments24h] = await Promise.all([
-          s.get('fleet.machines').gatewayCounts(), s.get('mirror').machinesWithError(), s.get('vault.versions').pendingApprovals(), s.get('mirror').openDrift(),
+          s.get('gateway-machines').gatewayCounts(), s.get('mirror').machinesWithError(), s.get('vault.versions').pendingApprovals(), s.get('mirror').openDrift(),
           s.get('deployments').activeTrials(), s.get('deployments').failedSince(now - DAY_MS),
         ]);
         return {
@@ -57,7 +57,7 @@ function operations(ctx: ProgramsContext): AnyRestOperation[] {
         if (!principal) throw new ProblemError('unauthenticated', 'sign in first');
         const rows = await ctx.services.get('deployments').recent(query.limit, principal);
         const names = new Map<string, string | null>();
-        for (const r of rows) if (!names.has(r.machineId)) names.set(r.machineId, (await ctx.services.get('fleet.machines').machine(r.machineId, principal))?.name ?? null);
+        for (const r of rows) if (!names.has(r.machineId)) names.set(r.machineId, (await ctx.services.get('gateway-machines').machine(r.machineId, principal))?.name ?? null);
         return {
           status: 200,
           body: { items: rows.map((r) => ({ ...r, machineName: names.get(r.machineId) ?? null, createdAt: iso(r.createdAt), finishedAt: isoOrNull(r.finishedAt) })) },

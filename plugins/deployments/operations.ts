@@ -72,7 +72,7 @@ function idempotencyKey(header: string | string[] | undefined): string | undefin
 
 /** The deployment of each machine the assignments name (once per machine, the file transformed for it), and the targets to check. */
 async function planMachines(ctx: ProgramsContext, p: RestPrincipal, version: Version, assignmentIds: readonly string[], now: number): Promise<{ planned: NewDeployment[]; targets: DeploymentTarget[] }> {
-  const fleet = ctx.services.get('fleet.machines');
+  const fleet = ctx.services.get('gateway-machines');
   const assignments = ctx.services.get('assignments');
   const planned: NewDeployment[] = [];
   const targets: DeploymentTarget[] = [];
@@ -151,7 +151,7 @@ interface DeploymentDeps {
   repo: DeploymentRepository;
   startBatch: BatchStarter;
   trialDefaults: TrialRulesInput;
-  fleet(): ProgramsServices['fleet.machines'];
+  fleet(): ProgramsServices['gateway-machines'];
   visible(p: RestPrincipal, r: DeploymentRow): Promise<boolean>;
 }
 
@@ -223,7 +223,7 @@ const DEPLOYMENT_OPERATIONS: readonly ((d: DeploymentDeps) => AnyRestOperation)[
 ];
 
 export function deploymentOperations(ctx: ProgramsContext, repo: DeploymentRepository, startBatch: BatchStarter, trialDefaults: TrialRulesInput): AnyRestOperation[] {
-  const fleet = () => ctx.services.get('fleet.machines');
+  const fleet = () => ctx.services.get('gateway-machines');
   const deps: DeploymentDeps = { ctx, repo, startBatch, trialDefaults, fleet, visible: async (p, r) => Boolean(await fleet().machine(r.machineId, p)) };
   return DEPLOYMENT_OPERATIONS.map((make) => make(deps));
 }

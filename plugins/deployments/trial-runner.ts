@@ -80,7 +80,7 @@ export class TrialRunner {
 
   /** Reads the machine and judges the trial now. */
   async evaluate(t: TrialRow): Promise<TrialEvidence> {
-    const fleet = this.ctx.services.get('fleet.machines');
+    const fleet = this.ctx.services.get('gateway-machines');
     const machine = await fleet.machine(t.machineId, SYSTEM);
     if (!machine) throw new Error(`machine ${t.machineId} is no longer in the fleet`);
     const link = await fleet.linkFor(machine);

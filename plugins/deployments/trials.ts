@@ -59,7 +59,7 @@ export function trialOut(t: TrialRow, now: number): z.infer<typeof trialView> {
 }
 
 export function trialOperations(ctx: ProgramsContext, repo: TrialRepository, runner: TrialRunner): AnyRestOperation[] {
-  const fleet = () => ctx.services.get('fleet.machines');
+  const fleet = () => ctx.services.get('gateway-machines');
   const visible = async (p: RestPrincipal, t: TrialRow) => Boolean(await fleet().machine(t.machineId, p));
   const find = async (id: string, p: RestPrincipal) => {
     const t = await repo.get(id);

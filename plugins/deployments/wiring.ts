@@ -69,7 +69,7 @@ function outcomes(repo: DeploymentRepository): { finished(row: DeploymentRow): v
 
 /** What the actors' steps need, read once for a batch while it is stored: its machines and their gateways' links. */
 async function batchTargets(ctx: ProgramsContext, machineIds: readonly string[]): Promise<{ machines: Map<string, FleetMachine>; links: Map<string, GatewayLink | undefined> }> {
-  const fleet = ctx.services.get('fleet.machines');
+  const fleet = ctx.services.get('gateway-machines');
   const machines = new Map((await fleet.machines([...new Set(machineIds)], SYSTEM)).map((m) => [m.id, m]));
   const links = new Map<string, GatewayLink | undefined>();
   for (const m of machines.values()) {
@@ -115,7 +115,7 @@ function batchStarter(ctx: ProgramsContext, repo: DeploymentRepository, trialRep
 /** Deploys one file the service puts on a machine for itself, as a batch of one. */
 function directDeployer(ctx: ProgramsContext, startBatch: BatchStarter): (r: DirectDeployment) => Promise<{ deploymentId: string; batchId: string }> {
   return async (r) => {
-    const machine = await ctx.services.get('fleet.machines').machine(r.machineId, SYSTEM);
+    const machine = await ctx.services.get('gateway-machines').machine(r.machineId, SYSTEM);
     if (!machine) throw new Error(`machine ${r.machineId} is not in the fleet`);
     const id = newId('dep');
     const sha256 = sha256Hex(r.content);
@@ -138,7 +138,7 @@ async function recentDeployments(ctx: ProgramsContext, repo: DeploymentRepositor
     const rows = await repo.list({}, 100, before);
     for (const r of rows) {
       if (out.length >= limit) break;
-      if (!(await ctx.services.get('fleet.machines').machine(r.machineId, principal))) continue;
+      if (!(await ctx.services.get('gateway-machines').machine(r.machineId, principal))) continue;
       out.push({ id: r.id, batchId: r.batchId, machineId: r.machineId, versionId: r.versionId, purpose: r.purpose, fileName: r.fileName, status: r.status, reason: r.reason, createdBy: r.createdBy, createdAt: r.createdAt, finishedAt: r.finishedAt });
     }
     const last = rows[rows.length - 1];

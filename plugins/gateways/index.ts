@@ -21,7 +21,7 @@ export const gatewaysPlugin = definePlugin<ProgramsContext>({
     const repo = new FleetRepository(ctx.db);
     const deps = fleetDeps(ctx, repo, CredentialBox.open(ctx.dataDir));
     for (const op of fleetOperations(deps)) ctx.rest.define(op);
-    ctx.services.provide('fleet.machines', fleetService(deps));
+    ctx.services.provide('gateway-machines', fleetService(deps));
     if (!ctx.localGateway) return;
     // The gateway in this process is registered at first start, and read at every start.
     let local = await repo.inProcessGateway();

@@ -34,7 +34,7 @@ export const mirrorPlugin = definePlugin<ProgramsContext>({
     const mirror = new Mirror(ctx, repo, ctx.logger);
     for (const op of mirrorOperations(ctx, repo, mirror)) ctx.rest.define(op);
     ctx.services.provide('mirror', {
-      machinesWithError: async (machineIds) => repo.countMachinesWithError(machineIds ?? (await ctx.services.get('fleet.machines').mirrored()).map((m) => m.id)),
+      machinesWithError: async (machineIds) => repo.countMachinesWithError(machineIds ?? (await ctx.services.get('gateway-machines').mirrored()).map((m) => m.id)),
       openDrift: () => repo.countOpenDrift(),
     });
     mirror.start();

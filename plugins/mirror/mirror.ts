@@ -25,7 +25,7 @@ const READS_PER_GATEWAY = 2;
 const TICK_MS = 1000;
 
 
-type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['fleet.machines']['machine']>>>;
+type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['gateway-machines']['machine']>>>;
 
 const keyOf = (dir: string, name: string) => `${dir}\u0000${name}`;
 /** A file as this read saw it: its record, its content's hash (null: not read) and its snapshot. */
@@ -82,9 +82,9 @@ export class Mirror {
   }
 
   private async runDue(): Promise<void> {
-    let machines: Awaited<ReturnType<ProgramsServices['fleet.machines']['mirrored']>>;
+    let machines: Awaited<ReturnType<ProgramsServices['gateway-machines']['mirrored']>>;
     try {
-      machines = await this.ctx.services.get('fleet.machines').mirrored();
+      machines = await this.ctx.services.get('gateway-machines').mirrored();
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'mirror: machines not read');
       return;
@@ -104,7 +104,7 @@ export class Mirror {
     const busy = this.running.get(machineId);
     if (busy) return busy;
     const job = (async () => {
-      const machine = await this.ctx.services.get('fleet.machines').machine(machineId, SYSTEM);
+      const machine = await this.ctx.services.get('gateway-machines').machine(machineId, SYSTEM);
       if (!machine) throw new Error(`machine ${machineId} is not in the fleet`);
       this.perGateway.set(machine.gatewayId, (this.perGateway.get(machine.gatewayId) ?? 0) + 1);
       try {
@@ -119,7 +119,7 @@ export class Mirror {
   }
 
   private async read(machine: FleetMachine, trigger: RunReport['trigger']): Promise<RunReport> {
-    const fleet = this.ctx.services.get('fleet.machines');
+    const fleet = this.ctx.services.get('gateway-machines');
     const at = this.ctx.now();
     const report: RunReport = { machineId: machine.id, trigger, at, ok: false, error: null, files: 0, snapshots: 0, driftOpened: [], driftResolved: [], running: null };
     let link: GatewayLink;
@@ -164,7 +164,7 @@ export class Mirror {
 
   /** Lists the directories; null when the machine's program directory cannot be listed (the read fails). */
   private async list(link: GatewayLink, machine: FleetMachine, dirs: readonly string[], problems: string[]): Promise<{ listed: LinkProgramFile[]; readDirs: string[] } | null> {
-    const fleet = this.ctx.services.get('fleet.machines');
+    const fleet = this.ctx.services.get('gateway-machines');
     const listed: LinkProgramFile[] = [];
     const readDirs: string[] = [];
     for (const dir of dirs) {

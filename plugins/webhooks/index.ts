@@ -278,7 +278,7 @@ export function createWebhooksPlugin(options: { retryDelaysMs?: readonly number[
       const enqueueMany = async (tx: WriteTx, events: readonly { event: WebhookEvent; data: Record<string, unknown> }[]) => {
         const now = ctx.now();
         const messages = events.map(({ event, data }) => ({ id: newId('msg'), event, body: JSON.stringify({ type: event, timestamp: iso(now), data }), subject: subjectOf(event, data) }));
-        await repo.enqueue(tx, messages, () => newId('dlv'), now, ctx.services.find('fleet.machines') !== undefined);
+        await repo.enqueue(tx, messages, () => newId('dlv'), now, ctx.services.find('gateway-machines') !== undefined);
       };
       ctx.services.provide('webhooks.outbox', {
         async enqueue(tx, event, data) {

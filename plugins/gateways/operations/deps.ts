@@ -14,7 +14,7 @@ import type { ProgramsContext } from '../../../core/roles/programs/context.js';
 import type { CredentialBox, SealedCredential } from '../../../core/store/credential-box.js';
 import type { WriteTx } from '../../../core/store/database.js';
 import type { FleetRepository, GatewayRecord, MachineRecord } from '../store.js';
-import type { machineView } from './views.js';
+import type { machineRecordView } from './views.js';
 
 /** What a fleet audit record says besides who acted; the category is `fleet`. */
 export interface FleetAuditEntry { action: string; entityType: string; entityId: string; machine?: string | null; details?: Record<string, unknown> }
@@ -32,7 +32,7 @@ export interface FleetDeps {
   machineVisible(p: RestPrincipal, m: MachineRecord): Promise<boolean>;
   visibleMachine(p: RestPrincipal, id: string): Promise<MachineRecord>;
   groupVisible(p: RestPrincipal, id: string): boolean;
-  machineOut(m: MachineRecord): Promise<z.infer<typeof machineView>>;
+  machineOut(m: MachineRecord): Promise<z.infer<typeof machineRecordView>>;
 }
 
 /** One fleet operation, made from the shared deps. */

@@ -4,7 +4,7 @@
  */
 import { GatewayLinkError } from '../../../core/gateway-link/types.js';
 import type { AnyRestOperation } from '../../../core/rest/operation.js';
-import type { FleetMachines } from '../service.js';
+import type { GatewayMachines } from '../service.js';
 import type { MachineRecord } from '../store.js';
 import type { FleetDeps } from './deps.js';
 import { FILE_OPERATIONS } from './files.js';
@@ -19,8 +19,8 @@ export function fleetOperations(deps: FleetDeps): AnyRestOperation[] {
 
 const forUse = (m: MachineRecord) => ({ id: m.id, gatewayId: m.gatewayId, machineId: m.machineId, name: m.name, driver: m.driver, present: m.present, programDir: m.programDir, transformProfile: m.transformProfile });
 
-/** The fleet as the service's other plugins see it (`fleet.machines`). */
-export function fleetService({ ctx, repo, machineVisible, groupVisible, linkFor }: FleetDeps): FleetMachines {
+/** The fleet as the service's other plugins see it (`gateway-machines`). */
+export function fleetService({ ctx, repo, machineVisible, groupVisible, linkFor }: FleetDeps): GatewayMachines {
   return {
     async machine(id, principal) {
       const m = await repo.machine(id);

@@ -6,13 +6,13 @@ import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../../core/r
 import { principalOf } from '../../../core/rest/principal.js';
 import type { MachineRecord } from '../store.js';
 import type { FleetOperation } from './deps.js';
-import { machineView } from './views.js';
+import { machineRecordView } from './views.js';
 
 export const MACHINE_OPERATIONS: readonly FleetOperation[] = [
   ({ repo, machineVisible, machineOut }) => defineOperation({
     operationId: 'listMachines', method: 'GET', path: '/machines', summary: 'Machines in your scope', tags: ['fleet'], permission: 'fleet.read',
     query: z.object({ ...pageQueryShape, gatewayId: idOf('gw').optional() }),
-    responses: { 200: { description: 'A page of machines, by id.', schema: pageOf(machineView) } },
+    responses: { 200: { description: 'A page of machines, by id.', schema: pageOf(machineRecordView) } },
     handler: async ({ query }, { principal }) => {
       const p = principalOf(principal);
       const after = query.cursor ? String(decodeCursor(query.cursor, { id: 'string' }).id) : null;
@@ -25,7 +25,7 @@ export const MACHINE_OPERATIONS: readonly FleetOperation[] = [
   }),
   ({ visibleMachine, machineOut }) => defineOperation({
     operationId: 'getMachine', method: 'GET', path: '/machines/{id}', summary: 'One machine with the service\'s settings for it', tags: ['fleet'], permission: 'fleet.read',
-    params: idParams('mch'), responses: { 200: { description: 'The machine.', schema: machineView } },
+    params: idParams('mch'), responses: { 200: { description: 'The machine.', schema: machineRecordView } },
     handler: async ({ params }, { principal }) => ({ status: 200, body: await machineOut(await visibleMachine(principalOf(principal), params.id)) }),
   }),
   ({ ctx, repo, audit, visibleMachine, machineOut }) => defineOperation({
@@ -37,7 +37,7 @@ export const MACHINE_OPERATIONS: readonly FleetOperation[] = [
       transformProfile: z.string().min(1).max(64).nullable().optional(),
       mirror: z.object({ enabled: z.boolean().optional(), intervalSec: z.number().int().min(30).max(86_400).optional() }).strict().optional(),
     }).strict(),
-    responses: { 200: { description: 'Updated.', schema: machineView } },
+    responses: { 200: { description: 'Updated.', schema: machineRecordView } },
     handler: async ({ params, body }, { principal }) => {
       const p = principalOf(principal);
       const m = await visibleMachine(p, params.id);

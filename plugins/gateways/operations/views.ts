@@ -11,7 +11,7 @@ export const gatewayView = z.object({
   reachable: z.boolean().describe('The last call to it succeeded.'), lastContactAt: z.string().nullable(), lastError: z.string().nullable(), lastErrorAt: z.string().nullable(),
   lastSyncAt: z.string().nullable(),
 });
-export const machineView = z.object({
+export const machineRecordView = z.object({
   id: z.string(), gatewayId: z.string(), machineId: z.string().describe('The machine\'s ID on its gateway.'), name: z.string(), driver: z.string(), system: z.string(), model: z.string(),
   machineType: z.string(), activeOnGateway: z.boolean(), present: z.boolean().describe('False once its gateway no longer lists it; kept for deployments and the audit.'),
   groupIds: z.array(z.string()), programDir: z.string(), transformProfile: z.string().nullable(),

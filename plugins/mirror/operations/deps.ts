@@ -18,11 +18,11 @@ export interface MirrorDeps {
   ctx: ProgramsContext;
   repo: MirrorRepository;
   mirror: Mirror;
-  fleet(): ProgramsServices['fleet.machines'];
+  fleet(): ProgramsServices['gateway-machines'];
   deployments(): ProgramsServices['deployments'];
   vault(): ProgramsServices['vault.versions'];
   audit(tx: WriteTx, p: RestPrincipal, action: string, entityType: string, entityId: string, machine: string, details: Record<string, unknown>): Promise<unknown>;
-  machineOf(id: string, p: RestPrincipal): Promise<NonNullable<Awaited<ReturnType<ProgramsServices['fleet.machines']['machine']>>>>;
+  machineOf(id: string, p: RestPrincipal): Promise<NonNullable<Awaited<ReturnType<ProgramsServices['gateway-machines']['machine']>>>>;
   fileOf(id: string, p: RestPrincipal): Promise<MirrorFile>;
   driftOf(id: string, p: RestPrincipal): Promise<DriftItem>;
   driftOut(d: DriftItem): Promise<z.infer<typeof driftView>>;
@@ -33,7 +33,7 @@ export interface MirrorDeps {
 export type MirrorOperation = (d: MirrorDeps) => AnyRestOperation;
 
 export function mirrorDeps(ctx: ProgramsContext, repo: MirrorRepository, mirror: Mirror): MirrorDeps {
-  const fleet = () => ctx.services.get('fleet.machines');
+  const fleet = () => ctx.services.get('gateway-machines');
   const vault = () => ctx.services.get('vault.versions');
   return {
     ctx, repo, mirror, fleet, vault,
