@@ -11,9 +11,9 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { hoistDefinitions, toJsonSchema, type JsonSchema, type OpenApiInfo } from '../json-schema.js';
-import type { RestOperation, RestRegistry } from './operation.js';
+import type { AnyRestOperation, RestRegistry } from './operation.js';
 import { PROBLEM_TYPES } from './problem.js';
-import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE, problemStatuses, REST_PREFIX } from './serve.js';
+import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE, REST_PREFIX } from './serve.js';
 
 export const REST_OPENAPI_PATH = '/openapi/v1.json';
 export const REST_DOCS_PATH = '/api/docs';
@@ -97,7 +97,7 @@ const SURFACE_HEADERS: Record<string, JsonSchema> = {
 };
 
 /** The header parameters of an operation: the surface's for an authenticated one, then its own. */
-function headerParameters(op: RestOperation): JsonSchema[] {
+function headerParameters(op: AnyRestOperation): JsonSchema[] {
   const out: JsonSchema[] = [];
   if (op.permission !== null) {
     out.push({ $ref: '#/components/parameters/OnBehalfOf' });
@@ -133,7 +133,7 @@ export function buildRestOpenApi(registry: RestRegistry, info: OpenApiInfo, pref
   };
   const tags = new Set<string>();
   for (const op of registry.list()) {
-    const convert = (schema: NonNullable<RestOperation['body']>, io: 'input' | 'output', owner: string): JsonSchema =>
+    const convert = (schema: NonNullable<AnyRestOperation['body']>, io: 'input' | 'output', owner: string): JsonSchema =>
       hoistDefinitions(toJsonSchema(schema, io), owner, doc.components.schemas);
     const parameters: JsonSchema[] = [];
     const params = op.params ? convert(op.params, 'input', `${op.operationId}.params`) : { properties: {} };
@@ -223,4 +223,16 @@ export async function serveRestDocs(app: FastifyInstance, registry: RestRegistry
   });
   // Without a console plugin at `/`, a person opening the address lands on the API reference.
   if (!app.hasRoute({ method: 'GET', url: '/' })) app.get('/', (_request, reply) => reply.redirect(REST_DOCS_PATH, 302));
+}
+
+/** The statuses of the problems an operation can answer, for its documentation. */
+export function problemStatuses(op: AnyRestOperation): number[] {
+  const statuses = new Set<number>([400, 404, 409, 422, 503]);
+  if (op.permission !== null) {
+    statuses.add(401);
+    statuses.add(403);
+  }
+  if (op.body || op.method !== 'GET') statuses.add(413);
+  for (const extra of op.problems ?? []) statuses.add(extra);
+  return [...statuses].filter((s) => Object.values(PROBLEM_TYPES).some((t) => t.status === s)).sort((a, b) => a - b);
 }

@@ -17,7 +17,7 @@ import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, isStepFailure, statusOf, type StepFailure } from './machine.js';
 import type { DeploymentRepository, DeploymentRow } from './store.js';
 
-export type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['fleet.machines']['machine']>>>;
+export type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['gateway-machines']['machine']>>>;
 
 /** Transfers at once per gateway; more wait their turn. */
 export const TRANSFERS_PER_GATEWAY = 4;
@@ -93,7 +93,7 @@ export class DeploymentRunner {
   }
 
   private provide() {
-    const fleet = () => this.ctx.services.get('fleet.machines');
+    const fleet = () => this.ctx.services.get('gateway-machines');
     const resolveTarget = async (deploymentId: string) => {
       const row = await this.repo.get(deploymentId);
       if (!row) throw failure(false, `deployment ${deploymentId} is gone`);

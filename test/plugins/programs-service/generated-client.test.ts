@@ -65,15 +65,13 @@ describe('a client generated from the OpenAPI document', () => {
       expect(headersOf(op), op.operationId).toContain('x-on-behalf-of');
       if (op.method !== 'get') expect(headersOf(op), op.operationId).toContain('x-csrf-token');
     }
-    // The headers a handler reads, found in the source of every program-service plugin.
+    // The headers a handler reads, found in the source of every plugin that defines operations, at any depth.
     const root = join(import.meta.dirname, '../../../plugins');
     const read = new Map<string, string>();
-    for (const plugin of readdirSync(root)) {
-      for (const file of readdirSync(join(root, plugin)).filter((f) => f.endsWith('.ts'))) {
-        const source = readFileSync(join(root, plugin, file), 'utf8');
-        if (!source.includes('defineOperation(')) continue;
-        for (const m of source.matchAll(/request\.headers\[['"]([a-z0-9-]+)['"]\]/g)) read.set(m[1] as string, `plugins/${plugin}/${file}`);
-      }
+    for (const file of readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'))) {
+      const source = readFileSync(join(root, file), 'utf8');
+      if (!source.includes('defineOperation(')) continue;
+      for (const m of source.matchAll(/request\.headers\[['"]([a-z0-9-]+)['"]\]/g)) read.set(m[1] as string, `plugins/${file}`);
     }
     expect([...read.keys()].sort()).toEqual(['idempotency-key', 'if-none-match']);
     const declared = new Set(operations.flatMap((op) => [...headersOf(op)]));
