@@ -53,8 +53,12 @@ export interface McpDoorOptions {
   noOriginsText: string;
   /** The surface's own check from the headers, after Origin and Host and before the body: an error refuses the request with its status. */
   admit?(request: FastifyRequest, reply: FastifyReply): Promise<GatewayError | null | undefined>;
-  /** Answers the request without an SDK server when it can (the reply it sent), else undefined. */
-  fastPath?(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined>;
+  /**
+   * Answers the request without an SDK server when it can: true when it sent
+   * the answer. (Not the reply itself: a FastifyReply is thenable, and
+   * awaiting it waits for the response and yields undefined.)
+   */
+  fastPath?(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
   /** The SDK server for one request, built with the door's one JSON Schema validator. */
   server(request: FastifyRequest, shared: { jsonSchemaValidator: AjvJsonSchemaValidator }): McpRequestServer | Promise<McpRequestServer>;
 }
@@ -125,8 +129,7 @@ export function serveMcpDoor(http: FastifyInstance, o: McpDoorOptions): void {
   };
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
-    const fast = await o.fastPath?.(request, reply);
-    if (fast) return fast;
+    if (await o.fastPath?.(request, reply)) return reply;
     const { server, splices } = await o.server(request, shared);
     // The web-standard transport with the already parsed body: the Node adapter would re-wrap
     // request and response in web streams, which costs more than the tool call for large results.
