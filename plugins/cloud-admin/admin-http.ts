@@ -1,5 +1,5 @@
 /**
- * The cloud role's admin HTTP interface for gateway tokens, beside the CLI
+ * The cloud's admin HTTP interface for gateway tokens, beside the CLI
  * (`npm run cloud-token`): every request needs `Authorization: Bearer
  * cadm_<id>_<secret>`, an admin key made with `npm run cloud-token -- admin
  * create NAME` and stored hashed. A token is in an answer once, when made or
@@ -16,8 +16,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { quote } from '../../errors.js';
-import type { AdminKeys, GatewayToken, GatewayTokens } from './tokens.js';
+import { quote } from '../../core/errors.js';
+import type { AdminKeys, GatewayToken, GatewayTokens } from '../../core/roles/cloud/tokens.js';
 
 const ADMIN_BODY_LIMIT = 16 * 1024;
 const TOKEN_ID = /^[A-Za-z0-9]{1,64}$/;

@@ -12,38 +12,21 @@
  * between the two: answers of some hundred kilobytes cross one connection
  * (the gateway's) instead of two.
  */
-import { keepNoDelay } from '../../mqtt/no-delay.js';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { connect, type IClientOptions } from 'mqtt';
-import { PartJoiner, readPart, topics, type JoinedAnswer, type Presence, type RelayRequest } from '../../cloud-wire/protocol.js';
-import type { InProcessBroker } from '../../mqtt/broker.js';
-import { Backoff } from '../../mqtt/backoff.js';
-import { Reconnector, type RetryStatus } from '../../mqtt/reconnect.js';
+import { PartJoiner, readPart, topics, type JoinedAnswer, type Presence, type RelayRequest } from '../../core/cloud-wire/protocol.js';
+import type { InProcessBroker } from '../../core/mqtt/broker.js';
+import { Backoff } from '../../core/mqtt/backoff.js';
+import { keepNoDelay } from '../../core/mqtt/no-delay.js';
+import { Reconnector, type RetryStatus } from '../../core/mqtt/reconnect.js';
+import type { BrokerConnection, CloudRelayService, RelayOutcome } from '../../core/roles/cloud/context.js';
 
 /** How the relay sends a request: through its MQTT client, or inside the embedded broker. */
 interface RequestSender {
   send(topic: string, payload: string, replyTo: string, correlationId: string): Promise<void>;
   close(): Promise<void>;
 }
-
-export interface RelayConnection {
-  url: string;
-  username?: string;
-  password?: string;
-  /** 5 on an MQTT 5 broker (request/response properties); 4 on the embedded aedes. */
-  protocolVersion: 4 | 5;
-  topicPrefix: string;
-  /** The longest wait between two attempts to connect (DEFAULT_RETRY_CAP_MS unless told). */
-  reconnectMaxMs?: number;
-}
-
-/**
- * A call's end: the answer (its text as a JSON string literal, in parts, which
- * the caller checks with isJsonStringLiteral where it joins them), or why
- * there is none.
- */
-export type RelayOutcome = ({ ok: true } & JoinedAnswer) | { ok: false; reason: 'offline' | 'timeout' | 'malformed' };
 
 interface Pending {
   tokenId: string;
@@ -54,7 +37,7 @@ interface Pending {
   timer: NodeJS.Timeout;
 }
 
-export class CloudRelay {
+export class CloudRelay implements CloudRelayService {
   /** This instance's id: its response topic is its own, so several cloud instances can share one broker. */
   readonly instanceId = randomBytes(8).toString('hex');
   private readonly online = new Map<string, Presence>();
@@ -98,7 +81,7 @@ export class CloudRelay {
    * reach the broker, which is logged; attempts go on in the background with
    * backoff either way, and until one is accepted every gateway is offline.
    */
-  static async connect(connection: RelayConnection, logger: Logger): Promise<CloudRelay> {
+  static async connect(connection: BrokerConnection, logger: Logger): Promise<CloudRelay> {
     const options: IClientOptions = {
       protocolVersion: connection.protocolVersion,
       clientId: `cloud-${randomBytes(6).toString('hex')}`,
