@@ -16,7 +16,7 @@ import { embeddedBroker, sweepRevoked } from './embedded.js';
 
 export const cloudBrokerPlugin = definePlugin<CloudContext, typeof CLOUD_BROKER_FIELDS>({
   name: 'cloud-broker',
-  config: { section: 'cloud', fields: CLOUD_BROKER_FIELDS },
+  config: { section: 'cloud', fields: CLOUD_BROKER_FIELDS, env: { CLOUD_MQTT_PORT: { field: 'mqttPort', type: 'port' } } },
   async register(ctx) {
     const s = ctx.settings;
     if (s.brokerUrl) {

@@ -18,7 +18,7 @@ export const CLOUD_ROLE_FIELDS = {
   allowedOrigins: z.array(z.string().min(1)).default([]),
 };
 
-export const CLOUD_ROLE_PART: ConfigPart<typeof CLOUD_ROLE_FIELDS> = { section: 'cloud', fields: CLOUD_ROLE_FIELDS };
+export const CLOUD_ROLE_PART: ConfigPart<typeof CLOUD_ROLE_FIELDS> = { section: 'cloud', fields: CLOUD_ROLE_FIELDS, env: { CLOUD_PORT: { field: 'port', type: 'port' } } };
 
 export type CloudRoleSettings = PartSettings<typeof CLOUD_ROLE_FIELDS>;
 

@@ -26,7 +26,7 @@ export function cloudCatalogue(definitions: readonly RoleDefinition[]): ToolCata
 
 async function startCloudRole({ config, file, logger: processLogger, env, definitions }: RoleStartFacts): Promise<StartedRole> {
   const logger = processLogger.child({ role: 'cloud' });
-  const dataDir = resolve(config.gateway.dataDir);
+  const dataDir = resolve(config.dataDir);
   const { host, port } = cloudRoleSettings(config);
   let role: CloudRole;
   try {

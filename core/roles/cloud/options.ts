@@ -7,9 +7,10 @@
  */
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../../../config/schema.js';
-import { readPart, type ConfigPart } from '../../config-parts.js';
+import { readPart } from '../../config-parts.js';
 import type { ToolCatalogue } from '../../mcp/dispatch.js';
 import type { Plugin } from '../../plugin-host.js';
+import { pluginParts } from '../../role.js';
 import { CLOUD_ROLE_PART } from './config.js';
 import type { CloudContext, CloudExtras } from './context.js';
 
@@ -49,7 +50,7 @@ function givenFields(o: CloudRoleOptions): Record<string, unknown> {
 
 /** The `cloud` section the role and its plugins read: the config's (or every part's defaults) with the options over it. */
 export function cloudSection(o: CloudRoleOptions, plugins: readonly Plugin<CloudContext>[]): Record<string, unknown> {
-  const parts = [CLOUD_ROLE_PART, ...plugins.map((p) => p.config)].filter((p): p is ConfigPart => p?.section === 'cloud');
+  const parts = [CLOUD_ROLE_PART, ...plugins.flatMap((p) => pluginParts(p as Plugin<never>))].filter((p) => p.section === 'cloud');
   const base = o.config?.cloud ?? Object.assign({}, ...parts.map((part) => readPart(undefined, part)));
   return { ...base, ...givenFields(o) };
 }
