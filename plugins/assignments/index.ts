@@ -1,7 +1,7 @@
 /**
  * Machine assignments: which program goes to which machine (or machine
  * group), into which directory, under which file name, with which transform;
- * and the preview of a transform without touching the machine. Uses the
+ * changed or removed; and the preview of a transform without touching the machine. Uses the
  * vault and the fleet through their services. docs/programs-assignments.md.
  */
 import { definePlugin } from '../../core/plugin-host.js';
@@ -17,7 +17,8 @@ export const assignmentsPlugin = definePlugin<ProgramsContext>({
   dependsOn: ['vault', 'gateways'],
   migrations: MIGRATIONS,
   register(ctx) {
-    for (const op of assignmentOperations(ctx)) ctx.rest.define(op);
-    ctx.services.provide('assignments', assignmentsService(ctx));
+    const service = assignmentsService(ctx);
+    for (const op of assignmentOperations(ctx, (id) => service.forget(id))) ctx.rest.define(op);
+    ctx.services.provide('assignments', service);
   },
 });

@@ -1,6 +1,7 @@
 /**
  * The assignments' operations: assign a program to a machine or a group,
- * list assignments, and preview what a machine would receive.
+ * list assignments, change an assignment's directory and transform or remove
+ * it, and preview what a machine would receive.
  */
 import { z } from 'zod';
 import { sha256Hex } from '../../core/hash.js';
@@ -12,7 +13,7 @@ import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/r
 import { auditActor, principalOf } from '../../core/rest/principal.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext, ProgramsServices } from '../../core/roles/programs/context.js';
-import { placementProblems } from './placement.js';
+import { noDirectoryMessage, placementProblems } from './placement.js';
 import { previewWarnings } from './preview-warnings.js';
 import { rowOf, type Assignment } from './store.js';
 import { applyTransform, transformSchema, TransformError } from './transform.js';
@@ -50,10 +51,21 @@ interface AssignmentDeps {
   assignment(id: string): Promise<Assignment | undefined>;
   /** Visible when the caller sees both the program and the target. */
   visible(p: RestPrincipal, a: Assignment): Promise<boolean>;
+  /** The machines an assignment's file goes to, as the caller sees them: the machine, or the group's members. */
+  targetMachines(p: RestPrincipal, targetKind: Assignment['targetKind'], targetId: string): Promise<{ machineId: string; programDir: string }[] | undefined>;
+  /** Tells the service an assignment changed or went, so no batch uses what it remembered of it. */
+  changed(id: string): void;
+}
+
+/** The assignment `id` as the caller may see it, else 404. */
+async function visibleAssignment(d: AssignmentDeps, p: RestPrincipal, id: string): Promise<Assignment> {
+  const a = await d.assignment(id);
+  if (!a || !(await d.visible(p, a))) throw new ProblemError('not-found', `no assignment ${id}`);
+  return a;
 }
 
 const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[] = [
-  ({ ctx, vault, fleet }) => defineOperation({
+  ({ ctx, vault, targetMachines }) => defineOperation({
     operationId: 'createAssignment', method: 'POST', path: '/machine-assignments', summary: 'Assign a program to a machine or a machine group, with a directory and a transform', tags: ['assignments'], permission: 'assignments.manage',
     body: z.object({
       programId: idOf('prg'), machineId: idOf('mch').optional(), groupId: idOf('grp').optional(),
@@ -69,11 +81,9 @@ const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[
       if (!program) throw new ProblemError('not-found', `no program ${body.programId}`, { errors: [{ field: 'body.programId', message: 'no such program' }] });
       const targetKind = body.machineId ? 'machine' : 'group';
       const targetId = (body.machineId ?? body.groupId) as string;
-      const machine = targetKind === 'machine' ? await fleet().machine(targetId, p) : undefined;
-      const group = targetKind === 'group' ? await fleet().group(targetId, p) : undefined;
-      if (!machine && !group) throw new ProblemError('not-found', `no ${targetKind === 'machine' ? 'machine' : 'machine group'} ${targetId}`, { errors: [{ field: `body.${targetKind}Id`, message: 'no such target' }] });
-      const machineIds = machine ? [machine.machineId] : (await fleet().machines(group?.machineIds ?? [], p)).map((m) => m.machineId);
-      const misplaced = placementProblems(body.dir, body.transform, program.name, machineIds);
+      const targets = await targetMachines(p, targetKind, targetId);
+      if (!targets) throw new ProblemError('not-found', `no ${targetKind === 'machine' ? 'machine' : 'machine group'} ${targetId}`, { errors: [{ field: `body.${targetKind}Id`, message: 'no such target' }] });
+      const misplaced = placementProblems(body.dir, body.transform, program.name, targets);
       if (misplaced.length) throw new ProblemError('unacceptable', misplaced.map((e) => `${e.field} ${e.message}`).join('; '), { errors: misplaced });
       const existing = await ctx.db.get('SELECT id FROM assignments WHERE program_id = ? AND target_kind = ? AND target_id = ?', [body.programId, targetKind, targetId]);
       if (existing) throw new ProblemError('conflict', `program ${body.programId} is already assigned to ${targetId} (${String(existing.id)})`, { extensions: { assignmentId: String(existing.id) } });
@@ -118,6 +128,50 @@ const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[
       return { status: 200, body: { items: items.map(out), nextCursor: rows.length > query.limit && last ? encodeCursor({ id: last.id }) : null } };
     },
   }),
+  (d) => defineOperation({
+    operationId: 'updateAssignment', method: 'PATCH', path: '/machine-assignments/{id}', summary: 'Change an assignment\'s directory or transform; its program and target stay', tags: ['assignments'], permission: 'assignments.manage',
+    description: 'Checked like a new assignment (a path-like file name or directory, or no directory for a machine without one, is 422). Deployments already made keep their files; the next deployment uses the change.',
+    params: z.object({ id: idOf('asg') }),
+    body: z.object({ dir: dirSchema.optional(), transform: transformSchema.optional() }).strict(),
+    responses: { 200: { description: 'The assignment as changed.', schema: assignmentView } },
+    handler: async ({ params, body }, { principal }) => {
+      const p = principalOf(principal);
+      const a = await visibleAssignment(d, p, params.id);
+      const program = await d.vault().program(a.programId, p);
+      const targets = await d.targetMachines(p, a.targetKind, a.targetId);
+      if (!program || !targets) throw new ProblemError('not-found', `no assignment ${params.id}`);
+      const changed: Assignment = { ...a, dir: body.dir ?? a.dir, transform: body.transform ?? a.transform, updatedAt: d.ctx.now() };
+      const misplaced = placementProblems(changed.dir, changed.transform, program.name, targets);
+      if (misplaced.length) throw new ProblemError('unacceptable', misplaced.map((e) => `${e.field} ${e.message}`).join('; '), { errors: misplaced });
+      await d.ctx.db.write(async (tx) => {
+        await tx.run('UPDATE assignments SET dir = ?, transform = ?, updated_at = ? WHERE id = ?', [changed.dir, JSON.stringify(changed.transform), changed.updatedAt, a.id]);
+        await d.ctx.audit.append(tx, {
+          ...auditActor(p), category: 'assignment', action: 'assignment.update', entityType: 'assignment', entityId: a.id,
+          details: { before: { dir: a.dir, transform: a.transform }, after: { dir: changed.dir, transform: changed.transform } },
+        });
+      }, { transaction: true });
+      d.changed(a.id);
+      return { status: 200, body: out(changed) };
+    },
+  }),
+  (d) => defineOperation({
+    operationId: 'deleteAssignment', method: 'DELETE', path: '/machine-assignments/{id}', summary: 'Remove an assignment; what is on the machines and the deployments made stay as they are', tags: ['assignments'], permission: 'assignments.manage',
+    params: z.object({ id: idOf('asg') }),
+    responses: { 204: { description: 'Removed. Deployments and trials made under it keep their records; no new deployment can name it.' } },
+    handler: async ({ params }, { principal }) => {
+      const p = principalOf(principal);
+      const a = await visibleAssignment(d, p, params.id);
+      await d.ctx.db.write(async (tx) => {
+        await tx.run('DELETE FROM assignments WHERE id = ?', [a.id]);
+        await d.ctx.audit.append(tx, {
+          ...auditActor(p), category: 'assignment', action: 'assignment.delete', entityType: 'assignment', entityId: a.id,
+          details: { programId: a.programId, [`${a.targetKind}Id`]: a.targetId, dir: a.dir, fileName: a.transform.fileName },
+        });
+      }, { transaction: true });
+      d.changed(a.id);
+      return { status: 204 };
+    },
+  }),
   ({ ctx, vault, fleet, assignment, visible }) => defineOperation({
     operationId: 'previewTransform', method: 'POST', path: '/machine-assignments/{id}/preview-transform', summary: 'What the machine would receive: the transformed content and its diff against the version, without touching the machine', tags: ['assignments'], permission: 'versions.read',
     params: z.object({ id: idOf('asg') }),
@@ -128,8 +182,7 @@ const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[
     responses: { 200: { description: 'The preview.', schema: previewView } },
     handler: async ({ params, body }, { principal }) => {
       const p = principalOf(principal);
-      const a = await assignment(params.id);
-      if (!a || !(await visible(p, a))) throw new ProblemError('not-found', `no assignment ${params.id}`);
+      const a = await visibleAssignment({ assignment, visible } as AssignmentDeps, p, params.id);
       const version = body?.versionId ? await vault().version(body.versionId, p) : await vault().latestPublished(a.programId, p);
       if (!version) {
         throw body?.versionId
@@ -160,7 +213,10 @@ const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[
       }
       const { text, encoding } = programText(result.content);
       const diff = vault().diff(version.content, result.content);
-      const warnings = await previewWarnings(machine, result.content, fleet());
+      const warnings = [
+        ...(a.dir || machine.programDir ? [] : [`${noDirectoryMessage([machine.machineId])}. A deployment to it is refused.`]),
+        ...(await previewWarnings(machine, result.content, fleet())),
+      ];
       return {
         status: 200,
         body: {
@@ -175,16 +231,24 @@ const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[
   }),
 ];
 
-export function assignmentOperations(ctx: ProgramsContext): AnyRestOperation[] {
+export function assignmentOperations(ctx: ProgramsContext, changed: (id: string) => void): AnyRestOperation[] {
   const vault = () => ctx.services.get('vault.versions');
   const fleet = () => ctx.services.get('gateway-machines');
   const deps: AssignmentDeps = {
-    ctx, vault, fleet,
+    ctx, vault, fleet, changed,
     assignment: async (id) => {
       const r = await ctx.db.get('SELECT * FROM assignments WHERE id = ?', [id]);
       return r ? rowOf(r) : undefined;
     },
     visible: async (p, a) => Boolean(await vault().program(a.programId, p)) && Boolean(a.targetKind === 'machine' ? await fleet().machine(a.targetId, p) : await fleet().group(a.targetId, p)),
+    targetMachines: async (p, targetKind, targetId) => {
+      if (targetKind === 'machine') {
+        const machine = await fleet().machine(targetId, p);
+        return machine ? [machine] : undefined;
+      }
+      const group = await fleet().group(targetId, p);
+      return group ? fleet().machines(group.machineIds, p) : undefined;
+    },
   };
   return ASSIGNMENT_OPERATIONS.map((make) => make(deps));
 }

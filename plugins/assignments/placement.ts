@@ -1,7 +1,7 @@
 /**
  * Where an assignment puts its file on a machine: the directory, and the
  * file name its template gives. Both are checked when the assignment is made
- * (422 naming the field), so a path-like name is refused at once and not
+ * or changed (422 naming the field), so a path-like name is refused at once and not
  * only at its first preview or transfer. The file name is checked by a dry
  * run of the transform itself (applyTransform, the code a preview and a
  * deployment run, with its isSafeFileName rule) on a minimal program, with
@@ -37,17 +37,35 @@ function fileNameProblem(transform: Transform, values: TemplateValues): ProblemF
   return undefined;
 }
 
+/** The words for a machine without a program directory, given no directory by its assignment either. */
+export function noDirectoryMessage(machineIds: readonly string[]): string {
+  const named = machineIds.slice(0, 10).join(', ') + (machineIds.length > 10 ? ` and ${machineIds.length - 10} more` : '');
+  return `${machineIds.length === 1 ? 'machine' : 'machines'} ${named} ${machineIds.length === 1 ? 'has' : 'have'} no program directory and the assignment names none: `
+    + 'give the assignment a directory, or set the machine\'s program directory (PATCH /api/v1/machines/{id}, or the Machines page)';
+}
+
+/** A missing directory: none given, and a target machine has no program directory of its own. */
+function missingDirProblem(dir: string, machines: readonly { machineId: string; programDir: string }[]): ProblemFieldError | undefined {
+  if (dir !== '') return undefined;
+  const without = machines.filter((m) => m.programDir === '').map((m) => m.machineId);
+  if (without.length === 0) return undefined;
+  return { field: 'body.dir', message: noDirectoryMessage(without), accepted: DIR_ACCEPTED.replace(" (empty: the machine's program directory)", '') };
+}
+
 /**
- * What is wrong with where an assignment of `program` to `machineIds` (a
+ * What is wrong with where an assignment of `program` to `machines` (a
  * machine, or a group's members) would put its file; empty when nothing is.
+ * An empty directory means each machine's own program directory, so it is
+ * refused when a machine has none.
  */
-export function placementProblems(dir: string, transform: Transform, program: string, machineIds: readonly string[]): ProblemFieldError[] {
+export function placementProblems(dir: string, transform: Transform, program: string, machines: readonly { machineId: string; programDir: string }[]): ProblemFieldError[] {
   const problems: ProblemFieldError[] = [];
-  const badDir = dirProblem(dir);
+  const badDir = dirProblem(dir) ?? missingDirProblem(dir, machines);
   if (badDir) problems.push(badDir);
+  const machineIds = machines.map((m) => m.machineId);
   // Every machine gets the same name unless the template names {machine}; a group without members is checked with an ID's shape.
-  const machines = transform.fileName.includes('{machine}') ? (machineIds.length ? machineIds : ['M1']) : [machineIds[0] ?? 'M1'];
-  for (const machine of machines) {
+  const named = transform.fileName.includes('{machine}') ? (machineIds.length ? machineIds : ['M1']) : [machineIds[0] ?? 'M1'];
+  for (const machine of named) {
     const badName = fileNameProblem(transform, { ...TRANSFER_VALUES, program, machine });
     if (badName) {
       problems.push(badName);

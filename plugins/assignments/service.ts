@@ -3,6 +3,7 @@ import type { RestPrincipal } from '../../core/rest/operation.js';
 import { iso } from '../../core/rest/fields.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { rowOf, type Assignment } from './store.js';
+import { noDirectoryMessage } from './placement.js';
 import { applyTransform, TransformError } from './transform.js';
 
 export interface AssignmentsService {
@@ -19,23 +20,31 @@ declare module '../../core/roles/programs/context.js' {
 
 /** Transformed files kept for reuse (the newest first out when full). */
 const MADE_KEPT = 16;
+/** How long an assignment read is used again without reading it afresh. */
+const LOADED_MS = 2000;
 
-export function assignmentsService(ctx: ProgramsContext): AssignmentsService {
+/** The service, and what the plugin's own operations tell it: forget an assignment that changed or went. */
+export function assignmentsService(ctx: ProgramsContext): AssignmentsService & { forget(id: string): void } {
   const made = new Map<string, { content: Buffer; fileName: string }>();
-  // Assignments never change once made, so a batch to a group reads its assignment once, not once per machine.
-  const loaded = new Map<string, Assignment>();
+  // A batch to a group reads its assignment once, not once per machine: an assignment read is kept for a
+  // short while (a change here forgets it at once; another instance's change is seen within LOADED_MS).
+  const loaded = new Map<string, { a: Assignment; at: number }>();
   const load = async (id: string): Promise<Assignment | undefined> => {
     const known = loaded.get(id);
-    if (known) return known;
+    if (known && Date.now() - known.at < LOADED_MS) return known.a;
     const r = await ctx.db.get('SELECT * FROM assignments WHERE id = ?', [id]);
     const a = r ? rowOf(r) : undefined;
+    loaded.delete(id);
     if (a) {
-      loaded.set(id, a);
+      loaded.set(id, { a, at: Date.now() });
       if (loaded.size > 256) loaded.delete(loaded.keys().next().value as string);
     }
     return a;
   };
   return {
+    forget(id) {
+      loaded.delete(id);
+    },
     async assignment(id, principal) {
       const a = await load(id);
       if (!a) return undefined;
@@ -59,7 +68,9 @@ export function assignmentsService(ctx: ProgramsContext): AssignmentsService {
         made.set(key, result);
         if (made.size > MADE_KEPT) made.delete(made.keys().next().value as string);
       }
-      return { dir: a.dir || machine.programDir, fileName: result.fileName, content: result.content };
+      const dir = a.dir || machine.programDir;
+      if (!dir) throw new TransformError(noDirectoryMessage([machine.machineId]), 'dir');
+      return { dir, fileName: result.fileName, content: result.content };
     },
   };
 }

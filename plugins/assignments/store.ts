@@ -1,4 +1,4 @@
-/** The assignments' table: an assignment never changes once made. */
+/** The assignments' table: an assignment's directory and transform may change; its program and target do not. */
 import type { Migration } from '../../core/store/migrations.js';
 import { transformSchema, type Transform } from './transform.js';
 

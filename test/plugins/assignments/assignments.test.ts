@@ -2,7 +2,9 @@
  * Machine assignments over real HTTP, against a real gateway reached
  * in-process, with the vault and the fleet met through their services.
  */
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Database } from '../../../core/store/database.js';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
 import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
 import { gatewaysPlugin } from '../../../plugins/gateways/index.js';
@@ -12,6 +14,7 @@ import { startTestProgramService, type TestProgramService } from '../../fixtures
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 
 const PROGRAM = '%\r\nO1001 (BRACKET)\r\nN10 G90 G54\r\nN20 M30\r\n%\r\n';
+const DIR = '//CNC_MEM/USER/PATH1/';
 
 describe('machine assignments', () => {
   let gw: TestGateway;
@@ -53,9 +56,9 @@ describe('machine assignments', () => {
     });
     expect(toMachine.status).toBe(201);
     expect(toMachine.body).toMatchObject({ programId, machineId: machine('M03').id, groupId: null, transform: { fileName: 'O{programNumber}', programNumber: 2001, lineEnding: 'keep' } });
-    const toGroup = await post('/api/v1/machine-assignments', { programId, groupId: group.id, transform: { header: ['(FOR {machine})'] } });
+    const toGroup = await post('/api/v1/machine-assignments', { programId, groupId: group.id, dir: DIR, transform: { header: ['(FOR {machine})'] } });
     expect(toGroup.status).toBe(201);
-    const again = await post('/api/v1/machine-assignments', { programId, groupId: group.id });
+    const again = await post('/api/v1/machine-assignments', { programId, groupId: group.id, dir: DIR });
     expect(again.status).toBe(409);
     expect(again.body.assignmentId).toBe(toGroup.body.id);
     const both = await post('/api/v1/machine-assignments', { programId, machineId: machine('M01').id, groupId: group.id });
@@ -110,7 +113,7 @@ describe('machine assignments', () => {
     expect(traversal.status).toBe(422);
     expect(traversal.body.errors).toEqual([expect.objectContaining({ field: 'body.transform.fileName', message: expect.stringContaining('../../etc/passwd'), accepted: expect.stringContaining('plain file name') })]);
     for (const fileName of ['/etc/passwd', '{program}/O1', 'O1\\..\\x', '..{sha8}', ' O1']) {
-      const res = await assign('', fileName);
+      const res = await assign(DIR, fileName);
       expect(res.status, fileName).toBe(422);
       expect(res.body.errors[0].field).toBe('body.transform.fileName');
     }
@@ -123,11 +126,74 @@ describe('machine assignments', () => {
     const control = await assign('//CNC_MEM/\u0000/', 'O1');
     expect(control.status).toBe(400);
     expect(control.body.errors[0].field).toBe('body.dir');
-    const long = await assign('', `O${'1'.repeat(200)}`);
+    const long = await assign(DIR, `O${'1'.repeat(200)}`);
     expect(long.status).toBe(400);
     expect(long.body.errors[0].field).toBe('body.transform.fileName');
     // Nothing was made; a name with dots inside is a plain name.
     expect((await get(`/api/v1/machine-assignments?machineId=${machine('M01').id}`)).body.items).toEqual([]);
     expect((await assign('//CNC_MEM/USER/PATH1/', 'O{programNumber}.v{version}.nc')).status).toBe(201);
+  });
+
+  const patch = (path: string, body: unknown, s: Session = admin) => svc.request('PATCH', path, { cookie: s.cookie, headers: s.headers, body });
+  const del = (path: string, s: Session = admin) => svc.request('DELETE', path, { cookie: s.cookie, headers: s.headers });
+  const audited = async (id: string) => {
+    const db = await Database.open(join(svc.dataDir, 'programs.db'));
+    try {
+      return (await db.all<{ action: string; details: string }>('SELECT action, details FROM audit_log WHERE entity_id = ? ORDER BY seq', [id])).map((r) => ({ action: r.action, details: JSON.parse(r.details) as Record<string, unknown> }));
+    } finally {
+      await db.close();
+    }
+  };
+
+  it('PV-34 a directory is required when a target machine has none (422 body.dir naming the machines); one given its program directory needs none', async () => {
+    const other = await post('/api/v1/programs', { libraryId: (await get('/api/v1/libraries')).body.items[0].id, name: 'PLATE', controller: 'fanuc' });
+    const plate = await post(`/api/v1/programs/${other.body.id}/versions`, { contentBase64: Buffer.from(PROGRAM).toString('base64'), notes: '' });
+    await post(`/api/v1/versions/${plate.body.id}/submit`);
+    const noDir = await post('/api/v1/machine-assignments', { programId: other.body.id, groupId: group.id });
+    expect(noDir.status).toBe(422);
+    expect(noDir.body.errors).toEqual([expect.objectContaining({ field: 'body.dir', message: expect.stringMatching(/machines M01, M02 have no program directory/) })]);
+    expect((await patch(`/api/v1/machines/${machine('M02').id}`, { programDir: '//CNC_MEM/USER/PATH2/' })).status).toBe(200);
+    const m02 = await post('/api/v1/machine-assignments', { programId: other.body.id, machineId: machine('M02').id });
+    expect(m02.status).toBe(201);
+    expect((await post(`/api/v1/machine-assignments/${m02.body.id}/preview-transform`, {})).body).toMatchObject({ dir: '//CNC_MEM/USER/PATH2/', warnings: [] });
+    // The machine loses its directory later: the preview says so before anyone deploys.
+    await patch(`/api/v1/machines/${machine('M02').id}`, { programDir: '' });
+    const preview = await post(`/api/v1/machine-assignments/${m02.body.id}/preview-transform`, {});
+    expect(preview.body.warnings).toEqual([expect.stringMatching(/^machine M02 has no program directory and the assignment names none: .*A deployment to it is refused\.$/)]);
+  });
+
+  it('PV-34 PATCH changes an assignment\'s directory and transform, checked like a new one and audited with before and after', async () => {
+    const a = (await get(`/api/v1/machine-assignments?machineId=${machine('M03').id}`)).body.items[0];
+    const traversal = await patch(`/api/v1/machine-assignments/${a.id}`, { transform: { fileName: '../../etc/passwd' } });
+    expect(traversal.status).toBe(422);
+    expect(traversal.body.errors[0].field).toBe('body.transform.fileName');
+    expect((await patch(`/api/v1/machine-assignments/${a.id}`, { dir: '//CNC_MEM/../../' })).body.errors[0].field).toBe('body.dir');
+    expect((await patch(`/api/v1/machine-assignments/${a.id}`, { dir: '' })).body.errors[0]).toMatchObject({ field: 'body.dir', message: expect.stringContaining('machine M03 has no program directory') });
+    const moved = await patch(`/api/v1/machine-assignments/${a.id}`, { programId: a.programId });
+    expect(moved.status).toBe(400);
+    const changed = await patch(`/api/v1/machine-assignments/${a.id}`, { dir: '//CNC_MEM/USER/PATH3/', transform: { fileName: 'O{programNumber}', programNumber: 2002 } });
+    expect(changed.status).toBe(200);
+    expect(changed.body).toMatchObject({ id: a.id, programId: a.programId, machineId: a.machineId, dir: '//CNC_MEM/USER/PATH3/', transform: { fileName: 'O{programNumber}', programNumber: 2002 } });
+    expect(changed.body.createdAt).toBe(a.createdAt);
+    expect((await post(`/api/v1/machine-assignments/${a.id}/preview-transform`, {})).body).toMatchObject({ dir: '//CNC_MEM/USER/PATH3/', fileName: 'O2002' });
+    const records = await audited(a.id);
+    expect(records.map((r) => r.action)).toEqual(['assignment.create', 'assignment.update']);
+    expect(records[1]?.details).toMatchObject({ before: { dir: a.dir }, after: { dir: '//CNC_MEM/USER/PATH3/', transform: { programNumber: 2002 } } });
+  });
+
+  it('PV-34 PV-54 DELETE removes an assignment (204, audited); outside the caller\'s scope it is 404 and without assignments.manage 403', async () => {
+    const a = (await get(`/api/v1/machine-assignments?machineId=${machine('M03').id}`)).body.items[0];
+    const scoped = await userSession(svc, admin, 'prog.cell', 'programmer', { libraries: '*', machineGroups: [group.id] });
+    expect((await del(`/api/v1/machine-assignments/${a.id}`, scoped)).status).toBe(404);
+    expect((await patch(`/api/v1/machine-assignments/${a.id}`, { dir: '//X/' }, scoped)).status).toBe(404);
+    const auditor = await userSession(svc, admin, 'aud.cell', 'auditor');
+    expect((await del(`/api/v1/machine-assignments/${a.id}`, auditor)).status).toBe(403);
+    expect((await del(`/api/v1/machine-assignments/${a.id}`)).status).toBe(204);
+    expect((await get(`/api/v1/machine-assignments?machineId=${machine('M03').id}`)).body.items).toEqual([]);
+    expect((await post(`/api/v1/machine-assignments/${a.id}/preview-transform`, {})).status).toBe(404);
+    expect((await del(`/api/v1/machine-assignments/${a.id}`)).status).toBe(404);
+    expect((await audited(a.id)).map((r) => r.action)).toEqual(['assignment.create', 'assignment.update', 'assignment.delete']);
+    // The program can be assigned to the machine again.
+    expect((await post('/api/v1/machine-assignments', { programId: a.programId, machineId: machine('M03').id, dir: DIR })).status).toBe(201);
   });
 });

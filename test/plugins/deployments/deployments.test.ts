@@ -98,6 +98,20 @@ describe('deployments', () => {
     }
   });
 
+  it('PV-35 a machine that has lost its program directory, under an assignment that names none, is refused at once (422), before anything is sent', async () => {
+    const patch = (path: string, body: unknown) => svc.request('PATCH', path, { cookie: admin.cookie, headers: admin.headers, body });
+    await patch(`/api/v1/machines/${machines.M04}`, { programDir: '//CNC_MEM/USER/PATH1/' });
+    const onOwnDir = await post('/api/v1/machine-assignments', { programId, machineId: machines.M04 });
+    expect(onOwnDir.status).toBe(201);
+    await patch(`/api/v1/machines/${machines.M04}`, { programDir: '' });
+    const uploads = link.uploads;
+    const res = await post('/api/v1/deployments', { versionId: published.id, assignmentIds: [onOwnDir.body.id], isTrial: false, trialHours: null });
+    expect(res.status).toBe(422);
+    expect(res.body.errors[0]).toMatchObject({ field: 'body.assignmentIds[0]', message: expect.stringContaining('machine M04 has no program directory') });
+    expect(link.uploads).toBe(uploads);
+    expect((await svc.request('DELETE', `/api/v1/machine-assignments/${onOwnDir.body.id}`, { cookie: admin.cookie, headers: admin.headers })).status).toBe(204);
+  });
+
   it('PV-23 a deployment naming a draft version is 409 and nothing is created', async () => {
     const before = (await get('/api/v1/deployments?limit=1000')).body.items.length;
     const res = await post('/api/v1/deployments', { versionId: draftId, assignmentIds: [machineAssignment], isTrial: false, trialHours: null });
@@ -109,7 +123,7 @@ describe('deployments', () => {
 
   it('PV-35 an assignment of another program is 422, one out of scope is 404, and deploying needs its permission', async () => {
     const other = (await post('/api/v1/programs', { libraryId: (await get('/api/v1/libraries')).body.items[0].id, name: 'OTHER', controller: 'fanuc' })).body.id;
-    const otherAssignment = (await post('/api/v1/machine-assignments', { programId: other, machineId: machines.M04 })).body.id;
+    const otherAssignment = (await post('/api/v1/machine-assignments', { programId: other, machineId: machines.M04, dir: DIR })).body.id;
     const wrong = await post('/api/v1/deployments', { versionId: published.id, assignmentIds: [machineAssignment, otherAssignment], isTrial: false, trialHours: null });
     expect(wrong.status).toBe(422);
     expect(wrong.body.errors[0].field).toBe('body.assignmentIds[1]');

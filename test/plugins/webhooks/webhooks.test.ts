@@ -128,16 +128,18 @@ describe('webhooks', () => {
     expect(verified(secret, { ...completed, body: completed.body.replace('Succeeded', 'Failed') })).toBe(false);
     expect(sign(secret, 'msg_x', 1, '{}')).toMatch(/^v1,[A-Za-z0-9+/=]{44}$/);
 
-    // A deployment that fails: the assignment names no directory and the machine has none, so the gateway refuses the file.
+    // A deployment that fails: a version of the vault's largest size, which the assignment's header makes larger than the gateway takes.
     const lib = (await get('/api/v1/libraries')).body.items[0].id;
-    const prg = (await post('/api/v1/programs', { libraryId: lib, name: 'LATIN', controller: 'fanuc' })).body.id;
-    const v = (await post(`/api/v1/programs/${prg}/versions`, { contentBase64: Buffer.from('%\nO5002 (\u00d6L)\nM30\n%\n', 'latin1').toString('base64'), notes: '' })).body.id;
+    const prg = (await post('/api/v1/programs', { libraryId: lib, name: 'LARGE', controller: 'fanuc' })).body.id;
+    const content = Buffer.alloc(4 * 1024 * 1024 - 4, 0x20);
+    Buffer.from('%\nO5002\nM30\n%\n').copy(content);
+    const v = (await post(`/api/v1/programs/${prg}/versions`, { contentBase64: content.toString('base64'), notes: '' })).body.id;
     await post(`/api/v1/versions/${v}/submit`);
     const machine = (await get('/api/v1/machines')).body.items[0].id;
-    const a = (await post('/api/v1/machine-assignments', { programId: prg, machineId: machine })).body.id;
+    const a = (await post('/api/v1/machine-assignments', { programId: prg, machineId: machine, dir: '//CNC_MEM/USER/PATH1/', transform: { header: ['(V{version} {sha8} {machine})'] } })).body.id;
     const failedDeployment = (await post('/api/v1/deployments', { versionId: v, assignmentIds: [a], isTrial: false, trialHours: null })).body.deployments[0].id;
     const failed = await until('deployment.failed', () => hook.got.find((r) => JSON.parse(r.body).data?.deploymentId === failedDeployment));
-    expect(JSON.parse(failed.body)).toMatchObject({ type: 'deployment.failed', data: { status: 'Failed', reason: expect.stringMatching(/dir: found ""/) } });
+    expect(JSON.parse(failed.body)).toMatchObject({ type: 'deployment.failed', data: { status: 'Failed', reason: expect.stringMatching(/accepted: at most 4194304 bytes/) } });
     const deliveries = await get(`/api/v1/admin/webhooks/deliveries?webhookId=${webhookId}&status=delivered`);
     expect(deliveries.body.items.map((d: { event: string }) => d.event)).toEqual(expect.arrayContaining(['deployment.completed', 'deployment.failed', 'version.published']));
   });
