@@ -1,30 +1,21 @@
 /**
- * The configuration file's schema. The machine and group entries (also the
- * HTTP API's bodies and the stored fleet) are the gateway's:
- * core/roles/gateway/machine-config.ts.
+ * The runtime's part of the configuration file: the keys core itself reads.
+ * Which roles run (`roles`, named after core/roles/index.ts), the log level,
+ * the data directory and time zone every role shares (`dataDir`,
+ * `timeZone`; formerly `gateway.dataDir` and `gateway.timeZone`, still read
+ * with a deprecation line), and the proxies every listener trusts
+ * (`communication.trustProxy`).
+ *
+ * Every other section is declared by its owner, a role's wing or a plugin
+ * (core/config-parts.ts), and the file is parsed once with all of them.
+ * The `cloud`, `mcp` and `cloudLink` sections below are still the base
+ * until their owners declare them: a part's field replaces the base field
+ * of the same path.
  */
 import { z } from 'zod';
-import { groupConfigSchema, machineConfigSchema } from '../core/roles/gateway/machine-config.js';
+import type { ConfigPart } from '../core/config-parts.js';
 
-/** How long, and how many rows of, one data class's history is kept. 0 means no limit. */
-const retentionLimitSchema = z
-  .object({
-    maxAgeDays: z.number().min(0).max(36_500).default(0),
-    maxRows: z.number().int().min(0).default(0),
-  })
-  .strict();
-
-export const retentionSchema = z
-  .object({
-    /** How often retention runs, seconds. */
-    intervalSec: z.number().int().min(10).max(86_400).default(3600),
-    /** Limits for every class without its own entry. */
-    default: retentionLimitSchema.default({ maxAgeDays: 365, maxRows: 0 }),
-    /** Limits per data class, e.g. { "Heartbeat": { "maxAgeDays": 30 } }. */
-    classes: z.record(z.string().min(1), retentionLimitSchema).default({ Heartbeat: { maxAgeDays: 30, maxRows: 0 } }),
-  })
-  .strict();
-export type RetentionConfig = z.output<typeof retentionSchema>;
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 function isTimeZone(value: string): boolean {
   try {
@@ -35,46 +26,58 @@ function isTimeZone(value: string): boolean {
   }
 }
 
-/** The services one process can run (`--role`, config `roles`): the machine gateway and the program version service. */
-export const ROLE_NAMES = ['gateway', 'programs', 'cloud'] as const;
-export type RoleName = (typeof ROLE_NAMES)[number];
-/** The roles `npm start` runs when neither `--role` nor the config's `roles` names any: the cloud runs elsewhere, on its own. */
-export const DEFAULT_ROLES: readonly RoleName[] = ['gateway', 'programs'];
+/**
+ * The `roles` key: the services this process runs when no `--role` is
+ * given, each one of `names` (the roles this build includes); `defaults`
+ * when absent.
+ */
+export function rolesPart(names: readonly string[], defaults: readonly string[]): ConfigPart {
+  const accepted = names.map((r) => `"${r}"`).join(', ');
+  return {
+    section: 'roles',
+    schema: z
+      .array(z.enum(names as [string, ...string[]]))
+      .min(1, `roles must name at least one of ${accepted}`)
+      .default([...defaults])
+      .superRefine((roles, ctx) => {
+        roles.forEach((role, i) => {
+          if (roles.indexOf(role) !== i) ctx.addIssue({ code: 'custom', path: [i], input: role, message: `role '${role}' is named twice; name each role once` });
+        });
+      }),
+  };
+}
+
+const logLevelSchema = z.enum(LOG_LEVELS).default('info');
+/** Directory of every role's database, keys and certificates. */
+const dataDirSchema = z.string().min(1).default('./data');
+/** IANA time zone of every role's wall-clock computations; empty means the system's. */
+const timeZoneSchema = z
+  .string()
+  .default('')
+  .refine((tz) => tz === '' || isTimeZone(tz), 'timeZone must be an IANA time zone such as Europe/Berlin or UTC');
+/** Which proxies may set X-Forwarded-For: false (none, the default: the source IP is the TCP peer), or a list of proxy addresses/CIDR ranges. */
+const trustProxySchema = z.union([z.literal(false), z.array(z.string().min(1)).min(1)]).default(false);
+
+/** The runtime's parts besides `roles`. */
+export const RUNTIME_CONFIG: readonly ConfigPart[] = [
+  { section: 'logLevel', schema: logLevelSchema },
+  { section: 'dataDir', schema: dataDirSchema, aliases: { 'gateway.dataDir': 'dataDir' }, env: { GATEWAY_DATA_DIR: { type: 'text' } } },
+  { section: 'timeZone', schema: timeZoneSchema, aliases: { 'gateway.timeZone': 'timeZone' } },
+  { section: 'communication', fields: { trustProxy: trustProxySchema } },
+];
 
 /** The cloud relay's /mcp port. */
 export const DEFAULT_CLOUD_PORT = 8040;
 /** The embedded broker's MQTT port. */
 export const DEFAULT_CLOUD_MQTT_PORT = 1883;
 
-/** The program version service's port (its /api/v1, /api/docs and /openapi/v1.json). */
-export const DEFAULT_PROGRAMS_PORT = 8030;
-
-/** Where the program service's webhooks may deliver (docs/programs-webhooks.md, "Targets"). */
-export const programsWebhooksSchema = z
-  .object({
-    /** Also deliver to private, unique-local, carrier-grade NAT and loopback addresses (receivers inside the plant). */
-    allowPrivateNetworks: z.boolean().default(false),
-  })
-  .strict();
-export type ProgramsWebhookSettings = z.output<typeof programsWebhooksSchema>;
-
 /**
- * The sections of the configuration file. Plugins and roles may declare
- * parts of their own (core/config-parts.ts): a part's field replaces the
- * field of the same path here, and a part's section is added.
+ * The sections whose owners have not declared them yet. A part's field
+ * replaces the field of the same path here, and a part's section is added
+ * (core/config-parts.ts).
  */
 export const baseConfigObject = z
   .object({
-    /** The services this process runs when no `--role` is given; both by default. */
-    roles: z
-      .array(z.enum(ROLE_NAMES))
-      .min(1, 'roles must name at least one of "gateway", "programs", "cloud"')
-      .default([...DEFAULT_ROLES])
-      .superRefine((roles, ctx) => {
-        roles.forEach((role, i) => {
-          if (roles.indexOf(role) !== i) ctx.addIssue({ code: 'custom', path: [i], input: role, message: `role '${role}' is named twice; name each role once` });
-        });
-      }),
     /** The cloud relay (`--role cloud`): its /mcp listener and its broker; it shares `gateway.dataDir` (database cloud.db). */
     cloud: z
       .object({
@@ -102,56 +105,6 @@ export const baseConfigObject = z
       })
       .strict()
       .default({ host: '0.0.0.0', port: DEFAULT_CLOUD_PORT, mqttHost: '0.0.0.0', mqttPort: DEFAULT_CLOUD_MQTT_PORT, topicPrefix: 'cncgw/v1', callDeadlineMs: 30_000, revocationSweepMs: 10_000, brokerReconnectMaxSeconds: 60, allowedOrigins: [], allowedHosts: [] }),
-    /** The program version service's listener; it shares `gateway.dataDir` (database programs.db) and `gateway.timeZone`. */
-    programs: z
-      .object({
-        host: z.string().default('0.0.0.0'),
-        port: z.number().int().min(0).max(65535).default(DEFAULT_PROGRAMS_PORT),
-        webhooks: programsWebhooksSchema.default({ allowPrivateNetworks: false }),
-      })
-      .strict()
-      .default({ host: '0.0.0.0', port: DEFAULT_PROGRAMS_PORT, webhooks: { allowPrivateNetworks: false } }),
-    gateway: z
-      .object({
-        name: z.string().min(1).default('gateway'),
-        alias: z.string().default(''),
-        /** Directory for the database, keys and certificates. */
-        dataDir: z.string().min(1).default('./data'),
-        /** IANA time zone; empty means the system's. */
-        timeZone: z
-          .string()
-          .default('')
-          .refine((tz) => tz === '' || isTimeZone(tz), 'timeZone must be an IANA time zone such as Europe/Berlin or UTC'),
-      })
-      .strict()
-      .default({ name: 'gateway', alias: '', dataDir: './data', timeZone: '' }),
-    communication: z
-      .object({
-        host: z.string().default('0.0.0.0'),
-        port: z.number().int().min(0).max(65535).default(8080),
-        enableIpWhiteList: z.boolean().default(false),
-        ipWhiteList: z.array(z.string()).default([]),
-        /**
-         * Which proxies may set X-Forwarded-For: false (none, the default: the source IP is
-         * the TCP peer), or a list of proxy addresses/CIDR ranges.
-         */
-        trustProxy: z.union([z.literal(false), z.array(z.string().min(1)).min(1)]).default(false),
-      })
-      .strict()
-      .default({ host: '0.0.0.0', port: 8080, enableIpWhiteList: false, ipWhiteList: [], trustProxy: false }),
-    security: z
-      .object({ securityControl: z.boolean().default(true) })
-      .strict()
-      .default({ securityControl: true }),
-    history: z
-      .object({
-        flushRows: z.number().int().min(1).max(5000).default(500),
-        flushIntervalMs: z.number().int().min(10).max(1000).default(750),
-        heartbeatSec: z.number().int().min(1).default(60),
-        retention: retentionSchema.default(retentionSchema.parse({})),
-      })
-      .strict()
-      .default({ flushRows: 500, flushIntervalMs: 750, heartbeatSec: 60, retention: retentionSchema.parse({}) }),
     mcp: z
       .object({
         /** Browser origins allowed to call /mcp (e.g. "https://dashboard.plant.example"); requests without Origin are allowed. */
@@ -185,29 +138,36 @@ export const baseConfigObject = z
       })
       .strict()
       .optional(),
-    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    machines: z.array(machineConfigSchema).default([]),
-    groups: z.array(groupConfigSchema).default([]),
   })
   .strict();
 
-/** The rules across the `machines` and `groups` entries: each ID once, and a group's members are machines listed. */
-export function checkFleetEntries(config: Pick<z.output<typeof baseConfigObject>, 'machines' | 'groups'>, ctx: z.RefinementCtx): void {
-  const seen = new Set<string>();
-  config.machines.forEach((m, i) => {
-    if (seen.has(m.machineID)) ctx.addIssue({ code: 'custom', path: ['machines', i, 'machineID'], message: `duplicate machineID '${m.machineID}'` });
-    seen.add(m.machineID);
-  });
-  const groups = new Set<string>();
-  config.groups.forEach((g, i) => {
-    if (groups.has(g.groupID)) ctx.addIssue({ code: 'custom', path: ['groups', i, 'groupID'], message: `duplicate groupID '${g.groupID}'` });
-    groups.add(g.groupID);
-    g.machineIDs.forEach((id, j) => {
-      if (!seen.has(id)) ctx.addIssue({ code: 'custom', path: ['groups', i, 'machineIDs', j], message: `unknown machineID '${id}'; accepted: machineIDs listed under machines` });
-    });
-  });
-}
+/** Environment variables overriding fields of the base sections, until their owners declare them on their parts; a part declaring the field drops its entry here. */
+export const BASE_ENVIRONMENT: Readonly<Record<string, { path: string; type: 'port' }>> = {
+  CLOUD_PORT: { path: 'cloud.port', type: 'port' },
+  CLOUD_MQTT_PORT: { path: 'cloud.mqttPort', type: 'port' },
+};
 
-/** The configuration with no part of a plugin or role: the base sections and the fleet rules. */
-export const gatewayConfigSchema = baseConfigObject.superRefine(checkFleetEntries);
-export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
+/**
+ * The parsed configuration as code reads it directly: the runtime's keys
+ * and the base sections. Every other section is read through its part
+ * (`readPart`, or a plugin's `settings`).
+ */
+export type GatewayConfig = z.output<typeof baseConfigObject> & {
+  roles: string[];
+  logLevel: z.output<typeof logLevelSchema>;
+  dataDir: string;
+  timeZone: string;
+  communication: { trustProxy: z.output<typeof trustProxySchema> };
+  /**
+   * Read by code that has not moved to the runtime keys and the parts yet;
+   * `gateway.dataDir` and `gateway.timeZone` hold the values of `dataDir`
+   * and `timeZone`, whichever spelling the file used.
+   * @deprecated read `dataDir` and `timeZone`, and a part's settings (readPart).
+   */
+  gateway: { dataDir: string; timeZone: string };
+  /** @deprecated read the auth plugin's settings. */
+  security: { securityControl: boolean };
+};
+
+/** @deprecated import from core/roles/programs/config.ts. */
+export type { ProgramsWebhookSettings } from '../core/roles/programs/config.js';

@@ -1,4 +1,5 @@
 /**
+ * The commands `backup` and `restore` of core/main.ts (core/commands.ts):
  * `npm run backup -- --out DIR [--data-dir D] [--config FILE]` and
  * `npm run restore -- DIR [--data-dir D] [--config FILE]` (core/backup.ts;
  * docs/operations.md, "Backup and restore"). The data directory is
@@ -9,7 +10,7 @@
  */
 import { resolve } from 'node:path';
 import { BackupRefused, backupDataDirectory, restoreDataDirectory, type ManifestEntry } from './backup.js';
-import { loadConfigForCli } from './config.js';
+import type { Command, CommandIO } from './commands.js';
 import { DataLockError } from './store/data-lock.js';
 
 const USAGE = [
@@ -52,27 +53,28 @@ export function parseArgs(argv: readonly string[]): Args {
 
 const line = (f: ManifestEntry) => `  ${f.name.padEnd(24)} ${String(f.bytes).padStart(12)} bytes  sha256 ${f.sha256}`;
 
-async function main(argv: readonly string[]): Promise<number> {
+/** Runs `backup` or `restore` with the arguments after the command's name. */
+async function run(command: Args['command'], argv: readonly string[], io: CommandIO): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${USAGE}\n`);
+    io.stdout.write(`${USAGE}\n`);
     return 0;
   }
   let args: Args;
   try {
-    args = parseArgs(argv);
+    args = parseArgs([command, ...argv]);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    process.stderr.write(`${err.message}\n${USAGE}\n`);
+    io.stderr.write(`${err.message}\n${USAGE}\n`);
     return 2;
   }
   let dataDir = args.dataDir;
   if (dataDir === undefined) {
-    const loaded = loadConfigForCli(argv.slice(1));
+    const loaded = io.loadConfig();
     if (loaded === 2) return 2;
-    dataDir = loaded.config.gateway.dataDir;
+    dataDir = loaded.config.dataDir;
   }
   dataDir = resolve(dataDir);
-  const progress = (text: string) => void process.stdout.write(`${text}\n`);
+  const progress = (text: string) => void io.stdout.write(`${text}\n`);
   try {
     if (args.command === 'backup') {
       progress(`backup of ${dataDir} into ${resolve(args.out as string)}`);
@@ -91,17 +93,15 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0;
   } catch (err) {
     if (err instanceof BackupRefused || err instanceof DataLockError) {
-      process.stderr.write(`${args.command}: ${err.message}\n`);
+      io.stderr.write(`${args.command}: ${err.message}\n`);
       return 1;
     }
     throw err;
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`${process.argv[2] ?? 'backup'} failed: ${(err as Error).stack ?? String(err)}\n`);
-    process.exit(1);
-  },
-);
+/** The runtime's own commands: a backup of the data directory every role shares, and its restore. */
+export const BACKUP_COMMANDS: readonly Command[] = [
+  { name: 'backup', usage: USAGE.split('\n')[0] as string, run: (argv, io) => run('backup', argv, io) },
+  { name: 'restore', usage: (USAGE.split('\n')[1] as string).replace(/^ +/, 'usage: '), run: (argv, io) => run('restore', argv, io) },
+];

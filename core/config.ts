@@ -1,17 +1,19 @@
 /**
- * Loads the gateway config: the file (default `config/default.json`, or
- * `--config FILE`), then the environment overrides GATEWAY_PORT,
- * GATEWAY_DATA_DIR and PROGRAMS_PORT, then the schema: the base
- * (config/schema.ts) with the parts plugins and roles declare
+ * Loads the configuration: the file (default `config/default.json`, or
+ * `--config FILE`), its old spellings moved to their new paths, the
+ * environment overrides the parts declare (GATEWAY_PORT, GATEWAY_DATA_DIR,
+ * PROGRAMS_PORT, …), then the schema: every part the runtime, the roles and
+ * their plugins declare, over the base sections still in config/schema.ts
  * (core/config-parts.ts; core/roles/index.ts binds every part of the build
  * to these functions). `--role` selects the services to run over the file's
- * `roles`. A mistake is a ConfigError naming the file, the path, what was
- * found and what is accepted.
+ * `roles`. A mistake is a ConfigError naming the file, the path as the file
+ * wrote it, what was found and what is accepted.
  */
 import { readFileSync } from 'node:fs';
 import { resolve, join } from 'node:path';
-import { ROLE_NAMES, type GatewayConfig, type RoleName } from '../config/schema.js';
-import { configSchema, type OwnedConfigPart } from './config-parts.js';
+import type { GatewayConfig } from '../config/schema.js';
+import { assembleConfig, type ConfigAlias, type OwnedConfigPart } from './config-parts.js';
+import { applyEnvironment, issuesAsWritten, moveOldSpellings, oldSpellingNotice, setAtPath, valueAtPath } from './config-overrides.js';
 import { describeFound, describeIssues } from './schema-errors.js';
 import { PACKAGE_ROOT } from './package-root.js';
 
@@ -76,48 +78,23 @@ export function configFileFromArgs(argv: readonly string[]): string | undefined 
   return undefined;
 }
 
-/** A port from the environment, or undefined when the variable is unset or empty. */
-function portFromEnv(env: NodeJS.ProcessEnv, name: string, file: string): number | undefined {
-  const value = env[name];
-  if (value === undefined || value === '') return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) {
-    throw new ConfigError(file, [`${name} (environment): found ${describeFound(value)}; expected an integer 0-65535`]);
-  }
-  return n;
-}
-
-/** A boolean from the environment (`true`/`1`, `false`/`0`); undefined when unset. */
-function booleanFromEnv(env: NodeJS.ProcessEnv, name: string, file: string): boolean | undefined {
-  const value = env[name];
-  if (value === undefined || value === '') return undefined;
-  if (value === 'true' || value === '1') return true;
-  if (value === 'false' || value === '0') return false;
-  throw new ConfigError(file, [`${name} (environment): found ${describeFound(value)}; expected true, false, 1 or 0`]);
-}
-
-/** The section `key` of the raw config, created when absent; a section that is not an object is left for the schema to report. */
-function section(raw: Record<string, unknown>, key: string): Record<string, unknown> | undefined {
-  const value = (raw[key] ??= {});
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-}
-
 /** The longest `--role` value quoted back in an error. */
 const ROLE_ARG_MAX_CHARS = 200;
-const ROLES_ACCEPTED = `one of ${ROLE_NAMES.map((r) => `"${r}"`).join('|')} (repeat --role, or give a comma list: --role ${ROLE_NAMES.join(',')})`;
+const rolesAccepted = (names: readonly string[]) => `one of ${names.map((r) => `"${r}"`).join('|')} (repeat --role, or give a comma list: --role ${names.join(',')})`;
 
 /**
  * The roles named by `--role NAME` / `--role=NAME` on the command line
- * (repeatable, each a comma list), in the order of ROLE_NAMES; undefined when
- * there is none. A bad value is a ConfigError naming `--role`.
+ * (repeatable, each a comma list), in the order of `names` (the roles of
+ * this build, core/roles/index.ts); undefined when there is none. A bad
+ * value is a ConfigError naming `--role`.
  */
-export function rolesFromArgs(argv: readonly string[]): RoleName[] | undefined {
+export function rolesFromArgs(argv: readonly string[], names: readonly string[]): string[] | undefined {
   const values: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--role') {
       const next = argv[i + 1];
-      if (next === undefined || next.startsWith('--')) throw new ConfigError('(command line)', [`--role: found nothing; expected ${ROLES_ACCEPTED}`]);
+      if (next === undefined || next.startsWith('--')) throw new ConfigError('(command line)', [`--role: found nothing; expected ${rolesAccepted(names)}`]);
       values.push(next);
       i++;
     } else if (arg?.startsWith('--role=')) {
@@ -125,83 +102,79 @@ export function rolesFromArgs(argv: readonly string[]): RoleName[] | undefined {
     }
   }
   if (!values.length) return undefined;
-  const named = new Set<RoleName>();
+  const named = new Set<string>();
   const problems: string[] = [];
   for (const value of values) {
     for (const name of value.split(',')) {
       const role = name.trim();
-      if ((ROLE_NAMES as readonly string[]).includes(role)) named.add(role as RoleName);
-      else problems.push(`--role: found ${describeFound(role.slice(0, ROLE_ARG_MAX_CHARS))}; expected ${ROLES_ACCEPTED}`);
+      if (names.includes(role)) named.add(role);
+      else problems.push(`--role: found ${describeFound(role.slice(0, ROLE_ARG_MAX_CHARS))}; expected ${rolesAccepted(names)}`);
     }
   }
   if (problems.length) throw new ConfigError('(command line)', problems.slice(0, 5));
-  return ROLE_NAMES.filter((r) => named.has(r));
+  return names.filter((r) => named.has(r));
 }
 
 /** The roles a process runs and what named them. */
 export interface RoleSelection {
-  roles: RoleName[];
-  /** `--role` on the command line, the config file's `roles`, or the default (every role). */
+  roles: string[];
+  /** `--role` on the command line, the config file's `roles`, or the default (the roles started by default). */
   from: 'command line' | 'config' | 'default';
 }
 
-/** The roles this process runs: those of `--role`, else the config's `roles` (every role by default), in the order of ROLE_NAMES. */
-export function selectRoles(argv: readonly string[], config: GatewayConfig): RoleSelection {
-  const named = rolesFromArgs(argv);
+/** The roles this process runs: those of `--role`, else the config's `roles` (its default unless written), in the order of `names`. */
+export function selectRoles(argv: readonly string[], config: GatewayConfig, names: readonly string[]): RoleSelection {
+  const named = rolesFromArgs(argv, names);
   if (named) return { roles: named, from: 'command line' };
-  return { roles: ROLE_NAMES.filter((r) => config.roles.includes(r)), from: configWrites(config, 'roles') ? 'config' : 'default' };
+  return { roles: names.filter((r) => config.roles.includes(r)), from: configWrites(config, 'roles') ? 'config' : 'default' };
 }
 
-function applyEnvironment(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, file: string): void {
-  const port = portFromEnv(env, 'GATEWAY_PORT', file);
-  if (port !== undefined) {
-    const communication = section(raw, 'communication');
-    if (communication) communication.port = port;
-  }
-  const cloudPort = portFromEnv(env, 'CLOUD_PORT', file);
-  if (cloudPort !== undefined) {
-    const cloud = section(raw, 'cloud');
-    if (cloud) cloud.port = cloudPort;
-  }
-  const cloudMqttPort = portFromEnv(env, 'CLOUD_MQTT_PORT', file);
-  if (cloudMqttPort !== undefined) {
-    const cloud = section(raw, 'cloud');
-    if (cloud) cloud.mqttPort = cloudMqttPort;
-  }
-  const programsPort = portFromEnv(env, 'PROGRAMS_PORT', file);
-  if (programsPort !== undefined) {
-    const programs = section(raw, 'programs');
-    if (programs) programs.port = programsPort;
-  }
-  const allowPrivate = booleanFromEnv(env, 'PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS', file);
-  if (allowPrivate !== undefined) {
-    const programs = section(raw, 'programs');
-    const webhooks = programs && section(programs, 'webhooks');
-    if (webhooks) webhooks.allowPrivateNetworks = allowPrivate;
-  }
-  const dataDir = env.GATEWAY_DATA_DIR;
-  if (dataDir !== undefined && dataDir !== '') {
-    const gateway = section(raw, 'gateway');
-    if (gateway) gateway.dataDir = dataDir;
-  }
+// The deprecation lines of each parsed config (an old spelling the file used), for the banner and commands.
+const notices = new WeakMap<GatewayConfig, readonly string[]>();
+
+/** Lines to show about how the config file was written (an old spelling it still uses); empty for most files. */
+export function configNotices(config: GatewayConfig): readonly string[] {
+  return notices.get(config) ?? [];
 }
 
-/** Parses an already-read config object (used by tests and by `loadConfig`) with the base schema and `parts`. */
-export function parseConfig(raw: unknown, file = '(inline)', env: NodeJS.ProcessEnv = {}, parts: readonly OwnedConfigPart[] = []): GatewayConfig {
+/**
+ * Gives every old spelling the value of its new path in the parsed config,
+ * whichever spelling the file used, for code that still reads the old one
+ * (`config.gateway.dataDir`). Goes away with the last such reader.
+ */
+function keepOldSpellingsReadable(config: GatewayConfig, aliases: readonly ConfigAlias[]): void {
+  for (const alias of aliases) setAtPath(config as unknown as Record<string, unknown>, alias.from, valueAtPath(config, alias.to));
+}
+
+/**
+ * Parses an already-read config object (used by tests and by `loadConfig`)
+ * with the base schema and `parts`. The runtime's own keys are parts too,
+ * so a parse without the build's parts (core/roles/index.ts `CONFIG_PARTS`)
+ * knows no key but the base sections: the parts are always given.
+ */
+export function parseConfig(raw: unknown, file: string, env: NodeJS.ProcessEnv, parts: readonly OwnedConfigPart[]): GatewayConfig {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(file, ['(root): expected a JSON object']);
   }
+  const { schema, aliases, overrides } = assembleConfig(parts);
   const copy = structuredClone(raw) as Record<string, unknown>;
-  applyEnvironment(copy, env, file);
-  const result = configSchema(parts).safeParse(copy, { reportInput: true });
-  if (!result.success) throw new ConfigError(file, describeIssues(result.error.issues, copy));
+  const moved = moveOldSpellings(copy, aliases);
+  if (moved.problems.length) throw new ConfigError(file, moved.problems);
+  // What the file wrote itself, under the names it has now; the environment's values are not the file's.
+  const wrote = writtenPaths(copy);
+  const environment = applyEnvironment(copy, env, overrides);
+  if ('problem' in environment) throw new ConfigError(file, [environment.problem]);
+  const result = schema.safeParse(copy, { reportInput: true });
+  if (!result.success) throw new ConfigError(file, describeIssues(issuesAsWritten(result.error.issues, moved.used, environment.paths), copy));
+  keepOldSpellingsReadable(result.data, aliases);
   sources.set(result.data, file);
-  written.set(result.data, writtenPaths(raw as Record<string, unknown>));
+  written.set(result.data, wrote);
+  notices.set(result.data, moved.used.map((alias) => oldSpellingNotice(file, alias)));
   return result.data;
 }
 
 /** Loads the config file named on the command line, or the default one, with the base schema and `parts`. */
-export function loadConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env, parts: readonly OwnedConfigPart[] = []): LoadedConfig {
+export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv, parts: readonly OwnedConfigPart[]): LoadedConfig {
   const file = resolve(configFileFromArgs(argv) ?? DEFAULT_CONFIG_FILE);
   let text: string;
   try {
@@ -232,12 +205,15 @@ export function readConfigFile(path: string, field: string): Buffer {
 }
 
 /**
- * For command-line tools: the config as `npm start` reads it, or the exit
- * code 2 after printing the config mistake (with its path) to stderr.
+ * For command-line tools: the config as `npm start` reads it (its notices,
+ * such as an old spelling, printed to stderr), or the exit code 2 after
+ * printing the config mistake (with its path) to stderr.
  */
-export function loadConfigForCli(argv: readonly string[], parts: readonly OwnedConfigPart[] = []): LoadedConfig | 2 {
+export function loadConfigForCli(argv: readonly string[], parts: readonly OwnedConfigPart[]): LoadedConfig | 2 {
   try {
-    return loadConfig(argv, process.env, parts);
+    const loaded = loadConfig(argv, process.env, parts);
+    for (const line of configNotices(loaded.config)) process.stderr.write(`${line}\n`);
+    return loaded;
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);

@@ -3,28 +3,13 @@
  * registration order; a listener that throws is logged and does not stop the
  * others.
  *
- * The bus is generic over its event map. The gateway's map, `GatewayEvents`,
- * is an interface, so a plugin adds its own events by declaration merging
- * without editing this file (docs/adding-a-plugin.md, "Events"):
- *
- * ```ts
- * declare module '../../core/event-bus.js' {
- *   interface GatewayEvents {
- *     'note.added': { machineID: string; text: string };
- *   }
- * }
- * ```
+ * The bus is generic over its event map, an interface each role declares
+ * (the gateway's `GatewayEvents` in core/roles/gateway/events.ts, the
+ * program service's `ProgramsEvents` in core/roles/programs/context.ts), so
+ * a plugin adds its own events by declaration merging without editing the
+ * role's file (docs/adding-a-plugin.md, "Events").
  */
 import type { Logger } from 'pino';
-import type { GroupConfig, MachineConfig } from './roles/gateway/machine-config.js';
-
-/** Every event of the gateway and its payload; plugins add theirs by declaration merging. */
-export interface GatewayEvents {
-  'machine.saved': { config: MachineConfig; created: boolean };
-  'machine.deleted': { machineID: string };
-  'group.saved': { config: GroupConfig; created: boolean };
-  'group.deleted': { groupID: string };
-}
 
 /** An event map: event name → payload type. */
 export type EventMap = object;
@@ -34,7 +19,7 @@ export type EventName<Events extends EventMap> = keyof Events & string;
 
 export type Listener<Events extends EventMap, K extends EventName<Events>> = (payload: Events[K]) => void;
 
-export class EventBus<Events extends EventMap = GatewayEvents> {
+export class EventBus<Events extends EventMap> {
   private readonly listeners = new Map<string, ((payload: never) => void)[]>();
 
   constructor(private readonly logger: Logger) {}

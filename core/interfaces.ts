@@ -1,13 +1,22 @@
 /**
  * The interface registry. An interface is a named operation defined once:
- * path, method, input and output schema, handler and permission key. HTTP
- * routes are generated from it, and composite callers (the MCP tools) use
- * `call()` — the same pipeline: authorise → validate → run → map errors.
+ * path, method, input schema, handler and permission key, and optionally an
+ * output schema. HTTP routes are generated from it, and composite callers
+ * (the MCP tools) use `call()` — the same pipeline: authorise → validate →
+ * run → map errors.
+ *
+ * Outputs. The input is always parsed; the output is not checked at run
+ * time. Its type is checked when the code is compiled, for the paths listed
+ * in `InterfaceOutputs`: `define()` on such a path requires the handler to
+ * return that type, and `call()` returns it. The output schema is what the
+ * OpenAPI document shows; under the test suite (`checkOutputs`, turned on by
+ * the suite's setup file) every answer of an interface that has one is
+ * checked against it, and a mismatch fails the test that caused it.
  */
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import { GatewayError, toGatewayError } from './errors.js';
-import { parseOrThrow } from './schema-errors.js';
+import { describeIssues, parseOrThrow } from './schema-errors.js';
 
 /** Who is calling. */
 export interface Principal {
@@ -37,6 +46,7 @@ export interface InterfaceDefinition<S extends z.ZodType = z.ZodType, O = unknow
   summary: string;
   tags?: readonly string[];
   input: S;
+  /** What the answer's data is: shown in the OpenAPI document, and checked under the test suite (see the file header). */
   output?: z.ZodType<O>;
   /** Permission key; defaults to the path. `null` marks a public interface that needs no credentials. */
   permission?: string | null;
@@ -85,6 +95,17 @@ export const OPEN_POLICY: AccessPolicy = {
   principalFor: (username) => ({ username, isAdmin: true, method: 'internal' }),
 };
 
+/**
+ * The output type of an interface by path, filled by declaration merging
+ * (`declare module` on this file) by whoever defines the interface, as
+ * `GatewayServices` is. A path not listed here answers `unknown`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface InterfaceOutputs {}
+
+/** The declared output type of the interface at `P`; `unknown` for a path without an entry in InterfaceOutputs. */
+export type OutputOf<P extends string> = P extends keyof InterfaceOutputs ? InterfaceOutputs[P] : unknown;
+
 export type CallResult<O = unknown> = { ok: true; data: O } | { ok: false; error: GatewayError };
 
 /** Listener told about every failed call, e.g. the error log. */
@@ -95,9 +116,15 @@ export class InterfaceRegistry {
   private policy: AccessPolicy = OPEN_POLICY;
   private readonly errorListeners: CallErrorListener[] = [];
 
+  /** Under the test suite: check every answer against its interface's output schema (the file header). Off in production. */
+  static checkOutputs = false;
+  /** Answers that did not match their output schema while `checkOutputs` was on, as `path: problems` lines; the suite's setup file empties it after each test. */
+  static readonly outputMismatches: string[] = [];
+
   constructor(private readonly logger: Logger) {}
 
-  define<S extends z.ZodType, O>(def: InterfaceDefinition<S, O>): void {
+  /** Defines an interface; on a path of InterfaceOutputs its handler must return that path's type. */
+  define<P extends `/api/${string}`, S extends z.ZodType>(def: InterfaceDefinition<S, OutputOf<P>> & { path: P }): void {
     if (!def.path.startsWith('/api/')) throw new Error(`interface path must start with /api/: ${def.path}`);
     if (this.defs.has(def.path)) throw new Error(`interface ${def.path} is defined twice`);
     this.defs.set(def.path, def as unknown as InterfaceDefinition);
@@ -123,8 +150,11 @@ export class InterfaceRegistry {
     this.errorListeners.push(listener);
   }
 
-  /** Runs an interface for an already-authenticated principal. Never throws. */
-  async call<O = unknown>(path: string, input: unknown, ctx: Omit<CallContext, 'logger'> & { logger?: Logger }): Promise<CallResult<O>> {
+  /** Runs an interface for an already-authenticated principal. Never throws. The data has the path's type in InterfaceOutputs. */
+  call<P extends string>(path: P, input: unknown, ctx: CallerContext): Promise<CallResult<OutputOf<P>>>;
+  /** @deprecated A result type given by the caller is a cast: list the path in InterfaceOutputs instead. Kept only until the last such callers are gone. */
+  call<T>(path: string, input: unknown, ctx: CallerContext): Promise<CallResult<T>>;
+  async call(path: string, input: unknown, ctx: CallerContext): Promise<CallResult> {
     const logger = ctx.logger ?? this.logger;
     const full: CallContext = { ...ctx, logger: ctx.correlationId !== undefined && ctx.logger === undefined ? logger.child({ correlationId: ctx.correlationId }) : logger };
     const def = this.defs.get(path);
@@ -132,7 +162,8 @@ export class InterfaceRegistry {
       if (!def) throw new GatewayError('NOT_FOUND', `no interface at ${path}`);
       if (def.permission !== null) this.policy.authorize(full.principal, def);
       const parsed = parseOrThrow(def.input, input ?? {});
-      const data = (await def.handler(parsed, full)) as O;
+      const data = await def.handler(parsed, full);
+      if (InterfaceRegistry.checkOutputs && def.output) checkOutput(path, def.output, data);
       return { ok: true, data };
     } catch (err) {
       const error = toGatewayError(err);
@@ -153,6 +184,15 @@ export class InterfaceRegistry {
       }
     }
   }
+}
+
+/** The context `call()` takes: a CallContext whose logger defaults to the registry's. */
+type CallerContext = Omit<CallContext, 'logger'> & { logger?: Logger };
+
+/** Notes an answer that does not match its output schema (only while `checkOutputs` is on). */
+function checkOutput(path: string, output: z.ZodType, data: unknown): void {
+  const checked = output.safeParse(data, { reportInput: true });
+  if (!checked.success) InterfaceRegistry.outputMismatches.push(`${path}: ${describeIssues(checked.error.issues, data).join('; ')}`);
 }
 
 // Helpers for GET interfaces, whose inputs arrive as query strings.

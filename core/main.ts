@@ -15,11 +15,13 @@
  *
  * `core/main.ts <command> [args]` runs one command of a role or plugin
  * instead (core/commands.ts: `npm run reset-admin-password`, `npm run
- * cloud-token`).
+ * cloud-token`, and the runtime's `npm run backup` and `npm run restore`,
+ * core/backup-cli.ts).
  */
 import { createLogger } from './logger.js';
+import { BACKUP_COMMANDS } from './backup-cli.js';
 import { runCommand } from './commands.js';
-import { ConfigError, selectRoles, type RoleSelection } from './config.js';
+import { ConfigError, configNotices, selectRoles, type RoleSelection } from './config.js';
 import { commandsOf, RoleStartError, startRoles, type RunningRoles } from './role.js';
 import { loadConfig, loadConfigForCli, ROLES } from './roles/index.js';
 import { StopOnSignals } from './process-signals.js';
@@ -31,7 +33,7 @@ const STOP_DEADLINE_MS = 15_000;
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const commandArgs = argv.slice(1);
-  const exitCode = await runCommand(commandsOf(ROLES), argv, {
+  const exitCode = await runCommand([...commandsOf(ROLES), ...BACKUP_COMMANDS], argv, {
     loadConfig: () => loadConfigForCli(commandArgs),
     env: process.env,
     stdout: process.stdout,
@@ -43,7 +45,7 @@ async function main(): Promise<void> {
   let selection: RoleSelection;
   try {
     loaded = loadConfig(argv);
-    selection = selectRoles(argv, loaded.config);
+    selection = selectRoles(argv, loaded.config, ROLES.map((r) => r.name));
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -53,6 +55,8 @@ async function main(): Promise<void> {
   }
   const { config, file } = loaded;
   const logger = createLogger(config.logLevel);
+  const notices = configNotices(config);
+  for (const notice of notices) logger.warn({ config: file }, notice);
 
   let running: RunningRoles;
   try {
@@ -64,7 +68,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  process.stdout.write(rolesBanner(running.banners));
+  process.stdout.write(rolesBanner(running.banners, notices));
 
   const stopping = new StopOnSignals({
     parts: running.stopParts,

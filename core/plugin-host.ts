@@ -33,8 +33,13 @@ export interface Plugin<Ctx> {
   dependsOn: readonly string[];
   /** Schema changes of the tables this plugin owns, recorded under its name; they run before any plugin registers. */
   migrations: readonly Migration[];
-  /** The part of the configuration this plugin reads (core/config-parts.ts), if any; given to register() as `settings`. */
-  config?: ConfigPart;
+  /**
+   * The part of the configuration this plugin reads (core/config-parts.ts),
+   * if any, or its parts when it reads fields of several sections; given to
+   * register() as `settings` (the fields of all its parts together, each
+   * name once).
+   */
+  config?: ConfigPart | readonly ConfigPart[];
   /** MCP tools this plugin contributes; registered in boot order before any plugin registers. */
   tools: readonly ToolDefinition[];
   /** Commands of this plugin, run as `core/main.ts <name>` instead of starting the roles (core/commands.ts). */
@@ -52,13 +57,15 @@ export type RegisterContext<Ctx, S extends z.ZodRawShape, Optional extends boole
  * readability. A plugin with a config part names its fields' type after the
  * context's, so register() sees its settings typed:
  * `definePlugin<GatewayContext, typeof NOTES_FIELDS>({ config: { section: 'notes', fields: NOTES_FIELDS }, … })`
- * (and `true` third for an optional section).
+ * (and `true` third for an optional section). A plugin reading fields of
+ * several sections gives a list of parts and the type of all their fields
+ * together (`typeof A_FIELDS & typeof B_FIELDS`).
  */
 export function definePlugin<Ctx, S extends z.ZodRawShape = Record<never, never>, Optional extends boolean = false>(plugin: {
   name: string;
   dependsOn?: readonly string[];
   migrations?: readonly Migration[];
-  config?: keyof S extends never ? ConfigPart : ConfigPart<S> & { optional?: Optional };
+  config?: keyof S extends never ? ConfigPart | readonly ConfigPart[] : (ConfigPart<S> & { optional?: Optional }) | readonly ConfigPart[];
   tools?: readonly ToolDefinition[];
   commands?: readonly Command[];
   register(ctx: RegisterContext<Ctx, S, Optional>): Promise<PluginHandle | void> | PluginHandle | void;
@@ -170,15 +177,27 @@ export class PluginHost<Ctx> {
     }
   }
 
-  /** `settings` and `configWrites` for a plugin with a config part; nothing for one without (the context's own fields stay). */
+  /** `settings` and `configWrites` for a plugin with config parts; nothing for one without (the context's own fields stay). */
   private partAccess(plugin: Plugin<Ctx>): Partial<PartAccess<unknown>> {
-    const part = plugin.config;
-    if (!part) return {};
+    const declared = plugin.config;
+    if (!declared) return {};
     const { config } = this.options;
-    return {
-      settings: readPart(config, part),
-      configWrites: (field) => config !== undefined && configWritesOf(config as Parameters<typeof configWritesOf>[0], `${part.section}.${field}`),
-    };
+    const writes = (path: string) => config !== undefined && configWritesOf(config as Parameters<typeof configWritesOf>[0], path);
+    if (!Array.isArray(declared)) {
+      const part = declared as ConfigPart;
+      return { settings: readPart(config, part), configWrites: (field) => writes(`${part.section}.${field}`) };
+    }
+    // Several parts: their fields together, each name once, and where each field is written.
+    const sectionOf = new Map<string, string>();
+    for (const part of declared as readonly ConfigPart[]) {
+      if (part.schema) throw new PluginError(`a list of config parts gives fields; section '${part.section}' is a whole schema`);
+      for (const field of Object.keys(part.fields ?? {})) {
+        if (sectionOf.has(field)) throw new PluginError(`config field '${field}' is in sections '${sectionOf.get(field)}' and '${part.section}'; give the fields of its parts different names`);
+        sectionOf.set(field, part.section);
+      }
+    }
+    const settings = Object.assign({}, ...(declared as readonly ConfigPart[]).map((part) => readPart(config, part) ?? {})) as unknown;
+    return { settings, configWrites: (field) => sectionOf.has(field) && writes(`${sectionOf.get(field)}.${field}`) };
   }
 
   /** Names of the started plugins, in boot order. */

@@ -8,9 +8,9 @@
  * sections (list order) and their stop parts (by `stopRank`).
  */
 import type { Logger } from 'pino';
-import type { GatewayConfig } from '../config/schema.js';
+import { rolesPart, RUNTIME_CONFIG, type GatewayConfig } from '../config/schema.js';
 import type { Command } from './commands.js';
-import type { ConfigPart, OwnedConfigPart } from './config-parts.js';
+import { RUNTIME_OWNER, type ConfigPart, type OwnedConfigPart } from './config-parts.js';
 import type { GatewayLink } from './gateway-link/types.js';
 import type { Plugin } from './plugin-host.js';
 import type { StopPart } from './process-signals.js';
@@ -69,26 +69,38 @@ export function defineRole(definition: RoleDefinition): RoleDefinition {
   return definition;
 }
 
-/**
- * Every configuration part of the roles, with its owner: each role's own,
- * then its plugins'. All roles compiled in count, not only those that run,
- * so a mistake in any section stops every start.
- */
-export function configPartsOf(roles: readonly RoleDefinition[]): OwnedConfigPart[] {
-  return roles.flatMap((role) => [
-    ...role.config.map((part): OwnedConfigPart => ({ owner: { kind: 'role', name: role.name }, part })),
-    ...role.plugins.flatMap((p): OwnedConfigPart[] => (p.config ? [{ owner: { kind: 'plugin', name: p.name }, part: p.config }] : [])),
-  ]);
+/** The parts a plugin declares: none, one, or a list (core/plugin-host.ts). */
+export function pluginParts(plugin: Plugin<never>): readonly ConfigPart[] {
+  const { config } = plugin;
+  return config === undefined ? [] : Array.isArray(config) ? config : [config as ConfigPart];
 }
 
 /**
- * Every command of the roles: each role's own, then its plugins'. A name
- * declared twice is a programming mistake and throws, naming both places.
+ * Every configuration part of a build, with its owner: the runtime's
+ * (config/schema.ts, with `roles` naming these roles), then each role's
+ * own and its plugins'. All roles compiled in count, not only those that
+ * run, so a mistake in any section stops every start.
  */
-export function commandsOf(roles: readonly RoleDefinition[]): Command[] {
+export function configPartsOf(roles: readonly RoleDefinition[]): OwnedConfigPart[] {
+  const runtime = [rolesPart(roles.map((r) => r.name), roles.filter((r) => r.startsByDefault).map((r) => r.name)), ...RUNTIME_CONFIG];
+  return [
+    ...runtime.map((part): OwnedConfigPart => ({ owner: RUNTIME_OWNER, part })),
+    ...roles.flatMap((role) => [
+      ...role.config.map((part): OwnedConfigPart => ({ owner: { kind: 'role', name: role.name }, part })),
+      ...role.plugins.flatMap((p) => pluginParts(p).map((part): OwnedConfigPart => ({ owner: { kind: 'plugin', name: p.name }, part }))),
+    ]),
+  ];
+}
+
+/**
+ * Every command of a build: the runtime's own (`runtime`, e.g. backup),
+ * then each role's and its plugins'. A name declared twice is a
+ * programming mistake and throws, naming both places.
+ */
+export function commandsOf(roles: readonly RoleDefinition[], runtime: readonly Command[] = []): Command[] {
   const found = new Map<string, { command: Command; where: string }>();
-  for (const role of roles) {
-    const declared = [...role.commands.map((command) => ({ command, where: `role '${role.name}'` })), ...role.plugins.flatMap((p) => p.commands.map((command) => ({ command, where: `plugin '${p.name}'` })))];
+  const byRole = roles.map((role) => [...role.commands.map((command) => ({ command, where: `role '${role.name}'` })), ...role.plugins.flatMap((p) => p.commands.map((command) => ({ command, where: `plugin '${p.name}'` })))]);
+  for (const declared of [runtime.map((command) => ({ command, where: 'the runtime' })), ...byRole]) {
     for (const entry of declared) {
       const before = found.get(entry.command.name);
       if (before) throw new Error(`command '${entry.command.name}' is declared by ${before.where} and ${entry.where}`);

@@ -46,6 +46,21 @@ import { RoleMetrics, serveMetrics } from './metrics.js';
 import { loadMetricsToken, type MetricsToken } from './metrics-token.js';
 import { installRateLimits, type RateLimitSettings, type RefuseRequest } from './rate-limit.js';
 import { refuseRateLimited } from './http-server.js';
+import { systemTimeZone } from './time.js';
+import type { GatewayConfig } from '../config/schema.js';
+
+/** Where every role of a process keeps its files and which zone its wall-clock computations use. */
+export interface RuntimeSettings {
+  /** The data directory, absolute. */
+  dataDir: string;
+  /** The configured IANA zone, or else the system's. */
+  timeZone: string;
+}
+
+/** The runtime's `dataDir` (resolved) and `timeZone` (the system's when empty) of a parsed config. */
+export function runtimeSettings(config: Pick<GatewayConfig, 'dataDir' | 'timeZone'>): RuntimeSettings {
+  return { dataDir: resolve(config.dataDir), timeZone: config.timeZone || systemTimeZone() };
+}
 
 export interface RoleRuntimeOptions {
   /** The role's name: `gateway`, `programs`, … */

@@ -22,7 +22,11 @@ export function announcementLines(announcements: readonly string[]): string[] {
   return [...announcements.map((line) => `  ${line}`), ...(announcements.length ? [''] : [])];
 }
 
-/** The banner of the roles this process runs, one section each in the order given, ending with a newline. */
-export function rolesBanner(sections: readonly (readonly string[])[]): string {
-  return ['', ...sections.flat(), '  Press Ctrl-C to stop.', ''].join('\n') + '\n';
+/**
+ * The banner of the roles this process runs, one section each in the order
+ * given, then the notices about the config file (an old spelling it still
+ * uses), ending with a newline.
+ */
+export function rolesBanner(sections: readonly (readonly string[])[], notices: readonly string[] = []): string {
+  return ['', ...sections.flat(), ...announcementLines(notices), '  Press Ctrl-C to stop.', ''].join('\n') + '\n';
 }

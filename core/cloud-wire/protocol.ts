@@ -25,6 +25,8 @@ import { isRecord } from '../json-value.js';
 import { isJsonStringLiteral } from './literal-check.js';
 
 export const DEFAULT_TOPIC_PREFIX = 'cncgw/v1';
+/** A gateway token is `cgw_<id>_<secret>`: the id names the gateway in topics and is its broker user name. */
+export const GATEWAY_TOKEN_PREFIX = 'cgw';
 /** Bytes of answer per message (and a header of under 200 bytes). */
 export const PART_BYTES = 64 * 1024;
 /** How long the cloud waits for an answer; IoT hubs use 30 s by default. */

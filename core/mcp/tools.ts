@@ -18,7 +18,7 @@
  */
 import type { z } from 'zod';
 import { GatewayError } from '../errors.js';
-import type { InterfaceRegistry, Principal } from '../interfaces.js';
+import type { InterfaceRegistry, OutputOf, Principal } from '../interfaces.js';
 import { toJsonSchema, type JsonSchema } from '../json-schema.js';
 
 /** A failure that ends the tool call as an MCP tool error with the standard message. */
@@ -41,28 +41,36 @@ export function sectionMessage(path: string, error: GatewayError): string {
   return error.errorName === 'FORBIDDEN' ? `Forbidden: ${text}` : text;
 }
 
+/**
+ * How a tool calls interfaces. Each answer has the path's type in
+ * InterfaceOutputs (core/interfaces.ts); a path without one answers `unknown`,
+ * which the tool checks before it reads into it.
+ */
 export interface ToolCaller {
   /** Calls one interface; a failure ends the tool with a tool error. */
-  call<T = unknown>(path: string, input?: Record<string, unknown>): Promise<T>;
+  call<P extends string>(path: P, input?: Record<string, unknown>): Promise<OutputOf<P>>;
+  /** @deprecated A result type given by the caller is a cast: list the path in InterfaceOutputs instead. Kept only until the last such callers are gone. */
+  call<T>(path: string, input?: Record<string, unknown>): Promise<T>;
   /** Calls one interface and returns its whole HTTP response body, for passthrough tools. */
-  body(path: string, input?: Record<string, unknown>): Promise<{ errorCode: 0; errorMsg: 'OK'; data: unknown }>;
+  body<P extends string>(path: P, input?: Record<string, unknown>): Promise<{ errorCode: 0; errorMsg: 'OK'; data: OutputOf<P> }>;
   /** Calls one interface as a section of a composite result. */
-  section<T = unknown>(path: string, input?: Record<string, unknown>): Promise<Section<T>>;
+  section<P extends string>(path: P, input?: Record<string, unknown>): Promise<Section<OutputOf<P>>>;
 }
 
 /** The caller a tool runs with: the interface registry, as `principal` from `sourceIp`, with the call's correlation id if it has one. */
 export function createToolCaller(ctx: { interfaces: InterfaceRegistry }, principal: Principal, sourceIp: string, correlationId?: string): ToolCaller {
-  const run = async <T>(path: string, input: Record<string, unknown> = {}): Promise<Section<T>> => {
-    const result = await ctx.interfaces.call<T>(path, input, { principal, sourceIp, ...(correlationId !== undefined ? { correlationId } : {}) });
+  const run = async <P extends string>(path: P, input: Record<string, unknown> = {}): Promise<Section<OutputOf<P>>> => {
+    const result = await ctx.interfaces.call(path, input, { principal, sourceIp, ...(correlationId !== undefined ? { correlationId } : {}) });
     if (result.ok) return { ok: true, data: result.data };
     return { ok: false, message: sectionMessage(path, result.error), error: result.error, path };
   };
+  const call = async (path: string, input?: Record<string, unknown>): Promise<unknown> => {
+    const r = await run(path, input);
+    if (!r.ok) throw new ToolFailure(path, r.error);
+    return r.data;
+  };
   return {
-    async call<T>(path: string, input?: Record<string, unknown>) {
-      const r = await run<T>(path, input);
-      if (!r.ok) throw new ToolFailure(path, r.error);
-      return r.data;
-    },
+    call: call as ToolCaller['call'],
     async body(path, input) {
       const r = await run(path, input);
       if (!r.ok) throw new ToolFailure(path, r.error);

@@ -11,9 +11,9 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { hoistDefinitions, toJsonSchema, type JsonSchema, type OpenApiInfo } from '../json-schema.js';
-import type { RestOperation, RestRegistry } from './operation.js';
+import type { AnyRestOperation, RestRegistry } from './operation.js';
 import { PROBLEM_TYPES } from './problem.js';
-import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE, problemStatuses, REST_PREFIX } from './serve.js';
+import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE, REST_PREFIX } from './serve.js';
 
 export const REST_OPENAPI_PATH = '/openapi/v1.json';
 export const REST_DOCS_PATH = '/api/docs';
@@ -26,7 +26,12 @@ export interface RestOpenApiDocument {
   servers: { url: string }[];
   tags: { name: string }[];
   paths: Record<string, Record<string, JsonSchema>>;
-  components: { schemas: Record<string, JsonSchema>; responses: Record<string, JsonSchema>; securitySchemes: Record<string, JsonSchema> };
+  components: {
+    schemas: Record<string, JsonSchema>;
+    responses: Record<string, JsonSchema>;
+    parameters: Record<string, JsonSchema>;
+    securitySchemes: Record<string, JsonSchema>;
+  };
 }
 
 const PROBLEM_SCHEMA: JsonSchema = {
@@ -68,6 +73,42 @@ function problemResponses(): Record<string, JsonSchema> {
   return out;
 }
 
+/**
+ * The headers the surface reads on every authenticated operation, declared
+ * once and referenced, so a generated client offers them: the operator a
+ * service token acts for, and the CSRF token a session sends with unsafe methods.
+ */
+const SURFACE_HEADERS: Record<string, JsonSchema> = {
+  OnBehalfOf: {
+    name: 'X-On-Behalf-Of',
+    in: 'header',
+    required: false,
+    description: 'The human operator a service token acts for; recorded in the audit and counted for separation of duties. '
+      + 'Required on high-risk operations (x-high-risk) for a token that requires an operator.',
+    schema: { type: 'string', minLength: 1, maxLength: 128 },
+  },
+  CsrfToken: {
+    name: 'X-CSRF-Token',
+    in: 'header',
+    required: false,
+    description: 'With the session cookie: the csrfToken from POST /api/v1/auth/login or GET /api/v1/auth/me. Not needed with a service token.',
+    schema: { type: 'string', maxLength: 256 },
+  },
+};
+
+/** The header parameters of an operation: the surface's for an authenticated one, then its own. */
+function headerParameters(op: AnyRestOperation): JsonSchema[] {
+  const out: JsonSchema[] = [];
+  if (op.permission !== null) {
+    out.push({ $ref: '#/components/parameters/OnBehalfOf' });
+    if (op.method !== 'GET') out.push({ $ref: '#/components/parameters/CsrfToken' });
+  }
+  for (const h of op.headers ?? []) {
+    out.push({ name: h.name, in: 'header', required: false, description: h.description, schema: { type: 'string', ...(h.maxLength ? { maxLength: h.maxLength } : {}) } });
+  }
+  return out;
+}
+
 function pathParameterNames(path: string): string[] {
   return [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1] as string);
 }
@@ -83,6 +124,7 @@ export function buildRestOpenApi(registry: RestRegistry, info: OpenApiInfo, pref
     components: {
       schemas: { Problem: PROBLEM_SCHEMA },
       responses: problemResponses(),
+      parameters: { ...SURFACE_HEADERS },
       securitySchemes: {
         [SESSION_SCHEME]: { type: 'apiKey', in: 'cookie', name: 'pvs_session', description: 'Set by POST /api/v1/auth/login (`__Host-pvs_session` over TLS). Unsafe methods also need the X-CSRF-Token header.' },
         [TOKEN_SCHEME]: { type: 'http', scheme: 'bearer', description: 'A service token `pvs_<id>_<secret>` from /api/v1/admin/service-tokens.' },
@@ -91,7 +133,7 @@ export function buildRestOpenApi(registry: RestRegistry, info: OpenApiInfo, pref
   };
   const tags = new Set<string>();
   for (const op of registry.list()) {
-    const convert = (schema: NonNullable<RestOperation['body']>, io: 'input' | 'output', owner: string): JsonSchema =>
+    const convert = (schema: NonNullable<AnyRestOperation['body']>, io: 'input' | 'output', owner: string): JsonSchema =>
       hoistDefinitions(toJsonSchema(schema, io), owner, doc.components.schemas);
     const parameters: JsonSchema[] = [];
     const params = op.params ? convert(op.params, 'input', `${op.operationId}.params`) : { properties: {} };
@@ -104,6 +146,7 @@ export function buildRestOpenApi(registry: RestRegistry, info: OpenApiInfo, pref
       const query = convert(op.query, 'input', `${op.operationId}.query`);
       for (const p of queryParametersOf(query)) parameters.push(p);
     }
+    parameters.push(...headerParameters(op));
     const responses: Record<string, JsonSchema> = {};
     for (const [status, spec] of Object.entries(op.responses)) {
       const contentType = spec.contentType ?? 'application/json';
@@ -180,4 +223,16 @@ export async function serveRestDocs(app: FastifyInstance, registry: RestRegistry
   });
   // Without a console plugin at `/`, a person opening the address lands on the API reference.
   if (!app.hasRoute({ method: 'GET', url: '/' })) app.get('/', (_request, reply) => reply.redirect(REST_DOCS_PATH, 302));
+}
+
+/** The statuses of the problems an operation can answer, for its documentation. */
+export function problemStatuses(op: AnyRestOperation): number[] {
+  const statuses = new Set<number>([400, 404, 409, 422, 503]);
+  if (op.permission !== null) {
+    statuses.add(401);
+    statuses.add(403);
+  }
+  if (op.body || op.method !== 'GET') statuses.add(413);
+  for (const extra of op.problems ?? []) statuses.add(extra);
+  return [...statuses].filter((s) => Object.values(PROBLEM_TYPES).some((t) => t.status === s)).sort((a, b) => a - b);
 }

@@ -12,6 +12,9 @@ import type { Logger } from 'pino';
 
 export type RestMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
+/** The header a service token names its human operator in (RestPrincipal.onBehalfOf). */
+export const OPERATOR_HEADER = 'x-on-behalf-of';
+
 /** The library scope of a caller: every library, or the listed library ids. */
 export type LibraryScope = '*' | readonly string[];
 
@@ -76,12 +79,15 @@ export interface RestCallContext {
   logger: Logger;
 }
 
-/** A handler's answer: the status (one of the operation's `responses`), a body and extra headers. */
+/** Extra response headers a handler sets (ETag, Location, Set-Cookie; content-type picks one of a status's content types); an undefined one is not sent. */
+export type RestHeaders = Record<string, string | string[] | undefined>;
+
+/** A handler's answer, untyped: the status (one of the operation's `responses`), a body and extra headers. */
 export interface RestResult {
   status: number;
   /** JSON-serialisable value, raw bytes (Buffer), or text chunks to stream (CSV export); omitted for 204. */
   body?: unknown;
-  headers?: Record<string, string | string[]>;
+  headers?: RestHeaders;
 }
 
 /** A success response of an operation, for the route and the OpenAPI document. */
@@ -97,11 +103,62 @@ export interface RestResponseSpec {
   headers?: Record<string, string>;
 }
 
-export interface RestOperation<
-  P extends z.ZodType = z.ZodType,
-  Q extends z.ZodType = z.ZodType,
-  B extends z.ZodType = z.ZodType,
-> {
+/**
+ * A request header an operation's handler reads (Idempotency-Key,
+ * If-None-Match), declared so the OpenAPI document offers it to generated
+ * clients. The headers every authenticated operation reads (X-On-Behalf-Of,
+ * X-CSRF-Token) are declared by the surface itself.
+ */
+export interface RestHeaderParameter {
+  /** As clients spell it: `Idempotency-Key`. Read in lower case from the request. */
+  name: string;
+  description: string;
+  /** Longest value the handler accepts, in characters. */
+  maxLength?: number;
+}
+
+/** Every success status of an operation with its response. */
+export type RestResponses = Readonly<Record<number, RestResponseSpec>>;
+
+/** Bytes or streamed text: the body of a response whose content type is not JSON. */
+export type RestRawBody = Buffer | AsyncIterable<string>;
+type FieldOf<T, K extends PropertyKey> = K extends keyof T ? T[K] : undefined;
+type JsonBodyOf<S> = S extends z.ZodType ? z.input<S> : never;
+/** The body one content type of a response carries: the schema's input for JSON (none without a schema), else raw. */
+type ContentBody<C, S> = [C] extends [undefined]
+  ? JsonBodyOf<S>
+  : C extends `application/json${string}` ? JsonBodyOf<S> : string extends C ? JsonBodyOf<S> | RestRawBody : RestRawBody;
+type AlsoBody<A> = A extends readonly (infer E)[] ? (E extends unknown ? ContentBody<FieldOf<E, 'contentType'>, FieldOf<E, 'schema'>> : never) : never;
+/** The body of one response: its main content type's, or one of `also`. */
+type SpecBody<Spec> = ContentBody<FieldOf<Spec, 'contentType'>, FieldOf<Spec, 'schema'>> | AlsoBody<FieldOf<Spec, 'also'>>;
+type ResultFor<S extends number, Spec> = S extends 204 | 304
+  ? { status: S; body?: undefined; headers?: RestHeaders }
+  : [SpecBody<Spec>] extends [never]
+    ? { status: S; body?: undefined; headers?: RestHeaders }
+    : { status: S; body: SpecBody<Spec>; headers?: RestHeaders };
+
+/**
+ * What a handler of an operation with `responses` R may answer: one of its
+ * statuses with that status's body, checked by the compiler. A JSON body is
+ * the schema's input (what the schema would accept); a response of another
+ * content type carries bytes or streamed text; 204, 304 and a response
+ * without a schema carry none. Untyped (RestResult) for an operation whose
+ * responses are not known.
+ */
+export type RestResultOf<R extends RestResponses> = number extends keyof R
+  ? RestResult
+  : { [S in keyof R & number]: ResultFor<S, R[S]> }[keyof R & number];
+
+/**
+ * The handler's declared result. The `status` member repeats the statuses as
+ * a type the compiler keeps literal while it infers R, so that a handler
+ * returning `{ status: 201, … }` is read as 201 (not number) and checked
+ * against that status's body.
+ */
+type HandlerResult<R extends RestResponses> = { status: R extends unknown ? Extract<keyof R, number> : never } & RestResultOf<R>;
+
+/** What an operation is, besides its inputs, results and handler. */
+interface RestOperationInfo {
   /** Unique, camelCase (`uploadVersion`); the OpenAPI operationId. */
   operationId: string;
   method: RestMethod;
@@ -114,49 +171,80 @@ export interface RestOperation<
   permission: string | null;
   /** A high-risk operation: refused (403 operator-required) for a token that requires an operator when X-On-Behalf-Of is absent. */
   highRisk?: boolean;
-  params?: P;
-  query?: Q;
-  body?: B;
+  /** Request headers the handler reads, for the document. */
+  headers?: readonly RestHeaderParameter[];
   /** Largest body read, in bytes; defaults to the surface's (64 KiB). */
   bodyLimit?: number;
   /** Problem statuses this operation answers beyond the surface's usual ones (e.g. 429 for login). */
   problems?: readonly number[];
-  /** Every success status with its schema; problem responses are added by the surface. */
-  responses: Readonly<Record<number, RestResponseSpec>>;
-  handler(input: { params: z.output<P>; query: z.output<Q>; body: z.output<B> }, ctx: RestCallContext): Promise<RestResult> | RestResult;
 }
 
-/** Declares an operation; the identity function exists for type inference. */
-export function defineOperation<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType>(
-  op: RestOperation<P, Q, B>,
-): RestOperation<P, Q, B> {
+/**
+ * An operation as it is declared: schemas of its path parameters (P), query
+ * (Q) and body (B), its success responses (R), and a handler that gets the
+ * parsed inputs and may only answer one of R's statuses with its body.
+ */
+export interface RestOperation<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+  R extends RestResponses = RestResponses,
+> extends RestOperationInfo {
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Every success status with its schema; problem responses are added by the surface. */
+  responses: R;
+  handler(input: { params: z.output<P>; query: z.output<Q>; body: z.output<B> }, ctx: RestCallContext): Promise<HandlerResult<R>> | HandlerResult<R>;
+}
+
+/**
+ * Any operation, its inputs' and results' types erased (they were checked
+ * where it was declared): what the registry keeps and serves, and the type
+ * of a list of operations of different shapes.
+ */
+export interface AnyRestOperation extends RestOperationInfo {
+  params?: z.ZodType;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  responses: RestResponses;
+  handler(input: { params: unknown; query: unknown; body: unknown }, ctx: RestCallContext): Promise<RestResult> | RestResult;
+}
+
+/** Declares an operation; the identity function exists for type inference (of its inputs and of the results its handler may give). */
+export function defineOperation<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+  const R extends RestResponses = RestResponses,
+>(op: RestOperation<P, Q, B, R>): NoInfer<RestOperation<P, Q, B, R>> {
   return op;
 }
 
-/** The operations of one surface; plugins add theirs, the surface serves them all. */
 /** A caller refused by the surface for its role or a missing operator (403), for the audit. */
 export interface RestRefusal {
   principal: RestPrincipal;
-  operation: RestOperation;
+  operation: AnyRestOperation;
   slug: 'forbidden' | 'operator-required';
   request: RestRequestInfo;
 }
 
+/** The operations of one surface; plugins add theirs, the surface serves them all. */
 export class RestRegistry {
-  private readonly ops = new Map<string, RestOperation>();
+  private readonly ops = new Map<string, AnyRestOperation>();
   private authenticator: RestAuthenticator = { authenticate: () => Promise.resolve(null) };
   private readonly refusalListeners: ((refusal: RestRefusal) => Promise<void> | void)[] = [];
 
-  define(op: RestOperation<z.ZodType, z.ZodType, z.ZodType>): void {
+  define(op: AnyRestOperation): void {
     const key = `${op.method} ${op.path}`;
     if (this.ops.has(key)) throw new Error(`operation ${key} is defined twice`);
     for (const other of this.ops.values()) {
       if (other.operationId === op.operationId) throw new Error(`operationId ${op.operationId} is used by ${other.method} ${other.path} and ${key}`);
     }
-    this.ops.set(key, op as unknown as RestOperation);
+    this.ops.set(key, op);
   }
 
-  list(): RestOperation[] {
+  list(): AnyRestOperation[] {
     return [...this.ops.values()];
   }
 

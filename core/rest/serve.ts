@@ -25,9 +25,9 @@ import { MAX_JSON_DEPTH } from '../json-depth.js';
 import { ILL_FORMED_ACCEPTED, ILL_FORMED_MESSAGE, illFormedField } from '../well-formed.js';
 import { GatewayError, quote } from '../errors.js';
 import { describeIssues, formatPath } from '../schema-errors.js';
-import type { RestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
+import type { AnyRestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
 import type { RefuseRequest } from '../rate-limit.js';
-import { ProblemError, PROBLEM_TYPES, type ProblemDocument, type ProblemFieldError, type ProblemTypeSlug } from './problem.js';
+import { ProblemError, type ProblemDocument, type ProblemFieldError, type ProblemTypeSlug } from './problem.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -201,7 +201,7 @@ export function serveRest(app: FastifyInstance, registry: RestRegistry, options:
 }
 
 /** Authenticates and authorises the caller; returns the refusal, or null to go on. */
-async function admit(registry: RestRegistry, op: RestOperation, request: FastifyRequest): Promise<ProblemError | null> {
+async function admit(registry: RestRegistry, op: AnyRestOperation, request: FastifyRequest): Promise<ProblemError | null> {
   let principal: RestPrincipal | null;
   try {
     principal = await registry.access.authenticate(requestInfo(request));
@@ -251,7 +251,7 @@ function inputProblem(err: unknown): ProblemError | undefined {
   return new ProblemError(slug, err.message, err.retryAfterSec !== undefined ? { retryAfterSec: err.retryAfterSec } : {});
 }
 
-async function handle(op: RestOperation, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+async function handle(op: AnyRestOperation, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const errors: ProblemFieldError[] = [];
   const count = { issues: 0 };
   const params = parseInput(op.params, request.params, 'path', errors, count);
@@ -281,7 +281,7 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<string> {
   return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 }
 
-function sendResult(op: RestOperation, request: FastifyRequest, reply: FastifyReply, result: RestResult): FastifyReply {
+function sendResult(op: AnyRestOperation, request: FastifyRequest, reply: FastifyReply, result: RestResult): FastifyReply {
   const spec = op.responses[result.status];
   if (!spec) {
     request.log.error({ operation: op.operationId, status: result.status }, UNSAFE_RESULT);
@@ -289,6 +289,7 @@ function sendResult(op: RestOperation, request: FastifyRequest, reply: FastifyRe
   }
   let chosenType: string | undefined;
   for (const [name, value] of Object.entries(result.headers ?? {})) {
+    if (value === undefined) continue;
     if (name.toLowerCase() === 'content-type') chosenType = String(value);
     else reply.header(name, value);
   }
@@ -298,16 +299,4 @@ function sendResult(op: RestOperation, request: FastifyRequest, reply: FastifyRe
   if (Buffer.isBuffer(result.body)) return reply.type(contentType).send(result.body);
   if (isAsyncIterable(result.body)) return reply.type(contentType).send(Readable.from(result.body));
   return reply.type(contentType === 'application/json' ? 'application/json; charset=utf-8' : contentType).send(contentType.startsWith('application/json') ? JSON.stringify(result.body) : result.body);
-}
-
-/** The statuses of the problems an operation can answer, for its documentation. */
-export function problemStatuses(op: RestOperation): number[] {
-  const statuses = new Set<number>([400, 404, 409, 422, 503]);
-  if (op.permission !== null) {
-    statuses.add(401);
-    statuses.add(403);
-  }
-  if (op.body || op.method !== 'GET') statuses.add(413);
-  for (const extra of op.problems ?? []) statuses.add(extra);
-  return [...statuses].filter((s) => Object.values(PROBLEM_TYPES).some((t) => t.status === s)).sort((a, b) => a - b);
 }

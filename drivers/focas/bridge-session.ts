@@ -6,6 +6,7 @@
  * never reused after it is closed or lost: connect() opens a new one.
  */
 import { GatewayError } from '../../core/errors.js';
+import { SerialQueue } from '../../core/semaphore.js';
 import type { ItemFamily } from '../../core/driver.js';
 import { BridgeTransport, type TransportTarget } from './bridge-transport.js';
 import {
@@ -34,7 +35,7 @@ const NOT_IDEMPOTENT: ReadonlySet<BridgeFunction> = new Set([
 export class BridgeSession {
   private closed = false;
   private probing = false;
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
 
   private constructor(
     private readonly transport: BridgeTransport,
@@ -99,17 +100,16 @@ export class BridgeSession {
    * hung bridge cannot pile up work.
    */
   run<T>(family: ItemFamily, job: (call: Caller) => Promise<T>): Promise<T> {
-    const queuedAt = Date.now();
-    const result = this.tail.then(() => {
+    return this.queue.run(async () => {
       this.ensureOpen();
-      const waited = Date.now() - queuedAt;
-      if (waited > this.settings.requestTimeoutMs) {
-        throw new GatewayError('DRIVER_TIMEOUT', `focas: ${family} read waited ${waited} ms for the busy handle on CNC '${this.cnc}' (driverOptions.requestTimeoutMs)`);
-      }
       return job(this.caller(this.handle, family));
+    }, {
+      maxWaitMs: this.settings.requestTimeoutMs,
+      // A session closed meanwhile says so first: reconnecting is what helps then.
+      onWaitedTooLong: (waited) => this.closed
+        ? this.closedError()
+        : new GatewayError('DRIVER_TIMEOUT', `focas: ${family} read waited ${waited} ms for the busy handle on CNC '${this.cnc}' (driverOptions.requestTimeoutMs)`),
     });
-    this.tail = result.catch(() => undefined);
-    return result;
   }
 
   /**
@@ -175,7 +175,11 @@ export class BridgeSession {
   }
 
   private ensureOpen(): void {
-    if (this.closed) throw new GatewayError('MACHINE_NOT_CONNECTED', `focas: the session with CNC '${this.cnc}' is closed; waiting for reconnect`);
+    if (this.closed) throw this.closedError();
+  }
+
+  private closedError(): GatewayError {
+    return new GatewayError('MACHINE_NOT_CONNECTED', `focas: the session with CNC '${this.cnc}' is closed; waiting for reconnect`);
   }
 }
 

@@ -5,7 +5,7 @@
  * call of the same name and copies the structure fields across.
  */
 import { SimulatedMachine } from '../simulator/model.js';
-import { simulatorOptionsSchema } from '../simulator/client.js';
+import { simulatorOptionsSchema } from '../simulator/options.js';
 import type { SimulatedMachineSpec } from '../protocol-simulator.js';
 import type { ExecutionState, OperatingMode } from '../../core/driver.js';
 import { ALARM_TYPE_PREFIX, AUT_MODE, RUN_TEXT, programNameInContent } from './mapping.js';

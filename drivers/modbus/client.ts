@@ -12,7 +12,7 @@ import { decodeRegisters, type DecodedValue } from './codec.js';
 import { ModbusConnection, type ReadResult } from './connection.js';
 import {
   alarmsFrom, countFrom, feedAndSpindleFrom, loadsFrom, positionsFrom, statusFrom, timeDataFrom, toolNumberFrom, type ReadValues,
-} from './family-values.js';
+} from './mapping.js';
 import type { ModbusOptions } from './options.js';
 import { planReads, type CoalesceLimits, type ReadRequest } from './read-plan.js';
 import { FAMILY_SECTIONS, sectionItems, type MappedFamily, type RegisterMap } from './register-map.js';

@@ -10,6 +10,7 @@
 import { createConnection, type Socket } from 'node:net';
 import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
 import { GatewayError } from '../../core/errors.js';
+import { SerialQueue } from '../../core/semaphore.js';
 import type { ModbusFunction } from './register-items.js';
 
 export interface ConnectionSettings {
@@ -41,7 +42,7 @@ export class ModbusConnection {
   private link: Link | undefined;
   /** Bumped by open() and close(), so an open that was overtaken gives its socket up. */
   private generation = 0;
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
   private inFlight: ((error: GatewayError) => void) | undefined;
 
   constructor(
@@ -81,9 +82,7 @@ export class ModbusConnection {
 
   /** Reads `count` registers or bits from `address`; queued behind any request in flight. */
   read(fn: ModbusFunction, address: number, count: number): Promise<ReadResult> {
-    const run = this.tail.then(() => this.send(fn, address, count));
-    this.tail = run.then(ignore, ignore);
-    return run;
+    return this.queue.run(() => this.send(fn, address, count));
   }
 
   /** Closes the link without telling onLost; safe to call twice. */

@@ -6,15 +6,13 @@
  * function.
  */
 import { z } from 'zod';
-import type { AlarmLevel, ExecutionState, ItemFamily, OperatingMode } from '../../core/driver.js';
+import { ACTIVE_ALARM_LEVELS, ALARM_LEVELS, type ExecutionState, type ItemFamily, type OperatingMode } from '../../core/driver.js';
 import { dotted } from './read-plan.js';
 import { itemSchema, type FieldKind, type MapItem, type RegisterItem } from './register-items.js';
 
 export const EXECUTION_STATES = ['RESET', 'STOPPED', 'HOLD', 'RUNNING', 'EMERGENCY'] as const satisfies readonly ExecutionState[];
 export const OPERATING_MODES = ['AUTO', 'MDI', 'MANUAL', 'JOG', 'HANDLE', 'EDIT', 'REF', 'REMOTE', 'UNKNOWN'] as const satisfies readonly OperatingMode[];
 export const PROGRAM_STATUSES = ['running', 'stopped', 'hold', 'none'] as const;
-export const ALARM_LEVELS = ['none', 'warning', 'alarm', 'emergency'] as const satisfies readonly AlarmLevel[];
-export const ACTIVE_ALARM_LEVELS = ['warning', 'alarm', 'emergency'] as const;
 export const AXIS_UNITS = ['mm', 'inch', 'deg'] as const;
 
 const NUMBER: FieldKind = { kind: 'number' };

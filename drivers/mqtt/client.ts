@@ -12,7 +12,7 @@ import {
   type ConnectionLost, type DriverClient, type DriverDeps, type DriverMachine, type FamilyValues, type ItemFamily, type ReadableFamily,
 } from '../../core/driver.js';
 import { GatewayError } from '../../core/errors.js';
-import { readFamily, supportedFamilies, type FamilyRead } from './families.js';
+import { readFamily, supportedFamilies, type FamilyRead } from './mapping.js';
 import type { MqttOptions } from './options.js';
 import { Presence } from './presence.js';
 import { BrokerSession, brokerUrl } from './session.js';

@@ -4,13 +4,12 @@
  * `position`, `load`). Each has a value kind, and `coerce` turns what a
  * payload carries (JSON value or plain text) into that kind, or says why not.
  */
-import type { AlarmLevel, ExecutionState, OperatingMode } from '../../core/driver.js';
+import { ACTIVE_ALARM_LEVELS, ALARM_LEVELS, type ExecutionState, type OperatingMode } from '../../core/driver.js';
 
 export const EXECUTION_STATES = ['RUNNING', 'HOLD', 'STOPPED', 'RESET', 'EMERGENCY'] as const satisfies readonly ExecutionState[];
 export const OPERATING_MODES = [
   'AUTO', 'MDI', 'MANUAL', 'JOG', 'HANDLE', 'EDIT', 'REF', 'REMOTE', 'UNKNOWN',
 ] as const satisfies readonly OperatingMode[];
-export const ALARM_LEVELS = ['none', 'warning', 'alarm', 'emergency'] as const satisfies readonly AlarmLevel[];
 export const PROGRAM_STATUSES = ['running', 'stopped', 'hold', 'none'] as const;
 
 /** What kind of value an item holds. `time` is unix ms, from a number of ms or an ISO 8601 text. */
@@ -66,7 +65,7 @@ export const LIST_ITEMS = {
   alarm: {
     code: { kind: text, optional: false },
     message: { kind: text, optional: false },
-    level: { kind: oneOf(['warning', 'alarm', 'emergency']), optional: false },
+    level: { kind: oneOf(ACTIVE_ALARM_LEVELS), optional: false },
     since: { kind: time, optional: true },
   },
   position: {

@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import type { MqttClient } from 'mqtt';
 import type { SimulatedMachineSpec } from '../protocol-simulator.js';
-import { simulatorOptionsSchema } from '../simulator/client.js';
+import { simulatorOptionsSchema } from '../simulator/options.js';
 import { SimulatedMachine } from '../simulator/model.js';
 import { EMERGENCY_STOP_WORDS, EXECUTION_WORDS, MODE_WORDS, SEVERITY_WORDS, SIMULATOR_TOPICS } from './default-mapping.js';
 import { resolveTopic } from './topics.js';

@@ -5,7 +5,7 @@
  * A gateway machine with `driver: 'mqtt'` and empty driverOptions reads it.
  */
 import type { ProtocolSimulatorOptions, RunningSimulator, SimulatedMachineSpec, StartSimulator } from '../protocol-simulator.js';
-import { InProcessBroker } from './broker.js';
+import { InProcessBroker } from '../../core/mqtt/broker.js';
 import { SIMULATOR_TOPICS } from './default-mapping.js';
 import { startMqttPublisher, type RunningPublisher } from './publisher.js';
 

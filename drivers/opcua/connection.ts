@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { ClientSession, DataValue, OPCUAClient } from 'node-opcua';
 import { GatewayError } from '../../core/errors.js';
+import { SerialQueue } from '../../core/semaphore.js';
 import { withTimeout } from '../../core/timeout.js';
 import type { OpcuaOptions } from './options.js';
 
@@ -40,7 +41,7 @@ export function redact(text: string, secret: string | undefined): string {
 /** An open client + session. `dead` turns true once, on loss or teardown. */
 export class OpcuaLink {
   dead = false;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly queue = new SerialQueue();
   private readonly lostListeners: Array<(reason: string) => void> = [];
 
   private constructor(
@@ -104,18 +105,24 @@ export class OpcuaLink {
     this.lostListeners.push(listener);
   }
 
-  /** Runs one service call through the queue, bounded by the request timeout. */
+  /**
+   * Runs one service call through the queue. The caller's answer is bounded by
+   * the request timeout from the moment it asked, waiting included; a call
+   * that waited that long for its turn is not sent (its caller has its
+   * DRIVER_TIMEOUT already), and one that was sent keeps the session until
+   * node-opcua's transaction timeout (at least 5 s) ends it, so calls never
+   * overlap.
+   */
   request<T>(what: string, call: (session: ClientSession) => Promise<T>): Promise<T> {
     if (this.dead) return Promise.reject(new GatewayError('MACHINE_NOT_CONNECTED', 'opcua: not connected'));
-    const run = this.queue.then(() => {
+    const { requestTimeoutMs } = this.target.options;
+    const run = this.queue.run(async () => {
       if (this.dead) throw new GatewayError('MACHINE_NOT_CONNECTED', 'opcua: not connected');
       return call(this.session);
-    });
-    const timed = withTimeout(run, this.target.options.requestTimeoutMs, `opcua ${what}`, 'driverOptions.requestTimeoutMs').catch((error: unknown) => {
+    }, { maxWaitMs: requestTimeoutMs });
+    return withTimeout(run, requestTimeoutMs, `opcua ${what}`, 'driverOptions.requestTimeoutMs').catch((error: unknown) => {
       throw this.requestError(what, error);
     });
-    this.queue = timed.catch(() => undefined);
-    return timed;
   }
 
   /** Reads the Value attribute of `nodeIds` in one Read request. */

@@ -2,8 +2,9 @@
  * From OPC 40501 (OPC UA for Machine Tools) values to the gateway's item
  * families. Pure functions: the table in docs/drivers/opcua.md is this file.
  */
-import type {
-  ActiveAlarm, AlarmLevel, CncStatus, ExecutionState, OperatingMode, ToolLifeRecord,
+import {
+  worstAlarmLevel,
+  type ActiveAlarm, type AlarmLevel, type CncStatus, type ExecutionState, type OperatingMode, type ToolLifeRecord,
 } from '../../core/driver.js';
 
 export const MACHINE_TOOL_NS = 'http://opcfoundation.org/UA/MachineTool/';
@@ -59,11 +60,6 @@ export function toAlarms(conditions: readonly ConditionReading[], bounds: Severi
     .map((c) => ({ code: c.code, message: c.message, level: levelOfSeverity(c.severity, bounds), since: c.time ?? now }));
 }
 
-export function worstLevel(alarms: readonly ActiveAlarm[]): AlarmLevel {
-  const order: AlarmLevel[] = ['none', 'warning', 'alarm', 'emergency'];
-  return alarms.reduce<AlarmLevel>((worst, a) => (order.indexOf(a.level) > order.indexOf(worst) ? a.level : worst), 'none');
-}
-
 /** The status values read from the machine; everything but the channel state is optional in the model. */
 export interface StatusReading {
   channelState: number;
@@ -81,7 +77,7 @@ export function channelStateText(value: number): string {
 }
 
 export function toCncStatus(r: StatusReading): CncStatus {
-  const alarmLevel = worstLevel(r.alarms);
+  const alarmLevel = worstAlarmLevel(r.alarms);
   const emergency = alarmLevel === 'emergency';
   const state = CHANNEL_STATES[r.channelState];
   let adjustedStatus: ExecutionState;

@@ -7,9 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OPCUAServer } from 'node-opcua';
 import type { ProtocolSimulatorOptions, RunningSimulator, SimulatedMachineSpec, StartSimulator } from '../protocol-simulator.js';
-import { simulatorOptionsSchema } from '../simulator/client.js';
+import { simulatorOptionsSchema } from '../simulator/options.js';
 import { SimulatedMachine } from '../simulator/model.js';
-import { loadOpcua } from './connection.js';
+import { loadOpcua, type OpcuaModule } from './connection.js';
 import { CHANNEL_MODES, CHANNEL_STATES, DI_NS, MACHINERY_NS, MACHINE_TOOL_NS } from './mapping.js';
 import { SECURITY_MODES, type SecurityModeName } from './options.js';
 import { SIMULATOR_NS, VENDOR_NODES, buildMachineSpace, type Pinnable } from './simulator-space.js';
@@ -41,16 +41,12 @@ export interface RunningOpcuaSimulator extends RunningSimulator {
 
 export const startOpcuaSimulator: StartSimulator = (options) => startOpcuaServer(options);
 
-/** Starts the server; resolves once it listens. */
-export async function startOpcuaServer(options: OpcuaSimulatorOptions): Promise<RunningOpcuaSimulator> {
-  const opcua = await loadOpcua();
-  const host = options.host ?? '127.0.0.1';
-  const now = options.now ?? Date.now;
+/** The server, with the security modes, policies and logins the options ask for. */
+function createServer(opcua: OpcuaModule, options: OpcuaSimulatorOptions, host: string, modes: readonly SecurityModeName[]): OPCUAServer {
   const pkiDir = options.pkiDir ?? join(tmpdir(), 'cnc-gateway-opcua-simulator-pki');
-  const modes = options.securityModes ?? SECURITY_MODES;
   const secure = modes.some((m) => m !== 'None');
   const users = options.users ?? [];
-  const server: OPCUAServer = new opcua.OPCUAServer({
+  return new opcua.OPCUAServer({
     port: options.port ?? 0,
     host,
     hostname: host,
@@ -68,7 +64,18 @@ export async function startOpcuaServer(options: OpcuaSimulatorOptions): Promise<
     serverCapabilities: { maxSessions: 100 },
     buildInfo: { productName: 'CNC gateway OPC UA simulator', manufacturerName: 'cnc-machine-gateway' },
   });
-  await server.initialize();
+}
+
+interface ServedMachine {
+  spec: SimulatedMachineSpec;
+  model: SimulatedMachine;
+  space: ReturnType<typeof buildMachineSpace>;
+  pins: Map<Pinnable, number | 'bad'>;
+}
+
+/** Registers the namespaces and adds every machine under Objects/Machines. */
+function addMachines(opcua: OpcuaModule, server: OPCUAServer, options: OpcuaSimulatorOptions): ServedMachine[] {
+  const now = options.now ?? Date.now;
   const addressSpace = server.engine.addressSpace;
   if (!addressSpace) throw new Error('OPC UA simulator: no address space after initialize');
   const di = addressSpace.registerNamespace(DI_NS);
@@ -83,12 +90,23 @@ export async function startOpcuaServer(options: OpcuaSimulatorOptions): Promise<
     organizedBy: addressSpace.rootFolder.objects,
     typeDefinition: 'FolderType',
   });
-  const machines = options.machines.map((spec) => {
+  return options.machines.map((spec) => {
     const parsed = simulatorOptionsSchema.parse({ seed: spec.seed, machineType: spec.machineType, system: spec.system, timeScale: spec.timeScale ?? 1 });
     const model = new SimulatedMachine({ ...parsed, seed: spec.seed }, now);
     const space = buildMachineSpace(opcua, { sim, mt, machinery, di, channelStateType, channelModeType }, machinesFolder, spec.machineID, model);
     return { spec, model, space, pins: new Map<Pinnable, number | 'bad'>() };
   });
+}
+
+/** Starts the server; resolves once it listens. */
+export async function startOpcuaServer(options: OpcuaSimulatorOptions): Promise<RunningOpcuaSimulator> {
+  const opcua = await loadOpcua();
+  const host = options.host ?? '127.0.0.1';
+  const modes = options.securityModes ?? SECURITY_MODES;
+  const users = options.users ?? [];
+  const server = createServer(opcua, options, host, modes);
+  await server.initialize();
+  const machines = addMachines(opcua, server, options);
   const served = (machineID: string) => {
     const m = machines.find((x) => x.spec.machineID === machineID);
     if (!m) throw new Error(`OPC UA simulator: no machine '${machineID}'`);

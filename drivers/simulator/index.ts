@@ -3,10 +3,12 @@
  * fleet, tests and benchmarks. See docs/drivers/simulator.md.
  */
 import type { DriverFactory } from '../../core/driver.js';
-import { SimulatorClient, simulatorOptionsSchema, type SimulatorOptions } from './client.js';
+import { SimulatorClient } from './client.js';
+import { simulatorOptionsSchema, type SimulatorOptions } from './options.js';
 
-export { SimulatorClient, simulatorOptionsSchema } from './client.js';
-export type { SimulatorOptions, SimulatorOptionsInput } from './client.js';
+export { SimulatorClient } from './client.js';
+export { simulatorOptionsSchema } from './options.js';
+export type { SimulatorOptions, SimulatorOptionsInput } from './options.js';
 export type { MachinePhase } from './model.js';
 
 /** A stable 32-bit FNV-1a hash, so every machine of a fleet gets its own reproducible seed. */

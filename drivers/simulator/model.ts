@@ -9,10 +9,8 @@ import type {
   PartCount, ProgramFileEntry, ReadOptions, TimeData, ToolLifeRecord, ToolNumber,
 } from '../../core/driver.js';
 import { programText } from '../../core/program-bytes.js';
-import {
-  EXEC_STATE, Prng, makeAxes, makePrograms, makeTools, vendorFor,
-  type AxisSpec, type ExecKind, type ProgramSpec, type ToolSpec, type VendorSpec,
-} from './catalog.js';
+import { Prng, makeAxes, makePrograms, makeTools, type AxisSpec, type ProgramSpec, type ToolSpec } from './catalog.js';
+import { EXEC_STATE, vendorFor, type ExecKind, type VendorSpec } from './catalog-vendors.js';
 import { Schedule, deriveSeed, toolIndexAt, type MachinePhase, type MachineSpec, type ScheduleState, type Segment } from './schedule.js';
 
 export type { MachinePhase, MachineSpec } from './schedule.js';

@@ -5,7 +5,8 @@
  * replays it from the seed, so the state at time t depends only on (spec, t).
  */
 import type { OperatingMode } from '../../core/driver.js';
-import { Prng, type AlarmSpec, type MachineType, type ProgramSpec, type ToolSpec, type VendorSpec } from './catalog.js';
+import { Prng, type MachineType, type ProgramSpec, type ToolSpec } from './catalog.js';
+import type { AlarmSpec, VendorSpec } from './catalog-vendors.js';
 
 /** The options that shape the machine itself (connection behaviour lives in the client). */
 export interface MachineSpec {

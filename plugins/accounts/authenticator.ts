@@ -8,7 +8,7 @@
  */
 import { parseBearerToken, secretMatches } from '../../core/auth/bearer-tokens.js';
 import type { RefusalAudit } from './refusal-audit.js';
-import type { RestAuthenticator, RestPrincipal, RestRequestInfo } from '../../core/rest/operation.js';
+import { OPERATOR_HEADER, type RestAuthenticator, type RestPrincipal, type RestRequestInfo } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import { ROLE_PERMISSIONS, type RoleName } from './roles.js';
 import {
@@ -17,7 +17,6 @@ import {
 import type { AccountStore, UserRecord } from './store.js';
 
 export const TOKEN_PREFIX = 'pvs';
-export const OPERATOR_HEADER = 'x-on-behalf-of';
 const OPERATOR_PATTERN = /^[\p{L}\p{N}][\p{L}\p{N} ._@'-]{0,127}$/u;
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 

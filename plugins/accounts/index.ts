@@ -13,8 +13,10 @@ import { AccountsAuthenticator } from './authenticator.js';
 import { RefusalAudit } from './refusal-audit.js';
 import { accountOperations } from './operations.js';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../core/auth/sessions.js';
-import { AccountStore, MIGRATIONS, newId } from './store.js';
+import { newId } from '../../core/rest/ids.js';
+import { AccountStore, MIGRATIONS } from './store.js';
 import { accountGrants } from './within.js';
+import { auditActor, SYSTEM_ACTOR } from '../../core/rest/principal.js';
 
 export const ADMIN_PASSWORD_ENV = 'PROGRAMS_ADMIN_PASSWORD';
 /** Expired sessions are deleted this often. */
@@ -37,7 +39,7 @@ export function createAccountsPlugin(options: { passwordCost?: ScryptCost } = {}
         const user = { id: newId('usr'), username: 'admin', passwordHash: await hashPassword(password, passwordCost), role: 'admin' as const, scopes: { libraries: '*' as const, machineGroups: '*' as const }, disabled: false, createdAt: now, updatedAt: now };
         await ctx.db.write(async (tx) => {
           await store.insertUser(tx, user);
-          await ctx.audit.append(tx, { principalName: 'system', authMethod: 'internal', category: 'admin', action: 'user.create', entityType: 'user', entityId: user.id, details: { username: 'admin', role: 'admin', firstStart: true } });
+          await ctx.audit.append(tx, { ...SYSTEM_ACTOR, category: 'admin', action: 'user.create', entityType: 'user', entityId: user.id, details: { username: 'admin', role: 'admin', firstStart: true } });
         }, { transaction: true });
         ctx.logger.info({ username: 'admin' }, 'first administrator created');
         ctx.announcements.push(
@@ -53,7 +55,7 @@ export function createAccountsPlugin(options: { passwordCost?: ScryptCost } = {}
       // A caller refused for its role or a missing operator: audited, once a minute per caller and operation.
       ctx.rest.onRefusal(({ principal, operation, slug, request }) =>
         refusals.record(`refused:${principal.id}:${operation.operationId}`, {
-          principalName: principal.name, onBehalfOf: principal.onBehalfOf, authMethod: principal.authMethod, category: 'auth',
+          ...auditActor(principal), category: 'auth',
           action: slug === 'operator-required' ? 'operator.missing' : 'access.refused', entityType: principal.kind, entityId: principal.id,
           details: { operation: `${operation.method} ${operation.path}`, permission: operation.permission, sourceIp: request.sourceIp.slice(0, 64) },
         }),

@@ -1,18 +1,21 @@
 /**
  * The account operations of /api/v1: login, logout, change-password, me,
- * and (admin-operations.ts) the administration of users and service tokens.
+ * and (operations/users.ts, operations/service-tokens.ts) the administration of users and service tokens.
  * Every change writes its audit record in the same transaction.
  */
 import { z } from 'zod';
 import { hashPassword, needsRehash, verifyPassword, type ScryptCost } from '../../core/auth/passwords.js';
 import type { LoginThrottle } from '../../core/auth/login-throttle.js';
-import { defineOperation, type RestOperation } from '../../core/rest/operation.js';
+import { defineOperation, type AnyRestOperation } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { newSession, parseCookieValue, readCookie, cookieName, SESSION_ABSOLUTE_MS, setCookieHeader, csrfTokenFor } from '../../core/auth/sessions.js';
-import { adminOperations } from './admin-operations.js';
+import type { AccountOperation } from './operations/callers.js';
+import { SERVICE_TOKEN_OPERATIONS } from './operations/service-tokens.js';
+import { USER_OPERATIONS } from './operations/users.js';
 import type { AccountStore } from './store.js';
-import { auditBy, MAX_PASSWORD_LENGTH, meView, passwordSchema, principalOf, scopesSchema, userOut, userView } from './views.js';
+import { auditActor, principalOf } from '../../core/rest/principal.js';
+import { MAX_PASSWORD_LENGTH, meView, passwordSchema, scopesSchema, userOut, userView } from './views.js';
 
 export interface AccountsDeps {
   ctx: ProgramsContext;
@@ -23,10 +26,11 @@ export interface AccountsDeps {
   dummyHash: string;
 }
 
-export function accountOperations(deps: AccountsDeps): RestOperation[] {
-  const { ctx, store, throttle } = deps;
-  const ops = [
-    defineOperation({
+/** Signing in and out, the password, and who the caller is. */
+const SESSION_OPERATIONS: readonly AccountOperation[] = [
+  (deps) => {
+    const { ctx, store, throttle } = deps;
+    return defineOperation({
       operationId: 'login', method: 'POST', path: '/auth/login', summary: 'Sign in: sets the session cookie', tags: ['auth'], permission: null, problems: [401, 429],
       body: z.object({ username: z.string().min(1).max(128), password: z.string().min(1).max(MAX_PASSWORD_LENGTH) }).strict(),
       responses: {
@@ -71,58 +75,61 @@ export function accountOperations(deps: AccountsDeps): RestOperation[] {
           headers: { 'set-cookie': setCookieHeader(ctx.secure || request.secure, session.cookieValue) },
         };
       },
-    }),
-    defineOperation({
-      operationId: 'logout', method: 'POST', path: '/auth/logout', summary: 'Sign out: ends this session', tags: ['auth'], permission: 'account.self',
-      responses: { 204: { description: 'Signed out; the cookie is cleared.' } },
-      handler: async (_input, { principal, request }) => {
-        const p = principalOf(principal);
-        await ctx.db.write(async (tx) => {
-          if (p.sessionId) await store.deleteSession(tx, p.sessionId);
-          await ctx.audit.append(tx, { ...auditBy(p), category: 'auth', action: 'logout', entityType: p.kind === 'user' ? 'user' : 'serviceToken', entityId: p.id });
-        }, { transaction: true });
-        return { status: 204, headers: { 'set-cookie': setCookieHeader(ctx.secure || request.secure, null) } };
-      },
-    }),
-    defineOperation({
-      operationId: 'changePassword', method: 'POST', path: '/auth/change-password', summary: 'Change your password; your other sessions end', tags: ['auth'], permission: 'account.self',
-      body: z.object({ currentPassword: z.string().min(1).max(MAX_PASSWORD_LENGTH), newPassword: passwordSchema }).strict(),
-      responses: { 204: { description: 'Changed; every other session of this user has ended.' } },
-      handler: async ({ body }, { principal }) => {
-        const p = principalOf(principal);
-        if (p.kind !== 'user') throw new ProblemError('unacceptable', 'a service token has no password; sign in as a user');
-        const user = await store.userById(p.id);
-        if (!user || !(await verifyPassword(body.currentPassword, user.passwordHash))) {
-          throw new ProblemError('unacceptable', 'the current password is wrong', { errors: [{ field: 'body.currentPassword', message: 'does not match' }] });
-        }
-        if (body.newPassword === body.currentPassword) {
-          throw new ProblemError('unacceptable', 'the new password must differ from the current one', { errors: [{ field: 'body.newPassword', message: 'same as the current password' }] });
-        }
-        const hash = await hashPassword(body.newPassword, deps.passwordCost);
-        const now = ctx.now();
-        await ctx.db.write(async (tx) => {
-          await store.setPasswordHash(tx, user.id, hash, now);
-          const ended = await store.deleteSessionsOf(tx, user.id, p.sessionId ?? null);
-          await ctx.audit.append(tx, { ...auditBy(p), category: 'auth', action: 'password.change', entityType: 'user', entityId: user.id, details: { otherSessionsEnded: ended } });
-        }, { transaction: true });
-        return { status: 204 };
-      },
-    }),
-    defineOperation({
-      operationId: 'me', method: 'GET', path: '/auth/me', summary: 'Who you are: user or token, role, scopes, permissions, how you authenticated', tags: ['auth'], permission: 'account.self',
-      responses: { 200: { description: 'The caller.', schema: meView } },
-      handler: (_input, { principal, request }) => {
-        const p = principalOf(principal);
-        const parsed = p.sessionId ? parseCookieValue(readCookie(request.headers.cookie, cookieName(ctx.secure || request.secure)) ?? '') : null;
-        return {
-          status: 200,
-          body: {
-            kind: p.kind, id: p.id, name: p.name, role: p.role, scopes: p.scopes as z.infer<typeof scopesSchema>, permissions: [...p.permissions].sort(),
-            authMethod: p.authMethod, onBehalfOf: p.onBehalfOf, ...(parsed ? { csrfToken: csrfTokenFor(parsed.secret) } : {}),
-          },
-        };
-      },
-    }),
-  ];
-  return [...(ops as unknown as RestOperation[]), ...adminOperations(deps)];
+    });
+  },
+  ({ ctx, store }) => defineOperation({
+    operationId: 'logout', method: 'POST', path: '/auth/logout', summary: 'Sign out: ends this session', tags: ['auth'], permission: 'account.self',
+    responses: { 204: { description: 'Signed out; the cookie is cleared.' } },
+    handler: async (_input, { principal, request }) => {
+      const p = principalOf(principal);
+      await ctx.db.write(async (tx) => {
+        if (p.sessionId) await store.deleteSession(tx, p.sessionId);
+        await ctx.audit.append(tx, { ...auditActor(p), category: 'auth', action: 'logout', entityType: p.kind === 'user' ? 'user' : 'serviceToken', entityId: p.id });
+      }, { transaction: true });
+      return { status: 204, headers: { 'set-cookie': setCookieHeader(ctx.secure || request.secure, null) } };
+    },
+  }),
+  ({ ctx, store, passwordCost }) => defineOperation({
+    operationId: 'changePassword', method: 'POST', path: '/auth/change-password', summary: 'Change your password; your other sessions end', tags: ['auth'], permission: 'account.self',
+    body: z.object({ currentPassword: z.string().min(1).max(MAX_PASSWORD_LENGTH), newPassword: passwordSchema }).strict(),
+    responses: { 204: { description: 'Changed; every other session of this user has ended.' } },
+    handler: async ({ body }, { principal }) => {
+      const p = principalOf(principal);
+      if (p.kind !== 'user') throw new ProblemError('unacceptable', 'a service token has no password; sign in as a user');
+      const user = await store.userById(p.id);
+      if (!user || !(await verifyPassword(body.currentPassword, user.passwordHash))) {
+        throw new ProblemError('unacceptable', 'the current password is wrong', { errors: [{ field: 'body.currentPassword', message: 'does not match' }] });
+      }
+      if (body.newPassword === body.currentPassword) {
+        throw new ProblemError('unacceptable', 'the new password must differ from the current one', { errors: [{ field: 'body.newPassword', message: 'same as the current password' }] });
+      }
+      const hash = await hashPassword(body.newPassword, passwordCost);
+      const now = ctx.now();
+      await ctx.db.write(async (tx) => {
+        await store.setPasswordHash(tx, user.id, hash, now);
+        const ended = await store.deleteSessionsOf(tx, user.id, p.sessionId ?? null);
+        await ctx.audit.append(tx, { ...auditActor(p), category: 'auth', action: 'password.change', entityType: 'user', entityId: user.id, details: { otherSessionsEnded: ended } });
+      }, { transaction: true });
+      return { status: 204 };
+    },
+  }),
+  ({ ctx }) => defineOperation({
+    operationId: 'me', method: 'GET', path: '/auth/me', summary: 'Who you are: user or token, role, scopes, permissions, how you authenticated', tags: ['auth'], permission: 'account.self',
+    responses: { 200: { description: 'The caller.', schema: meView } },
+    handler: (_input, { principal, request }) => {
+      const p = principalOf(principal);
+      const parsed = p.sessionId ? parseCookieValue(readCookie(request.headers.cookie, cookieName(ctx.secure || request.secure)) ?? '') : null;
+      return {
+        status: 200,
+        body: {
+          kind: p.kind, id: p.id, name: p.name, role: p.role, scopes: p.scopes as z.infer<typeof scopesSchema>, permissions: [...p.permissions].sort(),
+          authMethod: p.authMethod, onBehalfOf: p.onBehalfOf, ...(parsed ? { csrfToken: csrfTokenFor(parsed.secret) } : {}),
+        },
+      };
+    },
+  }),
+];
+
+export function accountOperations(deps: AccountsDeps): AnyRestOperation[] {
+  return [...SESSION_OPERATIONS, ...USER_OPERATIONS, ...SERVICE_TOKEN_OPERATIONS].map((make) => make(deps));
 }

@@ -4,7 +4,7 @@
  * the SHA-256 of its secret, a service token the SHA-256 of its secret part
  * (core/auth/bearer-tokens.ts), a user the scrypt hash of the password.
  */
-import { randomBytes } from 'node:crypto';
+import { numOrNull, strOrNull } from '../../core/store/row-values.js';
 import type { Migration } from '../../core/store/migrations.js';
 import type { Database, WriteTx } from '../../core/store/database.js';
 import type { LibraryScope } from '../../core/rest/operation.js';
@@ -102,10 +102,6 @@ export interface TokenRecord {
 
 type Row = Record<string, unknown>;
 
-/** `usr_` + 16 lowercase hex digits. */
-export function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(8).toString('hex')}`;
-}
 
 /** Stored scopes; a record from before machine-group scopes covers every group. */
 const scopesOf = (text: unknown) => parseScopes(String(text));
@@ -118,11 +114,10 @@ function userOf(row: Row): UserRecord {
 }
 
 function tokenOf(row: Row): TokenRecord {
-  const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
   return {
     id: String(row.id), name: String(row.name), secretHash: String(row.secret_hash), role: row.role as RoleName, scopes: scopesOf(row.scopes),
-    requiresOperator: Number(row.requires_operator) === 1, expiresAt: num(row.expires_at), lastUsedAt: num(row.last_used_at),
-    revokedAt: num(row.revoked_at), createdBy: String(row.created_by), ownerUserId: row.owner_user_id === null || row.owner_user_id === undefined ? null : String(row.owner_user_id),
+    requiresOperator: Number(row.requires_operator) === 1, expiresAt: numOrNull(row.expires_at), lastUsedAt: numOrNull(row.last_used_at),
+    revokedAt: numOrNull(row.revoked_at), createdBy: String(row.created_by), ownerUserId: strOrNull(row.owner_user_id),
     createdAt: Number(row.created_at),
   };
 }

@@ -4,16 +4,14 @@
  */
 import { z } from 'zod';
 import { MIN_PASSWORD_LENGTH } from '../../core/auth/passwords.js';
-import type { RestPrincipal } from '../../core/rest/operation.js';
-import { ProblemError } from '../../core/rest/problem.js';
+import { iso, isoOrNull } from '../../core/rest/fields.js';
+import { idOf } from '../../core/rest/ids.js';
 import { ROLE_NAMES } from './roles.js';
 import type { TokenRecord, UserRecord } from './store.js';
 
 export const MAX_PASSWORD_LENGTH = 1024;
-export const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-
-export const idSchema = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-f]{12,16}$`), `an id such as ${prefix}_0123456789abcdef`);
-export const nameSchema = z.string().min(1).max(128).regex(/^[^\p{Cc}]+$/u, 'no control characters');
+/** An account id in a path: users and tokens made by earlier versions have 12 hex digits, so 12 to 16 are accepted. */
+export const accountIdOf = (prefix: 'usr' | 'tok') => idOf(prefix, { minDigits: 12 });
 export const usernameSchema = z.string().min(1).max(64).regex(/^[A-Za-z0-9][A-Za-z0-9._@-]*$/, 'letters, digits and . _ @ -, starting with a letter or digit');
 export const passwordSchema = z.string().min(MIN_PASSWORD_LENGTH).max(MAX_PASSWORD_LENGTH);
 export const roleSchema = z.enum(ROLE_NAMES);
@@ -45,16 +43,10 @@ export const meView = z.object({
 });
 
 export const userOut = (u: UserRecord): z.infer<typeof userView> => ({
-  id: u.id, username: u.username, role: u.role, scopes: u.scopes as z.infer<typeof scopesSchema>, disabled: u.disabled, createdAt: iso(u.createdAt) as string, updatedAt: iso(u.updatedAt) as string,
+  id: u.id, username: u.username, role: u.role, scopes: u.scopes as z.infer<typeof scopesSchema>, disabled: u.disabled, createdAt: iso(u.createdAt), updatedAt: iso(u.updatedAt),
 });
 export const tokenOut = (t: TokenRecord): z.infer<typeof tokenView> => ({
-  id: t.id, name: t.name, role: t.role, scopes: t.scopes as z.infer<typeof scopesSchema>, requiresOperator: t.requiresOperator, expiresAt: iso(t.expiresAt),
-  lastUsedAt: iso(t.lastUsedAt), revokedAt: iso(t.revokedAt), createdBy: t.createdBy, ownerUserId: t.ownerUserId, createdAt: iso(t.createdAt) as string,
+  id: t.id, name: t.name, role: t.role, scopes: t.scopes as z.infer<typeof scopesSchema>, requiresOperator: t.requiresOperator, expiresAt: isoOrNull(t.expiresAt),
+  lastUsedAt: isoOrNull(t.lastUsedAt), revokedAt: isoOrNull(t.revokedAt), createdBy: t.createdBy, ownerUserId: t.ownerUserId, createdAt: iso(t.createdAt),
 });
 
-export const principalOf = (p: RestPrincipal | null): RestPrincipal => {
-  if (!p) throw new ProblemError('unauthenticated', 'sign in first');
-  return p;
-};
-
-export const auditBy = (p: RestPrincipal) => ({ principalName: p.name, onBehalfOf: p.onBehalfOf, authMethod: p.authMethod });

@@ -53,45 +53,44 @@ interface AnalysisInput {
   enableCountPerProgram?: boolean | undefined;
 }
 
+/** The window and the spec; refuses a bad window or interval before any history is read. */
+function plan(ctx: GatewayContext, input: AnalysisInput): AnalysisSpec {
+  const nowMs = ctx.now();
+  const window: TimeWindow = resolveWindow(
+    { start: input.start, ...(input.end !== undefined ? { end: input.end } : {}) },
+    { timeZone: ctx.timeZone, now: nowMs, requireStart: true, maxDays: MAX_WINDOW_DAYS },
+  );
+  checkInterval(window, input.interval);
+  return {
+    kind: input.kind,
+    window,
+    ...(input.interval !== undefined ? { intervalSec: input.interval } : {}),
+    perProgram: input.enableCountPerProgram ?? false,
+    nowMs,
+    heartbeatSec: ctx.heartbeatMs / 1000,
+  };
+}
+
+/** Alarms the machine's live status shows now, when it is online (an offline machine's cache is old). */
+function liveAlarms(ctx: GatewayContext, machineID: string, nowMs: number): AlarmRecord[] {
+  if (!ctx.fleet.has(machineID)) return [];
+  const view = ctx.fleet.snapshot(machineID);
+  if (view.connection.state !== 'online') return [];
+  return (view.cache.CNCStatus?.value?.alarms ?? []).map((a) => ({
+    code: a.code,
+    message: a.message,
+    level: a.level,
+    startMs: a.since,
+    endMs: null,
+    loggedMs: nowMs,
+    activeNow: true,
+  }));
+}
+
 export const analysisPlugin = definePlugin<GatewayContext>({
   name: 'analysis',
   register(ctx) {
     const machineTallies = new MachineTallies(new HistoryReader(ctx.db), ctx.history.revisions);
-
-    /** The window and the spec; refuses a bad window or interval before any history is read. */
-    const plan = (input: AnalysisInput): AnalysisSpec => {
-      const nowMs = ctx.now();
-      const window: TimeWindow = resolveWindow(
-        { start: input.start, ...(input.end !== undefined ? { end: input.end } : {}) },
-        { timeZone: ctx.timeZone, now: nowMs, requireStart: true, maxDays: MAX_WINDOW_DAYS },
-      );
-      checkInterval(window, input.interval);
-      const spec: AnalysisSpec = {
-        kind: input.kind,
-        window,
-        ...(input.interval !== undefined ? { intervalSec: input.interval } : {}),
-        perProgram: input.enableCountPerProgram ?? false,
-        nowMs,
-        heartbeatSec: ctx.config.history.heartbeatSec,
-      };
-      return spec;
-    };
-
-    /** Alarms the machine's live status shows now, when it is online (an offline machine's cache is old). */
-    const liveAlarms = (machineID: string, nowMs: number): AlarmRecord[] => {
-      if (!ctx.fleet.has(machineID)) return [];
-      const view = ctx.fleet.snapshot(machineID);
-      if (view.connection.state !== 'online') return [];
-      return (view.cache.CNCStatus?.value?.alarms ?? []).map((a) => ({
-        code: a.code,
-        message: a.message,
-        level: a.level,
-        startMs: a.since,
-        endMs: null,
-        loggedMs: nowMs,
-        activeNow: true,
-      }));
-    };
 
     const subject = async (machineID: string, spec: AnalysisSpec, subWindows: readonly TimeSpan[], needs: HistoryNeeds): Promise<MachineSubject> => {
       const idealCycleTimeSec = ctx.store.getMachine(machineID).idealCycleTimeSec ?? null;
@@ -101,7 +100,7 @@ export const analysisPlugin = definePlugin<GatewayContext>({
         nowMs: spec.nowMs,
         heartbeatSec: spec.heartbeatSec,
         needs,
-        liveAlarms: needs.alarms ? liveAlarms(machineID, spec.nowMs) : [],
+        liveAlarms: needs.alarms ? liveAlarms(ctx, machineID, spec.nowMs) : [],
         timeZone: spec.window.timeZone,
         idealCycleTimeSec,
       });
@@ -120,7 +119,7 @@ export const analysisPlugin = definePlugin<GatewayContext>({
       handler: async (input) => {
         const config = ctx.store.getMachine(input.machineID);
         if (!config.isActive) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID ${quote(input.machineID)} is inactive`);
-        const spec = plan(input);
+        const spec = plan(ctx, input);
         const data = analyseMachine(spec, await subject(input.machineID, spec, splitWindow(spec.window, spec.intervalSec), NEEDS[input.kind]));
         return { kind: input.kind, machineID: input.machineID, window: spec.window, data };
       },
@@ -137,7 +136,7 @@ export const analysisPlugin = definePlugin<GatewayContext>({
         .strict(),
       handler: async (input) => {
         const group = ctx.store.getGroup(input.groupID);
-        const spec = plan(input);
+        const spec = plan(ctx, input);
         const subWindows = splitWindow(spec.window, spec.intervalSec);
         const needs: HistoryNeeds = { ...NEEDS[input.kind], timeline: true };
         const subjects: MachineSubject[] = [];

@@ -7,11 +7,11 @@
 import { checkTargets } from '../../core/gateway-link/program-takers.js';
 import type { ProgramsServices } from '../../core/roles/programs/context.js';
 
-type FleetMachines = ProgramsServices['fleet.machines'];
-type FleetMachine = NonNullable<Awaited<ReturnType<FleetMachines['machine']>>>;
+type GatewayMachines = ProgramsServices['gateway-machines'];
+type FleetMachine = NonNullable<Awaited<ReturnType<GatewayMachines['machine']>>>;
 
 /** Warnings for a preview of `content` on `machine`; empty when nothing stands in the way. */
-export async function previewWarnings(machine: FleetMachine, content: Buffer, fleet: FleetMachines): Promise<string[]> {
+export async function previewWarnings(machine: FleetMachine, content: Buffer, fleet: GatewayMachines): Promise<string[]> {
   const named = `Machine ${machine.name} (${machine.machineId})`;
   const { refused, unchecked } = await checkTargets([{ gatewayId: machine.gatewayId, machineId: machine.machineId, content }], () => fleet.linkFor(machine));
   return [

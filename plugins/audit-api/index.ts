@@ -11,10 +11,9 @@ import { definePlugin } from '../../core/plugin-host.js';
 import { defineOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type AuditFilter } from '../../core/roles/programs/audit/chain.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TIME_FORMS, type AuditFilter } from '../../core/roles/programs/audit/chain.js';
 import { auditScope } from './scope.js';
 
-const TIME_FORMS = 'a calendar date YYYY-MM-DD (read in the service time zone) or an ISO-8601 instant with an offset';
 const filterShape = {
   principalName: z.string().min(1).max(1024).optional(),
   machine: z.string().min(1).max(1024).optional(),

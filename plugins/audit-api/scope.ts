@@ -133,7 +133,7 @@ export async function auditScope(ctx: ProgramsContext, principal: RestPrincipal)
   const has = (service: Parameters<ProgramsContext['services']['find']>[0]) => ctx.services.find(service) !== undefined;
   const rules: Sql[] = [];
   if (has('vault.versions')) rules.push(vaultRule(libraries));
-  if (has('fleet.machines')) rules.push(fleetRule(groups));
+  if (has('gateway-machines')) rules.push(fleetRule(groups));
   if (has('deployments')) rules.push(onMachineRule(['deployment', 'trial'], groups), batchRule(groups));
   if (has('mirror')) rules.push(onMachineRule(['drift', 'machine-file'], groups));
   if (has('assignments')) rules.push(assignmentRule(libraries, groups));

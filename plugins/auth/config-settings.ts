@@ -7,42 +7,37 @@
  * /api/security/settings/update). Nothing the file says is ignored silently.
  */
 import type { Logger } from 'pino';
-import type { GatewayConfig } from '../../config/schema.js';
-import { configSource, configWrites } from '../../core/config.js';
+import { SETTING_PATHS } from './config.js';
 import type { SecuritySettings, UserStore } from './user-store.js';
 
-/** Each stored setting with the config path that writes it. */
-export const SETTING_PATHS: Readonly<Record<keyof SecuritySettings, string>> = {
-  securityControl: 'security.securityControl',
-  enableIpWhiteList: 'communication.enableIpWhiteList',
-  ipWhiteList: 'communication.ipWhiteList',
-};
+export { SETTING_PATHS } from './config.js';
 
-/** The settings the config file writes itself; the next start gives them the file's value. */
-export function configManagedSettings(config: GatewayConfig): (keyof SecuritySettings)[] {
-  return (Object.keys(SETTING_PATHS) as (keyof SecuritySettings)[]).filter((key) => configWrites(config, SETTING_PATHS[key]));
+/** What the config file says about the security settings: their values, whether it wrote each itself, and its name. */
+export interface SettingsInFile {
+  settings: SecuritySettings;
+  writes(key: keyof SecuritySettings): boolean;
+  file: string;
 }
 
-function fileValue(config: GatewayConfig, key: keyof SecuritySettings): SecuritySettings[keyof SecuritySettings] {
-  if (key === 'securityControl') return config.security.securityControl;
-  return config.communication[key];
+/** The settings the config file writes itself; the next start gives them the file's value. */
+export function configManagedSettings(file: Pick<SettingsInFile, 'writes'>): (keyof SecuritySettings)[] {
+  return (Object.keys(SETTING_PATHS) as (keyof SecuritySettings)[]).filter((key) => file.writes(key));
 }
 
 const show = (value: unknown) => JSON.stringify(value);
 
 /** Applies the settings the file writes over the stored ones; returns one line per change for the banner. */
-export async function applyConfigSettings(users: UserStore, config: GatewayConfig, logger: Logger): Promise<string[]> {
+export async function applyConfigSettings(users: UserStore, file: SettingsInFile, logger: Logger): Promise<string[]> {
   const next: SecuritySettings = { ...users.settings };
   const changes: string[] = [];
-  for (const key of configManagedSettings(config)) {
-    const value = fileValue(config, key);
+  for (const key of configManagedSettings(file)) {
+    const value = file.settings[key];
     if (show(value) === show(next[key])) continue;
     changes.push(`${SETTING_PATHS[key]} ${show(value)} (stored ${show(next[key])})`);
     Object.assign(next, { [key]: value });
   }
   if (!changes.length) return [];
   await users.saveSettings(next);
-  const source = configSource(config);
-  logger.warn({ config: source, changes }, 'config file replaced stored security settings');
-  return [`config ${source}: security settings applied: ${changes.join('; ')}`];
+  logger.warn({ config: file.file, changes }, 'config file replaced stored security settings');
+  return [`config ${file.file}: security settings applied: ${changes.join('; ')}`];
 }

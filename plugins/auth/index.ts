@@ -7,8 +7,9 @@
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayAccessPolicy } from './access-policy.js';
+import { AUTH_CONFIG, type AuthFields } from './config.js';
 import { applyConfigSettings } from './config-settings.js';
-import { defineAuthInterfaces } from './interfaces.js';
+import { defineAuthInterfaces } from './interfaces/index.js';
 import { LoginThrottle } from '../../core/auth/login-throttle.js';
 import { generatePassword, hashPassword, PASSWORD_COST, type ScryptCost } from '../../core/auth/passwords.js';
 import { adminPasswordFromEnv } from './admin-password.js';
@@ -31,16 +32,14 @@ export interface AuthPluginOptions {
 /** The auth plugin with the given options. */
 export function createAuthPlugin(options: AuthPluginOptions = {}) {
   const passwordCost = options.passwordCost ?? PASSWORD_COST;
-  return definePlugin<GatewayContext>({
+  return definePlugin<GatewayContext, AuthFields>({
     name: 'auth',
+    config: AUTH_CONFIG,
     commands: [resetAdminPasswordCommand],
     async register(ctx) {
-      const users = await UserStore.open(ctx.db, {
-        securityControl: ctx.config.security.securityControl,
-        enableIpWhiteList: ctx.config.communication.enableIpWhiteList,
-        ipWhiteList: ctx.config.communication.ipWhiteList,
-      });
-      ctx.announcements.push(...(await applyConfigSettings(users, ctx.config, ctx.logger)));
+      const users = await UserStore.open(ctx.db, ctx.settings);
+      const inFile = { settings: ctx.settings, writes: ctx.configWrites, file: ctx.configFile };
+      ctx.announcements.push(...(await applyConfigSettings(users, inFile, ctx.logger)));
       if (users.userCount() === 0) {
         const fromEnv = adminPasswordFromEnv(ctx.env);
         const password = fromEnv ?? generatePassword();
@@ -67,7 +66,7 @@ export function createAuthPlugin(options: AuthPluginOptions = {}) {
       // (and every test gateway) would pay for it. Only that first unknown-user login takes longer.
       let dummy: Promise<string> | undefined;
       const dummyHash = () => (dummy ??= hashPassword(generatePassword(), passwordCost));
-      defineAuthInterfaces({ ctx, users, policy, throttle: new LoginThrottle(), signingKey, passwordCost, dummyHash });
+      defineAuthInterfaces({ ctx, users, policy, throttle: new LoginThrottle(), signingKey, passwordCost, dummyHash, configWrites: ctx.configWrites });
       const s = users.settings;
       ctx.announcements.push(
         s.securityControl

@@ -11,9 +11,10 @@ import { join, resolve } from 'node:path';
 import sqlite3 from 'sqlite3';
 import type { GatewayConfig } from '../../config/schema.js';
 import { Database } from '../../core/store/database.js';
-import { migrate } from '../../core/store/migrations.js';
+import { migrateGatewayStore } from '../../core/roles/gateway/store/schema.js';
 import { generatePassword, hashPassword } from '../../core/auth/passwords.js';
 import { adminPasswordFromEnv } from './admin-password.js';
+import { authSettings } from './config.js';
 import { USERNAME_PATTERN, UserStore } from './user-store.js';
 
 export interface PasswordResetRequest {
@@ -74,7 +75,7 @@ export async function resetAdminPassword(request: PasswordResetRequest): Promise
   if (!USERNAME_PATTERN.test(username)) {
     throw new PasswordResetRefused(`--user: found '${username}'; expected 1-64 letters, digits, _ . @ -, starting with a letter or digit`);
   }
-  const dataDir = resolve(config.gateway.dataDir);
+  const dataDir = resolve(config.dataDir);
   const file = join(dataDir, 'gateway.db');
   if (!existsSync(file)) {
     throw new PasswordResetRefused(
@@ -93,12 +94,8 @@ export async function resetAdminPassword(request: PasswordResetRequest): Promise
 
   const db = await Database.open(file);
   try {
-    await migrate(db);
-    const users = await UserStore.open(db, {
-      securityControl: config.security.securityControl,
-      enableIpWhiteList: config.communication.enableIpWhiteList,
-      ipWhiteList: config.communication.ipWhiteList,
-    });
+    await migrateGatewayStore(db);
+    const users = await UserStore.open(db, authSettings(config));
     const passwordHash = await hashPassword(password);
     const existing = users.findUser(username);
     const at = now();

@@ -5,9 +5,9 @@
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { GatewayConfig } from '../../config/schema.js';
 import { DEFAULT_TOPIC_PREFIX } from '../../core/cloud-wire/protocol.js';
 import { FILE_MODE } from '../../core/store/data-directory.js';
+import type { CloudLinkConfig } from './config.js';
 
 export const CLOUD_LINK_FILE = 'cloud-link.json';
 
@@ -66,7 +66,7 @@ export function writeStoredSettings(file: string, stored: StoredSettings): void 
 }
 
 /** The config's settings overlaid with the stored ones; undefined when there is no broker or no token. */
-export function linkSettings(config: GatewayConfig['cloudLink'], env: Readonly<Record<string, string | undefined>>, stored: StoredSettings): LinkSettings | undefined {
+export function linkSettings(config: CloudLinkConfig | undefined, env: Readonly<Record<string, string | undefined>>, stored: StoredSettings): LinkSettings | undefined {
   const brokerUrl = stored.brokerUrl ?? config?.brokerUrl;
   const accessToken = stored.accessToken ?? config?.accessToken ?? (config ? env.GATEWAY_CLOUD_TOKEN : undefined);
   if (!brokerUrl || !accessToken) return undefined;

@@ -5,12 +5,12 @@
  */
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
-import { defineOperation, type RestOperation } from '../../core/rest/operation.js';
+import { defineOperation, type AnyRestOperation } from '../../core/rest/operation.js';
+import { iso, isoOrNull } from '../../core/rest/fields.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 
 const DAY_MS = 24 * 3_600_000;
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 const count = (what: string) => z.number().int().min(0).describe(what);
 
 const summaryView = z.object({
@@ -30,7 +30,7 @@ const recentView = z.object({
   })),
 });
 
-function operations(ctx: ProgramsContext): RestOperation[] {
+function operations(ctx: ProgramsContext): AnyRestOperation[] {
   const ops = [
     defineOperation({
       operationId: 'getDashboardSummary', method: 'GET', path: '/dashboard/summary', summary: 'The counters of the service: gateways, mirror errors, approvals, drift, trials, failed deployments', tags: ['dashboard'], permission: 'fleet.read',
@@ -40,12 +40,12 @@ function operations(ctx: ProgramsContext): RestOperation[] {
         const now = ctx.now();
         const s = ctx.services;
         const [gateways, machinesWithMirrorError, pendingApprovals, openDrift, activeTrials, failedDeployments24h] = await Promise.all([
-          s.get('fleet.machines').gatewayCounts(), s.get('mirror').machinesWithError(), s.get('vault.versions').pendingApprovals(), s.get('mirror').openDrift(),
+          s.get('gateway-machines').gatewayCounts(), s.get('mirror').machinesWithError(), s.get('vault.versions').pendingApprovals(), s.get('mirror').openDrift(),
           s.get('deployments').activeTrials(), s.get('deployments').failedSince(now - DAY_MS),
         ]);
         return {
           status: 200,
-          body: { gatewaysTotal: gateways.total, gatewaysUnreachable: gateways.unreachable, machinesWithMirrorError, pendingApprovals, openDrift, activeTrials, failedDeployments24h, at: iso(now) as string },
+          body: { gatewaysTotal: gateways.total, gatewaysUnreachable: gateways.unreachable, machinesWithMirrorError, pendingApprovals, openDrift, activeTrials, failedDeployments24h, at: iso(now) },
         };
       },
     }),
@@ -57,15 +57,15 @@ function operations(ctx: ProgramsContext): RestOperation[] {
         if (!principal) throw new ProblemError('unauthenticated', 'sign in first');
         const rows = await ctx.services.get('deployments').recent(query.limit, principal);
         const names = new Map<string, string | null>();
-        for (const r of rows) if (!names.has(r.machineId)) names.set(r.machineId, (await ctx.services.get('fleet.machines').machine(r.machineId, principal))?.name ?? null);
+        for (const r of rows) if (!names.has(r.machineId)) names.set(r.machineId, (await ctx.services.get('gateway-machines').machine(r.machineId, principal))?.name ?? null);
         return {
           status: 200,
-          body: { items: rows.map((r) => ({ ...r, machineName: names.get(r.machineId) ?? null, createdAt: iso(r.createdAt) as string, finishedAt: iso(r.finishedAt) })) },
+          body: { items: rows.map((r) => ({ ...r, machineName: names.get(r.machineId) ?? null, createdAt: iso(r.createdAt), finishedAt: isoOrNull(r.finishedAt) })) },
         };
       },
     }),
   ];
-  return ops as unknown as RestOperation[];
+  return ops as AnyRestOperation[];
 }
 
 export const dashboardPlugin = definePlugin<ProgramsContext>({

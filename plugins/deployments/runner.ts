@@ -17,7 +17,7 @@ import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, isStepFailure, statusOf, type StepFailure } from './machine.js';
 import type { DeploymentRepository, DeploymentRow } from './store.js';
 
-export type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['fleet.machines']['machine']>>>;
+export type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['gateway-machines']['machine']>>>;
 
 /** Transfers at once per gateway; more wait their turn. */
 export const TRANSFERS_PER_GATEWAY = 4;
@@ -46,6 +46,8 @@ export class DeploymentRunner {
   private readonly slots = new Map<string, Semaphore>();
   private stopping = false;
   private readonly writes = new Set<Promise<unknown>>();
+  /** Transferring deployments waiting for one of their gateway's transfer slots. */
+  private readonly slotWaits = new Set<string>();
   /** Deployments restored after a restart: their next transfer first reads the file back. */
   private readonly resumed = new Set<string>();
 
@@ -56,6 +58,11 @@ export class DeploymentRunner {
     /** Told when a deployment reaches Succeeded or Failed (after it is stored). */
     private readonly onFinished: (row: DeploymentRow) => void = () => undefined,
   ) {}
+
+  /** Whether a Transferring deployment of this process still waits for a transfer slot of its gateway. */
+  waitingForSlot(deploymentId: string): boolean {
+    return this.slotWaits.has(deploymentId);
+  }
 
   private slot(gatewayId: string): Semaphore {
     let s = this.slots.get(gatewayId);
@@ -86,7 +93,7 @@ export class DeploymentRunner {
   }
 
   private provide() {
-    const fleet = () => this.ctx.services.get('fleet.machines');
+    const fleet = () => this.ctx.services.get('gateway-machines');
     const resolveTarget = async (deploymentId: string) => {
       const row = await this.repo.get(deploymentId);
       if (!row) throw failure(false, `deployment ${deploymentId} is gone`);
@@ -122,7 +129,10 @@ export class DeploymentRunner {
           // A first transfer is counted before it starts, so one cut off by a crash still counts.
           if (!resumed) await this.repo.countTransfer(row.id);
           // The gateway's slot is held only while the gateway works, not while this service reads or writes its own database.
+          // Marked until its turn comes; a free slot runs the job at once, within this same step.
+          this.slotWaits.add(row.id);
           const sent = await this.slot(machine.gatewayId).run(async () => {
+            this.slotWaits.delete(row.id);
             if (resumed) {
               // After a restart or a failed call: if the file is already there, whole, it is not sent again.
               const there = await link.downloadProgram(machine.machineId, row.dir, row.fileName).catch(() => undefined);
@@ -218,6 +228,7 @@ export class DeploymentRunner {
   async stop(): Promise<void> {
     this.stopping = true;
     for (const actor of this.actors.values()) actor.stop();
+    this.slotWaits.clear();
     this.actors.clear();
     await Promise.allSettled([...this.writes]);
   }

@@ -16,6 +16,7 @@ import type { DeploymentRepository } from './store.js';
 import { TRIAL_MACHINE_VERSION, trialMachine, trialStatusOf, type TrialEvent } from './trial-machine.js';
 import type { TrialRepository, TrialRow } from './trial-store.js';
 import { judge, programKey, type TrialAlarm, type TrialEvidence, type Verdict } from './trial-verdict.js';
+import { SYSTEM_ACTOR } from '../../core/rest/principal.js';
 
 /** Rows read per history call, and at most per window. */
 const HISTORY_PAGE = 1000;
@@ -79,7 +80,7 @@ export class TrialRunner {
 
   /** Reads the machine and judges the trial now. */
   async evaluate(t: TrialRow): Promise<TrialEvidence> {
-    const fleet = this.ctx.services.get('fleet.machines');
+    const fleet = this.ctx.services.get('gateway-machines');
     const machine = await fleet.machine(t.machineId, SYSTEM);
     if (!machine) throw new Error(`machine ${t.machineId} is no longer in the fleet`);
     const link = await fleet.linkFor(machine);
@@ -150,7 +151,7 @@ export class TrialRunner {
             // A verdict that changed is audited with its evidence; the same verdict again is only stored.
             if (evidence.verdict !== t.verdict) {
               await this.ctx.audit.append(tx, {
-                principalName: 'system', authMethod: 'internal', category: 'deployment', action: 'trial.verdict', entityType: 'trial', entityId: t.id, machine: t.machineId,
+                ...SYSTEM_ACTOR, category: 'deployment', action: 'trial.verdict', entityType: 'trial', entityId: t.id, machine: t.machineId,
                 details: { verdict: evidence.verdict, previous: t.verdict, evidence },
               });
             }

@@ -4,6 +4,7 @@
  * evidence, the decision, and its XState snapshot. Portable SQL.
  */
 import type { Database, WriteTx } from '../../core/store/database.js';
+import { numOrNull } from '../../core/store/row-values.js';
 import type { Migration } from '../../core/store/migrations.js';
 import type { Decision, TrialStatus } from './trial-machine.js';
 import type { TrialEvidence, TrialRules, Verdict } from './trial-verdict.js';
@@ -80,7 +81,6 @@ export interface TrialRow {
 }
 
 const json = <T>(v: unknown): T | null => (v === null || v === undefined ? null : (JSON.parse(String(v)) as T));
-const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 const rowOf = (r: Record<string, unknown>): TrialRow => ({
   id: String(r.id), deploymentId: String(r.deployment_id), batchId: String(r.batch_id), assignmentId: String(r.assignment_id), machineId: String(r.machine_id),

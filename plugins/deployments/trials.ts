@@ -3,11 +3,13 @@
  * docs/programs-trials.md.
  */
 import { z } from 'zod';
-import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
+import { defineOperation, type AnyRestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
-import { idOf, iso, principalOf } from './common.js';
+import { iso, isoOrNull } from '../../core/rest/fields.js';
+import { idOf } from '../../core/rest/ids.js';
+import { principalOf } from '../../core/rest/principal.js';
 import { TRIAL_STATUSES, type TrialEvent } from './trial-machine.js';
 import type { TrialRunner } from './trial-runner.js';
 import type { TrialRepository, TrialRow } from './trial-store.js';
@@ -45,19 +47,19 @@ export function trialOut(t: TrialRow, now: number): z.infer<typeof trialView> {
     evidence: ev
       ? {
           ...ev,
-          baseline: { ...ev.baseline, from: iso(ev.baseline.from) as string, to: iso(ev.baseline.to) as string },
-          trial: { ...ev.trial, from: iso(ev.trial.from) as string, to: iso(ev.trial.to) as string },
-          alarms: ev.alarms.map((a) => ({ ...a, at: iso(a.at) as string })),
+          baseline: { ...ev.baseline, from: iso(ev.baseline.from), to: iso(ev.baseline.to) },
+          trial: { ...ev.trial, from: iso(ev.trial.from), to: iso(ev.trial.to) },
+          alarms: ev.alarms.map((a) => ({ ...a, at: iso(a.at) })),
         }
       : null,
-    evaluatedAt: iso(t.evaluatedAt), rules: t.rules, trialHours: t.trialHours, startedAt: iso(t.startedAt), endsAt: iso(t.endsAt), pullBackDeploymentId: t.pullBackDeploymentId,
+    evaluatedAt: isoOrNull(t.evaluatedAt), rules: t.rules, trialHours: t.trialHours, startedAt: isoOrNull(t.startedAt), endsAt: isoOrNull(t.endsAt), pullBackDeploymentId: t.pullBackDeploymentId,
     decision: t.decision ? { by: t.decision.by, onBehalfOf: t.decision.onBehalfOf, automatic: t.decision.automatic, note: t.decision.note } : null,
-    reason: t.reason, createdBy: t.createdBy, createdAt: iso(t.createdAt) as string, updatedAt: iso(t.updatedAt) as string, finishedAt: iso(t.finishedAt),
+    reason: t.reason, createdBy: t.createdBy, createdAt: iso(t.createdAt), updatedAt: iso(t.updatedAt), finishedAt: isoOrNull(t.finishedAt),
   };
 }
 
-export function trialOperations(ctx: ProgramsContext, repo: TrialRepository, runner: TrialRunner): RestOperation[] {
-  const fleet = () => ctx.services.get('fleet.machines');
+export function trialOperations(ctx: ProgramsContext, repo: TrialRepository, runner: TrialRunner): AnyRestOperation[] {
+  const fleet = () => ctx.services.get('gateway-machines');
   const visible = async (p: RestPrincipal, t: TrialRow) => Boolean(await fleet().machine(t.machineId, p));
   const find = async (id: string, p: RestPrincipal) => {
     const t = await repo.get(id);
@@ -124,5 +126,5 @@ export function trialOperations(ctx: ProgramsContext, repo: TrialRepository, run
     decide('promote'),
     decide('pull-back'),
   ];
-  return ops as unknown as RestOperation[];
+  return ops as AnyRestOperation[];
 }

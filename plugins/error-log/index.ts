@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { resolveWindow, timeParamSchema, windowMs } from '../../core/time-params.js';
+import { errorLogOutput } from '../../core/roles/gateway/api-outputs.js';
 
 export const ERROR_LOG_CAPACITY = 5000;
 /** Most text the log holds (messages, paths, names, addresses), in UTF-16 code units; the oldest entries go first. */
@@ -122,6 +123,7 @@ export const errorLogPlugin = definePlugin<GatewayContext>({
           limit: z.coerce.number().int().min(0).max(ERROR_LOG_CAPACITY).default(200).describe('most recent rows to return (default 200; 0 = all in the window)'),
         })
         .strict(),
+      output: errorLogOutput,
       handler: ({ start, end, limit }) => {
         const now = ctx.now();
         // Without a start: since the gateway started (the log holds nothing older), at least one second back.

@@ -1,39 +1,51 @@
 /**
  * The fleet snapshot: batchReadTaskData and batchReadErrors, served from the
- * machine actors' caches. Nothing here contacts a machine.
+ * machine actors' caches. Nothing here contacts a machine. The CNCStatus
+ * entries and the health entries are the fleet's published rows
+ * (core/roles/gateway/fleet/rows.ts), the same objects until a machine
+ * changes; with `sinceRevision` only the entries changed after it are
+ * answered (docs/api.md, "Asking only for what changed").
  */
 import { z } from 'zod';
-import { MACHINE_TASK_CLASSES, type MachineTaskClass, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
+import { MACHINE_TASK_CLASSES, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { ERRORS, GatewayError, quoteList } from '../../core/errors.js';
-import { memberShortfall } from '../../core/roles/gateway/fleet/group-aggregates.js';
-import type { MachineSnapshot } from '../../core/roles/gateway/fleet/fleet.js';
-import { queryList } from '../../core/interfaces.js';
+import { GatewayError, quoteList } from '../../core/errors.js';
+import { queryInt, queryList } from '../../core/interfaces.js';
+import { batchReadErrorsOutput, batchReadTaskDataOutput, type Changes } from '../../core/roles/gateway/api-outputs.js';
+import { taskDataEntry } from '../../core/roles/gateway/fleet/entries.js';
+import type { MachineRows } from '../../core/roles/gateway/fleet/rows.js';
 
 const machineIDsInput = queryList(machineIdSchema).optional().describe('machineIDs, comma-separated; omit for every machine');
+const sinceRevisionInput = queryInt()
+  .min(0)
+  .max(Number.MAX_SAFE_INTEGER)
+  .optional()
+  .describe('the revision of an earlier answer: answer only the entries changed after it, as {revision, full, entries, removed} (a gateway extension; docs/api.md)');
 
-/** Resolves the requested machines, failing with 10003 naming every unknown one. */
-function viewsFor(ctx: GatewayContext, machineIDs: string[] | undefined): MachineSnapshot[] {
+/** Resolves the requested machines (every machine, in list order, when none are named), failing with 10003 naming every unknown one. */
+function machinesFor(ctx: GatewayContext, machineIDs: string[] | undefined): string[] {
   const ids = machineIDs ?? ctx.store.listMachines().map((m) => m.machineID);
   const unknown = ids.filter((id) => !ctx.fleet.has(id));
   if (unknown.length) {
     throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineIDs: unknown ${quoteList(unknown)}`);
   }
-  return ids.map((id) => ctx.fleet.snapshot(id));
+  return ids;
 }
 
-/** One machine's cached sample of one class, with the derived state for CNCStatus. */
-export function taskDataEntry(view: MachineSnapshot, type: MachineTaskClass) {
-  const task = view.config.tasks[type];
-  const cached = view.cache[type] ?? {};
-  const machineID = view.config.machineID;
-  const time = cached.sampledAt ?? null;
-  const data = cached.value ?? null;
-  // The same reasons, in the same order, as a group task gives for a member without data.
-  const error = view.config.isActive && task.enabled && !cached.error && cached.sampledAt !== undefined ? null : memberShortfall(view, type);
-  if (type !== 'CNCStatus') return { machineID, type, time, data, error };
-  const { state, reason, statusStale } = view.derived;
-  return { machineID, type, time, data, error, state, reason, statusStale };
+/** Every asked machine's rows (now), or only those changed after `sinceRevision`. */
+function rowsFor<E>(ctx: GatewayContext, machineIDs: string[] | undefined, sinceRevision: number | undefined, kind: 'status' | 'health', pick: (rows: MachineRows) => E): E[] | Changes<E> {
+  const ids = machinesFor(ctx, machineIDs);
+  const { rows } = ctx.fleet;
+  const now = rows.clock();
+  if (sinceRevision === undefined) {
+    return ids.map((id) => {
+      const machine = rows.get(id, now);
+      if (!machine) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineIDs: unknown ${quoteList([id])}`);
+      return pick(machine);
+    });
+  }
+  const changes = rows.changedSince(sinceRevision, ids, { kind, wholeFleet: machineIDs === undefined, now });
+  return { revision: changes.revision, full: changes.full, entries: changes.rows.map(pick), removed: changes.removed };
 }
 
 export function defineFleetSnapshotInterfaces(ctx: GatewayContext): void {
@@ -41,37 +53,24 @@ export function defineFleetSnapshotInterfaces(ctx: GatewayContext): void {
     path: '/api/task/batchReadTaskData',
     method: 'GET',
     summary:
-      'The cached latest sample of one data class for many machines, from the actor caches. For CNCStatus each entry also carries the derived state, its reason and statusStale.',
+      'The cached latest sample of one data class for many machines, from the actor caches. For CNCStatus each entry also carries the derived state, its reason and statusStale; with sinceRevision (CNCStatus only), only the entries changed after that revision.',
     tags: ['task data'],
-    input: z.object({ type: z.enum(MACHINE_TASK_CLASSES), machineIDs: machineIDsInput }).strict(),
-    handler: ({ type, machineIDs }) => viewsFor(ctx, machineIDs).map((view) => taskDataEntry(view, type)),
+    input: z.object({ type: z.enum(MACHINE_TASK_CLASSES), machineIDs: machineIDsInput, sinceRevision: sinceRevisionInput }).strict(),
+    output: batchReadTaskDataOutput,
+    handler: ({ type, machineIDs, sinceRevision }) => {
+      if (type === 'CNCStatus') return rowsFor(ctx, machineIDs, sinceRevision, 'status', (r) => r.status);
+      if (sinceRevision !== undefined) throw new GatewayError('INVALID_PARAMETER', `sinceRevision: accepted only with type CNCStatus; found type ${type}`);
+      return machinesFor(ctx, machineIDs).map((id) => taskDataEntry(ctx.fleet.snapshot(id), type));
+    },
   });
 
   ctx.interfaces.define({
     path: '/api/task/batchReadErrors',
     method: 'GET',
-    summary: 'Connection health and the latest error of each task for many machines, from the actor caches.',
+    summary: 'Connection health and the latest error of each task for many machines, from the actor caches; with sinceRevision, only the entries changed after that revision.',
     tags: ['task data'],
-    input: z.object({ machineIDs: machineIDsInput }).strict(),
-    handler: ({ machineIDs }) =>
-      viewsFor(ctx, machineIDs).map((view) => {
-        const c = view.connection;
-        const tasks: Record<string, { errorCode: number; errorMsg: string; at: number }> = {};
-        for (const cls of MACHINE_TASK_CLASSES) {
-          const error = view.cache[cls]?.error;
-          if (error) tasks[cls] = { errorCode: error.errorCode, errorMsg: error.message, at: error.at };
-        }
-        return {
-          machineID: view.config.machineID,
-          connection: {
-            state: c.state,
-            since: c.since || null,
-            attempts: c.attempts,
-            errorCode: c.state === 'online' ? 0 : (c.error?.errorCode ?? ERRORS.MACHINE_NOT_CONNECTED.code),
-            error: c.state === 'online' ? null : (c.error?.message ?? `connection ${c.state}`),
-          },
-          tasks,
-        };
-      }),
+    input: z.object({ machineIDs: machineIDsInput, sinceRevision: sinceRevisionInput }).strict(),
+    output: batchReadErrorsOutput,
+    handler: ({ machineIDs, sinceRevision }) => rowsFor(ctx, machineIDs, sinceRevision, 'health', (r) => r.health),
   });
 }

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { groupConfigSchema, type GroupConfig, groupIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { parseOrThrow } from '../../core/schema-errors.js';
+import { groupListOutput } from '../../core/roles/gateway/api-outputs.js';
 
 function parseGroup(raw: unknown): GroupConfig {
   return parseOrThrow(groupConfigSchema, raw);
@@ -19,6 +20,7 @@ export function defineGroupInterfaces(ctx: GatewayContext): void {
     summary: 'Every group with its member machineIDs.',
     tags: ['configuration'],
     input: z.object({}).strict(),
+    output: groupListOutput,
     handler: () => store.listGroups(),
   });
 
@@ -28,6 +30,7 @@ export function defineGroupInterfaces(ctx: GatewayContext): void {
     summary: 'One group with its member machineIDs.',
     tags: ['configuration'],
     input: groupIDInput,
+    output: groupConfigSchema,
     handler: ({ groupID }) => store.getGroup(groupID),
   });
 

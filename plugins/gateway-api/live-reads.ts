@@ -10,7 +10,8 @@ import { machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { DriverClient, FamilyValues, ReadOptions, ReadableFamily, ToolLifeRecord } from '../../core/driver.js';
 import type { MachineSnapshot } from '../../core/roles/gateway/fleet/fleet.js';
-import { queryInt, type CallContext } from '../../core/interfaces.js';
+import { queryInt, type CallContext, type OutputOf } from '../../core/interfaces.js';
+import { currentProgramOutput } from '../../core/roles/gateway/api-outputs.js';
 import { requestMachine } from './machine-reads.js';
 import { programAnswer } from './program-files.js';
 
@@ -43,6 +44,8 @@ interface LiveRead {
   family: ReadableFamily;
   summary: string;
   inputs: readonly OptionalInput[];
+  /** The answer's schema, where the interface's output is declared (core/roles/gateway/api-outputs.ts). */
+  output?: z.ZodType;
   read(client: Pick<DriverClient, 'read'>, options: ReadOptions, view: MachineSnapshot): Promise<object>;
 }
 
@@ -51,6 +54,7 @@ function liveRead<F extends ReadableFamily>(spec: {
   family: F;
   summary: string;
   inputs?: readonly OptionalInput[];
+  output?: z.ZodType;
   result(value: FamilyValues[F], view: MachineSnapshot): object;
 }): LiveRead {
   return {
@@ -58,9 +62,13 @@ function liveRead<F extends ReadableFamily>(spec: {
     family: spec.family,
     summary: spec.summary,
     inputs: spec.inputs ?? [],
+    ...(spec.output ? { output: spec.output } : {}),
     read: async (client, options, view) => spec.result(await client.read(spec.family, options), view),
   };
 }
+
+/** What a live read adds to the driver's value in every answer. */
+type LiveReadHead = 'machineID' | 'readAt';
 
 const TOOL_FILTERS = ['toolNum', 'groupNum', 'offsetNum'] as const;
 const PROGRAM_DIR = ['dirAtCNC', 'subDir'] as const;
@@ -143,7 +151,8 @@ export const LIVE_READS: readonly LiveRead[] = [
     family: 'currentProgram',
     summary: 'The selected program, read live: directory, file name, the whole program as text (content, in the encoding named: UTF-8, or Windows-1252 for bytes that are not UTF-8) and as bytes (contentBase64), its size and sha256, and the block being executed when known.',
     inputs: PROGRAM_DIR,
-    result: ({ content, ...program }) => ({ ...program, ...programAnswer(content) }),
+    output: currentProgramOutput,
+    result: ({ content, ...program }): Omit<OutputOf<'/api/cnc/readCurrentProgram'>, LiveReadHead> => ({ ...program, ...programAnswer(content) }),
   }),
 ];
 
@@ -152,11 +161,12 @@ function defineLiveRead(ctx: GatewayContext, spec: LiveRead): void {
     [K in keyof LiveReadInput]?: true;
   };
   ctx.interfaces.define({
-    path: `/api/cnc/${spec.name}`,
+    path: `/api/cnc/${spec.name}` as const,
     method: 'GET',
     summary: spec.summary,
     tags: ['live read'],
     input: liveReadInput.pick(mask),
+    ...(spec.output ? { output: spec.output } : {}),
     handler: (input: LiveReadInput, call: CallContext) =>
       requestMachine(ctx, { machineID: input.machineID, family: spec.family, what: spec.name, logger: call.logger }, async ({ client, view }) => {
         const data = await spec.read(client, readOptions(input), view);

@@ -4,12 +4,14 @@ import { machineConfigSchema, WRITE_ONLY_MACHINE_FIELDS, type MachineConfig, mac
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayError } from '../../core/errors.js';
 import { parseOrThrow } from '../../core/schema-errors.js';
+import { isRecord } from '../../core/json-value.js';
+import { machineListOutput, type ListedMachine } from '../../core/roles/gateway/api-outputs.js';
 
 /**
  * A machine as the API shows it: write-only credentials removed, whether each is set, and
  * whether the config file names it (`managedBy: 'config'`: the next start replaces API edits).
  */
-export function publicMachine(config: MachineConfig, managedBy: 'config' | 'api') {
+export function publicMachine(config: MachineConfig, managedBy: 'config' | 'api'): ListedMachine {
   // Destructuring rather than delete: the fleet list builds a thousand of these per call.
   const { password, fileServerPassword, ...shown } = config;
   return { ...shown, passwordSet: Boolean(password), fileServerPasswordSet: Boolean(fileServerPassword), managedBy };
@@ -23,10 +25,6 @@ function parseMachine(raw: unknown, ctx: GatewayContext): MachineConfig {
   const problems = ctx.drivers.validate(config);
   if (problems.length) throw new GatewayError('INVALID_PARAMETER', problems.join('; '));
   return config;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Applies a partial update: nested `tasks.<class>` and `connection` merge; an empty credential clears it. */
@@ -47,11 +45,11 @@ function mergeMachine(existing: MachineConfig, patch: Record<string, unknown>): 
 
 export function defineMachineInterfaces(ctx: GatewayContext): void {
   const { interfaces, store, bus } = ctx;
-  const machineView = (config: MachineConfig) => publicMachine(config, store.isConfigManaged(config.machineID) ? 'config' : 'api');
-  // Dashboards and agents list the fleet often; the public list is rebuilt only when a machine changes.
-  let listed: { revision: number; machines: ReturnType<typeof publicMachine>[] } | undefined;
+  const listedMachine = (config: MachineConfig) => publicMachine(config, store.isConfigManaged(config.machineID) ? 'config' : 'api');
+  // The fleet page and agents list the fleet often; the public list is rebuilt only when a machine changes.
+  let listed: { revision: number; machines: ListedMachine[] } | undefined;
   const publicMachines = () => {
-    if (listed?.revision !== store.machinesRevision) listed = { revision: store.machinesRevision, machines: store.listMachines().map(machineView) };
+    if (listed?.revision !== store.machinesRevision) listed = { revision: store.machinesRevision, machines: store.listMachines().map(listedMachine) };
     return listed.machines;
   };
 
@@ -61,6 +59,7 @@ export function defineMachineInterfaces(ctx: GatewayContext): void {
     summary: 'Every machine with its configuration, credentials excluded.',
     tags: ['configuration'],
     input: z.object({}).strict(),
+    output: machineListOutput,
     handler: () => publicMachines(),
   });
 
@@ -73,7 +72,7 @@ export function defineMachineInterfaces(ctx: GatewayContext): void {
     handler: ({ machineID }) => {
       const config = store.getMachine(machineID);
       const families = ctx.fleet.has(machineID) && config.isActive ? [...ctx.fleet.client(machineID).families] : [];
-      return { ...machineView(config), families };
+      return { ...listedMachine(config), families };
     },
   });
 
@@ -87,7 +86,7 @@ export function defineMachineInterfaces(ctx: GatewayContext): void {
       const config = parseMachine(body, ctx);
       await store.createMachine(config);
       bus.emit('machine.saved', { config, created: true });
-      return machineView(config);
+      return listedMachine(config);
     },
   });
 
@@ -102,7 +101,7 @@ export function defineMachineInterfaces(ctx: GatewayContext): void {
       const config = parseMachine(mergeMachine(existing, patch), ctx);
       await store.updateMachine(config);
       bus.emit('machine.saved', { config, created: false });
-      return machineView(config);
+      return listedMachine(config);
     },
   });
 

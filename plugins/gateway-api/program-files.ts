@@ -6,13 +6,13 @@
  * these. Names and directories are checked so that a request cannot step
  * outside the directory it names.
  */
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { DriverClient } from '../../core/driver.js';
 import { GatewayError, quote } from '../../core/errors.js';
 import { queryBool } from '../../core/interfaces.js';
+import { sha256Hex } from '../../core/hash.js';
 import {
   ProgramBytes, bytesOf, describeRefusedByte, findRefusedByte, programBytesInput, programText, type ProgramEncoding,
 } from '../../core/program-bytes.js';
@@ -85,8 +85,6 @@ const downloadInput = z
   })
   .strict();
 
-const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
-
 /** The upload's exact bytes and the field they came from; the size limit applies to the bytes. */
 function programContent(body: { content?: string | undefined; contentBase64?: string | ProgramBytes | undefined }): { bytes: Buffer; field: string } {
   const field = body.contentBase64 !== undefined ? 'contentBase64' : 'content';
@@ -109,7 +107,7 @@ function checkDriverCarries(client: DriverClient, machineID: string, program: { 
 /** The bytes as an answer gives them: always as bytes (base64 in JSON), and as text unless the caller declined it. */
 export function programAnswer(bytes: Buffer, withText = true): { content?: string; encoding?: ProgramEncoding; contentBase64: ProgramBytes; size: number; sha256: string } {
   const text = withText ? programText(bytes) : undefined;
-  return { ...(text ? { content: text.text, encoding: text.encoding } : {}), contentBase64: new ProgramBytes(bytes), size: bytes.length, sha256: sha256(bytes) };
+  return { ...(text ? { content: text.text, encoding: text.encoding } : {}), contentBase64: new ProgramBytes(bytes), size: bytes.length, sha256: sha256Hex(bytes) };
 }
 
 export function defineProgramFileInterfaces(ctx: GatewayContext): void {
@@ -138,7 +136,7 @@ export function defineProgramFileInterfaces(ctx: GatewayContext): void {
       return requestMachine(ctx, { machineID, family: 'programFiles', what: `upload of ${quote(name)} to ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
         checkDriverCarries(client, machineID, program);
         await client.uploadProgram(dir, name, program.bytes);
-        return { machineID, dir, name, size: program.bytes.length, sha256: sha256(program.bytes) };
+        return { machineID, dir, name, size: program.bytes.length, sha256: sha256Hex(program.bytes) };
       });
     },
   });

@@ -12,7 +12,7 @@ import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { ERRORS, GatewayError } from '../../core/errors.js';
 import type { MachineSnapshot } from '../../core/roles/gateway/fleet/fleet.js';
 import type { GroupTaskEntry } from '../../core/roles/gateway/fleet/group-tasks.js';
-import { taskDataEntry } from './fleet-snapshot.js';
+import { taskDataEntry } from '../../core/roles/gateway/fleet/entries.js';
 import { activeMachineSnapshot, errorDetail } from './machine-reads.js';
 import { defineTaskSwitchInterface } from './task-switch.js';
 

@@ -19,7 +19,7 @@ export interface FleetMachine {
   transformProfile: string | null;
 }
 
-export interface FleetMachines {
+export interface GatewayMachines {
   /** The machine; undefined when missing or outside `principal`'s machine-group scope. */
   machine(id: string, principal: RestPrincipal): Promise<FleetMachine | undefined>;
   /** The machines of `ids` the principal may see (missing or hidden ones left out), read at once. */
@@ -38,6 +38,6 @@ export interface FleetMachines {
 
 declare module '../../core/roles/programs/context.js' {
   interface ProgramsServices {
-    'fleet.machines': FleetMachines;
+    'gateway-machines': GatewayMachines;
   }
 }

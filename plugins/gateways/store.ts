@@ -3,7 +3,7 @@
  * secret key sealed with AES-256-GCM, never returned), the machines and
  * groups it read from them, and its own settings per machine. Portable SQL.
  */
-import { randomBytes } from 'node:crypto';
+import { numOrNull, strOrNull } from '../../core/store/row-values.js';
 import type { Migration } from '../../core/store/migrations.js';
 import type { Database, WriteTx } from '../../core/store/database.js';
 
@@ -110,22 +110,16 @@ export interface GroupRecord {
 }
 
 type Row = Record<string, unknown>;
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
-
-export function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(8).toString('hex')}`;
-}
 
 const gatewayOf = (r: Row): GatewayRecord => ({
-  id: String(r.id), name: String(r.name), kind: r.kind as GatewayRecord['kind'], url: String(r.url), sealedKey: str(r.sealed_key), createdBy: String(r.created_by),
-  createdAt: Number(r.created_at), lastContactAt: num(r.last_contact_at), lastError: str(r.last_error), lastErrorAt: num(r.last_error_at), lastSyncAt: num(r.last_sync_at),
+  id: String(r.id), name: String(r.name), kind: r.kind as GatewayRecord['kind'], url: String(r.url), sealedKey: strOrNull(r.sealed_key), createdBy: String(r.created_by),
+  createdAt: Number(r.created_at), lastContactAt: numOrNull(r.last_contact_at), lastError: strOrNull(r.last_error), lastErrorAt: numOrNull(r.last_error_at), lastSyncAt: numOrNull(r.last_sync_at),
 });
 
 const machineOf = (r: Row): MachineRecord => ({
   id: String(r.id), gatewayId: String(r.gateway_id), machineId: String(r.machine_id), name: String(r.name), driver: String(r.driver), system: String(r.system),
   model: String(r.model), machineType: String(r.machine_type), activeOnGateway: Number(r.active_on_gateway) === 1, present: Number(r.present) === 1,
-  programDir: String(r.program_dir), transformProfile: str(r.transform_profile), mirrorEnabled: Number(r.mirror_enabled) === 1,
+  programDir: String(r.program_dir), transformProfile: strOrNull(r.transform_profile), mirrorEnabled: Number(r.mirror_enabled) === 1,
   mirrorIntervalSec: Number(r.mirror_interval_sec), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
 });
 
@@ -245,7 +239,7 @@ export class FleetRepository {
   private async withMembers(r: Row): Promise<GroupRecord> {
     const members = await this.db.all<{ machine_id: string }>('SELECT machine_id FROM fleet_group_members WHERE group_id = ? ORDER BY machine_id', [String(r.id)]);
     return {
-      id: String(r.id), name: String(r.name), gatewayId: str(r.gateway_id), gatewayGroupId: str(r.gateway_group_id), description: String(r.description),
+      id: String(r.id), name: String(r.name), gatewayId: strOrNull(r.gateway_id), gatewayGroupId: strOrNull(r.gateway_group_id), description: String(r.description),
       machineIds: members.map((m) => m.machine_id), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
     };
   }

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { DEFAULT_BATCH_ROWS, runRetention, type RetentionPolicy, type RetentionRun } from '../../core/roles/gateway/history/retention.js';
 import { formatInZone } from '../../core/time.js';
+import type { RetentionConfig } from './config.js';
 
 /** The first run waits this long (or the interval, if shorter), so that start-up is not slowed by deletions. */
 export const FIRST_RUN_DELAY_MS = 60_000;
@@ -31,12 +32,14 @@ export class RetentionScheduler {
 
   constructor(
     private readonly ctx: GatewayContext,
+    /** `history.retention` of the configuration. */
+    private readonly retention: RetentionConfig,
     private readonly logger: Logger,
     readonly batchRows = DEFAULT_BATCH_ROWS,
   ) {}
 
   private get intervalMs(): number {
-    return this.ctx.config.history.retention.intervalSec * 1000;
+    return this.retention.intervalSec * 1000;
   }
 
   start(): void {
@@ -56,7 +59,7 @@ export class RetentionScheduler {
   /** Runs retention now, or joins the run in progress; resolves null when it failed (the failure is in the status). */
   runNow(): Promise<RetentionRun | null> {
     if (this.current) return this.current;
-    const { retention } = this.ctx.config.history;
+    const { retention } = this;
     const clock = this.ctx.now;
     const startedAtMs = clock();
     this.nextRunAtMs = null;
@@ -93,7 +96,7 @@ export class RetentionScheduler {
   }
 
   status(): RetentionStatus {
-    const { intervalSec, default: byDefault, classes } = this.ctx.config.history.retention;
+    const { intervalSec, default: byDefault, classes } = this.retention;
     return {
       policy: { intervalSec, default: byDefault, classes },
       batchRows: this.batchRows,

@@ -3,94 +3,28 @@
  * cached CNCStatus entries and the connection health into one entry per
  * machine, with counts by derived state. It reads only caches.
  *
- * A dashboard polls this over the whole fleet, and between two polls most
- * entries are unchanged; so each entry's serialised text is kept with the
- * entry it was made from and reused while a new entry equals it (compared
- * field by field, not by identity). The answer is returned as those parts
+ * The three sections are asked through their interfaces, so each is
+ * authorised on its own and a forbidden one becomes a `Forbidden:` message.
+ * When all three answer, each machine's entry is the fleet's published entry
+ * (core/roles/gateway/fleet/rows.ts): its status and health rows are the very
+ * objects the interfaces answered, and the serialised entry is kept with them
+ * until the machine changes, so a poll of an unchanged fleet serialises
+ * nothing. Any other entry (a section failed, a row the fleet did not make)
+ * is serialised here, the plain way, which is also the oracle the published
+ * entries are tested against. The answer is returned as those parts
  * (core/mcp/frozen-answers.ts), byte for byte the JSON of the merged object.
  */
 import { DERIVED_STATES } from '../../core/roles/gateway/fleet/derive-state.js';
+import { FLEET_STATUS_FIELDS } from '../../core/roles/gateway/fleet/entries.js';
+import { publishedEntry } from '../../core/roles/gateway/fleet/rows.js';
+import type { HealthEntry, ListedMachine, StatusEntry, TaskDataEntry, Changes } from '../../core/roles/gateway/api-outputs.js';
 import { literalContent, SerialisedAnswer } from '../../core/mcp/frozen-answers.js';
-import { ToolFailure, type ToolCaller } from './tool-runtime.js';
+import { ToolFailure, type Section, type ToolCaller } from './tool-runtime.js';
 
-interface TaskEntry {
-  machineID: string;
-  time: number | null;
-  data: { status?: Record<string, unknown> } | null;
-  error: { errorCode: number; errorMsg: string } | null;
-  state: string;
-  reason: string;
-  statusStale: boolean;
-}
-interface ErrorEntry {
-  machineID: string;
-  connection: { state: string; errorCode: number; error: string | null; since: number | null };
-}
-
-/** The status fields a fleet entry carries (GW-15). */
-type StatusField = 'cncStatus' | 'adjustedStatus' | 'alarmStatus' | 'alarmLevel' | 'mode' | 'programStatus' | 'time';
-
-type Meta = { machineID: string; name: string; isActive: boolean };
-
-/** One machine's entry as serialised, with what it was made from. */
-interface SerialisedEntry {
-  hasMeta: boolean;
-  name: string | undefined;
-  isActive: boolean | undefined;
-  connState: string | undefined;
-  connCode: number | undefined;
-  connError: string | null | undefined;
-  hasTask: boolean;
-  status: Record<StatusField, unknown> | undefined;
-  errorCode: number | undefined;
-  errorMsg: string | undefined;
-  state: string | undefined;
-  reason: string | undefined;
-  statusStale: boolean | undefined;
-  /** The entry's JSON, escaped as in a string literal. */
-  literal: Buffer;
-}
-
-const STATUS_FIELDS: readonly StatusField[] = ['cncStatus', 'adjustedStatus', 'alarmStatus', 'alarmLevel', 'mode', 'programStatus', 'time'];
-
-/** Serialised entries by machineID, for one version of the machine list (which is a new array whenever the fleet changes). */
-const entriesByList = new WeakMap<object, Map<string, SerialisedEntry>>();
-
-/** Whether `kept` was made from what makes this entry now (values compared, so a sample changed in place is seen too). */
-function unchanged(kept: SerialisedEntry, meta: Meta | undefined, h: ErrorEntry | undefined, t: TaskEntry | undefined): boolean {
-  if (kept.hasMeta !== (meta !== undefined) || kept.name !== meta?.name || kept.isActive !== meta?.isActive) return false;
-  if (kept.connState !== h?.connection.state || kept.connCode !== h?.connection.errorCode || kept.connError !== h?.connection.error) return false;
-  if (kept.hasTask !== (t !== undefined)) return false;
-  if (t === undefined) return true;
-  if (kept.state !== t.state || kept.reason !== t.reason || kept.statusStale !== t.statusStale) return false;
-  const status = t.data?.status;
-  if ((kept.status === undefined) !== (status === undefined)) return false;
-  if (status) return STATUS_FIELDS.every((f) => kept.status![f] === status[f]);
-  return kept.errorCode === t.error?.errorCode && kept.errorMsg === t.error?.errorMsg;
-}
-
-function serialise(entry: Record<string, unknown>, meta: Meta | undefined, h: ErrorEntry | undefined, t: TaskEntry | undefined): SerialisedEntry {
-  return {
-    hasMeta: meta !== undefined,
-    name: meta?.name,
-    isActive: meta?.isActive,
-    connState: h?.connection.state,
-    connCode: h?.connection.errorCode,
-    connError: h?.connection.error,
-    hasTask: t !== undefined,
-    // The entry's own copy of the status fields.
-    status: entry.status as Record<StatusField, unknown> | undefined,
-    errorCode: t?.error?.errorCode,
-    errorMsg: t?.error?.errorMsg,
-    state: t?.state,
-    reason: t?.reason,
-    statusStale: t?.statusStale,
-    literal: literalContent(JSON.stringify(entry)),
-  };
-}
+type Meta = Pick<ListedMachine, 'machineID' | 'name' | 'isActive'>;
 
 /** Row `i` of a section when it is the machine's (the sections list machines in the same order), else found by machineID. */
-function rowsOf<R extends { machineID: string }>(rows: R[] | undefined): (i: number, machineID: string) => R | undefined {
+function rowsOf<R extends { machineID: string }>(rows: readonly R[] | undefined): (i: number, machineID: string) => R | undefined {
   let byID: Map<string, R> | undefined;
   return (i, machineID) => {
     if (!rows) return undefined;
@@ -101,13 +35,42 @@ function rowsOf<R extends { machineID: string }>(rows: R[] | undefined): (i: num
   };
 }
 
+/** A section's entries (a batch read answers an array without sinceRevision). */
+const entriesOf = <E>(section: Section<E[] | Changes<E>>): E[] | undefined => (section.ok ? (Array.isArray(section.data) ? section.data : section.data.entries) : undefined);
+
+const isStatus = (t: TaskDataEntry | undefined): t is StatusEntry => t?.type === 'CNCStatus';
+
+type Sections = { machines: Section<Meta[]>; tasks: Section<TaskDataEntry[] | Changes<StatusEntry>>; health: Section<HealthEntry[] | Changes<HealthEntry>> };
+
+/** The entry as the tool defines it (GW-15), from whatever each section gave. */
+function plainEntry(sections: Sections, machineID: string, meta: Meta | undefined, h: HealthEntry | undefined, t: StatusEntry | undefined): Record<string, unknown> {
+  const { health, tasks } = sections;
+  const entry: Record<string, unknown> = { machineID };
+  if (meta) Object.assign(entry, { name: meta.name, isActive: meta.isActive });
+  entry.connection = health.ok
+    ? h
+      ? { errorCode: h.connection.errorCode, state: h.connection.state, ...(h.connection.error ? { error: h.connection.error } : {}) }
+      : { errorCode: -1, error: 'no connection entry' }
+    : { error: health.message };
+  if (!tasks.ok) entry.statusError = tasks.message;
+  else if (t) {
+    const status = t.data?.status;
+    if (status) entry.status = Object.fromEntries(FLEET_STATUS_FIELDS.map((f) => [f, status[f]]));
+    else if (t.error) entry.statusError = `${t.error.errorMsg} (errorCode ${t.error.errorCode})`;
+    entry.state = t.state;
+    entry.reason = t.reason;
+    entry.statusStale = t.statusStale;
+  }
+  return entry;
+}
+
 const COMMA = Buffer.from(',');
 
 export async function fleetStatus(caller: ToolCaller, groupID: string | undefined): Promise<Record<string, unknown> | SerialisedAnswer> {
   const errors: Record<string, string> = {};
   let machineIDs: string[] | undefined;
   if (groupID !== undefined) {
-    const group = await caller.section<{ machineIDs: string[] }>('/api/config/group', { groupID });
+    const group = await caller.section('/api/config/group', { groupID });
     if (!group.ok) {
       if (group.error.errorName !== 'FORBIDDEN') throw new ToolFailure(group.path, group.error);
       errors.group = group.message;
@@ -119,59 +82,33 @@ export async function fleetStatus(caller: ToolCaller, groupID: string | undefine
   const filter = ids !== undefined ? { machineIDs: ids } : {};
   if (machineIDs && machineIDs.length === 0) return { groupID, machines: [], summary: { total: 0 } };
   const [machines, tasks, health] = await Promise.all([
-    caller.section<Meta[]>('/api/config/machines'),
-    caller.section<TaskEntry[]>('/api/task/batchReadTaskData', { type: 'CNCStatus', ...filter }),
-    caller.section<ErrorEntry[]>('/api/task/batchReadErrors', filter),
+    caller.section('/api/config/machines'),
+    caller.section('/api/task/batchReadTaskData', { type: 'CNCStatus', ...filter }),
+    caller.section('/api/task/batchReadErrors', filter),
   ]);
+  const sections: Sections = { machines, tasks, health };
   if (!machines.ok) errors.machines = machines.message;
-  const order = machineIDs ?? (machines.ok ? machines.data.map((m) => m.machineID) : tasks.ok ? tasks.data.map((t) => t.machineID) : health.ok ? health.data.map((h) => h.machineID) : []);
+  const taskRows = entriesOf(tasks);
+  const healthRows = entriesOf(health);
+  const order = machineIDs ?? (machines.ok ? machines.data : (taskRows ?? healthRows ?? [])).map((m) => m.machineID);
   // The machine list is in order when no group is asked; a group's members are found by machineID.
   const metaOf = rowsOf(machines.ok ? machines.data : undefined);
-  const taskOf = rowsOf(tasks.ok ? tasks.data : undefined);
-  const healthOf = rowsOf(health.ok ? health.data : undefined);
+  const taskOf = rowsOf(taskRows);
+  const healthOf = rowsOf(healthRows);
 
-  /** The entry as the tool defines it (GW-15). */
-  const entryOf = (machineID: string, meta: Meta | undefined, h: ErrorEntry | undefined, t: TaskEntry | undefined): Record<string, unknown> => {
-    const entry: Record<string, unknown> = { machineID };
-    if (meta) Object.assign(entry, { name: meta.name, isActive: meta.isActive });
-    entry.connection = health.ok
-      ? h
-        ? { errorCode: h.connection.errorCode, state: h.connection.state, ...(h.connection.error ? { error: h.connection.error } : {}) }
-        : { errorCode: -1, error: 'no connection entry' }
-      : { error: health.message };
-    if (!tasks.ok) entry.statusError = tasks.message;
-    else if (t) {
-      const status = t.data?.status;
-      if (status) entry.status = Object.fromEntries(STATUS_FIELDS.map((f) => [f, status[f]]));
-      else if (t.error) entry.statusError = `${t.error.errorMsg} (errorCode ${t.error.errorCode})`;
-      entry.state = t.state;
-      entry.reason = t.reason;
-      entry.statusStale = t.statusStale;
-    }
-    return entry;
-  };
-
-  // Entries are kept only while every section answers: a failed section's message is in every entry.
-  const keepable = machines.ok && tasks.ok && health.ok;
-  let kept = keepable ? entriesByList.get(machines.data) : undefined;
-  if (keepable && !kept) {
-    kept = new Map();
-    entriesByList.set(machines.data, kept);
-  }
+  // Published entries only while every section answers: a failed section's message is in every entry.
+  const joinable = machines.ok && tasks.ok && health.ok;
   const summary: Record<string, number> = Object.fromEntries(DERIVED_STATES.map((s) => [s, 0]));
   const literals: Buffer[] = [];
   order.forEach((machineID, i) => {
     const meta = metaOf(i, machineID);
     const h = healthOf(i, machineID);
-    const t = taskOf(i, machineID);
+    const found = taskOf(i, machineID);
+    const t = isStatus(found) ? found : undefined;
     if (t) summary[t.state] = (summary[t.state] ?? 0) + 1;
-    let serialised = kept?.get(machineID);
-    if (serialised === undefined || !unchanged(serialised, meta, h, t)) {
-      serialised = serialise(entryOf(machineID, meta, h, t), meta, h, t);
-      kept?.set(machineID, serialised);
-    }
+    const published = joinable && meta && h && t ? publishedEntry(meta, t, h) : undefined;
     if (i > 0) literals.push(COMMA);
-    literals.push(serialised.literal);
+    literals.push(published ?? literalContent(JSON.stringify(plainEntry(sections, machineID, meta, h, t))));
   });
   // Serialised as JSON.stringify would the object {groupID?, summary, machines, errors?}.
   const head = { ...(groupID !== undefined ? { groupID } : {}), summary: { total: order.length, ...summary } };

@@ -5,6 +5,7 @@
  * re-exported here for the built-in tools.
  */
 import { GatewayError } from '../../core/errors.js';
+import { isRecord } from '../../core/json-value.js';
 import { ToolFailure } from '../../core/mcp/tools.js';
 
 export { createToolCaller, defineTool, sectionMessage, ToolFailure, type Section, type ToolCaller, type ToolDefinition } from '../../core/mcp/tools.js';
@@ -25,4 +26,14 @@ export function oneTarget(path: string, input: { machineID?: string | undefined;
   if (input.machineID !== undefined) return { kind: 'machine', id: input.machineID };
   if (input.groupID !== undefined) return { kind: 'group', id: input.groupID };
   throw new ToolFailure(path, new GatewayError('INVALID_PARAMETER', 'neither machineID nor groupID was given; accepted: exactly one of machineID (from list_machines) or groupID (from list_groups)'));
+}
+
+/**
+ * The answer of an interface without a declared output type
+ * (core/roles/gateway/api-outputs.ts), as the object a tool reads fields of;
+ * anything else fails the tool as the gateway's own error.
+ */
+export function answerRecord(path: string, data: unknown): Record<string, unknown> {
+  if (isRecord(data)) return data;
+  throw new ToolFailure(path, new GatewayError('UNKNOWN_ERROR', `${path} answered ${Array.isArray(data) ? 'an array' : typeof data}, not an object`));
 }

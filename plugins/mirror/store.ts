@@ -5,73 +5,9 @@
  * Portable SQL.
  */
 import type { Database, WriteTx } from '../../core/store/database.js';
-import type { Migration } from '../../core/store/migrations.js';
 
-export const MIGRATIONS: readonly Migration[] = [
-  {
-    id: 1,
-    name: 'mirror files, snapshots, machines, drift',
-    up: [
-      `CREATE TABLE mirror_contents (
-         sha256 TEXT PRIMARY KEY,
-         content BLOB NOT NULL
-       )`,
-      `CREATE TABLE mirror_files (
-         id TEXT PRIMARY KEY,
-         machine_id TEXT NOT NULL,
-         dir TEXT NOT NULL,
-         name TEXT NOT NULL,
-         sha256 TEXT,
-         size INTEGER,
-         present INTEGER NOT NULL,
-         first_seen_at BIGINT NOT NULL,
-         last_seen_at BIGINT,
-         gone_at BIGINT,
-         adopted_program_id TEXT,
-         UNIQUE (machine_id, dir, name)
-       )`,
-      `CREATE TABLE mirror_snapshots (
-         id TEXT PRIMARY KEY,
-         file_id TEXT NOT NULL REFERENCES mirror_files(id),
-         sha256 TEXT NOT NULL REFERENCES mirror_contents(sha256),
-         size INTEGER NOT NULL,
-         taken_at BIGINT NOT NULL,
-         trigger TEXT NOT NULL
-       )`,
-      'CREATE INDEX mirror_snapshots_file ON mirror_snapshots(file_id, taken_at)',
-      `CREATE TABLE mirror_machines (
-         machine_id TEXT PRIMARY KEY,
-         last_run_at BIGINT,
-         last_ok_at BIGINT,
-         last_error TEXT,
-         last_error_at BIGINT,
-         files INTEGER NOT NULL,
-         running TEXT
-       )`,
-      `CREATE TABLE mirror_drift (
-         id TEXT PRIMARY KEY,
-         file_id TEXT NOT NULL REFERENCES mirror_files(id),
-         machine_id TEXT NOT NULL,
-         assignment_id TEXT NOT NULL,
-         expected_source TEXT NOT NULL,
-         expected_version_id TEXT NOT NULL,
-         expected_sha256 TEXT NOT NULL,
-         found_sha256 TEXT,
-         snapshot_id TEXT,
-         status TEXT NOT NULL,
-         opened_at BIGINT NOT NULL,
-         updated_at BIGINT NOT NULL,
-         decided_by TEXT,
-         decided_at BIGINT,
-         note TEXT,
-         result_version_id TEXT,
-         result_deployment_id TEXT
-       )`,
-      'CREATE INDEX mirror_drift_status ON mirror_drift(status, opened_at)',
-      'CREATE INDEX mirror_drift_file ON mirror_drift(file_id)',
-    ],
-  },
-];
+export { MIGRATIONS } from './schema.js';
+import { numOrNull, strOrNull } from '../../core/store/row-values.js';
 
 export interface MirrorFile {
   id: string;
@@ -144,23 +80,21 @@ export interface DriftItem {
 }
 
 type Row = Record<string, unknown>;
-const n = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-const s = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 
 const fileOf = (r: Row): MirrorFile => ({
-  id: String(r.id), machineId: String(r.machine_id), dir: String(r.dir), name: String(r.name), sha256: s(r.sha256), size: n(r.size), present: Number(r.present) === 1,
-  firstSeenAt: Number(r.first_seen_at), lastSeenAt: n(r.last_seen_at), goneAt: n(r.gone_at), adoptedProgramId: s(r.adopted_program_id),
+  id: String(r.id), machineId: String(r.machine_id), dir: String(r.dir), name: String(r.name), sha256: strOrNull(r.sha256), size: numOrNull(r.size), present: Number(r.present) === 1,
+  firstSeenAt: Number(r.first_seen_at), lastSeenAt: numOrNull(r.last_seen_at), goneAt: numOrNull(r.gone_at), adoptedProgramId: strOrNull(r.adopted_program_id),
 });
 const snapshotOf = (r: Row): Snapshot => ({ id: String(r.id), fileId: String(r.file_id), sha256: String(r.sha256), size: Number(r.size), takenAt: Number(r.taken_at), trigger: String(r.trigger) });
 const machineOf = (r: Row): MirrorMachine => ({
-  machineId: String(r.machine_id), lastRunAt: n(r.last_run_at), lastOkAt: n(r.last_ok_at), lastError: s(r.last_error), lastErrorAt: n(r.last_error_at), files: Number(r.files),
+  machineId: String(r.machine_id), lastRunAt: numOrNull(r.last_run_at), lastOkAt: numOrNull(r.last_ok_at), lastError: strOrNull(r.last_error), lastErrorAt: numOrNull(r.last_error_at), files: Number(r.files),
   running: r.running ? (JSON.parse(String(r.running)) as MirrorMachine['running']) : null,
 });
 const driftOf = (r: Row): DriftItem => ({
   id: String(r.id), fileId: String(r.file_id), machineId: String(r.machine_id), assignmentId: String(r.assignment_id), expectedSource: r.expected_source as DriftItem['expectedSource'],
-  expectedVersionId: String(r.expected_version_id), expectedSha256: String(r.expected_sha256), foundSha256: s(r.found_sha256), snapshotId: s(r.snapshot_id), status: r.status as DriftStatus,
-  openedAt: Number(r.opened_at), updatedAt: Number(r.updated_at), decidedBy: s(r.decided_by), decidedAt: n(r.decided_at), note: s(r.note),
-  resultVersionId: s(r.result_version_id), resultDeploymentId: s(r.result_deployment_id),
+  expectedVersionId: String(r.expected_version_id), expectedSha256: String(r.expected_sha256), foundSha256: strOrNull(r.found_sha256), snapshotId: strOrNull(r.snapshot_id), status: r.status as DriftStatus,
+  openedAt: Number(r.opened_at), updatedAt: Number(r.updated_at), decidedBy: strOrNull(r.decided_by), decidedAt: numOrNull(r.decided_at), note: strOrNull(r.note),
+  resultVersionId: strOrNull(r.result_version_id), resultDeploymentId: strOrNull(r.result_deployment_id),
 });
 
 export class MirrorRepository {

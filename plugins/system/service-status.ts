@@ -31,7 +31,7 @@ function httpStatus(ctx: GatewayContext) {
 }
 
 /** Machine actors counted by connection state; an inactive machine holds no actor and counts as stopped. */
-function fleetStatus(ctx: GatewayContext) {
+function fleetCounts(ctx: GatewayContext) {
   const actorsByState: Record<ConnectionState, number> = { online: 0, connecting: 0, backoff: 0, offline: 0, stopped: 0 };
   const ids = ctx.fleet.ids();
   for (const id of ids) actorsByState[ctx.fleet.connectionState(id)]++;
@@ -67,7 +67,7 @@ export function defineServiceStatusInterface(ctx: GatewayContext): void {
     input: z.object({}).strict(),
     handler: async () => ({
       http: httpStatus(ctx),
-      fleet: fleetStatus(ctx),
+      fleet: fleetCounts(ctx),
       historyWriter: historyWriterStatus(ctx),
       database: await databaseStatus(ctx),
     }),

@@ -6,7 +6,7 @@
  */
 import { definePlugin } from '../../core/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
-import { vaultOperations } from './operations.js';
+import { vaultOperations } from './operations/index.js';
 import { vaultVersions } from './service.js';
 import { MIGRATIONS, VaultStore } from './store.js';
 

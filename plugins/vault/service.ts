@@ -6,9 +6,10 @@
  */
 import type { RestPrincipal } from '../../core/rest/operation.js';
 import { diffPrograms } from './nc/index.js';
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../core/hash.js';
 import type { WriteTx } from '../../core/store/database.js';
-import { newId, type VaultStore } from './store.js';
+import { newId } from '../../core/rest/ids.js';
+import type { VaultStore } from './store.js';
 
 /** A version as other plugins use it. */
 export interface VaultVersionForUse {
@@ -82,7 +83,7 @@ export function vaultVersions(store: VaultStore): VaultVersions {
       return l && inScope(principal, l.id) ? { id: l.id, name: l.name } : undefined;
     },
     async addDraft(tx, d) {
-      const sha256 = createHash('sha256').update(d.content).digest('hex');
+      const sha256 = sha256Hex(d.content);
       const id = newId('ver');
       const number = await store.insertVersion(tx, {
         id, programId: d.programId, sha256, size: d.content.length, notes: d.notes, author: d.author, authorOperator: d.authorOperator, state: 'draft', createdAt: d.now,

@@ -4,186 +4,13 @@
  * and their decisions. Portable SQL: no statement here updates a version's
  * number, content, hash or size.
  */
-import { randomBytes } from 'node:crypto';
-import type { Migration } from '../../core/store/migrations.js';
+import { numOrNull, strOrNull } from '../../core/store/row-values.js';
 import type { Database, WriteTx } from '../../core/store/database.js';
 import { namesOf, samePerson } from './duties.js';
 
-export const MIGRATIONS: readonly Migration[] = [
-  {
-    id: 1,
-    name: 'libraries, programs, versions, approvals',
-    up: [
-      `CREATE TABLE vault_libraries (
-         id TEXT PRIMARY KEY,
-         name TEXT NOT NULL,
-         name_key TEXT NOT NULL UNIQUE,
-         description TEXT NOT NULL,
-         policy_mode TEXT NOT NULL,
-         approvals_required INTEGER NOT NULL,
-         approvers TEXT NOT NULL,
-         created_by TEXT NOT NULL,
-         created_at BIGINT NOT NULL
-       )`,
-      `CREATE TABLE vault_programs (
-         id TEXT PRIMARY KEY,
-         library_id TEXT NOT NULL REFERENCES vault_libraries(id),
-         name TEXT NOT NULL,
-         name_key TEXT NOT NULL,
-         controller TEXT NOT NULL,
-         description TEXT NOT NULL,
-         created_by TEXT NOT NULL,
-         created_at BIGINT NOT NULL,
-         updated_at BIGINT NOT NULL,
-         UNIQUE (library_id, name_key)
-       )`,
-      `CREATE TABLE vault_versions (
-         id TEXT PRIMARY KEY,
-         program_id TEXT NOT NULL REFERENCES vault_programs(id),
-         number INTEGER NOT NULL,
-         sha256 TEXT NOT NULL,
-         size INTEGER NOT NULL,
-         content BLOB NOT NULL,
-         notes TEXT NOT NULL,
-         author TEXT NOT NULL,
-         state TEXT NOT NULL,
-         created_at BIGINT NOT NULL,
-         submitted_at BIGINT,
-         submitted_by TEXT,
-         published_at BIGINT,
-         obsoleted_at BIGINT,
-         obsoleted_by TEXT,
-         UNIQUE (program_id, number)
-       )`,
-      `CREATE TABLE vault_approvals (
-         id TEXT PRIMARY KEY,
-         version_id TEXT NOT NULL REFERENCES vault_versions(id),
-         state TEXT NOT NULL,
-         required INTEGER NOT NULL,
-         created_by TEXT NOT NULL,
-         created_at BIGINT NOT NULL,
-         decided_at BIGINT
-       )`,
-      'CREATE INDEX vault_approvals_version ON vault_approvals(version_id)',
-      `CREATE TABLE vault_decisions (
-         approval_id TEXT NOT NULL REFERENCES vault_approvals(id),
-         approver TEXT NOT NULL,
-         decision TEXT NOT NULL,
-         comment TEXT NOT NULL,
-         decided_at BIGINT NOT NULL,
-         PRIMARY KEY (approval_id, approver)
-       )`,
-    ],
-  },
-  {
-    id: 2,
-    name: 'operators declared at upload, submission and decision',
-    up: [
-      'ALTER TABLE vault_versions ADD COLUMN author_operator TEXT',
-      'ALTER TABLE vault_versions ADD COLUMN submitted_operator TEXT',
-      'ALTER TABLE vault_decisions ADD COLUMN on_behalf_of TEXT',
-    ],
-  },
-];
-
-export type ApprovalPolicy = { mode: 'autoRelease' } | { mode: 'approvals'; required: number };
-export type VersionState = 'draft' | 'submitted' | 'published' | 'obsolete';
-export type ApprovalState = 'pending' | 'approved' | 'rejected' | 'cancelled';
-
-export interface Library {
-  id: string;
-  name: string;
-  description: string;
-  policy: ApprovalPolicy;
-  approvers: string[];
-  createdBy: string;
-  createdAt: number;
-}
-
-export interface Program {
-  id: string;
-  libraryId: string;
-  name: string;
-  controller: string;
-  description: string;
-  createdBy: string;
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface Version {
-  id: string;
-  programId: string;
-  number: number;
-  sha256: string;
-  size: number;
-  notes: string;
-  author: string;
-  /** The operator the uploader declared with X-On-Behalf-Of, or null. */
-  authorOperator: string | null;
-  state: VersionState;
-  createdAt: number;
-  submittedAt: number | null;
-  submittedBy: string | null;
-  /** The operator the submitter declared, or null. */
-  submittedOperator: string | null;
-  publishedAt: number | null;
-  obsoletedAt: number | null;
-  obsoletedBy: string | null;
-}
-
-export interface Decision {
-  approver: string;
-  /** The operator the approver declared, or null. */
-  onBehalfOf: string | null;
-  decision: 'approve' | 'reject';
-  comment: string;
-  decidedAt: number;
-}
-
-export interface Approval {
-  id: string;
-  versionId: string;
-  state: ApprovalState;
-  required: number;
-  createdBy: string;
-  createdAt: number;
-  decidedAt: number | null;
-  decisions: Decision[];
-}
-
-type Row = Record<string, unknown>;
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
-
-export function newId(prefix: string): string {
-  return `${prefix}_${randomBytes(8).toString('hex')}`;
-}
-
-function libraryOf(r: Row): Library {
-  const policy: ApprovalPolicy = r.policy_mode === 'autoRelease' ? { mode: 'autoRelease' } : { mode: 'approvals', required: Number(r.approvals_required) };
-  return {
-    id: String(r.id), name: String(r.name), description: String(r.description), policy, approvers: JSON.parse(String(r.approvers)) as string[],
-    createdBy: String(r.created_by), createdAt: Number(r.created_at),
-  };
-}
-
-function programOf(r: Row): Program {
-  return {
-    id: String(r.id), libraryId: String(r.library_id), name: String(r.name), controller: String(r.controller), description: String(r.description),
-    createdBy: String(r.created_by), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
-  };
-}
-
-const VERSION_COLUMNS = 'id, program_id, number, sha256, size, notes, author, author_operator, state, created_at, submitted_at, submitted_by, submitted_operator, published_at, obsoleted_at, obsoleted_by';
-
-function versionOf(r: Row): Version {
-  return {
-    id: String(r.id), programId: String(r.program_id), number: Number(r.number), sha256: String(r.sha256), size: Number(r.size), notes: String(r.notes),
-    author: String(r.author), authorOperator: str(r.author_operator), state: r.state as VersionState, createdAt: Number(r.created_at), submittedAt: num(r.submitted_at),
-    submittedBy: str(r.submitted_by), submittedOperator: str(r.submitted_operator), publishedAt: num(r.published_at), obsoletedAt: num(r.obsoleted_at), obsoletedBy: str(r.obsoleted_by),
-  };
-}
+export { MIGRATIONS } from './schema.js';
+export type { ApprovalPolicy, VersionState, ApprovalState, Library, Program, Version, Decision, Approval } from './records.js';
+import { libraryOf, programOf, VERSION_COLUMNS, versionOf, type VersionState, type ApprovalState, type Library, type Program, type Version, type Decision, type Approval, type Row } from './records.js';
 
 /** Which libraries a caller sees: all, or the listed ids. */
 export type LibraryFilter = '*' | readonly string[];
@@ -326,8 +153,8 @@ export class VaultStore {
     const decisions = await this.db.all('SELECT approver, on_behalf_of, decision, comment, decided_at FROM vault_decisions WHERE approval_id = ? ORDER BY decided_at, approver', [String(r.id)]);
     return {
       id: String(r.id), versionId: String(r.version_id), state: r.state as ApprovalState, required: Number(r.required), createdBy: String(r.created_by),
-      createdAt: Number(r.created_at), decidedAt: num(r.decided_at),
-      decisions: decisions.map((d) => ({ approver: String(d.approver), onBehalfOf: str(d.on_behalf_of), decision: d.decision as 'approve' | 'reject', comment: String(d.comment), decidedAt: Number(d.decided_at) })),
+      createdAt: Number(r.created_at), decidedAt: numOrNull(r.decided_at),
+      decisions: decisions.map((d) => ({ approver: String(d.approver), onBehalfOf: strOrNull(d.on_behalf_of), decision: d.decision as 'approve' | 'reject', comment: String(d.comment), decidedAt: Number(d.decided_at) })),
     };
   }
 
@@ -364,7 +191,7 @@ export class VaultStore {
   /** Records a decision; false when a person it names (the approver or its operator) already decided, read inside the transaction. */
   async insertDecision(tx: WriteTx, approvalId: string, d: Decision): Promise<boolean> {
     const earlier = await tx.all('SELECT approver, on_behalf_of FROM vault_decisions WHERE approval_id = ?', [approvalId]);
-    if (samePerson(namesOf(d.approver, d.onBehalfOf), earlier.flatMap((r) => namesOf(String(r.approver), str(r.on_behalf_of))))) return false;
+    if (samePerson(namesOf(d.approver, d.onBehalfOf), earlier.flatMap((r) => namesOf(String(r.approver), strOrNull(r.on_behalf_of))))) return false;
     await tx.run('INSERT INTO vault_decisions (approval_id, approver, on_behalf_of, decision, comment, decided_at) VALUES (?, ?, ?, ?, ?, ?)', [
       approvalId, d.approver, d.onBehalfOf, d.decision, d.comment, d.decidedAt,
     ]);

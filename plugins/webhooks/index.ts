@@ -13,9 +13,12 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { definePlugin } from '../../core/plugin-host.js';
-import { defineOperation, type RestOperation, type RestPrincipal } from '../../core/rest/operation.js';
+import { defineOperation, type AnyRestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';
+import { iso, isoOrNull } from '../../core/rest/fields.js';
+import { newId } from '../../core/rest/ids.js';
+import { auditActor, principalOf } from '../../core/rest/principal.js';
 import { isUnscoped, scopesOf, type Scopes } from '../../core/rest/scopes.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { CredentialBox, type SealedCredential } from '../../core/store/credential-box.js';
@@ -57,8 +60,6 @@ declare module '../../core/roles/programs/context.js' {
   }
 }
 
-const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
-const newId = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
 const webhookView = z.object({
   id: z.string(), url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)), description: z.string(), enabled: z.boolean(), disabledReason: z.string().nullable(),
   createdBy: z.string(), createdAt: z.string(),
@@ -71,17 +72,13 @@ const deliveryView = z.object({
   lastStatusCode: z.number().int().nullable(), lastError: z.string().nullable(), deliveredAt: z.string().nullable(), createdAt: z.string(), updatedAt: z.string(),
 });
 const webhookOut = (w: WebhookRecord): z.infer<typeof webhookView> => ({
-  id: w.id, url: w.url, events: w.events as WebhookEvent[], description: w.description, enabled: w.enabled, disabledReason: w.disabledReason, createdBy: w.createdBy, createdAt: iso(w.createdAt) as string,
+  id: w.id, url: w.url, events: w.events as WebhookEvent[], description: w.description, enabled: w.enabled, disabledReason: w.disabledReason, createdBy: w.createdBy, createdAt: iso(w.createdAt),
   scopes: { libraries: w.scopes.libraries === '*' ? '*' : [...w.scopes.libraries], machineGroups: w.scopes.machineGroups === '*' ? '*' : [...w.scopes.machineGroups] },
 });
 const deliveryOut = (d: DeliveryRecord): z.infer<typeof deliveryView> => ({
-  id: d.id, webhookId: d.webhookId, messageId: d.messageId, event: d.event, status: d.status, attempts: d.attempts, nextAttemptAt: iso(d.nextAttemptAt),
-  lastStatusCode: d.lastStatusCode, lastError: d.lastError, deliveredAt: iso(d.deliveredAt), createdAt: iso(d.createdAt) as string, updatedAt: iso(d.updatedAt) as string,
+  id: d.id, webhookId: d.webhookId, messageId: d.messageId, event: d.event, status: d.status, attempts: d.attempts, nextAttemptAt: isoOrNull(d.nextAttemptAt),
+  lastStatusCode: d.lastStatusCode, lastError: d.lastError, deliveredAt: isoOrNull(d.deliveredAt), createdAt: iso(d.createdAt), updatedAt: iso(d.updatedAt),
 });
-const principalOf = (p: RestPrincipal | null): RestPrincipal => {
-  if (!p) throw new ProblemError('unauthenticated', 'sign in first');
-  return p;
-};
 /** The endpoints a caller sees: every one for a caller of every library and group (null: no limit), else those within its scopes. */
 const visibleTo = async (repo: WebhookRepository, p: RestPrincipal | null): Promise<string[] | null> => {
   const scopes = scopesOf(principalOf(p));
@@ -199,7 +196,7 @@ class Sender {
   }
 }
 
-function operations(ctx: ProgramsContext, repo: WebhookRepository, box: CredentialBox): RestOperation[] {
+function operations(ctx: ProgramsContext, repo: WebhookRepository, box: CredentialBox): AnyRestOperation[] {
   const ops = [
     defineOperation({
       operationId: 'createWebhook', method: 'POST', path: '/admin/webhooks', summary: 'Add a webhook endpoint; its signing secret is shown once', tags: ['admin'], permission: 'webhooks.manage',
@@ -226,7 +223,7 @@ function operations(ctx: ProgramsContext, repo: WebhookRepository, box: Credenti
         };
         await ctx.db.write(async (tx) => {
           await repo.insert(tx, record);
-          await ctx.audit.append(tx, { principalName: p.name, onBehalfOf: p.onBehalfOf, authMethod: p.authMethod, category: 'admin', action: 'webhook.create', entityType: 'webhook', entityId: id, details: { url: record.url, events: record.events } });
+          await ctx.audit.append(tx, { ...auditActor(p), category: 'admin', action: 'webhook.create', entityType: 'webhook', entityId: id, details: { url: record.url, events: record.events } });
         }, { transaction: true });
         return { status: 201, body: { ...webhookOut(record), secret }, headers: { location: `/api/v1/admin/webhooks/${id}` } };
       },
@@ -264,7 +261,7 @@ function operations(ctx: ProgramsContext, repo: WebhookRepository, box: Credenti
       },
     }),
   ];
-  return ops as unknown as RestOperation[];
+  return ops as AnyRestOperation[];
 }
 
 export function createWebhooksPlugin(options: { retryDelaysMs?: readonly number[] } = {}) {
@@ -281,7 +278,7 @@ export function createWebhooksPlugin(options: { retryDelaysMs?: readonly number[
       const enqueueMany = async (tx: WriteTx, events: readonly { event: WebhookEvent; data: Record<string, unknown> }[]) => {
         const now = ctx.now();
         const messages = events.map(({ event, data }) => ({ id: newId('msg'), event, body: JSON.stringify({ type: event, timestamp: iso(now), data }), subject: subjectOf(event, data) }));
-        await repo.enqueue(tx, messages, () => newId('dlv'), now, ctx.services.find('fleet.machines') !== undefined);
+        await repo.enqueue(tx, messages, () => newId('dlv'), now, ctx.services.find('gateway-machines') !== undefined);
       };
       ctx.services.provide('webhooks.outbox', {
         async enqueue(tx, event, data) {

@@ -9,6 +9,7 @@
  */
 import { parseScopes, type Scopes } from '../../core/rest/scopes.js';
 import { WriteRounds } from '../../core/store/write-rounds.js';
+import { numOrNull } from '../../core/store/row-values.js';
 import type { SqlDatabase, WriteTx } from '../../core/store/sql-database.js';
 import type { Migration } from '../../core/store/migrations.js';
 import { endpointsWithin, machineGroupsFor, receives, type Subject } from './scopes.js';
@@ -100,10 +101,9 @@ const webhookOf = (r: Record<string, unknown>): WebhookRecord => ({
   enabled: Number(r.enabled) === 1, disabledReason: r.disabled_reason === null ? null : String(r.disabled_reason), createdBy: String(r.created_by), createdAt: Number(r.created_at),
   scopes: parseScopes(String(r.scopes)),
 });
-const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 const deliveryOf = (r: Record<string, unknown>): DeliveryRecord => ({
   id: String(r.id), webhookId: String(r.webhook_id), messageId: String(r.message_id), event: String(r.event), status: r.status as DeliveryStatus, attempts: Number(r.attempts),
-  nextAttemptAt: num(r.next_attempt_at), lastStatusCode: num(r.last_status_code), lastError: r.last_error === null ? null : String(r.last_error), deliveredAt: num(r.delivered_at),
+  nextAttemptAt: numOrNull(r.next_attempt_at), lastStatusCode: numOrNull(r.last_status_code), lastError: r.last_error === null ? null : String(r.last_error), deliveredAt: numOrNull(r.delivered_at),
   createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
 });
 const DELIVERY_COLUMNS = 'd.id, d.webhook_id, d.message_id, m.event, d.status, d.attempts, d.next_attempt_at, d.last_status_code, d.last_error, d.delivered_at, d.created_at, d.updated_at';
@@ -191,7 +191,7 @@ export class WebhookRepository {
   /** The earliest time a pending delivery is due, or null. */
   async nextDue(): Promise<number | null> {
     const r = await this.db.get<{ t: number | null }>("SELECT MIN(d.next_attempt_at) AS t FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.status = 'pending' AND w.enabled = 1");
-    return num(r?.t);
+    return numOrNull(r?.t);
   }
 
   /** Attempt outcomes that arrive together (a batch of deliveries answered at once) are stored in one transaction. */

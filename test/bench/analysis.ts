@@ -134,13 +134,11 @@ interface Case {
   cold?: boolean;
 }
 
-export async function run(args: string[]): Promise<void> {
-  const days = option(args, 'days', 30);
-  const runs = option(args, 'runs', 20);
-  const stateSec = option(args, 'stateSec', 30);
-  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-analysis-'));
-  const config = parseConfig({
-    gateway: { dataDir, timeZone: 'UTC' },
+/** The bench gateway's config: one simulated machine whose live tasks are off but the heartbeat. */
+function benchConfig(dataDir: string) {
+  return parseConfig({
+    dataDir,
+    timeZone: 'UTC',
     logLevel: 'warn',
     security: { securityControl: false },
     history: { heartbeatSec: HEARTBEAT_SEC },
@@ -155,7 +153,98 @@ export async function run(args: string[]): Promise<void> {
       },
     ],
   });
-  const gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger: pino({ level: 'warn' }) });
+}
+
+/** The calls measured over the filled history, from `fromMs` to `toMs`. */
+function benchCases(days: number, fromMs: number, toMs: number): Case[] {
+  const start = Math.floor(fromMs / 1000) + 1;
+  const end = Math.floor(toMs / 1000);
+  const dayStart = end - 86_400;
+  return [
+    { name: 'query_history, 10000 State rows', path: '/api/history/machine', input: { machineID: MACHINE_ID, type: 'State', start, end, limit: 10_000 } },
+    {
+      name: 'query_history newestFirst, 10000 State rows',
+      path: '/api/db/query',
+      input: { machineIDs: MACHINE_ID, classes: 'State', start, end, order: 'desc', limit: 10_000 },
+    },
+    ...(['oee', 'overall', 'alarm'] as const).map((kind) => ({ name: `${kind}, ${days} days`, input: { kind, machineID: MACHINE_ID, start, end } })),
+    { name: `overall, ${days} days, no day kept`, input: { kind: 'overall', machineID: MACHINE_ID, start, end }, cold: true },
+    ...(['oee', 'overall', 'alarm'] as const).map((kind) => ({
+      name: `${kind}, 1 day, interval=3600`,
+      input: { kind, machineID: MACHINE_ID, start: dayStart, end, interval: 3600 },
+    })),
+  ];
+}
+
+interface CaseResult {
+  name: string;
+  p50: number;
+  p95: number;
+  max: number;
+  cpuP50: number;
+  lagP95: number;
+  lagMax: number;
+}
+
+/** Runs one case `runs` times after two warm-up runs: wall time, CPU time and the timer lag (pushed to `lags`) of each. */
+async function measure(gateway: Gateway, c: Case, runs: number, lags: number[]): Promise<CaseResult> {
+  const principal = { username: 'bench', isAdmin: true, method: 'internal' as const };
+  const times: number[] = [];
+  const cpu: number[] = [];
+  const ownLags: number[] = [];
+  for (let i = 0; i < runs + 2; i++) {
+    if (c.cold) gateway.context.history.revisions.bump(MACHINE_ID);
+    const began = performance.now();
+    const cpuBefore = process.cpuUsage();
+    const result = await withTimerLag(() => gateway.context.interfaces.call(c.path ?? '/api/analysis/machine', c.input, { principal }), i < 2 ? [] : ownLags);
+    if (!result.ok) throw new Error(`${c.name}: ${result.error.message}`);
+    const used = process.cpuUsage(cpuBefore);
+    if (i >= 2) {
+      times.push(performance.now() - began);
+      // Every thread of the process: the main thread and sqlite3's workers. Unlike wall time, it does not grow when other processes compete for the CPU.
+      cpu.push((used.user + used.system) / 1000);
+    }
+  }
+  lags.push(...ownLags);
+  return {
+    name: c.name,
+    p50: percentile(times, 50),
+    p95: percentile(times, 95),
+    max: Math.max(...times),
+    cpuP50: percentile(cpu, 50),
+    // A run shorter than 10 ms sees no tick at all: no lag.
+    lagP95: ownLags.length ? percentile(ownLags, 95) : 0,
+    lagMax: Math.max(0, ...ownLags),
+  };
+}
+
+/** Prints the tables and the JSON line of the results. */
+function report(days: number, runs: number, filled: { rows: Record<string, number> }, total: number, results: readonly CaseResult[], allLags: readonly number[]): void {
+  const target = (name: string) => (name === `overall, ${days} days` && days === 30 ? 'p95 <= 200' : name.startsWith('query_history') ? 'p95 <= 100' : '');
+  printTable(
+    `analysis benchmark (${days} days, ${total} history rows, ${runs} runs per case, Node ${process.version})`,
+    results.flatMap((r): [string, string, string][] => [
+      [`${r.name}: p50 / p95 / max, ms`, `${r.p50.toFixed(1)} / ${r.p95.toFixed(1)} / ${r.max.toFixed(1)}`, target(r.name)],
+      [`${r.name}: CPU p50, ms`, r.cpuP50.toFixed(1), ''],
+      [`${r.name}: 10 ms timer lag p95 / max, ms`, `${r.lagP95.toFixed(1)} / ${r.lagMax.toFixed(1)}`, ''],
+    ]),
+  );
+  process.stdout.write(`machine: ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end\n`);
+  printTable('10 ms timer lag over every measured run', [
+    ['p50, ms', percentile(allLags, 50).toFixed(1), ''],
+    ['p95, ms', percentile(allLags, 95).toFixed(1), ''],
+    ['p99, ms', percentile(allLags, 99).toFixed(1), ''],
+    ['max, ms', Math.max(0, ...allLags).toFixed(1), ''],
+  ]);
+  process.stdout.write(`${JSON.stringify({ days, rows: filled.rows, results, lag: { p50: percentile(allLags, 50), p95: percentile(allLags, 95), max: Math.max(0, ...allLags) } })}\n`);
+}
+
+export async function run(args: string[]): Promise<void> {
+  const days = option(args, 'days', 30);
+  const runs = option(args, 'runs', 20);
+  const stateSec = option(args, 'stateSec', 30);
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-analysis-'));
+  const gateway = await Gateway.create({ config: benchConfig(dataDir), drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger: pino({ level: 'warn' }) });
   try {
     const toMs = Math.floor(Date.now() / 1000) * 1000;
     const t0 = performance.now();
@@ -164,75 +253,12 @@ export async function run(args: string[]): Promise<void> {
     const total = Object.values(filled.rows).reduce((a, b) => a + b, 0);
     process.stdout.write(`analysis: ${total} rows over ${days} days written in ${fillSec.toFixed(1)} s (${(total / fillSec).toFixed(0)} rows/s): ${JSON.stringify(filled.rows)}\n`);
     process.stdout.write(`database: ${(statSync(join(dataDir, 'gateway.db')).size / 1024 / 1024).toFixed(1)} MB\n`);
-
-    const start = Math.floor(filled.fromMs / 1000) + 1;
-    const dayStart = Math.floor(toMs / 1000) - 86_400;
-    const cases: Case[] = [
-      { name: 'query_history, 10000 State rows', path: '/api/history/machine', input: { machineID: MACHINE_ID, type: 'State', start, end: Math.floor(toMs / 1000), limit: 10_000 } },
-      {
-        name: 'query_history newestFirst, 10000 State rows',
-        path: '/api/db/query',
-        input: { machineIDs: MACHINE_ID, classes: 'State', start, end: Math.floor(toMs / 1000), order: 'desc', limit: 10_000 },
-      },
-      ...(['oee', 'overall', 'alarm'] as const).map((kind) => ({ name: `${kind}, ${days} days`, input: { kind, machineID: MACHINE_ID, start, end: Math.floor(toMs / 1000) } })),
-      { name: `overall, ${days} days, no day kept`, input: { kind: 'overall', machineID: MACHINE_ID, start, end: Math.floor(toMs / 1000) }, cold: true },
-      ...(['oee', 'overall', 'alarm'] as const).map((kind) => ({
-        name: `${kind}, 1 day, interval=3600`,
-        input: { kind, machineID: MACHINE_ID, start: dayStart, end: Math.floor(toMs / 1000), interval: 3600 },
-      })),
-    ];
-    const principal = { username: 'bench', isAdmin: true, method: 'internal' as const };
-    const results: { name: string; p50: number; p95: number; max: number; cpuP50: number; lagP95: number; lagMax: number }[] = [];
-    const allLags: number[] = [];
+    const cases = benchCases(days, filled.fromMs, toMs);
     const only = textOption(args, 'only');
-    for (const c of only ? cases.filter((k) => k.name.includes(only)) : cases) {
-      const times: number[] = [];
-      const cpu: number[] = [];
-      const lags: number[] = [];
-      for (let i = 0; i < runs + 2; i++) {
-        if (c.cold) gateway.context.history.revisions.bump(MACHINE_ID);
-        const began = performance.now();
-        const cpuBefore = process.cpuUsage();
-        const result = await withTimerLag(() => gateway.context.interfaces.call(c.path ?? '/api/analysis/machine', c.input, { principal }), i < 2 ? [] : lags);
-        if (!result.ok) throw new Error(`${c.name}: ${result.error.message}`);
-        const used = process.cpuUsage(cpuBefore);
-        if (i >= 2) {
-          times.push(performance.now() - began);
-          // Every thread of the process: the main thread and sqlite3's workers. Unlike wall time, it does not grow when other processes compete for the CPU.
-          cpu.push((used.user + used.system) / 1000);
-        }
-      }
-      allLags.push(...lags);
-      // A run shorter than 10 ms sees no tick at all: no lag.
-      const lagP95 = lags.length ? percentile(lags, 95) : 0;
-      results.push({
-        name: c.name,
-        p50: percentile(times, 50),
-        p95: percentile(times, 95),
-        max: Math.max(...times),
-        cpuP50: percentile(cpu, 50),
-        lagP95,
-        lagMax: Math.max(0, ...lags),
-      });
-    }
-    const target = (name: string) =>
-      name === `overall, ${days} days` && days === 30 ? 'p95 <= 200' : name.startsWith('query_history') ? 'p95 <= 100' : '';
-    printTable(
-      `analysis benchmark (${days} days, ${total} history rows, ${runs} runs per case, Node ${process.version})`,
-      results.flatMap((r): [string, string, string][] => [
-        [`${r.name}: p50 / p95 / max, ms`, `${r.p50.toFixed(1)} / ${r.p95.toFixed(1)} / ${r.max.toFixed(1)}`, target(r.name)],
-        [`${r.name}: CPU p50, ms`, r.cpuP50.toFixed(1), ''],
-        [`${r.name}: 10 ms timer lag p95 / max, ms`, `${r.lagP95.toFixed(1)} / ${r.lagMax.toFixed(1)}`, ''],
-      ]),
-    );
-    process.stdout.write(`machine: ${cpus().length} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end\n`);
-    printTable('10 ms timer lag over every measured run', [
-      ['p50, ms', percentile(allLags, 50).toFixed(1), ''],
-      ['p95, ms', percentile(allLags, 95).toFixed(1), ''],
-      ['p99, ms', percentile(allLags, 99).toFixed(1), ''],
-      ['max, ms', Math.max(0, ...allLags).toFixed(1), ''],
-    ]);
-    process.stdout.write(`${JSON.stringify({ days, rows: filled.rows, results, lag: { p50: percentile(allLags, 50), p95: percentile(allLags, 95), max: Math.max(0, ...allLags) } })}\n`);
+    const results: CaseResult[] = [];
+    const allLags: number[] = [];
+    for (const c of only ? cases.filter((k) => k.name.includes(only)) : cases) results.push(await measure(gateway, c, runs, allLags));
+    report(days, runs, filled, total, results, allLags);
   } finally {
     await gateway.stop();
     rmSync(dataDir, { recursive: true, force: true });

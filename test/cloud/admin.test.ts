@@ -8,7 +8,8 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CloudRole, UNAUTHORIZED_TEXT } from '../../core/roles/cloud/role.js';
+import { CloudRole } from '../../core/roles/cloud/role.js';
+import { UNAUTHORIZED_TEXT } from '../../plugins/cloud-mcp/index.js';
 import { CLOUD_LINK_FILE } from '../../plugins/cloud-link/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';

@@ -7,7 +7,8 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { plainToolCall, UNAUTHORIZED_TEXT, type CloudRole } from '../../core/roles/cloud/role.js';
+import type { CloudRole } from '../../core/roles/cloud/role.js';
+import { plainToolCall, UNAUTHORIZED_TEXT } from '../../plugins/cloud-mcp/index.js';
 import { lightLink, startTestCloud, untilOnline } from '../fixtures/cloud.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 

@@ -71,7 +71,7 @@ async function holdInAnotherProcess(dataDir: string, database = 'gateway.db'): P
   return { child, pid: await opened, stop };
 }
 
-const cli = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'core/backup-cli.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
+const cli = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'core/main.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
 
 describe('backup', () => {
   it('a backup taken while a role writes holds every transaction whole and the sequence without a gap, with its key files and a manifest', async () => {
@@ -185,5 +185,19 @@ describe('npm run backup', () => {
     const bad = cli(['backup', '--data-dir', dataDir]);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--out: the directory to write the backup to is required');
+  });
+
+  it('without --data-dir, backs up the data directory of the config file, read with every section as npm start reads it', async () => {
+    const dataDir = fresh('cli-cfg-data-');
+    await (await openGatewayDb(dataDir)).stop();
+    const config = join(fresh('cli-cfg-'), 'config.json');
+    writeFileSync(config, JSON.stringify({ gateway: { name: 'plant-7', dataDir }, communication: { port: 8081 }, machines: [] }));
+    const out = join(fresh('cli-cfg-out-'), 'b');
+    const done = cli(['backup', '--out', out, '--config', config]);
+    expect(done.status).toBe(0);
+    expect(done.stdout).toContain(`backup of ${dataDir} into ${out}`);
+    // The old spelling gateway.dataDir is still read, with its deprecation line.
+    expect(done.stderr).toContain('gateway.dataDir is the old spelling of dataDir');
+    await verifyBackup(out);
   });
 });

@@ -80,7 +80,7 @@ describe('commands', () => {
   it('the process refuses an unknown command before reading the config or starting anything', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', 'core/main.ts', 'reset-admin-pasword', '--config', 'does-not-exist.json'], { cwd: ROOT, encoding: 'utf8' });
     expect(r.status).toBe(2);
-    expect(r.stderr).toBe("unknown command 'reset-admin-pasword'; accepted: reset-admin-password, cloud-token, or options only (--config FILE, --role NAME) to start the roles\n");
+    expect(r.stderr).toBe("unknown command 'reset-admin-pasword'; accepted: reset-admin-password, cloud-token, backup, restore, or options only (--config FILE, --role NAME) to start the roles\n");
     expect(r.stdout).toBe('');
   }, 30_000);
 });

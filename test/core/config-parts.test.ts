@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError, parseConfig } from '../../core/config.js';
+import { ConfigError, configNotices, configWrites, parseConfig } from '../../core/config.js';
 import { ConfigPartError, configSchema, readPart, type ConfigPart } from '../../core/config-parts.js';
-import { definePlugin, PluginHost } from '../../core/plugin-host.js';
+import { definePlugin, PluginError, PluginHost } from '../../core/plugin-host.js';
 import { configPartsOf, defineRole, startRoles, type RoleDefinition } from '../../core/role.js';
 
 const logger = pino({ level: 'silent' });
@@ -53,14 +53,14 @@ function role(name: string, parts: readonly ConfigPart[], pluginParts: Record<st
 describe('configuration parts', () => {
   it("a plugin's section is parsed with its fields: defaults when absent, values when given, and a mistake names its path", () => {
     const parts = configPartsOf([role('notes', [], { 'notes-api': notesPart })]);
-    expect(parseConfig({}, 'plant.json', {}, parts)).toMatchObject({ notes: { keepDays: 30, title: 'Notes' }, security: { securityControl: true } });
+    expect(parseConfig({}, 'plant.json', {}, parts)).toMatchObject({ notes: { keepDays: 30, title: 'Notes' }, dataDir: './data', roles: [] });
     expect(parseConfig({ notes: { keepDays: 7 } }, 'plant.json', {}, parts)).toMatchObject({ notes: { keepDays: 7, title: 'Notes' } });
     expect(problems(() => parseConfig({ notes: { keepDays: 0, colour: 'red' } }, 'plant.json', {}, parts))).toEqual([
       'notes.keepDays: found 0; Too small: expected number to be >=1',
       "notes: unknown field(s) 'colour'; remove them",
     ]);
     // Without the part, the section is unknown.
-    expect(problems(() => parseConfig({ notes: {} }, 'plant.json'))).toEqual(["(root): unknown field(s) 'notes'; remove them"]);
+    expect(problems(() => parseConfig({ notes: {} }, 'plant.json', {}, []))).toEqual(["(root): unknown field(s) 'notes'; remove them"]);
   });
 
   it("a mistake in the section of a role that does not run stops the start all the same, naming its path", async () => {
@@ -87,7 +87,7 @@ describe('configuration parts', () => {
     expect(parseConfig({ mcp: { allowedOrigins: ['https://a.example'], allowedHosts: ['gw:8080'] } }, 'plant.json', {}, parts).mcp).toEqual({ allowedOrigins: ['https://a.example'], allowedHosts: ['gw:8080'] });
     expect(problems(() => parseConfig({ mcp: { allowedOrigins: ['not a url'] } }, 'plant.json', {}, parts))[0]).toMatch(/^mcp\.allowedOrigins\[0\]: found "not a url"/);
     // Without the part, the base field takes any text.
-    expect(parseConfig({ mcp: { allowedOrigins: ['not a url'] } }, 'plant.json').mcp.allowedOrigins).toEqual(['not a url']);
+    expect(parseConfig({ mcp: { allowedOrigins: ['not a url'] } }, 'plant.json', {}, []).mcp.allowedOrigins).toEqual(['not a url']);
   });
 
   it('an optional section is undefined when absent; a check sees the whole config', () => {
@@ -96,14 +96,14 @@ describe('configuration parts', () => {
       optional: true,
       fields: { url: z.string().min(1) },
       check: (config, ctx) => {
-        if (config.notesLink && (config.roles as string[]).includes('cloud')) ctx.addIssue({ code: 'custom', path: ['notesLink'], input: config.notesLink, message: 'notesLink is not for the cloud' });
+        if (config.notesLink && (config.roles as string[]).includes('notes')) ctx.addIssue({ code: 'custom', path: ['notesLink'], input: config.notesLink, message: 'notesLink is not for the notes role itself' });
       },
     };
     const parts = configPartsOf([role('notes', [part])]);
     expect(readPart(parseConfig({}, 'plant.json', {}, parts), part)).toBeUndefined();
     expect(readPart(parseConfig({ notesLink: { url: 'x' } }, 'plant.json', {}, parts), part)).toEqual({ url: 'x' });
     expect(problems(() => parseConfig({ notesLink: {} }, 'plant.json', {}, parts))).toEqual([expect.stringMatching(/^notesLink\.url: /)]);
-    expect(problems(() => parseConfig({ roles: ['cloud'], notesLink: { url: 'x' } }, 'plant.json', {}, parts))).toEqual(['notesLink: found {"url":"x"}; notesLink is not for the cloud']);
+    expect(problems(() => parseConfig({ roles: ['notes'], notesLink: { url: 'x' } }, 'plant.json', {}, parts))).toEqual(['notesLink: found {"url":"x"}; notesLink is not for the notes role itself']);
   });
 
   it('a plugin is given its settings and whether the file wrote each field; without a config, its defaults', async () => {
@@ -130,7 +130,79 @@ describe('configuration parts', () => {
   it("a plugin without a part keeps the role context's own settings", async () => {
     let settings: unknown;
     const plugin = definePlugin<{ settings: string }>({ name: 'plain', register: (ctx) => void (settings = ctx.settings) });
-    await new PluginHost([plugin], logger, undefined, { config: parseConfig({}) }).start({ settings: 'the role context' });
+    await new PluginHost([plugin], logger, undefined, { config: parseConfig({}, '(inline)', {}, []) }).start({ settings: 'the role context' });
     expect(settings).toBe('the role context');
+  });
+
+  it("the runtime's keys are parts like any other: a plugin declaring one stops the start naming the runtime", () => {
+    const parts = configPartsOf([role('notes', [], { 'notes-api': { section: 'communication', fields: { trustProxy: z.boolean() } } })]);
+    expect(() => configSchema(parts)).toThrow(new ConfigPartError("config field 'communication.trustProxy' is declared by the runtime and plugin 'notes-api'"));
+  });
+
+  it('an old spelling is read as its new path with a notice, named as written in a mistake, and refused beside the new one', () => {
+    const part: ConfigPart = { ...notesPart, aliases: { 'legacy.keep': 'notes.keepDays' } };
+    const parts = configPartsOf([role('notes', [part])]);
+    const config = parseConfig({ legacy: { keep: 7 } }, 'plant.json', {}, parts);
+    expect(readPart(config, part)).toEqual({ keepDays: 7, title: 'Notes' });
+    expect(configNotices(config)).toEqual(['config plant.json: legacy.keep is the old spelling of notes.keepDays, read as it; write notes.keepDays instead (the old spelling will stop being read)']);
+    expect(configWrites(config, 'notes.keepDays')).toBe(true);
+    // Code that still reads the old spelling finds the value, whichever spelling the file used.
+    expect((parseConfig({ notes: { keepDays: 9 } }, 'plant.json', {}, parts) as unknown as { legacy: { keep: number } }).legacy.keep).toBe(9);
+    expect(configNotices(parseConfig({ notes: { keepDays: 9 } }, 'plant.json', {}, parts))).toEqual([]);
+    expect(problems(() => parseConfig({ legacy: { keep: 0 } }, 'plant.json', {}, parts))).toEqual(['legacy.keep: found 0; Too small: expected number to be >=1']);
+    expect(problems(() => parseConfig({ legacy: { keep: 7 }, notes: { keepDays: 8 } }, 'plant.json', {}, parts))).toEqual(['legacy.keep: notes.keepDays is given too; write only notes.keepDays (legacy.keep is its old spelling)']);
+    // Other fields beside the old spelling stay where they are, and are checked there.
+    expect(problems(() => parseConfig({ legacy: { keep: 7, colour: 'red' } }, 'plant.json', {}, parts))).toEqual(["(root): unknown field(s) 'legacy'; remove them"]);
+  });
+
+  it('an old spelling must lead to a path of its own part and must not be a path a part declares', () => {
+    const astray = configPartsOf([role('notes', [{ ...notesPart, aliases: { 'legacy.keep': 'other.keepDays' } }])]);
+    expect(() => configSchema(astray)).toThrow(new ConfigPartError("the old spelling 'legacy.keep' of role 'notes' leads to 'other.keepDays', which its part does not declare"));
+    const taken = configPartsOf([role('notes', [{ ...notesPart, aliases: { 'communication.trustProxy': 'notes.title' } }])]);
+    expect(() => configSchema(taken)).toThrow(new ConfigPartError("the old spelling 'communication.trustProxy' of role 'notes' is 'communication.trustProxy', declared by the runtime"));
+  });
+
+  it("a part's environment variables override its fields; a bad value names the variable; an unset or empty one overrides nothing", () => {
+    const part: ConfigPart = {
+      section: 'notes',
+      fields: { port: z.number().int().default(1), shared: z.object({ on: z.boolean().default(false) }).prefault({}), title: z.string().default('Notes') },
+      env: { NOTES_PORT: { field: 'port', type: 'port' }, NOTES_SHARED: { field: 'shared.on', type: 'boolean' }, NOTES_TITLE: { field: 'title', type: 'text' } },
+    };
+    const parts = configPartsOf([role('notes', [part])]);
+    const env = { NOTES_PORT: '9000', NOTES_SHARED: '1', NOTES_TITLE: 'Plant notes' };
+    const config = parseConfig({ notes: { port: 5 } }, 'plant.json', env, parts);
+    expect(readPart(config, part)).toEqual({ port: 9000, shared: { on: true }, title: 'Plant notes' });
+    expect(configWrites(config, 'notes.title')).toBe(false);
+    expect(readPart(parseConfig({ notes: { port: 5 } }, 'plant.json', { NOTES_PORT: '' }, parts), part)).toMatchObject({ port: 5 });
+    expect(problems(() => parseConfig({}, 'plant.json', { NOTES_PORT: '65536' }, parts))).toEqual(['NOTES_PORT (environment): found "65536"; expected an integer 0-65535']);
+    expect(problems(() => parseConfig({}, 'plant.json', { NOTES_SHARED: 'yes' }, parts))).toEqual(['NOTES_SHARED (environment): found "yes"; expected true, false, 1 or 0']);
+  });
+
+  it('an environment variable must override a field of its own part, and is declared once', () => {
+    const astray = configPartsOf([role('notes', [{ ...notesPart, env: { NOTES_X: { field: 'colour', type: 'text' } } }])]);
+    expect(() => configSchema(astray)).toThrow(new ConfigPartError("environment variable NOTES_X of role 'notes' overrides 'notes.colour', which its part does not declare"));
+    const twice = configPartsOf([role('notes', [{ ...notesPart, env: { GATEWAY_DATA_DIR: { field: 'title', type: 'text' } } }])]);
+    expect(() => configSchema(twice)).toThrow(new ConfigPartError("environment variable GATEWAY_DATA_DIR is declared twice (the second by role 'notes')"));
+  });
+
+  it('a plugin reading fields of several sections is given them together, each written-or-not in its own section', async () => {
+    const LINK_FIELDS = { linkUrl: z.string().default('') };
+    const linkPart = { section: 'notesLink', fields: LINK_FIELDS } satisfies ConfigPart;
+    let seen: unknown;
+    const plugin = definePlugin<object, typeof notesPart.fields & typeof LINK_FIELDS>({
+      name: 'notes-api',
+      config: [notesPart, linkPart],
+      register(ctx) {
+        expectTypeOf(ctx.settings).toEqualTypeOf<{ keepDays: number; title: string; linkUrl: string }>();
+        seen = { settings: ctx.settings, linkUrl: ctx.configWrites('linkUrl'), keepDays: ctx.configWrites('keepDays'), unknown: ctx.configWrites('colour') };
+      },
+    });
+    const parts = configPartsOf([{ ...role('notes', []), plugins: [plugin as never] }]);
+    expect(parts.map((p) => `${p.owner.kind} ${p.part.section}`).slice(-2)).toEqual(['plugin notes', 'plugin notesLink']);
+    const config = parseConfig({ notesLink: { linkUrl: 'x' } }, 'plant.json', {}, parts);
+    await new PluginHost([plugin], logger, undefined, { config }).start({});
+    expect(seen).toEqual({ settings: { keepDays: 30, title: 'Notes', linkUrl: 'x' }, linkUrl: true, keepDays: false, unknown: false });
+    const clash = definePlugin<object>({ name: 'clash', config: [notesPart, { section: 'other', fields: { title: z.string() } }], register: () => undefined });
+    await expect(new PluginHost([clash], logger).start({})).rejects.toThrow(new PluginError("plugin 'clash' failed to start: config field 'title' is in sections 'notes' and 'other'; give the fields of its parts different names"));
   });
 });

@@ -2,8 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, configFileFromArgs, DEFAULT_CONFIG_FILE } from '../../core/config.js';
+import { ConfigError, configFileFromArgs, configNotices, DEFAULT_CONFIG_FILE } from '../../core/config.js';
 import { loadConfig, parseConfig } from '../../core/roles/index.js';
+import { gatewaySettings } from '../../core/roles/gateway/config.js';
+import { programsSettings } from '../../core/roles/programs/config.js';
+import { authSettings } from '../../plugins/auth/config.js';
 
 function problems(fn: () => unknown): string[] {
   try {
@@ -18,16 +21,17 @@ function problems(fn: () => unknown): string[] {
 describe('configuration', () => {
   it('the default config file is valid, with security control on and about 12 machines of mixed types', () => {
     const { config } = loadConfig([], {});
-    expect(config.security.securityControl).toBe(true);
-    expect(config.machines.length).toBeGreaterThanOrEqual(10);
-    expect(new Set(config.machines.map((m) => m.machineType)).size).toBeGreaterThanOrEqual(3);
-    expect(new Set(config.machines.map((m) => m.system)).size).toBeGreaterThanOrEqual(3);
-    expect(config.gateway.dataDir).toBe('./data');
-    expect(config.groups.length).toBeGreaterThan(0);
+    const { machines, groups } = gatewaySettings(config);
+    expect(authSettings(config).securityControl).toBe(true);
+    expect(machines.length).toBeGreaterThanOrEqual(10);
+    expect(new Set(machines.map((m) => m.machineType)).size).toBeGreaterThanOrEqual(3);
+    expect(new Set(machines.map((m) => m.system)).size).toBeGreaterThanOrEqual(3);
+    expect(config.dataDir).toBe('./data');
+    expect(groups.length).toBeGreaterThan(0);
   });
 
   it('GW-70 security control is enabled by default when the file does not mention it', () => {
-    expect(parseConfig({}).security.securityControl).toBe(true);
+    expect(authSettings(parseConfig({})).securityControl).toBe(true);
   });
 
   it('names the path, what was found and what is accepted', () => {
@@ -66,19 +70,36 @@ describe('configuration', () => {
     expect(lines.join('\n')).toMatch(/gateway.timeZone: found "Mars\/Olympus"; timeZone must be an IANA time zone/);
   });
 
+  it('dataDir and timeZone are every role\'s; gateway.dataDir and gateway.timeZone are still read as them, each with a notice', () => {
+    const current = parseConfig({ dataDir: '/srv/plant', timeZone: 'Europe/Berlin' }, 'plant.json');
+    expect([current.dataDir, current.timeZone, configNotices(current)]).toEqual(['/srv/plant', 'Europe/Berlin', []]);
+    const old = parseConfig({ gateway: { name: 'plant-7', dataDir: '/srv/plant', timeZone: 'Europe/Berlin' } }, 'plant.json');
+    expect([old.dataDir, old.timeZone, gatewaySettings(old).identity.name]).toEqual(['/srv/plant', 'Europe/Berlin', 'plant-7']);
+    expect(configNotices(old)).toEqual([
+      'config plant.json: gateway.dataDir is the old spelling of dataDir, read as it; write dataDir instead (the old spelling will stop being read)',
+      'config plant.json: gateway.timeZone is the old spelling of timeZone, read as it; write timeZone instead (the old spelling will stop being read)',
+    ]);
+    // Code that has not moved to the new keys reads the same values under the old ones.
+    expect([current.gateway.dataDir, current.gateway.timeZone]).toEqual(['/srv/plant', 'Europe/Berlin']);
+    expect(parseConfig({ gateway: { dataDir: '/srv/plant' } }, 'x', { GATEWAY_DATA_DIR: '/tmp/a' }).dataDir).toBe('/tmp/a');
+    expect(problems(() => parseConfig({ dataDir: '/a', gateway: { dataDir: '/b' } }, 'plant.json'))).toEqual(['gateway.dataDir: dataDir is given too; write only dataDir (gateway.dataDir is its old spelling)']);
+    expect(problems(() => parseConfig({ timeZone: 'Mars/Olympus' }))[0]).toMatch(/^timeZone: found "Mars\/Olympus"; timeZone must be an IANA time zone/);
+  });
+
   it('GATEWAY_PORT and GATEWAY_DATA_DIR override the file so two gateways can run side by side', () => {
     const a = parseConfig({}, 'x', { GATEWAY_PORT: '9001', GATEWAY_DATA_DIR: '/tmp/a' });
     const b = parseConfig({}, 'x', { GATEWAY_PORT: '9002', GATEWAY_DATA_DIR: '/tmp/b' });
-    expect([a.communication.port, a.gateway.dataDir]).toEqual([9001, '/tmp/a']);
-    expect([b.communication.port, b.gateway.dataDir]).toEqual([9002, '/tmp/b']);
+    expect([gatewaySettings(a).listener.port, a.dataDir]).toEqual([9001, '/tmp/a']);
+    expect([gatewaySettings(b).listener.port, b.dataDir]).toEqual([9002, '/tmp/b']);
     expect(problems(() => parseConfig({}, 'x', { GATEWAY_PORT: 'eighty' }))[0]).toMatch(/GATEWAY_PORT \(environment\): found "eighty"; expected an integer 0-65535/);
   });
 
   it('programs.webhooks.allowPrivateNetworks is off by default; the file or PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS turns it on', () => {
-    expect(parseConfig({}).programs.webhooks).toEqual({ allowPrivateNetworks: false });
-    expect(parseConfig({ programs: { webhooks: { allowPrivateNetworks: true } } }).programs.webhooks.allowPrivateNetworks).toBe(true);
-    expect(parseConfig({}, 'x', { PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' }).programs.webhooks.allowPrivateNetworks).toBe(true);
-    expect(parseConfig({ programs: { webhooks: { allowPrivateNetworks: true } } }, 'x', { PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: '0' }).programs.webhooks.allowPrivateNetworks).toBe(false);
+    const webhooks = (...args: Parameters<typeof parseConfig>) => programsSettings(parseConfig(...args)).webhooks;
+    expect(webhooks({})).toEqual({ allowPrivateNetworks: false });
+    expect(webhooks({ programs: { webhooks: { allowPrivateNetworks: true } } }).allowPrivateNetworks).toBe(true);
+    expect(webhooks({}, 'x', { PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' }).allowPrivateNetworks).toBe(true);
+    expect(webhooks({ programs: { webhooks: { allowPrivateNetworks: true } } }, 'x', { PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: '0' }).allowPrivateNetworks).toBe(false);
     expect(problems(() => parseConfig({}, 'x', { PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'yes' }))[0]).toMatch(/PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS \(environment\): found "yes"; expected true, false, 1 or 0/);
   });
 
@@ -88,7 +109,7 @@ describe('configuration', () => {
     writeFileSync(file, JSON.stringify({ gateway: { name: 'plant-7' } }));
     expect(configFileFromArgs(['--config', file])).toBe(file);
     expect(configFileFromArgs([`--config=${file}`])).toBe(file);
-    expect(loadConfig(['--config', file], {}).config.gateway.name).toBe('plant-7');
+    expect(gatewaySettings(loadConfig(['--config', file], {}).config).identity.name).toBe('plant-7');
     writeFileSync(file, '{ not json');
     expect(() => loadConfig(['--config', file], {})).toThrow(new RegExp(`invalid configuration in ${file}[\\s\\S]*not valid JSON`));
     expect(() => loadConfig(['--config', join(dir, 'missing.json')], {})).toThrow(/missing.json[\s\S]*cannot read it \(ENOENT\)/);

@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { pino } from 'pino';
-import { InterfaceRegistry, queryBool, queryList, type Principal } from '../../core/interfaces.js';
+import { InterfaceRegistry, queryBool, queryList, type OutputOf, type Principal } from '../../core/interfaces.js';
+import { groupConfigSchema, type GroupConfig } from '../../core/roles/gateway/machine-config.js';
+import { groupListOutput } from '../../core/roles/gateway/api-outputs.js';
 import { ERRORS, GatewayError } from '../../core/errors.js';
 import { createHttpApp, serveInterfaces } from '../../core/http-server.js';
 
@@ -82,6 +84,32 @@ describe('interface registry', () => {
     expect(res.body).not.toContain('secret');
     expect(seen).toEqual(['/api/cnc/fail 1']);
     await app.close();
+  });
+
+  it('a path listed in InterfaceOutputs types its handler and what call() answers; any other path answers unknown', async () => {
+    const r = new InterfaceRegistry(logger);
+    const group = groupConfigSchema.parse({ groupID: 'G1', name: 'Cell', machineIDs: ['M1'] });
+    r.define({ path: '/api/config/groups', method: 'GET', summary: 'test', input: z.object({}), handler: () => [group] });
+    // @ts-expect-error -- the handler of a listed path must return that path's type
+    r.define({ path: '/api/config/group', method: 'GET', summary: 'test', input: z.object({}), handler: () => 42 });
+    r.define({ path: '/api/anything/else', method: 'GET', summary: 'test', input: z.object({}), handler: () => 42 });
+    const listed = await r.call('/api/config/groups', {}, { principal: alice });
+    expectTypeOf(listed).toEqualTypeOf<{ ok: true; data: GroupConfig[] } | { ok: false; error: GatewayError }>();
+    expect(listed).toEqual({ ok: true, data: [group] });
+    const other = await r.call('/api/anything/else', {}, { principal: alice });
+    expectTypeOf<OutputOf<'/api/anything/else'>>().toBeUnknown();
+    expect(other).toEqual({ ok: true, data: 42 });
+  });
+
+  it('under the test suite an answer that does not match its output schema is noted, naming the interface and the field', async () => {
+    expect(InterfaceRegistry.checkOutputs).toBe(true);
+    const r = new InterfaceRegistry(logger);
+    r.define({ path: '/api/config/groups', method: 'GET', summary: 'test', input: z.object({}), output: groupListOutput, handler: () => [{ ...groupConfigSchema.parse({ groupID: 'G1', name: 'Cell' }), isActive: 'yes' }] as unknown as GroupConfig[] });
+    expect((await r.call('/api/config/groups', {}, { principal: alice })).ok).toBe(true);
+    // Taken out here, or the suite's setup would fail this test for it.
+    const noted = InterfaceRegistry.outputMismatches.splice(0);
+    expect(noted).toHaveLength(1);
+    expect(noted[0]).toMatch(/^\/api\/config\/groups: \[0\]\.isActive: /);
   });
 
   it('refuses to define the same path twice or a path outside /api', () => {

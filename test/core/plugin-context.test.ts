@@ -12,7 +12,7 @@ import { definePlugin } from '../../core/plugin-host.js';
 import { ServiceError, ServiceRegistry } from '../../core/services.js';
 import { simMachine, startTestGateway, TEST_PLUGINS, type TestGateway } from '../fixtures/gateway.js';
 
-declare module '../../core/event-bus.js' {
+declare module '../../core/roles/gateway/events.js' {
   interface GatewayEvents {
     'example.machine-retired': { machineID: string; retiredAt: number };
   }

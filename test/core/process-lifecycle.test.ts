@@ -131,7 +131,7 @@ describe('gateway process', () => {
   it('Ctrl-C stops cleanly: the writer flushes and every row pushed is in the database', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gw-proc-'));
     const gw = startGateway(writeConfig(dataDir));
-    await waitFor(() => gw.output().includes('is running'), 15_000, 'the banner');
+    await waitFor(() => gw.output().includes('is running'), 30_000, 'the banner');
     expect(gw.output()).toMatch(/health: +http:\/\/127\.0\.0\.1:\d+\/api\/health/);
     // Rows committed by earlier flushes and rows still waiting for the next one when Ctrl-C comes.
     await untilHistory(gw, (h) => h.rowsWritten > 12 && h.pending > 0, 'committed rows and pending ones');
@@ -146,7 +146,7 @@ describe('gateway process', () => {
     expect(db.maxSeq).toBe(history.lastSeq);
     expect(db.n).toBe(history.rowsWritten);
     expect(db.n).toBeGreaterThan(12);
-  });
+  }, 60_000);
 
   // config/simulators.json, with no simulators running: its eight protocol drivers take long enough to
   // close that the forwarded copies of the signal arrive while the gateway is still stopping.
@@ -211,7 +211,7 @@ describe('gateway process', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gw-kill-'));
     const config = writeConfig(dataDir);
     const gw = startGateway(config);
-    await waitFor(() => gw.output().includes('is running'), 15_000, 'the banner');
+    await waitFor(() => gw.output().includes('is running'), 30_000, 'the banner');
     // The writer in its steady rhythm: a few flushes done, rows arriving between them.
     await untilHistory(gw, (h) => h.flushes >= 3 && h.rowsWritten > 24, 'three flushes');
     const killedAt = Date.now();
@@ -227,14 +227,14 @@ describe('gateway process', () => {
     expect(killedAt - db.maxTs).toBeLessThan(1000);
 
     const again = startGateway(config);
-    await waitFor(() => again.output().includes('is running'), 15_000, 'the restart banner');
+    await waitFor(() => again.output().includes('is running'), 30_000, 'the restart banner');
     await untilHistory(again, (h) => h.flushes >= 1 && h.rowsWritten > 0, 'a flush after the restart');
     again.child.kill('SIGTERM');
     expect(await again.exited).toBe(0);
     const after = await inspect(dataDir);
     expect(after.maxSeq).toBeGreaterThan(db.maxSeq);
     expect(after.n).toBe(after.maxSeq - after.minSeq + 1);
-  });
+  }, 90_000);
 
   it('a config mistake exits non-zero naming the path, what was found and what is accepted', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gw-bad-'));
@@ -244,5 +244,5 @@ describe('gateway process', () => {
     expect(await gw.exited).toBe(2);
     expect(gw.output()).toContain(`invalid configuration in ${file}`);
     expect(gw.output()).toMatch(/machines\[0\]\.port: found "abc"; expected number/);
-  });
+  }, 60_000);
 });

@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_ROLES, ROLE_NAMES } from '../../config/schema.js';
 import { parseConfig } from '../../core/roles/index.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import { defineRole, RoleStartError, startRoles, type RoleDefinition, type RoleStartFacts } from '../../core/role.js';
@@ -46,7 +45,7 @@ function notesRole(events: string[], stopRank: number): RoleDefinition {
     async start({ config, offers, definitions }: RoleStartFacts) {
       const link = offers['gateway-link'];
       events.push(`notes starts; the gateway offers ${link ? `a link with ${(await link.listMachines()).length} machine(s)` : 'nothing'}; ${definitions.length} roles compiled in`);
-      const runtime = await RoleRuntime.open({ role: 'notes', dataDir: config.gateway.dataDir, databaseFile: 'notes.db', logger, now: Date.now });
+      const runtime = await RoleRuntime.open({ role: 'notes', dataDir: config.dataDir, databaseFile: 'notes.db', logger, now: Date.now });
       const http = Fastify();
       http.get('/notes', async () => runtime.db.all('SELECT * FROM notes'));
       await runtime.startPlugins([plugin], {}, http);
@@ -85,8 +84,9 @@ function gatewayConfig() {
 
 describe('role definitions', () => {
   it('the config accepts exactly the roles of the list, and runs by default those that start by default', () => {
-    expect([...ROLE_NAMES]).toEqual(ROLES.map((r) => r.name));
-    expect([...DEFAULT_ROLES]).toEqual(ROLES.filter((r) => r.startsByDefault).map((r) => r.name));
+    expect(parseConfig({}).roles).toEqual(ROLES.filter((r) => r.startsByDefault).map((r) => r.name));
+    for (const role of ROLES) expect(parseConfig({ roles: [role.name] }).roles).toEqual([role.name]);
+    expect(() => parseConfig({ roles: ['notes'] })).toThrow(`roles[0]: found "notes"; expected one of ${ROLES.map((r) => `"${r.name}"`).join('|')}`);
     expect(new Set(ROLES.map((r) => r.databaseFile)).size).toBe(ROLES.length);
     expect([...ROLES].sort((a, b) => a.stopRank - b.stopRank).map((r) => r.name)).toEqual(['programs', 'gateway', 'cloud']);
   });

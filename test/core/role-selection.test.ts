@@ -12,7 +12,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, rolesFromArgs, selectRoles } from '../../core/config.js';
-import { parseConfig } from '../../core/roles/index.js';
+import { parseConfig, ROLES } from '../../core/roles/index.js';
+import { programsSettings } from '../../core/roles/programs/config.js';
+
+/** The roles of this build, in list order: what --role and the config's roles accept. */
+const NAMES = ROLES.map((r) => r.name);
 
 const ACCEPTED = 'expected one of "gateway"|"programs"|"cloud" (repeat --role, or give a comma list: --role gateway,programs,cloud)';
 
@@ -28,23 +32,23 @@ function problems(run: () => unknown): string[] {
 
 describe('--role', () => {
   it('takes one role, a comma list, repeats and the --role=NAME form; answers in one order, each role once', () => {
-    expect(rolesFromArgs(['--role', 'gateway'])).toEqual(['gateway']);
-    expect(rolesFromArgs(['--role', 'programs'])).toEqual(['programs']);
-    expect(rolesFromArgs(['--role', 'programs,gateway'])).toEqual(['gateway', 'programs']);
-    expect(rolesFromArgs(['--role=programs', '--config', 'x.json', '--role', 'gateway'])).toEqual(['gateway', 'programs']);
-    expect(rolesFromArgs(['--role', ' gateway , gateway'])).toEqual(['gateway']);
-    expect(rolesFromArgs(['--config', 'x.json'])).toBeUndefined();
+    expect(rolesFromArgs(['--role', 'gateway'], NAMES)).toEqual(['gateway']);
+    expect(rolesFromArgs(['--role', 'programs'], NAMES)).toEqual(['programs']);
+    expect(rolesFromArgs(['--role', 'programs,gateway'], NAMES)).toEqual(['gateway', 'programs']);
+    expect(rolesFromArgs(['--role=programs', '--config', 'x.json', '--role', 'gateway'], NAMES)).toEqual(['gateway', 'programs']);
+    expect(rolesFromArgs(['--role', ' gateway , gateway'], NAMES)).toEqual(['gateway']);
+    expect(rolesFromArgs(['--config', 'x.json'], NAMES)).toBeUndefined();
   });
 
   it('a bad value names --role, what was found and what is accepted', () => {
-    expect(problems(() => rolesFromArgs(['--role', 'gateway,relay']))).toEqual(['(command line)', `--role: found "relay"; ${ACCEPTED}`]);
-    expect(problems(() => rolesFromArgs(['--role=']))).toEqual(['(command line)', `--role: found ""; ${ACCEPTED}`]);
-    expect(problems(() => rolesFromArgs(['--role']))).toEqual(['(command line)', `--role: found nothing; ${ACCEPTED}`]);
-    expect(problems(() => rolesFromArgs(['--role', '--config', 'x.json']))).toEqual(['(command line)', `--role: found nothing; ${ACCEPTED}`]);
+    expect(problems(() => rolesFromArgs(['--role', 'gateway,relay'], NAMES))).toEqual(['(command line)', `--role: found "relay"; ${ACCEPTED}`]);
+    expect(problems(() => rolesFromArgs(['--role='], NAMES))).toEqual(['(command line)', `--role: found ""; ${ACCEPTED}`]);
+    expect(problems(() => rolesFromArgs(['--role'], NAMES))).toEqual(['(command line)', `--role: found nothing; ${ACCEPTED}`]);
+    expect(problems(() => rolesFromArgs(['--role', '--config', 'x.json'], NAMES))).toEqual(['(command line)', `--role: found nothing; ${ACCEPTED}`]);
   });
 
   it('quotes at most a bounded part of a long bad value, and at most five of many', () => {
-    const [, first, ...rest] = problems(() => rolesFromArgs(['--role', ['x'.repeat(10_000), ...Array.from({ length: 50 }, (_, i) => `r${i}`)].join(',')]));
+    const [, first, ...rest] = problems(() => rolesFromArgs(['--role', ['x'.repeat(10_000), ...Array.from({ length: 50 }, (_, i) => `r${i}`)].join(',')], NAMES));
     expect((first as string).length).toBeLessThan(400);
     expect(rest).toHaveLength(4);
   });
@@ -54,12 +58,12 @@ describe('config roles', () => {
   it('defaults to both roles; --role overrides the file; the selection says what named the roles', () => {
     const defaulted = parseConfig({});
     expect(defaulted.roles).toEqual(['gateway', 'programs']);
-    expect(selectRoles([], defaulted)).toEqual({ roles: ['gateway', 'programs'], from: 'default' });
+    expect(selectRoles([], defaulted, NAMES)).toEqual({ roles: ['gateway', 'programs'], from: 'default' });
     const written = parseConfig({ roles: ['programs', 'gateway'] });
-    expect(selectRoles([], written)).toEqual({ roles: ['gateway', 'programs'], from: 'config' });
+    expect(selectRoles([], written, NAMES)).toEqual({ roles: ['gateway', 'programs'], from: 'config' });
     const gatewayOnly = parseConfig({ roles: ['gateway'] });
-    expect(selectRoles([], gatewayOnly)).toEqual({ roles: ['gateway'], from: 'config' });
-    expect(selectRoles(['--role', 'programs'], gatewayOnly)).toEqual({ roles: ['programs'], from: 'command line' });
+    expect(selectRoles([], gatewayOnly, NAMES)).toEqual({ roles: ['gateway'], from: 'config' });
+    expect(selectRoles(['--role', 'programs'], gatewayOnly, NAMES)).toEqual({ roles: ['programs'], from: 'command line' });
   });
 
   it('a bad roles entry names the file and its path: unknown name, empty list, not a list, a role twice', () => {
@@ -70,9 +74,9 @@ describe('config roles', () => {
   });
 
   it('programs: host and port (8030) default; PROGRAMS_PORT overrides the port; a bad one names the variable', () => {
-    expect(parseConfig({}).programs).toEqual({ host: '0.0.0.0', port: 8030, webhooks: { allowPrivateNetworks: false } });
-    expect(parseConfig({ programs: { host: '127.0.0.1', port: 9030 } }, 'p.json', { PROGRAMS_PORT: '0' }).programs).toEqual({ host: '127.0.0.1', port: 0, webhooks: { allowPrivateNetworks: false } });
-    expect(parseConfig({ programs: { port: 9030 } }, 'p.json', { PROGRAMS_PORT: '' }).programs.port).toBe(9030);
+    expect(programsSettings(parseConfig({}))).toEqual({ host: '0.0.0.0', port: 8030, webhooks: { allowPrivateNetworks: false } });
+    expect(programsSettings(parseConfig({ programs: { host: '127.0.0.1', port: 9030 } }, 'p.json', { PROGRAMS_PORT: '0' }))).toEqual({ host: '127.0.0.1', port: 0, webhooks: { allowPrivateNetworks: false } });
+    expect(programsSettings(parseConfig({ programs: { port: 9030 } }, 'p.json', { PROGRAMS_PORT: '' })).port).toBe(9030);
     expect(problems(() => parseConfig({}, 'p.json', { PROGRAMS_PORT: '80x' }))).toEqual(['p.json', 'PROGRAMS_PORT (environment): found "80x"; expected an integer 0-65535']);
     expect(problems(() => parseConfig({ programs: { port: 70_000 } }, 'p.json'))).toEqual(['p.json', 'programs.port: found 70000; Too big: expected number to be <=65535']);
     expect(problems(() => parseConfig({ programs: { tls: true } }, 'p.json'))[1]).toMatch(/^programs: .*unknown field\(s\) 'tls'/);

@@ -4,13 +4,13 @@
  * adjustedStatus EMERGENCY, even where the peer reports no alarm beside it.
  */
 import { describe, it } from 'vitest';
-import type { CncStatus } from '../../core/driver.js';
+import { ALARM_LEVELS, type CncStatus } from '../../core/driver.js';
 import { EMERGENCY, ODBST_ALARM, toCncStatus as focasStatus } from '../../drivers/focas/mapping.js';
 import { DEFAULT_REGISTER_MAP } from '../../drivers/modbus/default-map.js';
-import { statusFrom } from '../../drivers/modbus/family-values.js';
-import { ALARM_LEVELS, EXECUTION_STATES, OPERATING_MODES, PROGRAM_STATUSES, registerMapSchema } from '../../drivers/modbus/register-map.js';
+import { statusFrom } from '../../drivers/modbus/mapping.js';
+import { EXECUTION_STATES, OPERATING_MODES, PROGRAM_STATUSES, registerMapSchema } from '../../drivers/modbus/register-map.js';
 import { EMERGENCY_STOP_WORDS, MODE_WORDS, SEVERITY_WORDS } from '../../drivers/mqtt/default-mapping.js';
-import { readFamily } from '../../drivers/mqtt/families.js';
+import { readFamily } from '../../drivers/mqtt/mapping.js';
 import { mqttOptionsSchema, type MqttOptionsInput } from '../../drivers/mqtt/options.js';
 import { simulatedMachine } from '../../drivers/mqtt/publisher.js';
 import { ValueStore } from '../../drivers/mqtt/value-store.js';

@@ -76,6 +76,16 @@ describe('gateway fleet console in Chromium', { timeout: 120_000 }, () => {
     await expect.poll(() => tile('S1').getAttribute('data-state'), { timeout: 10_000 }).not.toBe('alarm');
   });
 
+  it('a machine added through the API appears as a tile without a reload, and goes when it is deleted', async () => {
+    expect((await gw.request('POST', '/api/config/machine/add', simMachine('N1', { name: 'New mill', tasks: { CNCStatus: { enabled: true, intervalMs: 250 } } }))).status).toBe(200);
+    await expect.poll(() => tile('N1').count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => tile('N1').getAttribute('data-state'), { timeout: 10_000 }).toMatch(/running|idle|setup|alarm/);
+    expect(await tile('N1').textContent()).toContain('New mill');
+    expect((await gw.request('POST', '/api/config/machine/delete', { machineID: 'N1' })).status).toBe(200);
+    await expect.poll(() => tile('N1').count(), { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => page.locator('button.count.all .count-n').textContent()).toBe('4');
+  });
+
   it('filters by group and by state, with the keyboard', async () => {
     await page.getByLabel('Group').selectOption('cell-b');
     await expect.poll(() => page.locator('li.tile').count()).toBe(2);

@@ -20,6 +20,19 @@ export function mosquittoPath(): string {
   throw new Error(`mosquitto not found; ${INSTALL_HINT}`);
 }
 
+function ctrlTool(): string {
+  for (const candidate of ['/usr/bin/mosquitto_ctrl', '/usr/sbin/mosquitto_ctrl', '/usr/local/bin/mosquitto_ctrl']) if (existsSync(candidate)) return candidate;
+  throw new Error(`mosquitto_ctrl not found; ${INSTALL_HINT}`);
+}
+
+/** Mosquitto's dynamic security plugin, where Debian's package puts it. */
+function dynamicSecurityPlugin(): string {
+  for (const candidate of ['/usr/lib/x86_64-linux-gnu/mosquitto_dynamic_security.so', '/usr/lib/aarch64-linux-gnu/mosquitto_dynamic_security.so', '/usr/lib/mosquitto_dynamic_security.so']) {
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new Error(`mosquitto_dynamic_security.so not found; ${INSTALL_HINT}`);
+}
+
 function passwdTool(): string {
   for (const candidate of ['/usr/bin/mosquitto_passwd', '/usr/sbin/mosquitto_passwd', '/usr/local/bin/mosquitto_passwd']) if (existsSync(candidate)) return candidate;
   throw new Error(`mosquitto_passwd not found; ${INSTALL_HINT}`);
@@ -62,6 +75,11 @@ export interface MosquittoOptions {
   acl?: string;
   /** Lines for the listener (after its `listener` line), e.g. `use_username_as_clientid true`. */
   listenerLines?: readonly string[];
+  /**
+   * The dynamic security plugin, initialised with this admin client (mosquitto_ctrl dynsec init),
+   * as its documentation sets it up; no password file or ACL file then.
+   */
+  dynamicSecurity?: { adminUsername: string; adminPassword: string };
 }
 
 /** A Mosquitto whose password file can grow while it runs. */
@@ -78,7 +96,7 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
   const passwords = join(dir, 'passwords');
   const lines = [
     'per_listener_settings false',
-    `allow_anonymous ${options.users ? 'false' : 'true'}`,
+    `allow_anonymous ${options.users || options.dynamicSecurity ? 'false' : 'true'}`,
     'persistence false',
     // As docs/cloud-relay.md advises: small packets go out at once.
     'set_tcp_nodelay true',
@@ -91,6 +109,11 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     writeFileSync(passwords, '');
     for (const [user, password] of Object.entries(options.users)) execFileSync(passwdTool(), ['-b', passwords, user, password], { stdio: 'ignore' });
     lines.push(`password_file ${passwords}`);
+  }
+  if (options.dynamicSecurity) {
+    const file = join(dir, 'dynamic-security.json');
+    execFileSync(ctrlTool(), ['dynsec', 'init', file, options.dynamicSecurity.adminUsername, options.dynamicSecurity.adminPassword], { stdio: 'ignore' });
+    lines.push(`plugin ${dynamicSecurityPlugin()}`, `plugin_opt_config_file ${file}`);
   }
   if (options.acl !== undefined) {
     const acl = join(dir, 'acl');

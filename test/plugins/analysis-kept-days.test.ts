@@ -15,7 +15,7 @@ import type { Tally } from '../../plugins/analysis/compute/tally.js';
 import { Database } from '../../core/store/database.js';
 import { HistoryRevisions, settleMsFor } from '../../core/roles/gateway/history/revisions.js';
 import { HistoryWriter } from '../../core/roles/gateway/history/writer.js';
-import { migrate } from '../../core/store/migrations.js';
+import { migrateGatewayStore as migrate } from '../../core/roles/gateway/store/schema.js';
 import { HistoryReader } from '../../plugins/analysis/history-reader.js';
 import { DayCellCache, MachineTallies, type MachineTallyRequest } from '../../plugins/analysis/machine-tallies.js';
 

@@ -187,7 +187,8 @@ describe('OpenAPI document of the interface registry', () => {
 
   it('answers 200 with the success envelope and every error status with the error envelope of the error table', async () => {
     const doc = await servedDocument(await startDocsGateway());
-    const op = operationOf(doc, '/api/config/groups', 'get');
+    // An interface without an output schema; one with it answers the envelope with its data typed (the test below).
+    const op = operationOf(doc, '/api/config/machine', 'get');
     expect(op.responses['200']).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/SuccessEnvelope' } } } });
     expect(doc.components.schemas.SuccessEnvelope).toMatchObject({ required: ['errorCode', 'errorMsg', 'data'], properties: { errorCode: { const: 0 }, errorMsg: { const: 'OK' } } });
     expect(doc.components.schemas.ErrorEnvelope).toMatchObject({ required: ['errorCode', 'errorMsg'], properties: { hint: { type: 'string' } } });
@@ -218,6 +219,20 @@ describe('OpenAPI document of the interface registry', () => {
     expect(add.security).toEqual([]);
     expect(add.requestBody?.content['application/json'].schema).toMatchObject({ properties: { id: { description: 'the widget id' }, size: { type: 'number' } } });
     expect(doc.tags).toContainEqual({ name: 'widgets' });
+  });
+
+  it('the fleet batch reads document sinceRevision and answer either the array or the changes since it', async () => {
+    const doc = await servedDocument(await startDocsGateway());
+    for (const path of ['/api/task/batchReadTaskData', '/api/task/batchReadErrors']) {
+      const op = operationOf(doc, path, 'get');
+      const since = (op.parameters ?? []).find((p) => p.name === 'sinceRevision');
+      expect(since, path).toMatchObject({ in: 'query', required: false, schema: { type: 'integer', minimum: 0 } });
+      expect(since?.description, path).toMatch(/docs\/api\.md/);
+      const data = (op.responses['200'] as { content: { 'application/json': { schema: { properties: { data: { anyOf: JsonSchema[] } } } } } }).content['application/json'].schema.properties.data;
+      expect(data.anyOf, path).toHaveLength(2);
+      expect(data.anyOf[0], path).toMatchObject({ type: 'array' });
+      expect(data.anyOf[1], path).toMatchObject({ type: 'object', required: ['revision', 'full', 'entries', 'removed'] });
+    }
   });
 
   it('serves the interactive reference page at /api/docs, reading the same document', async () => {

@@ -9,7 +9,7 @@ import { parseConfig } from '../../core/roles/index.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { SimulatorClient } from '../../drivers/simulator/index.js';
-import { TEST_PLUGINS } from '../fixtures/gateway.js';
+import { placeDefaults, TEST_PLUGINS } from '../fixtures/gateway.js';
 import { simMachine } from '../fixtures/gateway.js';
 
 // Every event-loop histogram the gateway creates, to check that stop() disables it.
@@ -55,8 +55,8 @@ async function startSystemGateway(raw: Record<string, unknown> = {}, options: St
     logLevel: 'silent',
     // These tests are about the system interfaces, not authentication; GW-82 turns it back on.
     security: { securityControl: false },
+    ...placeDefaults(raw, dataDir),
     ...raw,
-    gateway: { dataDir, timeZone: 'UTC', ...((raw.gateway as object) ?? {}) },
   });
   options.adjust?.(config);
   const plugins = TEST_PLUGINS;

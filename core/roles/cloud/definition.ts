@@ -1,6 +1,5 @@
-/** The cloud relay as a role: /mcp on `cloud.host`:`cloud.port` (8040), its broker embedded on `cloud.mqttPort` (1883) or external, tokens in cloud.db. */
+/** The cloud relay as a role: /mcp on `cloud.host`:`cloud.port` (8040), its broker embedded on `cloud.mqttPort` (1883) or external, tokens in cloud.db; its plugins in compose.ts. */
 import { resolve } from 'node:path';
-import { readConfigFile } from '../../config.js';
 import { toolCatalogue, type ToolCatalogue } from '../../mcp/dispatch.js';
 import { McpToolRegistry } from '../../mcp/tools.js';
 import { packageVersion } from '../../package-root.js';
@@ -9,6 +8,7 @@ import { defineRole, listenFailed, RoleStartError, type RoleDefinition, type Rol
 import { cloudBannerSection } from './banner.js';
 import { cloudTokenCommand } from './commands/cloud-token.js';
 import { CLOUD_PLUGINS } from './compose.js';
+import { CLOUD_ROLE_PART, cloudRoleSettings } from './config.js';
 import { CLOUD_DATABASE_FILE, CloudRole } from './role.js';
 
 /**
@@ -26,32 +26,26 @@ export function cloudCatalogue(definitions: readonly RoleDefinition[]): ToolCata
 
 async function startCloudRole({ config, file, logger: processLogger, env, definitions }: RoleStartFacts): Promise<StartedRole> {
   const logger = processLogger.child({ role: 'cloud' });
-  const dataDir = resolve(config.gateway.dataDir);
-  const c = config.cloud;
+  const dataDir = resolve(config.dataDir);
+  const { host, port } = cloudRoleSettings(config);
   let role: CloudRole;
   try {
-    role = await CloudRole.create({
-      dataDir, logger, version: packageVersion(), catalogue: cloudCatalogue(definitions), topicPrefix: c.topicPrefix, callDeadlineMs: c.callDeadlineMs, revocationSweepMs: c.revocationSweepMs,
-      allowedOrigins: c.allowedOrigins, allowedHosts: c.allowedHosts,
-      ...(c.brokerUrl
-        ? { broker: { url: c.brokerUrl, reconnectMaxMs: c.brokerReconnectMaxSeconds * 1000, ...(c.brokerUsername ? { username: c.brokerUsername } : {}), ...(env.CLOUD_BROKER_PASSWORD ? { password: env.CLOUD_BROKER_PASSWORD } : {}) } }
-        : { embeddedBroker: { host: c.mqttHost, port: c.mqttPort, ...(c.mqttTls ? { tls: { cert: readConfigFile(c.mqttTls.certFile, 'cloud.mqttTls.certFile'), key: readConfigFile(c.mqttTls.keyFile, 'cloud.mqttTls.keyFile') } } : {}) } }),
-    });
+    role = await CloudRole.create({ dataDir, logger, version: packageVersion(), catalogue: cloudCatalogue(definitions), config, env });
   } catch (err) {
     throw new RoleStartError(`cloud relay failed to start (config ${file}, cloud.mqttPort / CLOUD_MQTT_PORT, cloud.brokerUrl):\n${(err as Error).message}`, 1);
   }
   let url: string;
   try {
-    url = await role.listen(c.host, c.port);
+    url = await role.listen(host, port);
   } catch (err) {
     await role.stop();
-    throw listenFailed('cloud relay', file, { host: c.host, port: c.port, hostField: 'cloud.host', portField: 'cloud.port', portVariable: 'CLOUD_PORT' }, err);
+    throw listenFailed('cloud relay', file, { host, port, hostField: 'cloud.host', portField: 'cloud.port', portVariable: 'CLOUD_PORT' }, err);
   }
   const tokens = await role.tokens.list();
+  const broker = role.context.services.get('cloud.broker');
   return {
     banner: cloudBannerSection({
-      version: packageVersion(), configFile: file, dataDir, url, brokerUrl: role.brokerUrl ?? c.brokerUrl ?? '',
-      embedded: !c.brokerUrl, tokens: tokens.filter((t) => t.revokedAt === null).length,
+      version: packageVersion(), configFile: file, dataDir, url, brokerUrl: broker.url, embedded: broker.embedded !== undefined, tokens: tokens.filter((t) => t.revokedAt === null).length,
     }),
     stop: { name: 'cloud relay (HTTP server, relay, broker, database)', stop: () => role.stop(), detail: () => `HTTP ${role.runtime.listening ? 'still listening' : 'closed'}` },
   };
@@ -62,7 +56,7 @@ export const cloudRole = defineRole({
   databaseFile: CLOUD_DATABASE_FILE,
   // The cloud runs elsewhere, on its own: only when named.
   startsByDefault: false,
-  config: [],
+  config: [CLOUD_ROLE_PART],
   // Last: the gateways in this process call it.
   stopRank: 30,
   plugins: CLOUD_PLUGINS,

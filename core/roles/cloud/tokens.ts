@@ -12,8 +12,9 @@
 import { createBearerToken, parseBearerToken, secretMatches } from '../../auth/bearer-tokens.js';
 import type { Database } from '../../store/database.js';
 import type { Migration } from '../../store/migrations.js';
+import { GATEWAY_TOKEN_PREFIX } from '../../cloud-wire/protocol.js';
 
-export const GATEWAY_TOKEN_PREFIX = 'cgw';
+export { GATEWAY_TOKEN_PREFIX };
 export const ADMIN_KEY_PREFIX = 'cadm';
 
 /** A table of tokens: id, name, the secret's hash, when made, revoked and by what replaced. */

@@ -1,14 +1,15 @@
 /**
  * The explicit context every gateway plugin receives. Its members are core's;
  * what plugins add for each other goes through its open registries: events
- * on `bus` (`GatewayEvents`, core/event-bus.ts), MCP tools on `tools`
+ * on `bus` (`GatewayEvents`, ./events.ts), MCP tools on `tools`
  * (core/mcp/tools.ts) and services on `services` (`GatewayServices` below),
  * each extended without editing core (docs/architecture.md, "The plugin
  * context").
  */
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '../../../config/schema.js';
-import type { EventBus, GatewayEvents } from '../../event-bus.js';
+import type { EventBus } from '../../event-bus.js';
+import type { GatewayEvents } from './events.js';
 import type { Fleet } from './fleet/fleet.js';
 import type { DriverRegistry } from './fleet/driver-registry.js';
 import type { GroupTaskCache } from './fleet/group-tasks.js';
@@ -35,18 +36,27 @@ import type { HistoryWriter } from './history/writer.js';
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by plugins through declaration merging
 export interface GatewayServices {}
 
-/** How the gateway calls itself: `gateway.name` and `gateway.alias` of the configuration. */
+/** How the gateway calls itself: `gateway.name` and `gateway.alias` of the configuration (core/roles/gateway/config.ts). */
 export interface GatewayIdentity {
   name: string;
   alias: string;
 }
 
 export interface GatewayContext {
+  /**
+   * The parsed configuration. A plugin reads its own part instead (`config`
+   * of definePlugin, given as `settings`); what the role's part says that
+   * plugins need is on this context (`identity`, `timeZone`, `heartbeatMs`).
+   */
   config: GatewayConfig;
+  /** The config file the gateway started with (or the label of an inline config), for messages. */
+  configFile: string;
   /** The gateway's name and alias (presence on the cloud, the console's title, /api/system/gateway-identity). */
   identity: GatewayIdentity;
-  /** The resolved gateway time zone (config, or the system's). */
+  /** The resolved time zone (the configuration's `timeZone`, or the system's). */
   timeZone: string;
+  /** How often each machine writes a Heartbeat row (`history.heartbeatSec`), ms; a gap of two periods without one is the gateway's own downtime. */
+  heartbeatMs: number;
   dataDir: string;
   db: Database;
   store: FleetStore;
@@ -61,7 +71,7 @@ export interface GatewayContext {
   tools: ToolCatalogueReader;
   /** Services plugins provide to each other (`GatewayServices`). */
   services: ServiceRegistry<GatewayServices>;
-  /** The HTTP app, for the few routes that are not interfaces (none yet). */
+  /** The HTTP app, for the routes that are not interfaces: /mcp (the mcp plugin) and the web console's pages and assets (the console plugin). */
   http: FastifyInstance;
   /** Current time, unix ms. */
   now: () => number;

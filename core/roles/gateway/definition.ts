@@ -3,6 +3,7 @@ import { defineRole, listenFailed, RoleStartError, type RoleStartFacts, type Sta
 import { InProcessGatewayLink } from '../../gateway-link/in-process.js';
 import { gatewayBannerSection } from './banner.js';
 import { beforeListen, DRIVERS, GATEWAY_PLUGINS } from './compose.js';
+import { GATEWAY_CONFIG } from './config.js';
 import { Gateway, GATEWAY_DATABASE_FILE } from './gateway.js';
 
 async function startGatewayRole({ config, file, logger }: RoleStartFacts): Promise<StartedRole> {
@@ -18,7 +19,7 @@ async function startGatewayRole({ config, file, logger }: RoleStartFacts): Promi
     url = await gateway.listen();
   } catch (err) {
     await gateway.stop();
-    const { host, port } = config.communication;
+    const { host, port } = gateway.settings.listener;
     throw listenFailed('gateway', file, { host, port, hostField: 'communication.host', portField: 'communication.port', portVariable: 'GATEWAY_PORT' }, err);
   }
   const { context } = gateway;
@@ -52,7 +53,7 @@ export const gatewayRole = defineRole({
   name: 'gateway',
   databaseFile: GATEWAY_DATABASE_FILE,
   startsByDefault: true,
-  config: [],
+  config: GATEWAY_CONFIG,
   // After the program service (which calls it), before the cloud (which it calls).
   stopRank: 20,
   plugins: GATEWAY_PLUGINS,

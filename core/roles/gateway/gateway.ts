@@ -13,7 +13,8 @@ import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '../../../config/schema.js';
 import type { MachineTaskClass } from './machine-config.js';
 import type { RegisteredDriver } from '../../driver.js';
-import { EventBus, type GatewayEvents } from '../../event-bus.js';
+import { EventBus } from '../../event-bus.js';
+import type { GatewayEvents } from './events.js';
 import { DriverRegistry } from './fleet/driver-registry.js';
 import { Fleet } from './fleet/fleet.js';
 import { GroupTaskCache } from './fleet/group-tasks.js';
@@ -23,15 +24,15 @@ import { McpToolRegistry } from '../../mcp/tools.js';
 import type { Plugin } from '../../plugin-host.js';
 import type { GatewayContext, GatewayServices } from './context.js';
 import { configSource } from '../../config.js';
-import { RoleRuntime } from '../../runtime.js';
+import { RoleRuntime, runtimeSettings } from '../../runtime.js';
 import { ServiceRegistry } from '../../services.js';
 import { describeConfigFleet } from './store/config-fleet.js';
 import { CredentialBox } from '../../store/credential-box.js';
 import { FleetStore } from './store/fleet-store.js';
 import { HistoryRevisions, settleMsFor } from './history/revisions.js';
 import { HistoryWriter } from './history/writer.js';
-import { MIGRATIONS } from '../../store/migrations.js';
-import { systemTimeZone } from '../../time.js';
+import { GATEWAY_MIGRATIONS } from './store/schema.js';
+import { gatewaySettings, type GatewaySettings } from './config.js';
 import { packageVersion } from '../../package-root.js';
 
 /** The gateway role's database file in the data directory. */
@@ -65,6 +66,8 @@ export class Gateway {
     readonly context: GatewayContext,
     private readonly runtime: RoleRuntime,
     readonly logger: Logger,
+    /** The role's settings from the configuration (its parts: core/roles/gateway/config.ts). */
+    readonly settings: GatewaySettings,
   ) {}
 
   get http(): FastifyInstance {
@@ -78,28 +81,30 @@ export class Gateway {
   /** Opens the store, boots the plugins and registers the HTTP routes; does not listen yet. */
   static async create(options: GatewayOptions): Promise<Gateway> {
     const { config } = options;
+    const settings = gatewaySettings(config);
+    const { machines, groups, historyWriter } = settings;
     const logger = options.logger ?? createLogger(config.logLevel);
     const now = options.now ?? Date.now;
-    const timeZone = config.gateway.timeZone || systemTimeZone();
+    const { timeZone } = runtimeSettings(config);
     const drivers = new DriverRegistry(options.drivers);
-    const problems = config.machines.flatMap((m, i) => drivers.validate(m).map((p) => `machines[${i}].${p}`));
+    const problems = machines.flatMap((m, i) => drivers.validate(m).map((p) => `machines[${i}].${p}`));
     if (problems.length) throw new Error(`invalid machine driver settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 
-    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.gateway.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: MIGRATIONS });
+    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: GATEWAY_MIGRATIONS });
     try {
       const { dataDir, db } = runtime;
       const credentials = CredentialBox.open(dataDir);
       const history = await HistoryWriter.open(db, {
-        maxRows: config.history.flushRows,
-        flushIntervalMs: config.history.flushIntervalMs,
+        maxRows: historyWriter.flushRows,
+        flushIntervalMs: historyWriter.flushIntervalMs,
         logger: logger.child({ component: 'history' }),
-        revisions: new HistoryRevisions(settleMsFor(config.history.heartbeatSec)),
+        revisions: new HistoryRevisions(settleMsFor(historyWriter.heartbeatSec)),
         now,
       });
       // Flushed after the plugins stopped (the actors write until then), before the database closes.
       runtime.onStop('history writer', () => history.close());
       const source = options.configFile ?? configSource(config);
-      const store = await FleetStore.open(db, { credentials, config: { source, machines: config.machines, groups: config.groups } });
+      const store = await FleetStore.open(db, { credentials, config: { source, machines, groups } });
       const announcements = fleetAnnouncements(store, source);
       const storeLog = logger.child({ component: 'store', config: source });
       for (const line of announcements) storeLog.info(line);
@@ -110,7 +115,7 @@ export class Gateway {
         sink: history,
         logger: logger.child({ component: 'fleet' }),
         timeZone,
-        heartbeatMs: config.history.heartbeatSec * 1000,
+        heartbeatMs: historyWriter.heartbeatSec * 1000,
         dataDir,
         now,
         ...(options.onSampleLag ? { onSampleLag: options.onSampleLag } : {}),
@@ -119,8 +124,10 @@ export class Gateway {
       const tools = new McpToolRegistry();
       const context: GatewayContext = {
         config,
-        identity: { name: config.gateway.name, alias: config.gateway.alias },
+        configFile: source,
+        identity: settings.identity,
         timeZone,
+        heartbeatMs: historyWriter.heartbeatSec * 1000,
         dataDir,
         db,
         store,
@@ -144,7 +151,7 @@ export class Gateway {
       await runtime.startPlugins(options.plugins, context, http, { config, tools });
       serveInterfaces(http, interfaces);
       await http.ready();
-      return new Gateway(context, runtime, logger);
+      return new Gateway(context, runtime, logger, settings);
     } catch (err) {
       // Whatever started stops, the history writer closes, then the database.
       await runtime.stop().catch(() => undefined);
@@ -154,8 +161,8 @@ export class Gateway {
 
   /** Listens on the configured host and port (port 0 picks a free one); returns the base URL. */
   async listen(overrides: { host?: string; port?: number } = {}): Promise<string> {
-    const host = overrides.host ?? this.context.config.communication.host;
-    const port = overrides.port ?? this.context.config.communication.port;
+    const host = overrides.host ?? this.settings.listener.host;
+    const port = overrides.port ?? this.settings.listener.port;
     return this.runtime.listen(host, port);
   }
 

@@ -1,8 +1,8 @@
-/** The program version service as a role: /api/v1 on `programs.host`:`programs.port` (8030), database programs.db in `gateway.dataDir`. */
-import { resolve } from 'node:path';
+/** The program version service as a role: /api/v1 on `programs.host`:`programs.port` (8030), database programs.db in the data directory (`dataDir`). */
 import { defineRole, listenFailed, RoleStartError, type RoleStartFacts, type StartedRole } from '../../role.js';
 import { packageVersion } from '../../package-root.js';
-import { systemTimeZone } from '../../time.js';
+import { runtimeSettings } from '../../runtime.js';
+import { PROGRAMS_CONFIG, programsSettings } from './config.js';
 import { programsBannerSection } from './banner.js';
 import { PROGRAMS_PLUGINS } from './compose.js';
 import { PROGRAMS_DATABASE_FILE, ProgramsRole } from './role.js';
@@ -10,16 +10,15 @@ import { PROGRAMS_DATABASE_FILE, ProgramsRole } from './role.js';
 async function startProgramsRole({ config, file, logger: processLogger, env, offers }: RoleStartFacts): Promise<StartedRole> {
   const logger = processLogger.child({ role: 'programs' });
   const localGateway = offers['gateway-link'];
-  const dataDir = resolve(config.gateway.dataDir);
-  const timeZone = config.gateway.timeZone || systemTimeZone();
+  const { dataDir, timeZone } = runtimeSettings(config);
+  const { host, port, webhooks } = programsSettings(config);
   let role: ProgramsRole;
   try {
-    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, version: packageVersion(), trustProxy: config.communication.trustProxy, settings: config.programs, ...(localGateway ? { localGateway } : {}) });
+    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, version: packageVersion(), trustProxy: config.communication.trustProxy, settings: { webhooks }, ...(localGateway ? { localGateway } : {}) });
   } catch (err) {
     throw new RoleStartError(`program service failed to start (config ${file}):\n${(err as Error).message}`, 2);
   }
   let url: string;
-  const { host, port } = config.programs;
   try {
     url = await role.listen(host, port);
   } catch (err) {
@@ -48,7 +47,7 @@ export const programsRole = defineRole({
   name: 'programs',
   databaseFile: PROGRAMS_DATABASE_FILE,
   startsByDefault: true,
-  config: [],
+  config: PROGRAMS_CONFIG,
   // First: it calls the gateways, so it stops before them.
   stopRank: 10,
   plugins: PROGRAMS_PLUGINS,

@@ -4,24 +4,9 @@
  * machine does. Two blocks compare equal when their canonical forms are equal.
  * The rules are written out with examples in docs/nc-diff.md.
  */
-import type { Dialect, IgnoreRules } from './options.js';
+import type { CanonicalRules, Dialect } from './options.js';
 
-/** Everything the canonicaliser needs to know. */
-export interface CanonicalRules {
-  dialect: Dialect;
-  ignore: IgnoreRules;
-  /** `X3` and `X3.` differ (ISO without calculator-type decimal input). */
-  pointSignificant: boolean;
-}
-
-/** Every rule on, for the given dialect: the form the machine summary reads. */
-export function machineRules(dialect: Dialect, calculatorDecimalInput: boolean): CanonicalRules {
-  return {
-    dialect,
-    ignore: { blockNumbers: true, comments: true, whitespace: true, case: true, numberFormat: true },
-    pointSignificant: dialect === 'iso' && !calculatorDecimalInput,
-  };
-}
+export { machineRules, type CanonicalRules } from './options.js';
 
 const SPACE = 32;
 const TAB = 9;

@@ -5,7 +5,7 @@
  * request the unified text. Pure: bytes in, a JSON-ready object out.
  * docs/nc-diff.md describes the rules and the result.
  */
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../../core/hash.js';
 import { BlockInterner, type ComparedBlocks } from './block-interner.js';
 import { machineRules, type CanonicalRules } from './blocks.js';
 import { diffBlocks } from './block-diff.js';
@@ -49,7 +49,7 @@ export interface ProgramDiff {
 }
 
 function sideInfo(bytes: Uint8Array, text: ProgramText, blocks: ComparedBlocks): ProgramSideInfo {
-  return { blocks: blocks.ids.length, lines: text.count, bytes: bytes.byteLength, sha256: createHash('sha256').update(bytes).digest('hex'), encoding: text.encoding };
+  return { blocks: blocks.ids.length, lines: text.count, bytes: bytes.byteLength, sha256: sha256Hex(bytes), encoding: text.encoding };
 }
 
 function cutList<T>(list: T[], max: number, name: string, cut: Record<string, CountShown>): T[] {

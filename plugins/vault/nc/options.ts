@@ -109,3 +109,20 @@ export function resolveOptions(input: DiffOptionsInput = {}): DiffOptions {
   if (input.workLimit !== undefined) out.workLimit = wholeNumber('workLimit', input.workLimit, 0, 1e12);
   return out;
 }
+
+/** Everything the canonicaliser needs to know. */
+export interface CanonicalRules {
+  dialect: Dialect;
+  ignore: IgnoreRules;
+  /** `X3` and `X3.` differ (ISO without calculator-type decimal input). */
+  pointSignificant: boolean;
+}
+
+/** Every rule on, for the given dialect: the form the machine summary reads. */
+export function machineRules(dialect: Dialect, calculatorDecimalInput: boolean): CanonicalRules {
+  return {
+    dialect,
+    ignore: { blockNumbers: true, comments: true, whitespace: true, case: true, numberFormat: true },
+    pointSignificant: dialect === 'iso' && !calculatorDecimalInput,
+  };
+}

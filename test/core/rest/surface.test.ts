@@ -137,7 +137,11 @@ describe('the /api/v1 surface', () => {
     const paths = doc.paths as Record<string, Record<string, { responses: Record<string, unknown>; parameters?: { name: string; in: string }[] }>>;
     expect(Object.keys(paths).sort()).toEqual(['/api/v1/ping', '/api/v1/things', '/api/v1/things-export', '/api/v1/things/{id}', '/api/v1/things/{id}/content', '/api/v1/things/{id}/notes']);
     expect(Object.keys(paths['/api/v1/things/{id}'] ?? {}).sort()).toEqual(['delete', 'patch']);
-    expect(paths['/api/v1/things/{id}']?.patch?.parameters).toEqual([expect.objectContaining({ name: 'id', in: 'path' })]);
+    expect(paths['/api/v1/things/{id}']?.patch?.parameters).toEqual([
+      expect.objectContaining({ name: 'id', in: 'path' }),
+      { $ref: '#/components/parameters/OnBehalfOf' },
+      { $ref: '#/components/parameters/CsrfToken' },
+    ]);
     expect(Object.keys(paths['/api/v1/things']?.post?.responses ?? {})).toEqual(expect.arrayContaining(['201', '400', '401', '403', '413']));
     const page = await fetch(`${svc.url}/api/docs/`);
     expect(page.status).toBe(200);

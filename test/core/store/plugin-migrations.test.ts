@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { GatewayContext } from '../../../core/roles/gateway/context.js';
 import { bootOrder, definePlugin, PluginHost, type Plugin } from '../../../core/plugin-host.js';
 import { Database } from '../../../core/store/database.js';
-import { applyMigrations, migrate, type Migration } from '../../../core/store/migrations.js';
+import { applyMigrations, type Migration } from '../../../core/store/migrations.js';
+import { migrateGatewayStore as migrate } from '../../../core/roles/gateway/store/schema.js';
 import { simMachine, startTestGateway, TEST_PLUGINS, type TestGateway } from '../../fixtures/gateway.js';
 import { writeLegacySchema } from '../../fixtures/legacy-database.js';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { Database } from '../../../core/store/database.js';
-import { migrate } from '../../../core/store/migrations.js';
+import { migrateGatewayStore as migrate } from '../../../core/roles/gateway/store/schema.js';
 
 const CONTROLLER_PASSWORD = 'Ctrl-Pass-5150-xyzzy';
 const FILE_SERVER_PASSWORD = 'Ftp-Pass-7777-plugh';

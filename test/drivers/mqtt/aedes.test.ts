@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { GatewayError } from '../../../core/errors.js';
-import { InProcessBroker } from '../../../drivers/mqtt/broker.js';
+import { InProcessBroker } from '../../../core/mqtt/broker.js';
 import { mqttDriver, type MqttOptionsInput } from '../../../drivers/mqtt/index.js';
 import { startMqttPublisher, type RunningPublisher } from '../../../drivers/mqtt/publisher.js';
 import { startMqttSimulator } from '../../../drivers/mqtt/simulator.js';

@@ -3,7 +3,7 @@
  * with users), stop it hard and start it again on the same port. The aedes
  * controller is here; the Mosquitto one is in test/peers/mosquitto.ts.
  */
-import { InProcessBroker } from '../../../drivers/mqtt/broker.js';
+import { InProcessBroker } from '../../../core/mqtt/broker.js';
 import type { Peer } from '../../fixtures/peer-faults.js';
 
 /** A running broker the test can kill and restart on the same port. */

@@ -1,7 +1,7 @@
 /** The mqtt driver's options schema, topic filters and payload paths, and which families a mapping supports. */
 import { describe, expect, it } from 'vitest';
 import { describeIssues } from '../../../core/schema-errors.js';
-import { supportedFamilies } from '../../../drivers/mqtt/families.js';
+import { supportedFamilies } from '../../../drivers/mqtt/mapping.js';
 import { mqttOptionsSchema, type MqttOptionsInput } from '../../../drivers/mqtt/index.js';
 import { parsePath, topicMatches, valueAtPath } from '../../../drivers/mqtt/topics.js';
 import { ValueStore } from '../../../drivers/mqtt/value-store.js';

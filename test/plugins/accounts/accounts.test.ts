@@ -150,6 +150,17 @@ describe('accounts', () => {
     expect((await svc.request('GET', '/api/v1/auth/me', { headers: { authorization: 'Basic abc' } })).status).toBe(401);
   });
 
+  it('a service token\'s name is trimmed like every name; a name of only blanks is refused naming name', async () => {
+    const padded = await svc.request('POST', '/api/v1/admin/service-tokens', { cookie: admin.cookie, headers: admin.headers, body: { name: '  cell 4 probe  ', role: 'auditor' } });
+    expect(padded.status).toBe(201);
+    expect(padded.body.name).toBe('cell 4 probe');
+    const me = await svc.request('GET', '/api/v1/auth/me', { token: padded.body.token as string });
+    expect(me.body.name).toBe('cell 4 probe');
+    const blank = await svc.request('POST', '/api/v1/admin/service-tokens', { cookie: admin.cookie, headers: admin.headers, body: { name: '   ', role: 'auditor' } });
+    expect(blank.status).toBe(400);
+    expect(blank.body.errors[0].field).toBe('body.name');
+  });
+
   it('PV-51 a revoked or expired token is refused with 401', async () => {
     const expiring = await svc.request('POST', '/api/v1/admin/service-tokens', {
       cookie: admin.cookie, headers: admin.headers, body: { name: 'short-lived', role: 'auditor', expiresAt: new Date(clock.now + 60_000).toISOString() },

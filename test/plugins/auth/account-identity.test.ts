@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { decodeJwt } from 'jose';
 import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { Database } from '../../../core/store/database.js';
-import { migrate } from '../../../core/store/migrations.js';
+import { migrateGatewayStore as migrate } from '../../../core/roles/gateway/store/schema.js';
 import { writeLegacySchema } from '../../fixtures/legacy-database.js';
 import { UserStore } from '../../../plugins/auth/user-store.js';
 import { GatewayError } from '../../../core/errors.js';

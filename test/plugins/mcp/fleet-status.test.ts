@@ -1,15 +1,19 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../../core/errors.js';
 import { SerialisedAnswer } from '../../../core/mcp/frozen-answers.js';
+import { ANONYMOUS } from '../../../core/interfaces.js';
+import type { SimulatorClient } from '../../../drivers/simulator/client.js';
 import { fleetStatus } from '../../../plugins/mcp/fleet-status.js';
-import { sectionMessage, type Section, type ToolCaller } from '../../../plugins/mcp/tool-runtime.js';
+import { createToolCaller, sectionMessage, type Section, type ToolCaller } from '../../../plugins/mcp/tool-runtime.js';
+import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 
 /**
- * fleetStatus keeps each machine's serialised entry between calls. These
- * tests drive it with sections they control (the interfaces themselves are
- * tested against the simulator in mcp.test.ts), change them between calls,
+ * get_fleet_status serialises an entry itself only when it cannot join the
+ * fleet's published entries. The first tests drive it with sections they
+ * control (so every entry takes the plain path), change them between calls,
  * and require every answer to be exactly the JSON of the entries as they are
- * at that call.
+ * at that call. The last ones run it against a real gateway, where the
+ * entries are the published ones, and hold them to the plain path.
  */
 
 interface Status {
@@ -25,13 +29,13 @@ interface Status {
 function fleet(n: number) {
   const machines = Array.from({ length: n }, (_, i) => ({ machineID: `M${i}`, name: `Machine ${i}`, isActive: true }));
   const status = (i: number, time: number): Status => ({ cncStatus: 'STRT', adjustedStatus: 'RUNNING', alarmStatus: false, alarmLevel: 'none', mode: 'AUTO', programStatus: 'running', time: time + i });
-  const tasks = machines.map((m, i) => ({ machineID: m.machineID, time: 1000, data: { status: status(i, 1000) } as { status?: Status }, error: null as { errorCode: number; errorMsg: string } | null, state: 'running', reason: 'running: executing a program', statusStale: false }));
+  const tasks = machines.map((m, i) => ({ machineID: m.machineID, type: 'CNCStatus' as const, time: 1000, data: { status: status(i, 1000) } as { status?: Status }, error: null as { errorCode: number; errorMsg: string } | null, state: 'running', reason: 'running: executing a program', statusStale: false }));
   const health = machines.map((m) => ({ machineID: m.machineID, connection: { state: 'online', errorCode: 0, error: null as string | null, since: 1 } }));
   const denied = new Set<string>();
   const caller: ToolCaller = {
     call: () => Promise.reject(new Error('not used')),
     body: () => Promise.reject(new Error('not used')),
-    section: <T>(path: string, input?: Record<string, unknown>): Promise<Section<T>> => {
+    section: <T,>(path: string, input?: Record<string, unknown>): Promise<Section<T>> => {
       if (denied.has(path)) {
         const error = new GatewayError('FORBIDDEN', `not allowed to call ${path}`);
         return Promise.resolve({ ok: false, message: sectionMessage(path, error), error, path });
@@ -72,7 +76,7 @@ async function text(f: ReturnType<typeof fleet>, groupID?: string): Promise<stri
   return (answer as SerialisedAnswer).text();
 }
 
-describe('get_fleet_status answers from kept entries', () => {
+describe('get_fleet_status from sections it does not control', () => {
   it('GW-53 every answer equals the entries as they are at that call, whatever changed in between', async () => {
     const f = fleet(50);
     expect(await text(f)).toBe(expectedText(f));
@@ -113,5 +117,62 @@ describe('get_fleet_status answers from kept entries', () => {
     const answer = await text(f);
     expect(answer).toBe(expectedText(f));
     expect((JSON.parse(answer) as { machines: { connection: { error: string } }[] }).machines[0]!.connection.error).toMatch(/^Forbidden: /);
+  });
+});
+
+describe('get_fleet_status from the fleet’s published entries', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway({
+      machines: [
+        simMachine('A'),
+        simMachine('B', { name: 'Lathe "B"\n' }),
+        simMachine('OFF', { isActive: false }),
+        simMachine('NOSTATUS', { tasks: { CNCStatus: { enabled: false } } }),
+        simMachine('LOST', { connection: { backoffBaseMs: 5000, backoffMaxMs: 5000 } }),
+      ],
+      groups: [{ groupID: 'cell', name: 'Cell', machineIDs: ['LOST', 'A'] }],
+    });
+    await vi.waitFor(() => expect(gw.gateway.fleet.connectionState('LOST')).toBe('online'), { timeout: 5000, interval: 20 });
+  });
+  afterAll(() => gw.stop());
+
+  const caller = () => createToolCaller(gw.gateway.context, gw.gateway.context.interfaces.accessPolicy.principalFor('admin') ?? ANONYMOUS, '127.0.0.1');
+  /** The same sections as copies: no row is the fleet's, so every entry takes the plain path. */
+  const copying = (): ToolCaller => {
+    const real = caller();
+    return { ...real, section: async (path: string, input?: Record<string, unknown>) => structuredClone(await real.section(path, input)) } as ToolCaller;
+  };
+  const text = async (c: ToolCaller, groupID?: string) => ((await fleetStatus(c, groupID)) as SerialisedAnswer).text();
+
+  it('GW-15 GW-53 the published entries are byte for byte the entries the plain path serialises', async () => {
+    (gw.gateway.fleet.client('LOST') as SimulatorClient).loseConnection();
+    await vi.waitFor(() => expect(gw.gateway.fleet.connectionState('LOST')).not.toBe('online'), { timeout: 5000, interval: 20 });
+    for (let i = 0; i < 5; i++) {
+      // The fleet moves between the two reads; compare only when no machine changed in between.
+      await vi.waitFor(async () => {
+        const revision = gw.gateway.fleet.rows.revision;
+        const [published, plain, cell, plainCell] = [await text(caller()), await text(copying()), await text(caller(), 'cell'), await text(copying(), 'cell')];
+        if (gw.gateway.fleet.rows.revision !== revision) throw new Error('the fleet changed during the comparison');
+        expect(published).toBe(plain);
+        expect(cell).toBe(plainCell);
+      }, { timeout: 5000, interval: 1 });
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    const machines = (JSON.parse(await text(caller())) as { machines: { machineID: string; state: string; name: string }[] }).machines;
+    expect(Object.fromEntries(machines.map((m) => [m.machineID, m.state]))).toMatchObject({ OFF: 'inactive', NOSTATUS: 'noData' });
+    expect(machines.find((m) => m.machineID === 'B')?.name).toBe('Lathe "B"\n');
+  });
+
+  it('GW-53 an unchanged machine’s entry is the same bytes from call to call', async () => {
+    const parts = async () => ((await fleetStatus(caller(), undefined)) as SerialisedAnswer).parts;
+    const first = await parts();
+    const second = await parts();
+    // OFF is inactive: nothing about it changes, so its entry is not serialised again.
+    const index = (await text(caller())).indexOf('"machineID":"OFF"');
+    expect(index).toBeGreaterThan(0);
+    const offOf = (p: readonly Buffer[]) => p.find((b) => b.toString().includes('\\"machineID\\":\\"OFF\\"'));
+    expect(offOf(first)).toBeDefined();
+    expect(offOf(second)).toBe(offOf(first));
   });
 });

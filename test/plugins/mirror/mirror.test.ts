@@ -191,6 +191,18 @@ describe('mirror and drift', { timeout: 60_000 }, () => {
     expect((await post(`/api/v1/machine-files/${await fileId('R6', 'O2000')}/adopt`, { libraryId })).status).toBe(409);
   });
 
+  it('an adopted program\'s name is trimmed like every name; a name of only blanks is refused naming name', async () => {
+    m('R6').files.set(`${DIR}O8005`, Buffer.from('%\nO8005\nM30\n%\n'));
+    await checkin('R6');
+    const file = await fileId('R6', 'O8005');
+    const blank = await post(`/api/v1/machine-files/${file}/adopt`, { libraryId, name: '   ' });
+    expect(blank.status).toBe(400);
+    expect(blank.body.errors[0].field).toBe('body.name');
+    const padded = await post(`/api/v1/machine-files/${file}/adopt`, { libraryId, name: '  Flange op 2  ' });
+    expect(padded.status).toBe(201);
+    expect((await get(`/api/v1/programs/${padded.body.programId}`)).body.name).toBe('Flange op 2');
+  });
+
   it('PV-37 proof of what ran: the running program against the release, and a trial\'s version is not drift while the trial is active', async () => {
     m('R1').running = { dir: DIR, name: 'O2000' };
     await checkin('R1');

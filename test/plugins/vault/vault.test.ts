@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../../core/store/database.js';
 import { vaultPlugin } from '../../../plugins/vault/index.js';
-import { MAX_VERSION_BYTES } from '../../../plugins/vault/operations.js';
+import { MAX_VERSION_BYTES } from '../../../plugins/vault/operations/index.js';
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 

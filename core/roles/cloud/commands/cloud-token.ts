@@ -38,7 +38,7 @@ async function run(argv: readonly string[], io: CommandIO): Promise<number> {
   }
   const loaded = io.loadConfig();
   if (loaded === 2) return 2;
-  const dataDir = resolve(loaded.config.gateway.dataDir);
+  const dataDir = resolve(loaded.config.dataDir);
   prepareDataDirectory(dataDir);
   const db = await Database.open(join(dataDir, CLOUD_DATABASE_FILE));
   try {

@@ -20,7 +20,8 @@ import type { CncStatus, OperatingMode } from '../../../driver.js';
 export const DERIVED_STATES = ['running', 'idle', 'alarm', 'setup', 'offline', 'noData', 'inactive'] as const;
 export type DerivedStateName = (typeof DERIVED_STATES)[number];
 
-export type ConnectionState = 'connecting' | 'online' | 'backoff' | 'offline' | 'stopped';
+export const CONNECTION_STATES = ['connecting', 'online', 'backoff', 'offline', 'stopped'] as const;
+export type ConnectionState = (typeof CONNECTION_STATES)[number];
 
 export interface DeriveStateInput {
   isActive: boolean;
@@ -91,4 +92,26 @@ export function deriveState(input: DeriveStateInput): DerivedState {
     return { state: 'setup', reason: `setup: manual mode and not executing (${signals})${link}`, statusStale };
   }
   return { state: 'idle', reason: `idle: not executing (${signals})${link}`, statusStale };
+}
+
+/**
+ * Until when (unix ms, exclusive) `deriveState(input)` answers what it
+ * answers at `input.now` if nothing but time changes. Time enters in two
+ * places: a status sample turns old after `staleAfterIntervals` intervals,
+ * and the reasons of a machine that is not online (or whose status is old)
+ * name the status's age in whole seconds. Times are whole milliseconds, as
+ * Date.now gives them.
+ */
+export function derivedValidUntil(input: DeriveStateInput): number {
+  if (!input.isActive || !input.status) return Infinity;
+  const staleAfterMs = input.statusIntervalMs * (input.staleAfterIntervals ?? DEFAULT_STALE_AFTER_INTERVALS);
+  const age = input.now - input.status.sampledAt;
+  const old = age > staleAfterMs;
+  // The first whole millisecond at which the sample is old.
+  let until = old ? Infinity : input.status.sampledAt + staleAfterMs + 1;
+  if (old || input.connection.state !== 'online') {
+    // Math.round(age / 1000) moves to the next second when the age reaches the next half second.
+    until = Math.min(until, input.status.sampledAt + (Math.round(age / 1000) + 0.5) * 1000);
+  }
+  return until;
 }

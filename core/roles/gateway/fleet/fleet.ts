@@ -11,15 +11,11 @@ import type { DriverClient } from '../../../driver.js';
 import { GatewayError } from '../../../errors.js';
 import type { DriverRegistry } from './driver-registry.js';
 import type { DerivedState, ConnectionState } from './derive-state.js';
-import { deriveState } from './derive-state.js';
+import { deriveState, derivedValidUntil } from './derive-state.js';
 import type { HistorySink } from './machine-history.js';
-import {
-  deriveFromContext,
-  machineActorLogic,
-  type ConnectionHealth,
-  type MachineActorRef,
-  type TaskCache,
-} from './machine-actor.js';
+import { machineActorLogic, type MachineActorRef } from './machine-actor.js';
+import { deriveInputOf, type ConnectionHealth, type MachineContext, type TaskCache } from './machine-actions.js';
+import { FleetRows } from './rows.js';
 
 export interface FleetDeps {
   drivers: DriverRegistry;
@@ -38,6 +34,8 @@ export interface MachineSnapshot {
   connection: ConnectionHealth;
   cache: Partial<TaskCache>;
   derived: DerivedState;
+  /** Until when (unix ms, exclusive) `derived` stays what it is if nothing but time changes; unknown when absent. */
+  derivedUntil?: number;
 }
 
 /** The view of a machine with an actor. Derived on first use: the connection-health view of a thousand machines never needs it. */
@@ -48,7 +46,7 @@ class LiveMachineSnapshot implements MachineSnapshot {
 
   constructor(
     readonly config: MachineConfig,
-    private readonly context: Parameters<typeof deriveFromContext>[0],
+    private readonly context: Pick<MachineContext, 'deps' | 'cache' | 'connection'>,
     private readonly now: number,
   ) {
     this.connection = context.connection;
@@ -56,8 +54,12 @@ class LiveMachineSnapshot implements MachineSnapshot {
   }
 
   get derived(): DerivedState {
-    this.derivedState ??= deriveFromContext(this.context, this.now);
+    this.derivedState ??= deriveState(deriveInputOf(this.context, this.now));
     return this.derivedState;
+  }
+
+  get derivedUntil(): number {
+    return derivedValidUntil(deriveInputOf(this.context, this.now));
   }
 }
 
@@ -73,9 +75,12 @@ export class Fleet {
   private readonly machines = new Map<string, Entry>();
   private readonly now: () => number;
   private stopping = false;
+  /** Each machine's fleet entries, kept ready and published where they change (rows.ts). */
+  readonly rows: FleetRows;
 
   constructor(private readonly deps: FleetDeps) {
     this.now = deps.now ?? Date.now;
+    this.rows = new FleetRows((machineID, now) => this.snapshotAt(machineID, now), this.now);
   }
 
   /** Starts, restarts or stops the machine's actor to match `config`. */
@@ -85,6 +90,7 @@ export class Fleet {
     if (existing) await this.stopEntry(existing);
     const entry: Entry = { config };
     this.machines.set(config.machineID, entry);
+    this.rows.publish(config.machineID, 'both');
     if (config.isActive) this.startEntry(entry);
   }
 
@@ -93,6 +99,7 @@ export class Fleet {
     const entry = this.machines.get(machineID);
     if (!entry) return;
     this.machines.delete(machineID);
+    this.rows.remove(machineID);
     await this.stopEntry(entry);
   }
 
@@ -109,6 +116,9 @@ export class Fleet {
         heartbeatMs: this.deps.heartbeatMs,
         now: this.now,
         ...(this.deps.onSampleLag ? { onSampleLag: this.deps.onSampleLag } : {}),
+        publish: (kind) => {
+          if (this.machines.get(config.machineID) === entry) this.rows.publish(config.machineID, kind);
+        },
       },
     });
     client.onConnectionLost((event) => {
@@ -124,6 +134,8 @@ export class Fleet {
     const { actor, client } = entry;
     entry.actor = undefined;
     entry.client = undefined;
+    // A machine being restarted reads as stopped meanwhile.
+    if (actor && this.machines.get(entry.config.machineID) === entry) this.rows.publish(entry.config.machineID, 'both');
     actor?.stop();
     if (client) {
       await client.close().catch((err: unknown) => this.deps.logger.warn({ err, machineID: entry.config.machineID }, 'driver close failed'));
@@ -140,9 +152,12 @@ export class Fleet {
 
   /** The live view of a machine; throws GENERAL_MACHINE_ID_NOT_EXISTED for an unknown one. */
   snapshot(machineID: string): MachineSnapshot {
+    return this.snapshotAt(machineID, this.now());
+  }
+
+  private snapshotAt(machineID: string, now: number): MachineSnapshot {
     const entry = this.machines.get(machineID);
     if (!entry) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID '${machineID}' does not exist`);
-    const now = this.now();
     if (!entry.actor) {
       return {
         config: entry.config,
@@ -155,6 +170,7 @@ export class Fleet {
           statusIntervalMs: entry.config.tasks.CNCStatus.intervalMs,
           now,
         }),
+        derivedUntil: Infinity,
       };
     }
     return new LiveMachineSnapshot(entry.config, entry.actor.getSnapshot().context, now);

@@ -15,7 +15,7 @@ import { verifyChain, type AuditVerification, type VerifyOptions } from './verif
 export { AUDIT_SCHEMA_STATEMENTS, ensureAuditSchema, GENESIS_HASH } from './schema.js';
 export type { AuditEntry, AuditRecord } from './record.js';
 export type { AuditFilter, AuditOrder, AuditPageRequest } from './query.js';
-export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './query.js';
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TIME_FORMS } from './query.js';
 export type { AuditVerification } from './verify.js';
 export type { CsvOptions } from './csv.js';
 

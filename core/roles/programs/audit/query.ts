@@ -57,7 +57,10 @@ const EQUALITY_FILTERS = [
 
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
 const INSTANT_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
-const TIME_FORMS = 'a calendar date YYYY-MM-DD (read in the service time zone) or an ISO-8601 instant with an offset, e.g. 2026-11-24T08:00:00Z';
+/** The forms a time filter (`from`, `to`) takes, as the API describes them. */
+export const TIME_FORMS = 'a calendar date YYYY-MM-DD (read in the service time zone) or an ISO-8601 instant with an offset';
+/** The same, with an example, for a refused value. */
+const TIME_FORMS_ACCEPTED = `${TIME_FORMS}, e.g. 2026-11-24T08:00:00Z`;
 
 /** A filter resolved to SQL conditions; `empty` when no record can match. */
 export interface ResolvedFilter {
@@ -85,15 +88,15 @@ function nextDate(date: string): string {
 /** `from`/`to` as unix ms: a date is local midnight in `timeZone`; `to` as a date is the next day's midnight. */
 export function resolveTimeBound(field: 'from' | 'to', value: unknown, timeZone: string): number {
   if (typeof value !== 'string' || !(DATE_RE.test(value) || INSTANT_RE.test(value))) {
-    throw invalid(field, `found ${JSON.stringify(value)}; accepted: ${TIME_FORMS}`);
+    throw invalid(field, `found ${JSON.stringify(value)}; accepted: ${TIME_FORMS_ACCEPTED}`);
   }
   const isDate = DATE_RE.test(value);
-  if (isDate && !isCalendarDate(value)) throw invalid(field, `found ${JSON.stringify(value)}: no such date; accepted: ${TIME_FORMS}`);
+  if (isDate && !isCalendarDate(value)) throw invalid(field, `found ${JSON.stringify(value)}: no such date; accepted: ${TIME_FORMS_ACCEPTED}`);
   try {
     // core/time-params.ts resolves a date to local midnight in the zone, DST days included.
     return parseTimeParam(field === 'to' && isDate ? nextDate(value) : value, { timeZone, now: 0, field });
   } catch {
-    throw invalid(field, `found ${JSON.stringify(value)}: no such date or time, or outside the years 1970-9999; accepted: ${TIME_FORMS}`);
+    throw invalid(field, `found ${JSON.stringify(value)}: no such date or time, or outside the years 1970-9999; accepted: ${TIME_FORMS_ACCEPTED}`);
   }
 }
 

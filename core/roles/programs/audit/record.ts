@@ -13,15 +13,10 @@ import canonicalize from 'canonicalize';
 import crypto from 'node:crypto';
 import { GatewayError } from '../../../errors.js';
 import { isWellFormedText } from '../../../well-formed.js';
+import type { AuditActor } from '../../../rest/principal.js';
 
-/** What a caller records; the chain adds seq, time, prevHash and hash. */
-export interface AuditEntry {
-  /** Who acted: a user name, or a service token's name. */
-  principalName: string;
-  /** The human operator a service token acts for (X-On-Behalf-Of). */
-  onBehalfOf?: string | null;
-  /** How the principal authenticated, e.g. session, serviceToken, password. */
-  authMethod: string;
+/** What a caller records: who acted (core/rest/principal.ts `auditActor`) and what; the chain adds seq, time, prevHash and hash. */
+export interface AuditEntry extends AuditActor {
   category: string;
   action: string;
   entityType?: string | null;

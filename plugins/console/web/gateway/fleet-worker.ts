@@ -1,9 +1,14 @@
 /**
- * The fleet dashboard's polling, off the page's main thread: a dedicated
- * worker fetches the fleet interfaces (some hundred kilobytes a second with
- * 1,000 machines), parses and merges them into tiles, and posts only the
+ * The fleet page's polling, off the page's main thread: a dedicated worker
+ * fetches the fleet interfaces, merges them into tiles, and posts only the
  * tiles that changed. The page's main thread then only draws those, so it
  * stays responsive however large the fleet.
+ *
+ * The two per-second reads ask only for what changed since the revision of
+ * their last answer (`sinceRevision`, docs/api.md), so a fleet where little
+ * happens costs little to poll, and only the machines in the answers are
+ * merged again. The machine list is fetched again when an answer is `full`,
+ * names a removed machine or one the list does not have, and every 5 minutes.
  *
  * Messages in: {type:'token', token}, {type:'pause'|'resume'}.
  * Messages out: {type:'tiles', changed, removed, total, updatedAt},
@@ -14,14 +19,46 @@ import { mergeTiles, type CountEntry, type ErrorEntry, type Group, type MachineM
 
 declare const self: { onmessage: ((e: { data: { type: string; token?: string } }) => void) | null; postMessage(message: unknown): void };
 
+/** A batch read's answer with sinceRevision. */
+interface Changes<E> {
+  revision: number;
+  full: boolean;
+  entries: E[];
+  removed: string[];
+}
+
+/** The latest entries of one batch read, and the revision to ask from next. */
+class Held<E extends { machineID: string }> {
+  readonly byID = new Map<string, E>();
+  revision = 0;
+
+  /** Takes an answer in, noting the machines it names; true when the machine list may have changed. */
+  apply(answer: Changes<E>, touched: Set<string>): boolean {
+    if (answer.full) this.byID.clear();
+    for (const entry of answer.entries) {
+      this.byID.set(entry.machineID, entry);
+      touched.add(entry.machineID);
+    }
+    for (const id of answer.removed) {
+      this.byID.delete(id);
+      touched.add(id);
+    }
+    this.revision = answer.revision;
+    return answer.full || answer.removed.length > 0;
+  }
+}
+
 let token: string | null = null;
 /** Until the page's first message (its token, possibly none), and after a 401 until the page sends a new token. */
 let blocked = true;
 let paused = false;
 let tiles = new Map<string, Tile>();
 let meta: MachineMeta[] | null = null;
+let listed = new Set<string>();
 let metaAt = 0;
-let counts: CountEntry[] = [];
+const status = new Held<StatusEntry>();
+const errors = new Held<ErrorEntry>();
+let counts = new Map<string, CountEntry>();
 let countsAt = 0;
 let wake: (() => void) | null = null;
 
@@ -35,25 +72,57 @@ async function get<T>(path: string): Promise<T> {
   return json.data;
 }
 
+async function fetchMachines(now: number): Promise<MachineMeta[]> {
+  const [m, g] = await Promise.all([get<MachineMeta[]>('/api/config/machines'), get<Group[]>('/api/config/groups')]);
+  meta = m;
+  listed = new Set(m.map((x) => x.machineID));
+  metaAt = now;
+  self.postMessage({ type: 'machines', groups: g, count: m.length });
+  return m;
+}
+
+/** The part counts (every 5 seconds), noting the machines whose count changed. */
+async function fetchCounts(touched: Set<string>): Promise<void> {
+  const list = await get<CountEntry[]>('/api/task/batchReadTaskData?type=Count').catch((err: unknown) => {
+    if (err instanceof Unauthorized) throw err;
+    return null;
+  });
+  if (!list) return;
+  const next = new Map(list.map((c) => [c.machineID, c]));
+  for (const [id, c] of next) {
+    const before = counts.get(id);
+    if (before?.data?.partCount !== c.data?.partCount || before?.data?.partsRequired !== c.data?.partsRequired) touched.add(id);
+  }
+  counts = next;
+}
+
 async function poll(): Promise<void> {
   const now = Date.now();
-  // The machine list is large and rarely changes: every 5 minutes, or at once when the fleet's size changes.
-  if (!meta || now - metaAt > 300_000) {
-    const [m, g] = await Promise.all([get<MachineMeta[]>('/api/config/machines'), get<Group[]>('/api/config/groups')]);
-    meta = m;
-    metaAt = now;
-    self.postMessage({ type: 'machines', groups: g, count: m.length });
+  // The machine list is large and rarely changes: every 5 minutes, or at once when an answer says it changed.
+  let listFetched = false;
+  let machines = meta;
+  if (!machines || now - metaAt > 300_000) {
+    machines = await fetchMachines(now);
+    listFetched = true;
   }
+  const touched = new Set<string>();
   if (now - countsAt > 5000) {
-    counts = await get<CountEntry[]>('/api/task/batchReadTaskData?type=Count').catch((err: unknown) => {
-      if (err instanceof Unauthorized) throw err;
-      return counts;
-    });
+    await fetchCounts(touched);
     countsAt = now;
   }
-  const [status, errors] = await Promise.all([get<StatusEntry[]>('/api/task/batchReadTaskData?type=CNCStatus'), get<ErrorEntry[]>('/api/task/batchReadErrors')]);
-  if (status.length !== meta.length) metaAt = 0;
-  const next = mergeTiles(tiles, meta, status, errors, counts);
+  const [s, e] = await Promise.all([
+    get<Changes<StatusEntry>>(`/api/task/batchReadTaskData?type=CNCStatus&sinceRevision=${status.revision}`),
+    get<Changes<ErrorEntry>>(`/api/task/batchReadErrors?sinceRevision=${errors.revision}`),
+  ]);
+  const statusRelist = status.apply(s, touched);
+  const errorsRelist = errors.apply(e, touched);
+  const unknown = [...touched].some((id) => !listed.has(id));
+  if (!listFetched && (statusRelist || errorsRelist || unknown)) {
+    machines = await fetchMachines(now);
+    listFetched = true;
+  }
+  // A new list or a full answer: every tile is looked at again; otherwise only those of the machines named.
+  const next = mergeTiles(tiles, machines, { status: status.byID, errors: errors.byID, counts }, listFetched ? undefined : touched);
   const changed: Tile[] = [];
   for (const [id, t] of next) if (tiles.get(id) !== t) changed.push(t);
   const removed = [...tiles.keys()].filter((id) => !next.has(id));

@@ -1,5 +1,5 @@
 /**
- * The fleet dashboard: every machine as a tile with its derived state and
+ * The fleet page: every machine as a tile with its derived state and
  * reason, connection health and stale flag, running program, part count and
  * active alarms; counts by state (each one filters); a group filter and a
  * search. A worker (fleet-worker.ts) polls the fleet interfaces every
@@ -38,17 +38,13 @@ function workerUrl(): string {
   return document.querySelector('meta[name="console-worker-fleet"]')?.getAttribute('content') ?? '';
 }
 
-export function Fleet() {
+/** The fleet as the worker (fleet-worker.ts) posts it: polling, parsing and merging run there; the page only applies the tiles that changed. */
+function useFleetWorker() {
   const [groups, setGroups] = useState<Group[]>([]);
   const [machineCount, setMachineCount] = useState<number | null>(null);
   const [tiles, setTiles] = useState<Map<string, Tile>>(new Map());
   const [error, setError] = useState<string | null>(null);
   const [updatedAt, setUpdatedAt] = useState<number | null>(null);
-  const [groupID, setGroupID] = useState('');
-  const [stateFilter, setStateFilter] = useState<State | ''>('');
-  const [search, setSearch] = useState('');
-
-  // Polling, parsing and merging run in a worker; the page only applies the tiles that changed.
   useEffect(() => {
     const worker = new Worker(workerUrl(), { type: 'module', name: 'fleet' });
     worker.onmessage = (e: MessageEvent<{ type: string; changed?: Tile[]; removed?: string[]; order?: string[] | null; updatedAt?: number; groups?: Group[]; count?: number; message?: string }>) => {
@@ -87,6 +83,14 @@ export function Fleet() {
       worker.terminate();
     };
   }, []);
+  return { groups, machineCount, tiles, error, updatedAt };
+}
+
+export function Fleet() {
+  const { groups, machineCount, tiles, error, updatedAt } = useFleetWorker();
+  const [groupID, setGroupID] = useState('');
+  const [stateFilter, setStateFilter] = useState<State | ''>('');
+  const [search, setSearch] = useState('');
 
   const members = useMemo(() => (groupID ? new Set(groups.find((g) => g.groupID === groupID)?.machineIDs ?? []) : null), [groupID, groups]);
   const inGroup = useMemo(() => [...tiles.values()].filter((t) => !members || members.has(t.machineID)), [tiles, members]);

@@ -67,15 +67,113 @@ function Bars({ parts, labels }: { parts: Record<string, number>; labels: Record
   );
 }
 
+/** The live cards: status with its reason, program and parts, active alarms, tool life. */
+function LiveCards({ status, count, alarms, tools }: { status: StatusEntry | null; count: Count | null; alarms: Alarm[]; tools: ToolLife | null }) {
+  const s = status?.data?.status;
+  return (
+    <section class="cards" aria-label="Live status">
+      <div class="card">
+        <h2>Status</h2>
+        <p class="reason" data-testid="reason">{status?.reason ?? 'No status sample yet.'}</p>
+        {status?.statusStale && <p class="warn">The status is stale: the last sample is older than its interval allows.</p>}
+        <dl>
+          <dt>Mode</dt><dd>{s?.mode ?? '—'}</dd>
+          <dt>Alarm level</dt><dd>{s?.alarmLevel ?? '—'}</dd>
+          <dt>Sampled</dt><dd>{status?.time ? new Date(status.time).toLocaleTimeString() : '—'}</dd>
+        </dl>
+      </div>
+      <div class="card">
+        <h2>Program and parts</h2>
+        <dl>
+          <dt>Program</dt><dd>{s?.program ?? count?.program ?? '—'}</dd>
+          <dt>Parts</dt><dd>{count?.partCount ?? '—'}{count?.partsRequired ? ` of ${count.partsRequired}` : ''}</dd>
+          <dt>Last cycle</dt><dd>{count?.lastCycleTime !== undefined ? `${count.lastCycleTime} s` : '—'}</dd>
+        </dl>
+      </div>
+      <div class="card">
+        <h2>Alarms</h2>
+        {alarms.length === 0 ? <p>No active alarms.</p> : (
+          <ul class="alarms">{alarms.map((a, i) => <li key={i}><b>{a.number}</b> {a.message} {a.level && <span class="level">({a.level})</span>}</li>)}</ul>
+        )}
+      </div>
+      <div class="card">
+        <h2>Tool life</h2>
+        {tools?.tools?.length ? (
+          <table><thead><tr><th scope="col">Tool</th><th scope="col">Remaining</th></tr></thead>
+            <tbody>{tools.tools.slice(0, 12).map((t, i) => <tr key={i}><td>T{t.toolNum}</td><td>{t.remainingPercent ?? t.lifePercent ?? '—'} %</td></tr>)}</tbody></table>
+        ) : <p>No tool life from this machine.</p>}
+      </div>
+    </section>
+  );
+}
+
+interface WindowFigures { data: Overall; from: number; to: number; rows: StateRow[] }
+
+/** A window's charts and tables: the state timeline, time per state, per SEMI E10 bucket, and OEE. */
+function Figures({ overall }: { overall: WindowFigures }) {
+  return (
+    <>
+      <h3>States</h3>
+      <Timeline rows={overall.rows} from={overall.from} to={overall.to} />
+      <Bars parts={overall.data.stateTimeSec} labels={STATE_LABEL} />
+      <table class="figures"><caption>Time per state</caption><tbody>
+        {STATES.map((k) => <tr key={k}><th scope="row"><span class={`swatch fill-${k}`} /> {STATE_LABEL[k]}</th><td>{hours(overall.data.stateTimeSec[k] ?? 0)}</td></tr>)}
+      </tbody></table>
+      <h3>SEMI E10</h3>
+      <Bars parts={overall.data.e10TimeSec} labels={E10_LABEL} />
+      <table class="figures"><caption>Time per E10 bucket</caption><tbody>
+        {Object.keys(E10_LABEL).map((k) => <tr key={k}><th scope="row"><span class={`swatch fill-${k}`} /> {E10_LABEL[k]}</th><td>{hours(overall.data.e10TimeSec[k] ?? 0)}</td></tr>)}
+      </tbody></table>
+      <h3>OEE</h3>
+      <dl class="oee">
+        <dt>OEE</dt><dd>{pct(overall.data.oee.oee)}</dd>
+        <dt>Availability</dt><dd>{pct(overall.data.oee.availability)}</dd>
+        <dt>Performance</dt><dd>{pct(overall.data.oee.performance)}</dd>
+        <dt>Quality</dt><dd>{pct(overall.data.oee.quality)}</dd>
+        <dt>Parts</dt><dd>{overall.data.count.totalCount}</dd>
+      </dl>
+    </>
+  );
+}
+
+/** The history of a chosen window, read again every 30 seconds. */
+function History({ machineID }: { machineID: string }) {
+  const [windowKey, setWindowKey] = useState<WindowKey>('today');
+  const [overall, setOverall] = useState<WindowFigures | null>(null);
+  const [windowError, setWindowError] = useState<string | null>(null);
+  usePoll(async () => {
+    const w = WINDOWS[windowKey];
+    try {
+      const [o, h] = await Promise.all([
+        api.get<{ window: { startUnix: number; endUnix: number }; data: Overall }>('/api/analysis/machine', { kind: 'overall', machineID, start: w.start, end: w.end }),
+        api.get<{ data: StateRow[] }>('/api/history/machine', { type: 'State', machineID, start: w.start, end: w.end, limit: 5000 }),
+      ]);
+      setOverall({ data: o.data, from: o.window.startUnix * 1000, to: o.window.endUnix * 1000, rows: h.data });
+      setWindowError(null);
+    } catch (err) {
+      setWindowError(err instanceof ApiError ? err.message : 'The analysis could not be read.');
+    }
+  }, 30_000, [machineID, windowKey]);
+  return (
+    <section aria-labelledby="window-title">
+      <h2 id="window-title">History</h2>
+      <div class="segmented" role="group" aria-label="Window">
+        {(Object.keys(WINDOWS) as WindowKey[]).map((k) => (
+          <button type="button" key={k} aria-pressed={windowKey === k} class={windowKey === k ? 'selected' : ''} onClick={() => setWindowKey(k)}>{WINDOWS[k].label}</button>
+        ))}
+      </div>
+      {windowError && <p class="error">{windowError}</p>}
+      {overall && <Figures overall={overall} />}
+    </section>
+  );
+}
+
 export function MachinePage({ machineID }: { machineID: string }) {
   const [status, setStatus] = useState<StatusEntry | null>(null);
   const [alarms, setAlarms] = useState<Alarm[]>([]);
   const [count, setCount] = useState<Count | null>(null);
   const [tools, setTools] = useState<ToolLife | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [windowKey, setWindowKey] = useState<WindowKey>('today');
-  const [overall, setOverall] = useState<{ data: Overall; from: number; to: number; rows: StateRow[] } | null>(null);
-  const [windowError, setWindowError] = useState<string | null>(null);
 
   usePoll(async () => {
     try {
@@ -98,22 +196,8 @@ export function MachinePage({ machineID }: { machineID: string }) {
     setCount(c);
     setTools(t);
   }, 5000, [machineID]);
-  usePoll(async () => {
-    const w = WINDOWS[windowKey];
-    try {
-      const [o, h] = await Promise.all([
-        api.get<{ window: { startUnix: number; endUnix: number }; data: Overall }>('/api/analysis/machine', { kind: 'overall', machineID, start: w.start, end: w.end }),
-        api.get<{ data: StateRow[] }>('/api/history/machine', { type: 'State', machineID, start: w.start, end: w.end, limit: 5000 }),
-      ]);
-      setOverall({ data: o.data, from: o.window.startUnix * 1000, to: o.window.endUnix * 1000, rows: h.data });
-      setWindowError(null);
-    } catch (err) {
-      setWindowError(err instanceof ApiError ? err.message : 'The analysis could not be read.');
-    }
-  }, 30_000, [machineID, windowKey]);
 
   const state = status?.state;
-  const s = status?.data?.status;
   return (
     <main id="main">
       <p><a href="#/">← Fleet</a></p>
@@ -122,71 +206,8 @@ export function MachinePage({ machineID }: { machineID: string }) {
         {state && <span class={`badge big state-${state}`} data-state={state}>{STATE_LABEL[state]}</span>}
       </header>
       {error && <p class="error" role="alert">{error}</p>}
-      <section class="cards" aria-label="Live status">
-        <div class="card">
-          <h2>Status</h2>
-          <p class="reason" data-testid="reason">{status?.reason ?? 'No status sample yet.'}</p>
-          {status?.statusStale && <p class="warn">The status is stale: the last sample is older than its interval allows.</p>}
-          <dl>
-            <dt>Mode</dt><dd>{s?.mode ?? '—'}</dd>
-            <dt>Alarm level</dt><dd>{s?.alarmLevel ?? '—'}</dd>
-            <dt>Sampled</dt><dd>{status?.time ? new Date(status.time).toLocaleTimeString() : '—'}</dd>
-          </dl>
-        </div>
-        <div class="card">
-          <h2>Program and parts</h2>
-          <dl>
-            <dt>Program</dt><dd>{s?.program ?? count?.program ?? '—'}</dd>
-            <dt>Parts</dt><dd>{count?.partCount ?? '—'}{count?.partsRequired ? ` of ${count.partsRequired}` : ''}</dd>
-            <dt>Last cycle</dt><dd>{count?.lastCycleTime !== undefined ? `${count.lastCycleTime} s` : '—'}</dd>
-          </dl>
-        </div>
-        <div class="card">
-          <h2>Alarms</h2>
-          {alarms.length === 0 ? <p>No active alarms.</p> : (
-            <ul class="alarms">{alarms.map((a, i) => <li key={i}><b>{a.number}</b> {a.message} {a.level && <span class="level">({a.level})</span>}</li>)}</ul>
-          )}
-        </div>
-        <div class="card">
-          <h2>Tool life</h2>
-          {tools?.tools?.length ? (
-            <table><thead><tr><th scope="col">Tool</th><th scope="col">Remaining</th></tr></thead>
-              <tbody>{tools.tools.slice(0, 12).map((t, i) => <tr key={i}><td>T{t.toolNum}</td><td>{t.remainingPercent ?? t.lifePercent ?? '—'} %</td></tr>)}</tbody></table>
-          ) : <p>No tool life from this machine.</p>}
-        </div>
-      </section>
-      <section aria-labelledby="window-title">
-        <h2 id="window-title">History</h2>
-        <div class="segmented" role="group" aria-label="Window">
-          {(Object.keys(WINDOWS) as WindowKey[]).map((k) => (
-            <button type="button" key={k} aria-pressed={windowKey === k} class={windowKey === k ? 'selected' : ''} onClick={() => setWindowKey(k)}>{WINDOWS[k].label}</button>
-          ))}
-        </div>
-        {windowError && <p class="error">{windowError}</p>}
-        {overall && (
-          <>
-            <h3>States</h3>
-            <Timeline rows={overall.rows} from={overall.from} to={overall.to} />
-            <Bars parts={overall.data.stateTimeSec} labels={STATE_LABEL} />
-            <table class="figures"><caption>Time per state</caption><tbody>
-              {STATES.map((k) => <tr key={k}><th scope="row"><span class={`swatch fill-${k}`} /> {STATE_LABEL[k]}</th><td>{hours(overall.data.stateTimeSec[k] ?? 0)}</td></tr>)}
-            </tbody></table>
-            <h3>SEMI E10</h3>
-            <Bars parts={overall.data.e10TimeSec} labels={E10_LABEL} />
-            <table class="figures"><caption>Time per E10 bucket</caption><tbody>
-              {Object.keys(E10_LABEL).map((k) => <tr key={k}><th scope="row"><span class={`swatch fill-${k}`} /> {E10_LABEL[k]}</th><td>{hours(overall.data.e10TimeSec[k] ?? 0)}</td></tr>)}
-            </tbody></table>
-            <h3>OEE</h3>
-            <dl class="oee">
-              <dt>OEE</dt><dd>{pct(overall.data.oee.oee)}</dd>
-              <dt>Availability</dt><dd>{pct(overall.data.oee.availability)}</dd>
-              <dt>Performance</dt><dd>{pct(overall.data.oee.performance)}</dd>
-              <dt>Quality</dt><dd>{pct(overall.data.oee.quality)}</dd>
-              <dt>Parts</dt><dd>{overall.data.count.totalCount}</dd>
-            </dl>
-          </>
-        )}
-      </section>
+      <LiveCards status={status} count={count} alarms={alarms} tools={tools} />
+      <History machineID={machineID} />
     </main>
   );
 }

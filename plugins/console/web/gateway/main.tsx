@@ -1,5 +1,5 @@
 /**
- * The gateway's web console, served at `/`: the fleet dashboard and a page
+ * The gateway's web console, served at `/`: the fleet page and a page
  * per machine, on the gateway's public HTTP interfaces only. Logs in with
  * the gateway's login (or a secret key); a session that expires brings the
  * login back over the page without losing what it shows.

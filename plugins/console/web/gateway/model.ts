@@ -1,5 +1,5 @@
 /**
- * The fleet as the dashboard shows it, merged from the gateway's fleet
+ * The fleet as the fleet page shows it, merged from the gateway's fleet
  * interfaces: the machine list, the cached CNCStatus of every machine (state,
  * reason, stale flag, program, alarms), connection health, and the cached
  * part count. An entry keeps its identity while nothing in it changed, so
@@ -65,34 +65,49 @@ const same = (a: Tile, b: Tile) =>
   a.connectionError === b.connectionError && a.program === b.program && a.parts === b.parts && a.partsRequired === b.partsRequired &&
   a.alarms === b.alarms && a.alarmText === b.alarmText;
 
-/** New tiles, reusing the previous object of every machine whose tile did not change. */
-export function mergeTiles(previous: ReadonlyMap<string, Tile>, machines: MachineMeta[], status: StatusEntry[], errors: ErrorEntry[], counts: CountEntry[]): Map<string, Tile> {
-  const byStatus = new Map(status.map((s) => [s.machineID, s]));
-  const byError = new Map(errors.map((e) => [e.machineID, e]));
-  const byCount = new Map(counts.map((c) => [c.machineID, c]));
+/** One machine's tile from its list entry and its latest entries. */
+function tileOf(m: MachineMeta, s: StatusEntry | undefined, e: ErrorEntry | undefined, c: CountEntry | undefined): Tile {
+  const alarms = s?.data?.alarms ?? [];
+  return {
+    machineID: m.machineID,
+    name: m.name,
+    model: [m.system, m.model].filter(Boolean).join(' '),
+    state: m.isActive ? (s?.state ?? 'noData') : 'inactive',
+    reason: m.isActive ? (s?.reason ?? 'no status sample yet') : 'inactive: switched off in the configuration',
+    stale: s?.statusStale ?? false,
+    connection: e?.connection.state ?? 'unknown',
+    connectionError: e?.connection.error ?? null,
+    program: s?.data?.status?.program ?? null,
+    parts: c?.data?.partCount ?? null,
+    partsRequired: c?.data?.partsRequired ?? null,
+    alarms: alarms.length,
+    alarmText: alarms[0] ? `${alarms[0].number ?? ''} ${alarms[0].message ?? ''}`.trim() : null,
+    sampledAt: s?.time ?? null,
+  };
+}
+
+/** The latest entries of each machine, by machineID. */
+export interface FleetEntries {
+  status: ReadonlyMap<string, StatusEntry>;
+  errors: ReadonlyMap<string, ErrorEntry>;
+  counts: ReadonlyMap<string, CountEntry>;
+}
+
+/**
+ * New tiles in the order of the machine list, reusing the previous object of
+ * every machine whose tile did not change. With `only`, the tiles of the
+ * other machines are not looked at again: the caller knows they did not
+ * change (the gateway answered only the entries changed since its last poll).
+ */
+export function mergeTiles(previous: ReadonlyMap<string, Tile>, machines: readonly MachineMeta[], entries: FleetEntries, only?: ReadonlySet<string>): Map<string, Tile> {
   const next = new Map<string, Tile>();
   for (const m of machines) {
-    const s = byStatus.get(m.machineID);
-    const e = byError.get(m.machineID);
-    const c = byCount.get(m.machineID);
-    const alarms = s?.data?.alarms ?? [];
-    const tile: Tile = {
-      machineID: m.machineID,
-      name: m.name,
-      model: [m.system, m.model].filter(Boolean).join(' '),
-      state: m.isActive ? (s?.state ?? 'noData') : 'inactive',
-      reason: m.isActive ? (s?.reason ?? 'no status sample yet') : 'inactive: switched off in the configuration',
-      stale: s?.statusStale ?? false,
-      connection: e?.connection.state ?? 'unknown',
-      connectionError: e?.connection.error ?? null,
-      program: s?.data?.status?.program ?? null,
-      parts: c?.data?.partCount ?? null,
-      partsRequired: c?.data?.partsRequired ?? null,
-      alarms: alarms.length,
-      alarmText: alarms[0] ? `${alarms[0].number ?? ''} ${alarms[0].message ?? ''}`.trim() : null,
-      sampledAt: s?.time ?? null,
-    };
     const before = previous.get(m.machineID);
+    if (before && only && !only.has(m.machineID)) {
+      next.set(m.machineID, before);
+      continue;
+    }
+    const tile = tileOf(m, entries.status.get(m.machineID), entries.errors.get(m.machineID), entries.counts.get(m.machineID));
     next.set(m.machineID, before && same(before, tile) ? before : tile);
   }
   return next;

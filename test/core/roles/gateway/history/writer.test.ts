@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database } from '../../../../../core/store/database.js';
-import { migrate, MIGRATIONS } from '../../../../../core/store/migrations.js';
+import { GATEWAY_MIGRATIONS as MIGRATIONS, migrateGatewayStore as migrate } from '../../../../../core/roles/gateway/store/schema.js';
 import { HistoryWriter } from '../../../../../core/roles/gateway/history/writer.js';
 
 const open: { close(): Promise<void> }[] = [];

@@ -1,0 +1,28 @@
+/**
+ * The cloud role's own part of the configuration (the `cloud` section): its
+ * listener, the topic prefix every plugin of the relay uses, and the browser
+ * origins every route of the listener accepts. The plugins declare the rest
+ * of the section: the broker (plugins/cloud-broker) and /mcp
+ * (plugins/cloud-mcp).
+ */
+import { z } from 'zod';
+import { DEFAULT_CLOUD_PORT } from '../../../config/schema.js';
+import { DEFAULT_TOPIC_PREFIX } from '../../cloud-wire/protocol.js';
+import { readPart, type ConfigPart, type PartSettings } from '../../config-parts.js';
+
+export const CLOUD_ROLE_FIELDS = {
+  host: z.string().default('0.0.0.0'),
+  port: z.number().int().min(0).max(65535).default(DEFAULT_CLOUD_PORT),
+  topicPrefix: z.string().min(1).max(64).regex(/^[\w./-]+$/, 'letters, digits, _ . / -').default(DEFAULT_TOPIC_PREFIX),
+  /** As `mcp.allowedOrigins`, for the cloud's /mcp and /admin. */
+  allowedOrigins: z.array(z.string().min(1)).default([]),
+};
+
+export const CLOUD_ROLE_PART: ConfigPart<typeof CLOUD_ROLE_FIELDS> = { section: 'cloud', fields: CLOUD_ROLE_FIELDS, env: { CLOUD_PORT: { field: 'port', type: 'port' } } };
+
+export type CloudRoleSettings = PartSettings<typeof CLOUD_ROLE_FIELDS>;
+
+/** The role's settings in a config parsed with its part (or a `cloud` section made for it). */
+export function cloudRoleSettings(config: object): CloudRoleSettings {
+  return readPart(config, CLOUD_ROLE_PART) as CloudRoleSettings;
+}

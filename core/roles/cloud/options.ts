@@ -1,0 +1,65 @@
+/**
+ * What `CloudRole.create` is given, and how it becomes what the role and its
+ * plugins read: the `cloud` section (the parsed config's, or the parts'
+ * defaults, with the options over it field by field), the environment, and
+ * the extras no config field says (certificates as PEM, MQTT 3.1.1 to an
+ * external broker).
+ */
+import type { Logger } from 'pino';
+import type { GatewayConfig } from '../../../config/schema.js';
+import { readPart } from '../../config-parts.js';
+import type { ToolCatalogue } from '../../mcp/dispatch.js';
+import type { Plugin } from '../../plugin-host.js';
+import { pluginParts } from '../../role.js';
+import { CLOUD_ROLE_PART } from './config.js';
+import type { CloudContext, CloudExtras } from './context.js';
+
+export interface CloudRoleOptions {
+  dataDir: string;
+  logger: Logger;
+  version: string;
+  catalogue: ToolCatalogue;
+  /** The parsed configuration: its `cloud` section, which the options below override field by field. */
+  config?: GatewayConfig;
+  /** Where secrets are read (CLOUD_BROKER_PASSWORD, METRICS_TOKEN); process.env unless told. */
+  env?: NodeJS.ProcessEnv;
+  /** The role's plugins; CLOUD_PLUGINS unless told. */
+  plugins?: readonly Plugin<CloudContext>[];
+  /** An external broker; without it the role embeds one on `embeddedBroker` (127.0.0.1:1883 unless told, or the config's). */
+  broker?: { url: string; username?: string; password?: string; protocolVersion?: 4 | 5; reconnectMaxMs?: number };
+  embeddedBroker?: { host?: string; port?: number; tls?: { key: string | Buffer; cert: string | Buffer } };
+  topicPrefix?: string;
+  callDeadlineMs?: number;
+  /** Origins and Hosts /mcp accepts (as on a gateway); an empty Host list accepts any Host. */
+  allowedOrigins?: readonly string[];
+  allowedHosts?: readonly string[];
+  now?: () => number;
+  /** How often the embedded broker's connected gateways are checked against revoked tokens (10 s unless told). */
+  revocationSweepMs?: number;
+}
+
+/** The options' values that are given, as fields of the `cloud` section. */
+function givenFields(o: CloudRoleOptions): Record<string, unknown> {
+  const fields: Record<string, unknown> = {
+    topicPrefix: o.topicPrefix, callDeadlineMs: o.callDeadlineMs, revocationSweepMs: o.revocationSweepMs, allowedOrigins: o.allowedOrigins, allowedHosts: o.allowedHosts,
+    mqttHost: o.embeddedBroker?.host ?? (o.config ? undefined : '127.0.0.1'), mqttPort: o.embeddedBroker?.port,
+    brokerUrl: o.broker?.url, brokerUsername: o.broker?.username, brokerReconnectMaxSeconds: o.broker?.reconnectMaxMs === undefined ? undefined : o.broker.reconnectMaxMs / 1000,
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+}
+
+/** The `cloud` section the role and its plugins read: the config's (or every part's defaults) with the options over it. */
+export function cloudSection(o: CloudRoleOptions, plugins: readonly Plugin<CloudContext>[]): Record<string, unknown> {
+  const parts = [CLOUD_ROLE_PART, ...plugins.flatMap((p) => pluginParts(p as Plugin<never>))].filter((p) => p.section === 'cloud');
+  const base = o.config?.cloud ?? Object.assign({}, ...parts.map((part) => readPart(undefined, part)));
+  return { ...base, ...givenFields(o) };
+}
+
+/** The environment the plugins read secrets from: the given one (process.env unless told), with the external broker's password of the options. */
+export function envOf(o: CloudRoleOptions): NodeJS.ProcessEnv {
+  return { ...(o.env ?? process.env), ...(o.broker?.password !== undefined ? { CLOUD_BROKER_PASSWORD: o.broker.password } : {}) };
+}
+
+export function extrasOf(o: CloudRoleOptions): CloudExtras {
+  return { ...(o.embeddedBroker?.tls ? { mqttTls: o.embeddedBroker.tls } : {}), ...(o.broker?.protocolVersion ? { brokerProtocolVersion: o.broker.protocolVersion } : {}) };
+}

@@ -1,0 +1,148 @@
+/**
+ * What the gateway's interfaces that the MCP tools, the cloud link and the
+ * fleet page read answer: one output schema per path, and the path's type in
+ * InterfaceOutputs (core/interfaces.ts), so that the interface's handler must
+ * return it and `call()` returns it to the tools. The schemas are what the
+ * OpenAPI document shows; the test suite checks every answer against them.
+ */
+import { z } from 'zod';
+import { ACTIVE_ALARM_LEVELS, ALARM_LEVELS, type ExecutionState, type OperatingMode } from '../../driver.js';
+import { ProgramBytes } from '../../program-bytes.js';
+import { CONNECTION_STATES, DERIVED_STATES } from './fleet/derive-state.js';
+import { MACHINE_TASK_CLASSES, groupConfigSchema, machineConfigSchema, machineIdSchema } from './machine-config.js';
+
+const EXECUTION_STATES = ['RUNNING', 'HOLD', 'STOPPED', 'RESET', 'EMERGENCY'] as const satisfies readonly ExecutionState[];
+const OPERATING_MODES = ['AUTO', 'MDI', 'MANUAL', 'JOG', 'HANDLE', 'EDIT', 'REF', 'REMOTE', 'UNKNOWN'] as const satisfies readonly OperatingMode[];
+
+/** A machine as GET /api/config/machines lists it: credentials replaced by whether each is set, and who manages it. */
+export const listedMachineSchema = machineConfigSchema.omit({ password: true, fileServerPassword: true }).extend({
+  passwordSet: z.boolean(),
+  fileServerPasswordSet: z.boolean(),
+  managedBy: z.enum(['config', 'api']).describe('config: the config file names the machine, and the next start replaces edits made through the API'),
+});
+export type ListedMachine = z.output<typeof listedMachineSchema>;
+
+export const cncStatusSchema = z.strictObject({
+  cncStatus: z.string(),
+  adjustedStatus: z.enum(EXECUTION_STATES),
+  alarmStatus: z.boolean(),
+  alarmLevel: z.enum(ALARM_LEVELS),
+  mode: z.enum(OPERATING_MODES),
+  programStatus: z.enum(['running', 'stopped', 'hold', 'none']),
+  emergency: z.boolean(),
+  program: z.string().optional(),
+  time: z.number().describe('controller time of the sample, unix ms'),
+});
+
+const statusSampleSchema = z.strictObject({
+  status: cncStatusSchema,
+  alarms: z.array(z.strictObject({ code: z.string(), message: z.string(), level: z.enum(ACTIVE_ALARM_LEVELS), since: z.number() })),
+});
+
+const shortfallSchema = z.strictObject({ errorCode: z.number().int(), errorMsg: z.string() }).describe('why there is no usable sample: inactive, task disabled, the latest attempt failed, or none yet');
+
+/** A CNCStatus entry of batchReadTaskData: the cached sample with the derived state. */
+export const statusEntrySchema = z.strictObject({
+  machineID: z.string(),
+  type: z.literal('CNCStatus'),
+  time: z.number().nullable().describe('when the sample was taken, unix ms'),
+  data: statusSampleSchema.nullable(),
+  error: shortfallSchema.nullable(),
+  state: z.enum(DERIVED_STATES),
+  reason: z.string(),
+  statusStale: z.boolean(),
+});
+export type StatusEntry = z.output<typeof statusEntrySchema>;
+
+const otherTaskEntrySchema = z.strictObject({
+  machineID: z.string(),
+  type: z.enum(MACHINE_TASK_CLASSES.filter((c) => c !== 'CNCStatus') as [Exclude<(typeof MACHINE_TASK_CLASSES)[number], 'CNCStatus'>, ...Exclude<(typeof MACHINE_TASK_CLASSES)[number], 'CNCStatus'>[]]),
+  time: z.number().nullable().describe('when the sample was taken, unix ms'),
+  data: z.unknown().describe('the cached sample of the class (docs/api.md, "Task data")'),
+  error: shortfallSchema.nullable(),
+});
+export const taskDataEntrySchema = z.discriminatedUnion('type', [statusEntrySchema, otherTaskEntrySchema]);
+export type TaskDataEntry = z.output<typeof taskDataEntrySchema>;
+
+/** A batchReadErrors entry: connection health and the latest error of each task. */
+export const healthEntrySchema = z.strictObject({
+  machineID: z.string(),
+  connection: z.strictObject({
+    state: z.enum(CONNECTION_STATES),
+    since: z.number().nullable(),
+    attempts: z.number().int(),
+    errorCode: z.number().int(),
+    error: z.string().nullable(),
+  }),
+  tasks: z.partialRecord(z.enum(MACHINE_TASK_CLASSES), z.strictObject({ errorCode: z.number().int(), errorMsg: z.string(), at: z.number() })),
+});
+export type HealthEntry = z.output<typeof healthEntrySchema>;
+
+/** The answer with `sinceRevision`: the entries changed after it. */
+const changesSchema = <E extends z.ZodType>(entry: E) =>
+  z
+    .strictObject({
+      revision: z.number().int().describe('the fleet revision of this answer: pass it as sinceRevision next time'),
+      full: z.boolean().describe('true: entries holds every machine asked for, and the caller replaces what it holds (the revision given is too old, or from an earlier run of the gateway)'),
+      entries: z.array(entry).describe('the entries of the machines changed after sinceRevision (every machine when full)'),
+      removed: z.array(machineIdSchema).describe('machines removed after sinceRevision'),
+    })
+    .describe('with sinceRevision');
+
+export const batchReadTaskDataOutput = z.union([z.array(taskDataEntrySchema), changesSchema(statusEntrySchema)]);
+export const batchReadErrorsOutput = z.union([z.array(healthEntrySchema), changesSchema(healthEntrySchema)]);
+export type Changes<E> = { revision: number; full: boolean; entries: E[]; removed: string[] };
+
+/** Program bytes: ProgramBytes in the process, base64 text in JSON. */
+const programBytesOutput = z
+  .custom<ProgramBytes>((v) => v instanceof ProgramBytes, { error: 'expected program bytes' })
+  .meta({ type: 'string', contentEncoding: 'base64', description: 'the program\'s bytes, as base64' } as Record<string, unknown>);
+
+export const currentProgramOutput = z.strictObject({
+  machineID: z.string(),
+  readAt: z.number().describe('unix ms'),
+  dir: z.string(),
+  name: z.string(),
+  block: z.number().optional().describe('the block being executed, when known'),
+  content: z.string().optional(),
+  encoding: z.enum(['utf-8', 'windows-1252']).optional(),
+  contentBase64: programBytesOutput,
+  size: z.number().int(),
+  sha256: z.string(),
+});
+
+const timeWindowSchema = z.strictObject({ startUnix: z.number().int(), endUnix: z.number().int(), start: z.string(), end: z.string(), timeZone: z.string() });
+
+export const errorLogOutput = z.strictObject({
+  window: timeWindowSchema,
+  total: z.number().int(),
+  returned: z.number().int(),
+  truncated: z.boolean(),
+  data: z.array(
+    z.strictObject({
+      time: z.number().describe('unix ms'),
+      path: z.string(),
+      errorCode: z.number().int(),
+      errorName: z.string(),
+      errorMsg: z.string(),
+      user: z.string().nullable(),
+      sourceIp: z.string().nullable(),
+      correlationId: z.string().optional(),
+    }),
+  ),
+});
+
+export const machineListOutput = z.array(listedMachineSchema);
+export const groupListOutput = z.array(groupConfigSchema);
+
+declare module '../../interfaces.js' {
+  interface InterfaceOutputs {
+    '/api/config/machines': z.output<typeof machineListOutput>;
+    '/api/config/groups': z.output<typeof groupListOutput>;
+    '/api/config/group': z.output<typeof groupConfigSchema>;
+    '/api/task/batchReadTaskData': z.output<typeof batchReadTaskDataOutput>;
+    '/api/task/batchReadErrors': z.output<typeof batchReadErrorsOutput>;
+    '/api/cnc/readCurrentProgram': z.output<typeof currentProgramOutput>;
+    '/api/log/error': z.output<typeof errorLogOutput>;
+  }
+}

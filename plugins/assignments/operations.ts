@@ -1,0 +1,190 @@
+/**
+ * The assignments' operations: assign a program to a machine or a group,
+ * list assignments, and preview what a machine would receive.
+ */
+import { z } from 'zod';
+import { sha256Hex } from '../../core/hash.js';
+import { programText } from '../../core/program-bytes.js';
+import { iso } from '../../core/rest/fields.js';
+import { idOf, newId } from '../../core/rest/ids.js';
+import { defineOperation, type AnyRestOperation, type RestPrincipal } from '../../core/rest/operation.js';
+import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/rest/paging.js';
+import { auditActor, principalOf } from '../../core/rest/principal.js';
+import { ProblemError } from '../../core/rest/problem.js';
+import type { ProgramsContext, ProgramsServices } from '../../core/roles/programs/context.js';
+import { placementProblems } from './placement.js';
+import { previewWarnings } from './preview-warnings.js';
+import { rowOf, type Assignment } from './store.js';
+import { applyTransform, transformSchema, TransformError } from './transform.js';
+
+// Its '..' segments are refused with the file name, when the assignment is made (placement.ts).
+const dirSchema = z.string().max(1024).regex(/^[^\p{Cc}]*$/u, 'no control characters');
+
+const assignmentView = z.object({
+  id: z.string(), programId: z.string(), machineId: z.string().nullable(), groupId: z.string().nullable(),
+  dir: z.string().describe('Directory on the controller; empty: the machine\'s program directory.'), transform: transformSchema,
+  createdBy: z.string(), createdAt: z.string(), updatedAt: z.string(),
+});
+const previewView = z.object({
+  assignmentId: z.string(), machineId: z.string(), dir: z.string(), fileName: z.string(),
+  source: z.object({ versionId: z.string(), number: z.number().int(), state: z.string(), sha256: z.string(), size: z.number().int() }),
+  result: z.object({
+    sha256: z.string(), size: z.number().int(), contentBase64: z.string().describe('The exact bytes.'),
+    text: z.string().nullable().describe('The content as text, in the encoding named (a reading aid; contentBase64 is the file).'),
+    encoding: z.enum(['utf-8', 'windows-1252']).describe('utf-8 when the bytes are valid UTF-8, else windows-1252, which reads every byte as one character.'),
+  }),
+  diff: z.object({ identical: z.boolean(), summary: z.record(z.string(), z.unknown()), unified: z.string() }).describe('The transformed content against the source version (docs/nc-diff.md).'),
+  warnings: z.array(z.string()).describe('What stands in the way of deploying this to the machine, in plain words (a machine that cannot take the file, or cannot say yet); empty when nothing does.'),
+});
+
+const out = (a: Assignment): z.infer<typeof assignmentView> => ({
+  id: a.id, programId: a.programId, machineId: a.targetKind === 'machine' ? a.targetId : null, groupId: a.targetKind === 'group' ? a.targetId : null,
+  dir: a.dir, transform: a.transform, createdBy: a.createdBy, createdAt: iso(a.createdAt), updatedAt: iso(a.updatedAt),
+});
+
+/** What the assignments' operations share. */
+interface AssignmentDeps {
+  ctx: ProgramsContext;
+  vault(): ProgramsServices['vault.versions'];
+  fleet(): ProgramsServices['gateway-machines'];
+  assignment(id: string): Promise<Assignment | undefined>;
+  /** Visible when the caller sees both the program and the target. */
+  visible(p: RestPrincipal, a: Assignment): Promise<boolean>;
+}
+
+const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[] = [
+  ({ ctx, vault, fleet }) => defineOperation({
+    operationId: 'createAssignment', method: 'POST', path: '/machine-assignments', summary: 'Assign a program to a machine or a machine group, with a directory and a transform', tags: ['assignments'], permission: 'assignments.manage',
+    body: z.object({
+      programId: idOf('prg'), machineId: idOf('mch').optional(), groupId: idOf('grp').optional(),
+      dir: dirSchema.default(''), transform: transformSchema.default(transformSchema.parse({})),
+    }).strict(),
+    responses: { 201: { description: 'Created.', schema: assignmentView } },
+    handler: async ({ body }, { principal }) => {
+      const p = principalOf(principal);
+      if ((body.machineId === undefined) === (body.groupId === undefined)) {
+        throw new ProblemError('invalid-request', 'give machineId or groupId, exactly one', { errors: [{ field: 'body.machineId', message: 'give machineId or groupId, exactly one', accepted: 'machineId or groupId' }] });
+      }
+      const program = await vault().program(body.programId, p);
+      if (!program) throw new ProblemError('not-found', `no program ${body.programId}`, { errors: [{ field: 'body.programId', message: 'no such program' }] });
+      const targetKind = body.machineId ? 'machine' : 'group';
+      const targetId = (body.machineId ?? body.groupId) as string;
+      const machine = targetKind === 'machine' ? await fleet().machine(targetId, p) : undefined;
+      const group = targetKind === 'group' ? await fleet().group(targetId, p) : undefined;
+      if (!machine && !group) throw new ProblemError('not-found', `no ${targetKind === 'machine' ? 'machine' : 'machine group'} ${targetId}`, { errors: [{ field: `body.${targetKind}Id`, message: 'no such target' }] });
+      const machineIds = machine ? [machine.machineId] : (await fleet().machines(group?.machineIds ?? [], p)).map((m) => m.machineId);
+      const misplaced = placementProblems(body.dir, body.transform, program.name, machineIds);
+      if (misplaced.length) throw new ProblemError('unacceptable', misplaced.map((e) => `${e.field} ${e.message}`).join('; '), { errors: misplaced });
+      const existing = await ctx.db.get('SELECT id FROM assignments WHERE program_id = ? AND target_kind = ? AND target_id = ?', [body.programId, targetKind, targetId]);
+      if (existing) throw new ProblemError('conflict', `program ${body.programId} is already assigned to ${targetId} (${String(existing.id)})`, { extensions: { assignmentId: String(existing.id) } });
+      const now = ctx.now();
+      const a: Assignment = { id: newId('asg'), programId: body.programId, targetKind, targetId, dir: body.dir, transform: body.transform, createdBy: p.name, createdAt: now, updatedAt: now };
+      await ctx.db.write(async (tx) => {
+        await tx.run('INSERT INTO assignments (id, program_id, target_kind, target_id, dir, transform, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+          a.id, a.programId, a.targetKind, a.targetId, a.dir, JSON.stringify(a.transform), a.createdBy, a.createdAt, a.updatedAt,
+        ]);
+        await ctx.audit.append(tx, {
+          ...auditActor(p), category: 'assignment', action: 'assignment.create', entityType: 'assignment', entityId: a.id,
+          details: { programId: a.programId, [`${targetKind}Id`]: targetId, dir: a.dir, fileName: a.transform.fileName },
+        });
+      }, { transaction: true });
+      return { status: 201, body: out(a), headers: { location: `/api/v1/machine-assignments/${a.id}` } };
+    },
+  }),
+  ({ ctx, visible }) => defineOperation({
+    operationId: 'listAssignments', method: 'GET', path: '/machine-assignments', summary: 'Assignments you can see (program and target in your scopes)', tags: ['assignments'], permission: 'fleet.read',
+    query: z.object({ ...pageQueryShape, programId: idOf('prg').optional(), machineId: idOf('mch').optional(), groupId: idOf('grp').optional() }),
+    responses: { 200: { description: 'A page of assignments, by id.', schema: pageOf(assignmentView) } },
+    handler: async ({ query }, { principal }) => {
+      const p = principalOf(principal);
+      const after = query.cursor ? String(decodeCursor(query.cursor, { id: 'string' }).id) : '';
+      const where: string[] = ['id > ?'];
+      const params: (string | number)[] = [after];
+      const filters: [string, string | undefined][] = [
+        ['program_id = ?', query.programId],
+        ["target_kind = 'machine' AND target_id = ?", query.machineId],
+        ["target_kind = 'group' AND target_id = ?", query.groupId],
+      ];
+      for (const [condition, value] of filters) {
+        if (value === undefined) continue;
+        where.push(condition);
+        params.push(value);
+      }
+      const rows = (await ctx.db.all(`SELECT * FROM assignments WHERE ${where.join(' AND ')} ORDER BY id LIMIT ?`, [...params, query.limit + 1])).map(rowOf);
+      const pageRows = rows.slice(0, query.limit);
+      const items: Assignment[] = [];
+      for (const a of pageRows) if (await visible(p, a)) items.push(a);
+      const last = pageRows[pageRows.length - 1];
+      return { status: 200, body: { items: items.map(out), nextCursor: rows.length > query.limit && last ? encodeCursor({ id: last.id }) : null } };
+    },
+  }),
+  ({ ctx, vault, fleet, assignment, visible }) => defineOperation({
+    operationId: 'previewTransform', method: 'POST', path: '/machine-assignments/{id}/preview-transform', summary: 'What the machine would receive: the transformed content and its diff against the version, without touching the machine', tags: ['assignments'], permission: 'versions.read',
+    params: z.object({ id: idOf('asg') }),
+    body: z.object({
+      versionId: idOf('ver').optional().describe('The version to transform; the newest published version of the program by default.'),
+      machineId: idOf('mch').optional().describe('The machine, for a group assignment (the {machine} variable and its program directory).'),
+    }).strict().optional(),
+    responses: { 200: { description: 'The preview.', schema: previewView } },
+    handler: async ({ params, body }, { principal }) => {
+      const p = principalOf(principal);
+      const a = await assignment(params.id);
+      if (!a || !(await visible(p, a))) throw new ProblemError('not-found', `no assignment ${params.id}`);
+      const version = body?.versionId ? await vault().version(body.versionId, p) : await vault().latestPublished(a.programId, p);
+      if (!version) {
+        throw body?.versionId
+          ? new ProblemError('not-found', `no version ${body.versionId}`, { errors: [{ field: 'body.versionId', message: 'no such version' }] })
+          : new ProblemError('unacceptable', `program ${a.programId} has no published version yet; give versionId to preview a draft`, { errors: [{ field: 'body.versionId', message: 'needed: nothing is published' }] });
+      }
+      if (version.program.id !== a.programId) throw new ProblemError('unacceptable', `version ${version.id} belongs to program ${version.program.id}, not to this assignment's ${a.programId}`, { errors: [{ field: 'body.versionId', message: 'another program\'s version' }] });
+      const machineId = a.targetKind === 'machine' ? a.targetId : body?.machineId;
+      if (a.targetKind === 'group') {
+        const group = await fleet().group(a.targetId, p);
+        if (!machineId || !group?.machineIds.includes(machineId)) {
+          throw new ProblemError('unacceptable', 'a group assignment is previewed for one of its machines: give machineId', { errors: [{ field: 'body.machineId', message: machineId ? 'not a member of the group' : 'missing', accepted: (group?.machineIds ?? []).slice(0, 20).join(', ') }] });
+        }
+      } else if (body?.machineId && body.machineId !== a.targetId) {
+        throw new ProblemError('unacceptable', `this assignment is for machine ${a.targetId}`, { errors: [{ field: 'body.machineId', message: 'another machine', accepted: a.targetId }] });
+      }
+      const machine = await fleet().machine(machineId as string, p);
+      if (!machine) throw new ProblemError('not-found', `no machine ${String(machineId)}`);
+      let result;
+      try {
+        result = applyTransform(version.content, a.transform, {
+          program: version.program.name, programNumber: '', version: String(version.number),
+          versionId: version.id, sha256: version.sha256, sha8: version.sha256.slice(0, 8), date: iso(ctx.now()).slice(0, 10), machine: machine.machineId,
+        });
+      } catch (err) {
+        if (err instanceof TransformError) throw new ProblemError('unacceptable', err.message, { errors: [{ field: err.field, message: err.message }] });
+        throw err;
+      }
+      const { text, encoding } = programText(result.content);
+      const diff = vault().diff(version.content, result.content);
+      const warnings = await previewWarnings(machine, result.content, fleet());
+      return {
+        status: 200,
+        body: {
+          assignmentId: a.id, machineId: machine.id, dir: a.dir || machine.programDir, fileName: result.fileName,
+          source: { versionId: version.id, number: version.number, state: version.state, sha256: version.sha256, size: version.size },
+          result: { sha256: sha256Hex(result.content), size: result.content.length, contentBase64: result.content.toString('base64'), text, encoding },
+          diff: { identical: diff.identical, summary: diff.summary as unknown as Record<string, unknown>, unified: diff.unified },
+          warnings,
+        },
+      };
+    },
+  }),
+];
+
+export function assignmentOperations(ctx: ProgramsContext): AnyRestOperation[] {
+  const vault = () => ctx.services.get('vault.versions');
+  const fleet = () => ctx.services.get('gateway-machines');
+  const deps: AssignmentDeps = {
+    ctx, vault, fleet,
+    assignment: async (id) => {
+      const r = await ctx.db.get('SELECT * FROM assignments WHERE id = ?', [id]);
+      return r ? rowOf(r) : undefined;
+    },
+    visible: async (p, a) => Boolean(await vault().program(a.programId, p)) && Boolean(a.targetKind === 'machine' ? await fleet().machine(a.targetId, p) : await fleet().group(a.targetId, p)),
+  };
+  return ASSIGNMENT_OPERATIONS.map((make) => make(deps));
+}

@@ -1,0 +1,95 @@
+/**
+ * The cloud's admin HTTP interface for gateway tokens, beside the CLI
+ * (`npm run cloud-token`): every request needs `Authorization: Bearer
+ * cadm_<id>_<secret>`, an admin key made with `npm run cloud-token -- admin
+ * create NAME` and stored hashed. A token is in an answer once, when made or
+ * rotated; revoking or rotating closes the gateway's broker connection at
+ * once when the broker is the embedded one.
+ *
+ *   GET  /admin/gateway-tokens                 the tokens (never a secret)
+ *   POST /admin/gateway-tokens        {name}   a new token, shown once (201)
+ *   POST /admin/gateway-tokens/:id/rotate      a new token for the same gateway, the old one revoked
+ *   POST /admin/gateway-tokens/:id/revoke      the token ends
+ *
+ * Errors are `{error, message}` with 400/401/403/404; a browser Origin is
+ * refused unless allowed, as on /mcp.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { quote } from '../../core/errors.js';
+import type { AdminKeys, GatewayToken, GatewayTokens } from '../../core/roles/cloud/tokens.js';
+
+const ADMIN_BODY_LIMIT = 16 * 1024;
+const TOKEN_ID = /^[A-Za-z0-9]{1,64}$/;
+const NAME = /^[^\p{Cc}]{1,128}$/u;
+
+export interface AdminHttpOptions {
+  tokens: GatewayTokens;
+  adminKeys: AdminKeys;
+  allowedOrigins: readonly string[];
+  logger: Logger;
+  /** Called when a token stops being valid, to end that gateway's connection. */
+  onRevoked: (id: string) => void;
+}
+
+const shown = (t: GatewayToken) => ({ id: t.id, name: t.name, createdAt: new Date(t.createdAt).toISOString(), revokedAt: t.revokedAt === null ? null : new Date(t.revokedAt).toISOString(), replacedBy: t.replacedBy, valid: t.revokedAt === null });
+
+export function serveAdmin(http: FastifyInstance, o: AdminHttpOptions): void {
+  const fail = (reply: FastifyReply, status: number, error: string, message: string) => reply.code(status).send({ error, message });
+  const guard = async (request: FastifyRequest, reply: FastifyReply) => {
+    const origin = request.headers.origin;
+    if (origin !== undefined && !o.allowedOrigins.includes(origin)) return fail(reply, 403, 'origin_not_allowed', `Origin ${quote(origin)} is not allowed; accepted: ${o.allowedOrigins.length ? o.allowedOrigins.join(', ') : 'no browser origins'}`);
+    const header = request.headers.authorization;
+    const key = typeof header === 'string' && /^Bearer /i.test(header) ? header.slice(7).trim() : undefined;
+    const adminId = await o.adminKeys.verify(key);
+    if (!adminId) {
+      return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'unauthorized', message: 'send Authorization: Bearer cadm_… (an admin key: npm run cloud-token -- admin create NAME)' });
+    }
+    (request as FastifyRequest & { adminId?: string }).adminId = adminId;
+  };
+  const idOf = (request: FastifyRequest, reply: FastifyReply): string | undefined => {
+    const id = (request.params as { id?: string }).id ?? '';
+    if (TOKEN_ID.test(id)) return id;
+    void fail(reply, 400, 'invalid_parameter', `id: a token id (1-64 letters and digits, the middle part of cgw_<id>_<secret>); got ${quote(id)}`);
+    return undefined;
+  };
+  const audit = (request: FastifyRequest, what: string, id: string) =>
+    o.logger.info({ admin: (request as FastifyRequest & { adminId?: string }).adminId, tokenId: id }, `gateway token ${what} through the admin interface`);
+
+  http.register(
+    async (scope) => {
+      scope.addHook('onRequest', guard);
+      scope.get('/gateway-tokens', async () => ({ tokens: (await o.tokens.list()).map(shown) }));
+      scope.post('/gateway-tokens', { bodyLimit: ADMIN_BODY_LIMIT }, async (request, reply) => {
+        const body = request.body as { name?: unknown } | undefined;
+        const extra = body && typeof body === 'object' ? Object.keys(body).filter((k) => k !== 'name') : [];
+        if (!body || typeof body !== 'object' || typeof body.name !== 'string' || !NAME.test(body.name) || extra.length > 0) {
+          return fail(reply, 400, 'invalid_parameter', extra.length > 0
+            ? `unknown field ${quote(extra[0] as string)}; accepted: name`
+            : 'name: the gateway\'s name, 1-128 characters without control characters');
+        }
+        const made = await o.tokens.create(body.name);
+        audit(request, 'created', made.record.id);
+        return reply.code(201).send({ token: made.token, record: shown(made.record), shownOnce: true });
+      });
+      scope.post('/gateway-tokens/:id/rotate', async (request, reply) => {
+        const id = idOf(request, reply);
+        if (id === undefined) return reply;
+        const next = await o.tokens.rotate(id);
+        if (!next) return fail(reply, 404, 'not_found', `no valid gateway token with id ${quote(id)}; GET /admin/gateway-tokens lists them`);
+        audit(request, `rotated to ${next.record.id}`, id);
+        o.onRevoked(id);
+        return reply.code(201).send({ token: next.token, record: shown(next.record), replaces: id, shownOnce: true });
+      });
+      scope.post('/gateway-tokens/:id/revoke', async (request, reply) => {
+        const id = idOf(request, reply);
+        if (id === undefined) return reply;
+        if (!(await o.tokens.revoke(id))) return fail(reply, 404, 'not_found', `no valid gateway token with id ${quote(id)}; GET /admin/gateway-tokens lists them`);
+        audit(request, 'revoked', id);
+        o.onRevoked(id);
+        return { revoked: id };
+      });
+    },
+    { prefix: '/admin' },
+  );
+}

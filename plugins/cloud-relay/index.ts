@@ -1,0 +1,23 @@
+/**
+ * The relay between the cloud's MCP clients and the gateways, as the
+ * service `cloud.relay` (relay.ts): inside the embedded broker, or as a
+ * client of the external one that `cloud.broker` names.
+ */
+import { definePlugin } from '../../core/plugin-host.js';
+import type { CloudContext } from '../../core/roles/cloud/context.js';
+import { CloudRelay } from './relay.js';
+
+export const cloudRelayPlugin = definePlugin<CloudContext>({
+  name: 'cloud-relay',
+  dependsOn: ['cloud-broker'],
+  async register(ctx) {
+    const broker = ctx.services.get('cloud.broker');
+    const logger = ctx.logger.child({ component: 'relay' });
+    let relay: CloudRelay;
+    if (broker.embedded) relay = await CloudRelay.attach(broker.embedded, ctx.topicPrefix, logger);
+    else if (broker.connection) relay = await CloudRelay.connect(broker.connection, logger);
+    else throw new Error('cloud.broker names neither an embedded broker nor a connection to an external one');
+    ctx.services.provide('cloud.relay', relay);
+    return { stop: () => relay.close() };
+  },
+});

@@ -1,0 +1,52 @@
+/** The approval queue: approve or reject with a comment; a separation-of-duties refusal is said in plain words. */
+import { useEffect, useState } from 'preact/hooks';
+import { api, ProblemError } from './api.js';
+import { message, type Approval, type Page, type Program, type Version } from './model.js';
+
+export function Approvals() {
+  const [items, setItems] = useState<Approval[]>([]);
+  const [programs, setPrograms] = useState<Map<string, Program>>(new Map());
+  const [comment, setComment] = useState<Record<string, string>>({});
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const load = async () => {
+    const [a, p] = await Promise.all([api.get<Page<Approval>>('/approvals?state=pending&limit=200'), api.get<Page<Program>>('/programs?limit=500')]);
+    setItems(a.items);
+    setPrograms(new Map(p.items.map((x) => [x.id, x])));
+  };
+  useEffect(() => void load().catch((err: unknown) => setError(message(err))), []);
+  const decide = async (a: Approval, decision: 'approve' | 'reject') => {
+    setError(null);
+    setNotice(null);
+    try {
+      const answer = await api.post<{ approval: Approval; version: Version }>(`/approvals/${a.id}/decide`, { decision, comment: comment[a.id] ?? '' });
+      setNotice(`${programs.get(a.programId)?.name ?? a.programId} version ${a.versionNumber}: ${decision === 'approve' ? 'approved' : 'rejected'}; the version is now ${answer.version.state}.`);
+      await load();
+    } catch (err) {
+      // A separation-of-duties refusal comes back as a problem document whose detail says who may not decide and why.
+      setError(err instanceof ProblemError && (err.problem.status === 403 || err.problem.type?.includes('separation-of-duties')) ? `Not allowed: ${err.problem.detail ?? err.message}` : message(err));
+    }
+  };
+  return (
+    <main id="main">
+      <h1>Approvals</h1>
+      {error && <p class="error" role="alert">{error}</p>}
+      {notice && <p class="notice" role="status">{notice}</p>}
+      {items.length === 0 && <p>Nothing waits for approval.</p>}
+      <ul class="plain-list">
+        {items.map((a) => (
+          <li key={a.id} class="card" data-approval={a.id}>
+            <h2>{programs.get(a.programId)?.name ?? a.programId} version {a.versionNumber}</h2>
+            <p class="muted">Submitted by {a.createdBy}; {a.approvals} of {a.required} approvals. Who may not approve it: {a.excluded.join(', ') || 'nobody'}.</p>
+            <label for={`comment-${a.id}`}>Comment</label>
+            <input id={`comment-${a.id}`} value={comment[a.id] ?? ''} onInput={(e) => setComment({ ...comment, [a.id]: e.currentTarget.value })} />
+            <p class="actions">
+              <button type="button" class="primary" onClick={() => void decide(a, 'approve')}>Approve</button>
+              <button type="button" onClick={() => void decide(a, 'reject')}>Reject</button>
+            </p>
+          </li>
+        ))}
+      </ul>
+    </main>
+  );
+}

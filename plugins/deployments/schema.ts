@@ -1,0 +1,77 @@
+/** The deployments' tables: batches, deployments with their actor snapshots, releases and the content sent. */
+import type { Migration } from '../../core/store/migrations.js';
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    name: 'batches and deployments',
+    up: [
+      `CREATE TABLE deploy_batches (
+         id TEXT PRIMARY KEY,
+         version_id TEXT NOT NULL,
+         is_trial INTEGER NOT NULL,
+         trial_hours REAL,
+         idempotency_key TEXT UNIQUE,
+         request_hash TEXT NOT NULL,
+         answer TEXT NOT NULL,
+         created_by TEXT NOT NULL,
+         created_at BIGINT NOT NULL
+       )`,
+      // What machines get, kept once per content: a batch to a group usually sends one file to every machine.
+      `CREATE TABLE deploy_contents (
+         sha256 TEXT PRIMARY KEY,
+         content BLOB NOT NULL
+       )`,
+      `CREATE TABLE deploy_deployments (
+         id TEXT PRIMARY KEY,
+         batch_id TEXT NOT NULL REFERENCES deploy_batches(id),
+         assignment_id TEXT NOT NULL,
+         machine_id TEXT NOT NULL,
+         gateway_id TEXT NOT NULL,
+         version_id TEXT NOT NULL,
+         dir TEXT NOT NULL,
+         file_name TEXT NOT NULL,
+         sha256 TEXT NOT NULL REFERENCES deploy_contents(sha256),
+         size INTEGER NOT NULL,
+         status TEXT NOT NULL,
+         reason TEXT,
+         transfers INTEGER NOT NULL,
+         read_back_sha256 TEXT,
+         timeline TEXT NOT NULL,
+         snapshot TEXT,
+         machine_version INTEGER NOT NULL,
+         deadline BIGINT NOT NULL,
+         created_by TEXT NOT NULL,
+         created_at BIGINT NOT NULL,
+         updated_at BIGINT NOT NULL,
+         finished_at BIGINT
+       )`,
+      'CREATE INDEX deploy_deployments_batch ON deploy_deployments(batch_id)',
+      'CREATE INDEX deploy_deployments_status ON deploy_deployments(status)',
+    ],
+  },
+  {
+    id: 2,
+    name: 'deployment purposes and releases',
+    up: [
+      // Why a deployment was made: a release (deploy), a trial, or the service putting a file back (pull-back, drift-reject, restore).
+      // Those made by the service may have no version (a restored snapshot) or no assignment: stored as '' and shown as null.
+      "ALTER TABLE deploy_deployments ADD COLUMN purpose TEXT NOT NULL DEFAULT 'deploy'",
+      'CREATE INDEX deploy_deployments_machine ON deploy_deployments(machine_id, created_at)',
+      // What each assignment releases to each machine: the last release deployment that succeeded, or a promoted trial.
+      `CREATE TABLE deploy_releases (
+         assignment_id TEXT NOT NULL,
+         machine_id TEXT NOT NULL,
+         version_id TEXT NOT NULL,
+         sha256 TEXT NOT NULL REFERENCES deploy_contents(sha256),
+         dir TEXT NOT NULL,
+         file_name TEXT NOT NULL,
+         deployment_id TEXT NOT NULL,
+         released_at BIGINT NOT NULL,
+         released_by TEXT NOT NULL,
+         PRIMARY KEY (assignment_id, machine_id)
+       )`,
+      'CREATE INDEX deploy_releases_machine ON deploy_releases(machine_id)',
+    ],
+  },
+];
