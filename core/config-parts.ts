@@ -12,14 +12,10 @@
  * Each part's `check` runs on the whole parsed config. A part may still
  * read old spellings of its fields (`aliases`) and let environment
  * variables override them (`env`); core/config.ts applies both before the
- * schema reads the file.
- *
- * While sections move to their owners, config/schema.ts keeps the rest as
- * the base: a part's field replaces the base field of the same path, so a
- * section moves field by field.
+ * schema reads the file. A key no part declares is refused.
  */
 import { z } from 'zod';
-import { BASE_ENVIRONMENT, baseConfigObject, type GatewayConfig } from '../config/schema.js';
+import type { GatewayConfig } from '../config/schema.js';
 
 /** An environment variable that overrides a field of a part (GATEWAY_PORT → `communication.port`). */
 export interface EnvOverride {
@@ -106,13 +102,6 @@ function bothOwners(a: ConfigPartOwner, b: ConfigPartOwner): string {
   return a.kind === b.kind && a.kind !== 'runtime' ? `${a.kind}s '${a.name}' and '${b.name}'` : `${ownerName(a)} and ${ownerName(b)}`;
 }
 
-/** The object of fields inside a section's schema (through its default or optional), if it is one. */
-function objectOf(schema: z.ZodType): z.ZodObject | undefined {
-  if (schema instanceof z.ZodObject) return schema;
-  if (schema instanceof z.ZodDefault || schema instanceof z.ZodOptional || schema instanceof z.ZodPrefault) return objectOf(schema.unwrap() as z.ZodType);
-  return undefined;
-}
-
 /** Every path a part declares: `section.field` for fields, `section` for a whole section. */
 function declaredPaths({ owner, part }: OwnedConfigPart): string[] {
   if (part.schema && part.fields) throw new ConfigPartError(`the config part of ${ownerName(owner)} for section '${part.section}' gives both fields and a whole schema; give one`);
@@ -154,8 +143,8 @@ function aliasesOf(parts: readonly OwnedConfigPart[], declared: ReadonlyMap<stri
   return aliases;
 }
 
-/** The environment overrides of every part, then those of the base sections whose field no part declares. A variable named twice is refused. */
-function overridesOf(parts: readonly OwnedConfigPart[], declared: ReadonlyMap<string, ConfigPartOwner>): ConfigOverride[] {
+/** The environment overrides of every part. A variable named twice is refused. */
+function overridesOf(parts: readonly OwnedConfigPart[]): ConfigOverride[] {
   const overrides: ConfigOverride[] = [];
   const add = (override: ConfigOverride, by: string) => {
     if (overrides.some((o) => o.variable === override.variable)) throw new ConfigPartError(`environment variable ${override.variable} is declared twice (the second by ${by})`);
@@ -168,29 +157,22 @@ function overridesOf(parts: readonly OwnedConfigPart[], declared: ReadonlyMap<st
       add({ variable, path, type }, ownerName(owner));
     }
   }
-  for (const [variable, { path, type }] of Object.entries(BASE_ENVIRONMENT)) {
-    if (![...declared.keys()].some((own) => within(path, own))) add({ variable, path, type }, 'config/schema.ts');
-  }
   return overrides;
 }
 
-/** One section's schema from the parts that declare it, over the base section. */
-function sectionSchema(section: string, parts: readonly ConfigPart[]): z.ZodType {
+/** One section's schema from the parts that declare it. */
+function sectionSchema(parts: readonly ConfigPart[]): z.ZodType {
   const whole = parts.find((p) => p.schema);
   if (whole?.schema) return whole.optional ? whole.schema.optional() : whole.schema;
-  const base = (baseConfigObject.shape as Record<string, z.ZodType>)[section];
-  const baseObject = base ? objectOf(base) : undefined;
-  if (base && !baseObject) throw new ConfigPartError(`config section '${section}' is not an object of fields; a part can only replace it whole (schema)`);
-  const object = z.object({ ...baseObject?.shape, ...Object.assign({}, ...parts.map((p) => p.fields)) }).strict();
-  const optional = parts.some((p) => p.optional) || base instanceof z.ZodOptional;
-  return optional ? object.optional() : object.prefault({});
+  const object = z.object(Object.assign({}, ...parts.map((p) => p.fields))).strict();
+  return parts.some((p) => p.optional) ? object.optional() : object.prefault({});
 }
 
 const assembled = new WeakMap<readonly OwnedConfigPart[], AssembledConfig>();
 
 /**
  * What the parts make of the configuration: the schema of the whole file
- * (the base sections with every part; with no part, the base alone), the
+ * (every part's section; with no part, no key), the
  * old spellings still read, and the environment overrides. Computed once
  * per list of parts; a part that cannot be assembled is a ConfigPartError.
  */
@@ -198,19 +180,19 @@ export function assembleConfig(parts: readonly OwnedConfigPart[]): AssembledConf
   const known = assembled.get(parts);
   if (known) return known;
   const declared = checkDeclaredOnce(parts);
-  const sections: Record<string, z.ZodType> = { ...baseConfigObject.shape };
+  const sections: Record<string, z.ZodType> = {};
   for (const section of new Set(parts.map((p) => p.part.section))) {
-    sections[section] = sectionSchema(section, parts.filter((p) => p.part.section === section).map((p) => p.part));
+    sections[section] = sectionSchema(parts.filter((p) => p.part.section === section).map((p) => p.part));
   }
   const checks = parts.flatMap(({ part }) => (part.check ? [part.check] : []));
   const object = z.object(sections).strict();
   const schema = (checks.length ? object.superRefine((config, ctx) => checks.forEach((check) => check(config, ctx))) : object) as unknown as z.ZodType<GatewayConfig>;
-  const result = { schema, aliases: aliasesOf(parts, declared), overrides: overridesOf(parts, declared) };
+  const result = { schema, aliases: aliasesOf(parts, declared), overrides: overridesOf(parts) };
   assembled.set(parts, result);
   return result;
 }
 
-/** The schema of the whole configuration: the base sections with every part (assembleConfig). */
+/** The schema of the whole configuration: every part's section (assembleConfig). */
 export function configSchema(parts: readonly OwnedConfigPart[]): z.ZodType<GatewayConfig> {
   return assembleConfig(parts).schema;
 }
@@ -231,7 +213,7 @@ export function readPart(config: object | undefined, part: ConfigPart): unknown 
   let value = config ? (config as Record<string, unknown>)[part.section] : undefined;
   if (value === undefined) {
     if (part.optional) return undefined;
-    value = sectionSchema(part.section, [part]).parse(undefined);
+    value = sectionSchema([part]).parse(undefined);
   }
   if (part.schema || value === null || typeof value !== 'object') return value;
   const section = value as Record<string, unknown>;

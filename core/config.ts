@@ -3,8 +3,7 @@
  * `--config FILE`), its old spellings moved to their new paths, the
  * environment overrides the parts declare (GATEWAY_PORT, GATEWAY_DATA_DIR,
  * PROGRAMS_PORT, …), then the schema: every part the runtime, the roles and
- * their plugins declare, over the base sections still in config/schema.ts
- * (core/config-parts.ts; core/roles/index.ts binds every part of the build
+ * their plugins declare (core/config-parts.ts; core/roles/index.ts binds every part of the build
  * to these functions). `--role` selects the services to run over the file's
  * `roles`. A mistake is a ConfigError naming the file, the path as the file
  * wrote it, what was found and what is accepted.
@@ -148,9 +147,9 @@ function keepOldSpellingsReadable(config: GatewayConfig, aliases: readonly Confi
 
 /**
  * Parses an already-read config object (used by tests and by `loadConfig`)
- * with the base schema and `parts`. The runtime's own keys are parts too,
- * so a parse without the build's parts (core/roles/index.ts `CONFIG_PARTS`)
- * knows no key but the base sections: the parts are always given.
+ * with `parts`. The runtime's own keys are parts too, so a parse without the
+ * build's parts (core/roles/index.ts `CONFIG_PARTS`) knows no key at all:
+ * the parts are always given.
  */
 export function parseConfig(raw: unknown, file: string, env: NodeJS.ProcessEnv, parts: readonly OwnedConfigPart[]): GatewayConfig {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {

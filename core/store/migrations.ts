@@ -120,11 +120,3 @@ export async function applyMigrations(db: SqlDatabase, owner: string, migrations
   }
   return applied;
 }
-
-/**
- * The gateway's base schema and the function that applies it, under their
- * old names for callers that have not moved to
- * core/roles/gateway/store/schema.ts yet.
- * @deprecated import `GATEWAY_MIGRATIONS` and `migrateGatewayStore` from the gateway's wing.
- */
-export { GATEWAY_MIGRATIONS as MIGRATIONS, migrateGatewayStore as migrate } from '../roles/gateway/store/schema.js';

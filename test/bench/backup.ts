@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { backupDataDirectory, restoreDataDirectory } from '../../core/backup.js';
 import { RoleRuntime } from '../../core/runtime.js';
-import { MIGRATIONS } from '../../core/store/migrations.js';
+import { GATEWAY_MIGRATIONS } from '../../core/roles/gateway/store/schema.js';
 import { option, percentile, printTable } from './stats.js';
 
 const CHUNK = 50_000;
@@ -28,7 +28,7 @@ export async function run(args: string[]): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'bench-backup-'));
   const dataDir = join(root, 'data');
   const logger = pino({ level: 'silent' });
-  const runtime = await RoleRuntime.open({ role: 'gateway', dataDir, databaseFile: 'gateway.db', logger, now: Date.now, env: {}, baseMigrations: MIGRATIONS });
+  const runtime = await RoleRuntime.open({ role: 'gateway', dataDir, databaseFile: 'gateway.db', logger, now: Date.now, env: {}, baseMigrations: GATEWAY_MIGRATIONS });
   const programs = await RoleRuntime.open({ role: 'programs', dataDir, databaseFile: 'programs.db', logger, now: Date.now, env: {} });
   try {
     const fillStart = performance.now();

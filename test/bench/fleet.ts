@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database, type SqlValue } from '../../core/store/database.js';
 import { HistoryWriter } from '../../core/roles/gateway/history/writer.js';
-import { migrate } from '../../core/store/migrations.js';
+import { migrateGatewayStore } from '../../core/roles/gateway/store/schema.js';
 import { option, printTable } from './stats.js';
 import { benchMachines, measureFleet } from './bench-fleet.js';
 
@@ -26,7 +26,7 @@ function syntheticRow(i: number): [string, string, number, string] {
 async function freshDb(): Promise<{ db: Database; dir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'gw-bench-writer-'));
   const db = await Database.open(join(dir, 'gateway.db'));
-  await migrate(db);
+  await migrateGatewayStore(db);
   return { db, dir };
 }
 

@@ -82,14 +82,6 @@ describe('configuration parts', () => {
     expect(parseConfig({ notes: { shared: true } }, 'plant.json', {}, merged)).toMatchObject({ notes: { shared: true, keepDays: 30, title: 'Notes' } });
   });
 
-  it("a part's field replaces the base field of the same path, and the section keeps the base's other fields", () => {
-    const parts = configPartsOf([role('x', [], { mcp: { section: 'mcp', fields: { allowedOrigins: z.array(z.url()).max(4).default([]) } } })]);
-    expect(parseConfig({ mcp: { allowedOrigins: ['https://a.example'], allowedHosts: ['gw:8080'] } }, 'plant.json', {}, parts).mcp).toEqual({ allowedOrigins: ['https://a.example'], allowedHosts: ['gw:8080'] });
-    expect(problems(() => parseConfig({ mcp: { allowedOrigins: ['not a url'] } }, 'plant.json', {}, parts))[0]).toMatch(/^mcp\.allowedOrigins\[0\]: found "not a url"/);
-    // Without the part, the base field takes any text.
-    expect(parseConfig({ mcp: { allowedOrigins: ['not a url'] } }, 'plant.json', {}, []).mcp.allowedOrigins).toEqual(['not a url']);
-  });
-
   it('an optional section is undefined when absent; a check sees the whole config', () => {
     const part: ConfigPart = {
       section: 'notesLink',

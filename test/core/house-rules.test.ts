@@ -1,5 +1,6 @@
-/** The house rules on imports are lint errors (eslint.config.js): these snippets prove the rules bite where they should, and only there. */
-import { resolve } from 'node:path';
+/** The house rules on imports and function length are lint errors (eslint.config.js): these snippets prove the rules bite where they should, and only there. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { ESLint } from 'eslint';
 import { beforeAll, describe, expect, it } from 'vitest';
 
@@ -44,13 +45,79 @@ describe('house rules on imports', () => {
     expect(await restrictedImports('core/fleet/a/b.ts', '../../../plugins/index.js')).toEqual([expect.stringMatching(/core\/ must not import/)]);
     expect(await restrictedImports('drivers/mqtt/new-map.ts', '../../plugins/auth/tokens.js')).toEqual([expect.stringMatching(/driver must not import plugins/)]);
     expect(await restrictedImports('drivers/mqtt/new-map.ts', '../simulator/model.js')).toEqual([]);
-    expect(await restrictedImports('core/main.ts', '../plugins/auth/index.js')).toEqual([expect.stringMatching(/core\/ must not import/)]);
-    expect(await restrictedImports('core/roles/gateway/definition.ts', '../../../plugins/auth/index.js')).toEqual([expect.stringMatching(/core\/ must not import/)]);
+    expect(await restrictedImports('core/main.ts', '../plugins/auth/index.js')).toEqual([expect.stringMatching(/core\/main.ts must not import plugins/)]);
+    expect(await restrictedImports('core/roles/gateway/definition.ts', '../../../plugins/auth/index.js')).toEqual([expect.stringMatching(/wing outside its compose.ts .* must not import plugins/)]);
     expect(await restrictedImports('core/roles/gateway/compose.ts', '../../../plugins/auth/index.js')).toEqual([]);
     expect(await restrictedImports('core/roles/gateway/compose.ts', '../../../drivers/registry.js')).toEqual([]);
     expect(await restrictedImports('core/roles/programs/compose.ts', '../../../plugins/vault/index.js')).toEqual([]);
     expect(await restrictedImports('core/roles/cloud/compose.ts', '../../../plugins/mcp/tools.js')).toEqual([]);
     expect(await restrictedImports('plugins/auth/reset-command.ts', './password-reset.js')).toEqual([]);
     expect(await restrictedImports('test/plugins/new.test.ts', '../../plugins/auth/tokens.js')).toEqual([]);
+  });
+});
+
+describe('house rules on wings', () => {
+  it('a wing importing another wing or the role list is a lint error; its own files and the runtime are not', async () => {
+    expect(await restrictedImports('core/roles/gateway/fleet/x.ts', '../../programs/context.js')).toEqual([expect.stringMatching(/gateway wing must not import another role's wing/)]);
+    expect(await restrictedImports('core/roles/cloud/relay.ts', '../gateway/context.js')).toEqual([expect.stringMatching(/cloud wing must not import another role's wing/)]);
+    expect(await restrictedImports('core/roles/programs/audit/chain.ts', '../../index.js')).toEqual([expect.stringMatching(/must not import the role list/)]);
+    expect(await restrictedImports('core/roles/cloud/compose.ts', '../gateway/compose.js')).toEqual([expect.stringMatching(/cloud wing must not import another role's wing/)]);
+    expect(await restrictedImports('core/roles/gateway/fleet/x.ts', '../context.js')).toEqual([]);
+    expect(await restrictedImports('core/roles/gateway/fleet/x.ts', '../../../mcp/dispatch.js')).toEqual([]);
+    expect(await restrictedImports('core/roles/programs/audit/chain.ts', '../../../store/database.js')).toEqual([]);
+  });
+
+  it('the runtime importing a wing is a lint error; core/main.ts reaches the roles only through their list', async () => {
+    expect(await restrictedImports('core/mcp/x.ts', '../roles/gateway/context.js')).toEqual([expect.stringMatching(/runtime .* must not import a role's wing/)]);
+    expect(await restrictedImports('core/event-bus.ts', './roles/gateway/events.js')).toEqual([expect.stringMatching(/runtime .* must not import a role's wing/)]);
+    expect(await restrictedImports('core/main.ts', './roles/gateway/definition.js')).toEqual([expect.stringMatching(/through their list/)]);
+    expect(await restrictedImports('core/main.ts', './roles/index.js')).toEqual([]);
+    expect(await restrictedImports('core/roles/index.ts', './gateway/definition.js')).toEqual([]);
+  });
+
+  it('a plugin importing a wing\'s compose.ts or definition.ts, or a driver importing a wing, is a lint error', async () => {
+    expect(await restrictedImports('plugins/mcp/x.ts', '../../core/roles/gateway/compose.js')).toEqual([expect.stringMatching(/must not import a role's composition or definition/)]);
+    expect(await restrictedImports('plugins/vault/x.ts', '../../core/roles/programs/definition.js')).toEqual([expect.stringMatching(/must not import a role's composition or definition/)]);
+    expect(await restrictedImports('plugins/vault/x.ts', '../../core/roles/programs/context.js')).toEqual([]);
+    expect(await restrictedImports('plugins/console/web/programs/x.tsx', '../../../mcp/tools.js')).toEqual([expect.stringMatching(/must not import another plugin/)]);
+    expect(await restrictedImports('drivers/modbus/x.ts', '../../core/roles/gateway/context.js')).toEqual([expect.stringMatching(/driver must not import a role's wing/)]);
+    expect(await restrictedImports('drivers/modbus/x.ts', '../../core/driver.js')).toEqual([]);
+  });
+});
+
+/** The max-lines-per-function errors ESLint reports for `source` as the file at `filePath`. */
+async function lengthErrors(filePath: string, source: string): Promise<string[]> {
+  const [result] = await eslint.lintText(source, { filePath: resolve(ROOT, filePath) });
+  return (result?.messages ?? []).filter((m) => m.ruleId === 'max-lines-per-function').map((m) => m.message);
+}
+
+const functionOf = (lines: number, before = '') =>
+  `${before}export function long(): number {\n  let n = 0;\n${'  n += 1;\n'.repeat(lines - 4)}  return n;\n}\n`;
+
+describe('house rules on function length', () => {
+  it('a function of 101 lines is a lint error in code, not in a test, and not where a disable comment gives its reason', async () => {
+    expect(await lengthErrors('core/x.ts', functionOf(100))).toEqual([]);
+    expect(await lengthErrors('core/x.ts', functionOf(101))).toEqual([expect.stringMatching(/too many lines \(101\)/)]);
+    expect(await lengthErrors('plugins/vault/x.ts', functionOf(120))).toEqual([expect.stringMatching(/too many lines \(120\)/)]);
+    expect(await lengthErrors('test/x.test.ts', functionOf(150))).toEqual([]);
+    expect(await lengthErrors('core/x.ts', functionOf(150, '// eslint-disable-next-line max-lines-per-function -- a table of every call, one line each\n'))).toEqual([]);
+  });
+
+  it('every disable of the length rule in the repository gives its reason after --', () => {
+    const unexplained: string[] = [];
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (['node_modules', 'dist', 'data', '.git', '.tmp'].includes(entry.name)) continue;
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (/\.tsx?$/.test(entry.name) && path !== import.meta.filename) {
+          for (const [i, line] of readFileSync(path, 'utf8').split('\n').entries()) {
+            if (/eslint-disable.*max-lines-per-function/.test(line) && !/max-lines-per-function\s+--\s+\S/.test(line)) unexplained.push(`${relative(ROOT, path)}:${i + 1}`);
+          }
+        }
+      }
+    };
+    walk(ROOT);
+    expect(unexplained).toEqual([]);
   });
 });

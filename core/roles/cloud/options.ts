@@ -51,7 +51,7 @@ function givenFields(o: CloudRoleOptions): Record<string, unknown> {
 /** The `cloud` section the role and its plugins read: the config's (or every part's defaults) with the options over it. */
 export function cloudSection(o: CloudRoleOptions, plugins: readonly Plugin<CloudContext>[]): Record<string, unknown> {
   const parts = [CLOUD_ROLE_PART, ...plugins.flatMap((p) => pluginParts(p as Plugin<never>))].filter((p) => p.section === 'cloud');
-  const base = o.config?.cloud ?? Object.assign({}, ...parts.map((part) => readPart(undefined, part)));
+  const base = (o.config as { cloud?: Record<string, unknown> } | undefined)?.cloud ?? Object.assign({}, ...parts.map((part) => readPart(undefined, part)));
   return { ...base, ...givenFields(o) };
 }
 
