@@ -79,15 +79,6 @@ export type GatewayConfig = {
   dataDir: string;
   timeZone: string;
   communication: { trustProxy: z.output<typeof trustProxySchema> };
-  /**
-   * Read by code that has not moved to the runtime keys and the parts yet;
-   * `gateway.dataDir` and `gateway.timeZone` hold the values of `dataDir`
-   * and `timeZone`, whichever spelling the file used.
-   * @deprecated read `dataDir` and `timeZone`, and a part's settings (readPart).
-   */
-  gateway: { dataDir: string; timeZone: string };
-  /** @deprecated read the auth plugin's settings. */
-  security: { securityControl: boolean };
 };
 
 /** @deprecated import from core/roles/programs/config.ts. */

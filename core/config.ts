@@ -11,8 +11,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 import type { GatewayConfig } from '../config/schema.js';
-import { assembleConfig, type ConfigAlias, type OwnedConfigPart } from './config-parts.js';
-import { applyEnvironment, issuesAsWritten, moveOldSpellings, oldSpellingNotice, setAtPath, valueAtPath } from './config-overrides.js';
+import { assembleConfig, type OwnedConfigPart } from './config-parts.js';
+import { applyEnvironment, issuesAsWritten, moveOldSpellings, oldSpellingNotice } from './config-overrides.js';
 import { describeFound, describeIssues } from './schema-errors.js';
 import { PACKAGE_ROOT } from './package-root.js';
 
@@ -137,15 +137,6 @@ export function configNotices(config: GatewayConfig): readonly string[] {
 }
 
 /**
- * Gives every old spelling the value of its new path in the parsed config,
- * whichever spelling the file used, for code that still reads the old one
- * (`config.gateway.dataDir`). Goes away with the last such reader.
- */
-function keepOldSpellingsReadable(config: GatewayConfig, aliases: readonly ConfigAlias[]): void {
-  for (const alias of aliases) setAtPath(config as unknown as Record<string, unknown>, alias.from, valueAtPath(config, alias.to));
-}
-
-/**
  * Parses an already-read config object (used by tests and by `loadConfig`)
  * with `parts`. The runtime's own keys are parts too, so a parse without the
  * build's parts (core/roles/index.ts `CONFIG_PARTS`) knows no key at all:
@@ -165,7 +156,6 @@ export function parseConfig(raw: unknown, file: string, env: NodeJS.ProcessEnv, 
   if ('problem' in environment) throw new ConfigError(file, [environment.problem]);
   const result = schema.safeParse(copy, { reportInput: true });
   if (!result.success) throw new ConfigError(file, describeIssues(issuesAsWritten(result.error.issues, moved.used, environment.paths), copy));
-  keepOldSpellingsReadable(result.data, aliases);
   sources.set(result.data, file);
   written.set(result.data, wrote);
   notices.set(result.data, moved.used.map((alias) => oldSpellingNotice(file, alias)));

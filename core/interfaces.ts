@@ -152,8 +152,6 @@ export class InterfaceRegistry {
 
   /** Runs an interface for an already-authenticated principal. Never throws. The data has the path's type in InterfaceOutputs. */
   call<P extends string>(path: P, input: unknown, ctx: CallerContext): Promise<CallResult<OutputOf<P>>>;
-  /** @deprecated A result type given by the caller is a cast: list the path in InterfaceOutputs instead. Kept only until the last such callers are gone. */
-  call<T>(path: string, input: unknown, ctx: CallerContext): Promise<CallResult<T>>;
   async call(path: string, input: unknown, ctx: CallerContext): Promise<CallResult> {
     const logger = ctx.logger ?? this.logger;
     const full: CallContext = { ...ctx, logger: ctx.correlationId !== undefined && ctx.logger === undefined ? logger.child({ correlationId: ctx.correlationId }) : logger };

@@ -49,8 +49,6 @@ export function sectionMessage(path: string, error: GatewayError): string {
 export interface ToolCaller {
   /** Calls one interface; a failure ends the tool with a tool error. */
   call<P extends string>(path: P, input?: Record<string, unknown>): Promise<OutputOf<P>>;
-  /** @deprecated A result type given by the caller is a cast: list the path in InterfaceOutputs instead. Kept only until the last such callers are gone. */
-  call<T>(path: string, input?: Record<string, unknown>): Promise<T>;
   /** Calls one interface and returns its whole HTTP response body, for passthrough tools. */
   body<P extends string>(path: P, input?: Record<string, unknown>): Promise<{ errorCode: 0; errorMsg: 'OK'; data: OutputOf<P> }>;
   /** Calls one interface as a section of a composite result. */

@@ -47,7 +47,7 @@ export function noDirectoryMessage(machineIds: readonly string[]): string {
 /** A missing directory: none given, and a target machine has no program directory of its own. */
 function missingDirProblem(dir: string, machines: readonly { machineId: string; programDir: string }[]): ProblemFieldError | undefined {
   if (dir !== '') return undefined;
-  const without = machines.filter((m) => m.programDir === '').map((m) => m.machineId);
+  const without = machines.filter((m) => m.programDir === '').map((m) => m.machineId).sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
   if (without.length === 0) return undefined;
   return { field: 'body.dir', message: noDirectoryMessage(without), accepted: DIR_ACCEPTED.replace(" (empty: the machine's program directory)", '') };
 }

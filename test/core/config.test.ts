@@ -79,8 +79,9 @@ describe('configuration', () => {
       'config plant.json: gateway.dataDir is the old spelling of dataDir, read as it; write dataDir instead (the old spelling will stop being read)',
       'config plant.json: gateway.timeZone is the old spelling of timeZone, read as it; write timeZone instead (the old spelling will stop being read)',
     ]);
-    // Code that has not moved to the new keys reads the same values under the old ones.
-    expect([current.gateway.dataDir, current.gateway.timeZone]).toEqual(['/srv/plant', 'Europe/Berlin']);
+    // The old spellings are moved, not kept: the gateway section holds only its own fields.
+    expect(gatewaySettings(old).identity.name).toBe('plant-7');
+    expect(Object.keys((old as unknown as { gateway: object }).gateway)).not.toContain('dataDir');
     expect(parseConfig({ gateway: { dataDir: '/srv/plant' } }, 'x', { GATEWAY_DATA_DIR: '/tmp/a' }).dataDir).toBe('/tmp/a');
     expect(problems(() => parseConfig({ dataDir: '/a', gateway: { dataDir: '/b' } }, 'plant.json'))).toEqual(['gateway.dataDir: dataDir is given too; write only dataDir (gateway.dataDir is its old spelling)']);
     expect(problems(() => parseConfig({ timeZone: 'Mars/Olympus' }))[0]).toMatch(/^timeZone: found "Mars\/Olympus"; timeZone must be an IANA time zone/);

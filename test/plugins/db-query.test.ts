@@ -112,10 +112,10 @@ describe('/api/db/query', () => {
   it('a composite caller passes where as an array through the registry and gets the same answer as HTTP', async () => {
     const filters = [{ field: 'data.state', op: '=', value: 'alarm' }];
     const input = { start: new Date(BASE).toISOString(), end: new Date(BASE + 60 * MIN).toISOString(), machineIDs: ['M1'], classes: ['State'], order: 'desc', limit: 2, where: filters };
-    const called = await gw.gateway.context.interfaces.call<Answer>('/api/db/query', input, { principal: { username: 'admin', isAdmin: true, method: 'internal' } });
+    const called = await gw.gateway.context.interfaces.call('/api/db/query', input, { principal: { username: 'admin', isAdmin: true, method: 'internal' } });
     expect(called.ok).toBe(true);
     const http = await query(`machineIDs=M1&classes=State&order=desc&limit=2&${where(filters)}`);
-    expect(called.ok && called.data.data).toEqual(http.data);
+    expect(called.ok && (called.data as Answer).data).toEqual(http.data);
   });
 
   it('GW-95 unknown tables, fields, operators and classes answer 400 listing the accepted values', async () => {

@@ -107,7 +107,7 @@ describe('system interfaces', () => {
     const token = 'cloud-T0ken-s3cret';
     const plantToken = (config: GatewayConfig) => {
       // As if a later schema held cloud credentials next to the gateway identity.
-      Object.assign(config.gateway, { accessToken: token });
+      Object.assign((config as unknown as { gateway: object }).gateway, { accessToken: token });
       Object.assign(config, { cloud: { accessToken: token, url: 'mqtt://cloud.invalid' } });
     };
     gw = await startSystemGateway({ gateway: { name: 'line-3', alias: 'Hall B' } }, { adjust: plantToken });

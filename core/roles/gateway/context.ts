@@ -7,7 +7,6 @@
  * context").
  */
 import type { FastifyInstance } from 'fastify';
-import type { GatewayConfig } from '../../../config/schema.js';
 import type { EventBus } from '../../event-bus.js';
 import type { GatewayEvents } from './events.js';
 import type { Fleet } from './fleet/fleet.js';
@@ -43,12 +42,6 @@ export interface GatewayIdentity {
 }
 
 export interface GatewayContext {
-  /**
-   * The parsed configuration. A plugin reads its own part instead (`config`
-   * of definePlugin, given as `settings`); what the role's part says that
-   * plugins need is on this context (`identity`, `timeZone`, `heartbeatMs`).
-   */
-  config: GatewayConfig;
   /** The config file the gateway started with (or the label of an inline config), for messages. */
   configFile: string;
   /** The gateway's name and alias (presence on the cloud, the console's title, /api/system/gateway-identity). */

@@ -122,8 +122,8 @@ export class Gateway {
       });
       const http = createHttpApp(logger.child({ component: 'http' }), config.communication.trustProxy);
       const tools = new McpToolRegistry();
+      // A plugin reads its own part of the configuration (its `settings`); what the role's part says that plugins need is here.
       const context: GatewayContext = {
-        config,
         configFile: source,
         identity: settings.identity,
         timeZone,
