@@ -98,20 +98,21 @@ describe('the demo fleet in the program service', { timeout: 60_000 }, () => {
   });
 
   it('PV-37 proof of what ran: a program deployed to demo machines runs there, and the mirror\'s read of the running program matches the deployed version', async () => {
-    const targets = ['L01', 'M02'];
+    const targets = DEMO.filter((m) => m.machineID === 'L03' || m.machineID === 'M06');
     const assignmentIds: string[] = [];
-    for (const machineID of targets) {
-      const list = (await get(`/api/v1/machine-assignments?machineId=${machines[machineID]!.id}`)).body.items as { id: string; programId: string }[];
-      assignmentIds.push(list.find((a) => a.programId === programId)!.id);
+    for (const m of targets) {
+      const res = await post('/api/v1/machine-assignments', { programId, machineId: machines[m.machineID]!.id, dir: CONTROLLER_DIRS[m.system] });
+      expect(res.status).toBe(201);
+      assignmentIds.push(res.body.id);
     }
     const res = await post('/api/v1/deployments', { versionId, assignmentIds, isTrial: false, trialHours: null });
     expect(res.status).toBe(201);
     for (const d of res.body.deployments as { id: string }[]) expect(await finished(d.id)).toMatchObject({ status: 'Succeeded' });
-    for (const machineID of targets) {
-      const m = machines[machineID]!;
-      expect((await post(`/api/v1/machines/${m.id}/request-checkin`, { wait: true })).status).toBe(200);
-      const running = (await get(`/api/v1/machines/${m.id}/mirror`)).body.running;
-      expect(running).toMatchObject({ dir: m.programDir, matches: true, expected: { source: 'release', versionId } });
+    for (const { machineID, system } of targets) {
+      const id = machines[machineID]!.id;
+      expect((await post(`/api/v1/machines/${id}/request-checkin`, { wait: true })).status).toBe(200);
+      const running = (await get(`/api/v1/machines/${id}/mirror`)).body.running;
+      expect(running).toMatchObject({ dir: CONTROLLER_DIRS[system], name: 'O2000', matches: true, expected: { source: 'release', versionId } });
     }
   });
 });
