@@ -62,6 +62,16 @@ function programOf(data: Record<string, unknown>, what: string): { content: Buff
   return { content, size, sha256: sha(data.sha256, `${what}'s SHA-256`) };
 }
 
+/** Longest program directory taken from a gateway, as the service bounds a machine's programDir. */
+const PROGRAM_DIR_MAX = 1024;
+
+/** The program directory a machine's entry names in its driverOptions, when it names a usable one. */
+function programDirOf(m: Record<string, unknown>): { programDir?: string } {
+  const dir = isRecord(m.driverOptions) ? m.driverOptions.programDir : undefined;
+  if (typeof dir !== 'string' || dir.trim() === '' || dir.length > PROGRAM_DIR_MAX) return {};
+  return { programDir: dir };
+}
+
 export const CALLS = {
   machines: (): LinkCall<LinkMachine[]> => ({
     method: 'GET', path: '/api/config/machines', input: {},
@@ -69,7 +79,7 @@ export const CALLS = {
       if (!Array.isArray(data)) throw unexpected('its machines');
       return data.filter(isRecord).map((m) => ({
         machineID: str(m.machineID, 'a machine'), name: str(m.name, 'a machine name'), driver: String(m.driver ?? ''), system: String(m.system ?? ''),
-        model: String(m.model ?? ''), machineType: String(m.machineType ?? ''), isActive: m.isActive !== false,
+        model: String(m.model ?? ''), machineType: String(m.machineType ?? ''), isActive: m.isActive !== false, ...programDirOf(m),
       }));
     },
   }),

@@ -16,6 +16,12 @@ export interface LinkMachine {
   model: string;
   machineType: string;
   isActive: boolean;
+  /**
+   * The machine's program directory on its controller, when its gateway names
+   * one (`driverOptions.programDir` of the machine's entry: simulator, focas);
+   * absent otherwise.
+   */
+  programDir?: string;
 }
 
 export interface LinkGroup {

@@ -23,12 +23,22 @@ interface StoredFile {
   modified: number;
 }
 
+/** Where a simulated machine keeps its programs and what it runs, beyond its schedule. */
+export interface ProgramStoreOptions {
+  /** The program directory; the vendor's when not given. */
+  programDir?: string;
+  /** Whether the last program file written to the machine becomes the program it runs. */
+  runsLastProgram?: boolean;
+}
+
 const round3 = (value: number): number => Math.round(value * 1000) / 1000;
 const normaliseDir = (dir: string): string => (dir.endsWith('/') ? dir : `${dir}/`);
 
 /** One simulated machine: its makeup, its schedule, and its in-memory program store. Readers use the injected clock. */
 export class SimulatedMachine {
   readonly vendor: VendorSpec;
+  /** Where its programs are: `driverOptions.programDir`, or the vendor's directory. */
+  readonly programDir: string;
   readonly axes: readonly AxisSpec[];
   readonly tools: readonly ToolSpec[];
   readonly programs: readonly ProgramSpec[];
@@ -42,13 +52,16 @@ export class SimulatedMachine {
   private readonly schedule: Schedule;
   /** The simulated time of the last sync, so one read uses one clock reading throughout. */
   private t = 0;
+  /** Key of the last file written, when the machine runs what it was last given. */
+  private lastWritten: string | undefined;
 
   constructor(
-    readonly spec: MachineSpec,
+    readonly spec: MachineSpec & ProgramStoreOptions,
     private readonly now: () => number,
   ) {
     const makeup = new Prng(deriveSeed(spec.seed, 0x51ed));
     this.vendor = vendorFor(spec.system);
+    this.programDir = normaliseDir(spec.programDir ?? this.vendor.programDir);
     this.axes = makeAxes(spec.machineType, makeup);
     this.tools = makeTools(spec.machineType, makeup);
     this.programs = makePrograms(spec.machineType, this.tools, spec.cycleTimeSec, makeup);
@@ -61,7 +74,7 @@ export class SimulatedMachine {
     this.epochMs = this.startedAt;
     for (const program of this.programs) {
       const modified = this.epochMs - makeup.int(1, 90) * 86_400_000;
-      this.files.set(this.vendor.programDir + program.name, { dir: this.vendor.programDir, name: program.name, content: Buffer.from(program.content, 'latin1'), modified });
+      this.files.set(this.programDir + program.name, { dir: this.programDir, name: program.name, content: Buffer.from(program.content, 'latin1'), modified });
     }
     this.schedule = new Schedule(spec, { tools: this.tools, programs: this.programs, vendor: this.vendor, firstProgram });
   }
@@ -89,7 +102,7 @@ export class SimulatedMachine {
       mode: seg.mode,
       programStatus: seg.kind === 'running' ? 'running' : seg.kind === 'hold' ? 'hold' : 'stopped',
       emergency: seg.kind === 'emergency',
-      program: this.programAt(seg).name,
+      program: this.lastFile()?.name ?? this.programAt(seg).name,
       time: this.toMs(this.t),
     };
   }
@@ -183,7 +196,7 @@ export class SimulatedMachine {
       partsRequired: s.partsRequired,
       partsTotal: s.partsTotal,
       lastCycleTime: Math.round(s.lastCycleSec * 10) / 10,
-      ...(last ? { program: last.name } : {}),
+      ...(last ? { program: this.lastFile()?.name ?? last.name } : {}),
     };
   }
 
@@ -203,8 +216,10 @@ export class SimulatedMachine {
 
   currentProgram(): CurrentProgram {
     const { seg } = this.sync();
+    const given = this.lastFile();
+    if (given) return { dir: given.dir, name: given.name, content: given.content, block: this.blockOf(given.content, seg) };
     const program = this.programAt(seg);
-    const file = this.files.get(this.vendor.programDir + program.name);
+    const file = this.files.get(this.programDir + program.name);
     let block = 1;
     if (seg.cycleLength > 0) {
       const sections = program.tools.length;
@@ -212,12 +227,12 @@ export class SimulatedMachine {
       const k = Math.min(sections - 1, Math.floor(position));
       block = (program.sectionStart[k] ?? 1) + Math.floor((position - k) * (program.sectionLines[k] ?? 1));
     }
-    return { dir: this.vendor.programDir, name: program.name, content: file?.content ?? Buffer.from(program.content, 'latin1'), block };
+    return { dir: this.programDir, name: program.name, content: file?.content ?? Buffer.from(program.content, 'latin1'), block };
   }
 
   /** Files in one directory (default: the vendor's program directory), optionally from an O-number on. */
   programList(options: ReadOptions = {}): ProgramFileEntry[] {
-    let dir = normaliseDir(options.dir ?? this.vendor.programDir);
+    let dir = normaliseDir(options.dir ?? this.programDir);
     if (options.subDir) dir = normaliseDir(dir + options.subDir.replace(/^\/+/, ''));
     const entries: ProgramFileEntry[] = [];
     for (const file of this.files.values()) {
@@ -239,6 +254,21 @@ export class SimulatedMachine {
   upload(dir: string, name: string, content: Buffer): void {
     const key = normaliseDir(dir) + name;
     this.files.set(key, { dir: normaliseDir(dir), name, content: Buffer.from(content), modified: this.toMs(this.simulatedSeconds()) });
+    if (this.spec.runsLastProgram === true) this.lastWritten = key;
+  }
+
+  /** The file last written, while the machine runs what it was last given. */
+  private lastFile(): StoredFile | undefined {
+    return this.lastWritten === undefined ? undefined : this.files.get(this.lastWritten);
+  }
+
+  /** The line a cycle has reached in a given program: its lines shared evenly over the cycle. */
+  private blockOf(content: Buffer, seg: Segment): number {
+    if (seg.cycleLength <= 0) return 1;
+    let lines = 1;
+    for (const byte of content) if (byte === 0x0a) lines++;
+    const progress = Math.min(this.cycleClock(seg), seg.cycleLength) / seg.cycleLength;
+    return Math.min(lines, 1 + Math.floor(progress * lines));
   }
 
   private sync(): ScheduleState {

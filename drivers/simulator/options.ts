@@ -36,6 +36,14 @@ export const simulatorOptionsSchema = z.strictObject({
   alarmRate: rate('alarmRate'),
   setupRate: rate('setupRate'),
   estopRate: rate('estopRate'),
+  programDir: z
+    .string({ error: 'programDir must be a string such as //CNC_MEM/USER/PATH1/' })
+    .min(1, { error: 'programDir must not be empty' })
+    .max(1024, { error: 'programDir must be at most 1024 characters' })
+    .regex(/^[^\p{Cc}]*$/u, { error: 'programDir must not contain control characters' })
+    .refine((dir) => !dir.split(/[\\/]/).includes('..'), { error: "programDir must not contain '..' segments" })
+    .optional(),
+  runsLastProgram: z.boolean({ error: 'runsLastProgram must be true or false' }).default(false),
   families: z
     .array(z.enum(ITEM_FAMILIES, { error: `families entries must be one of ${ITEM_FAMILIES.join(', ')}` }))
     .min(1, { error: 'families must list at least one family' })

@@ -10,10 +10,21 @@ import type { WriteTx } from '../../core/store/database.js';
 import type { LinkGroup, LinkMachine } from '../../core/gateway-link/types.js';
 import type { FleetDeps } from './operations/deps.js';
 import type { GatewayRecord, GroupRecord, MachineRecord } from './store.js';
+import { programDirSchema } from './operations/machines.js';
 import { names, REPORT_MAX_NAMES, type SyncReport } from './operations/views.js';
 
 /** A new machine's mirror interval until someone sets it. */
 const DEFAULT_MIRROR_INTERVAL_SEC = 300;
+
+/**
+ * A new machine's program directory: the one its gateway names when the service's own
+ * rules accept it, else none. Only a new machine takes it: a directory set on the
+ * service (or left empty on purpose) is never overwritten by a sync.
+ */
+function takenProgramDir(m: LinkMachine): string {
+  const dir = m.programDir ?? '';
+  return programDirSchema.safeParse(dir).success ? dir : '';
+}
 
 interface MachineChanges { added: string[]; changed: { machineId: string; fields: string[] }[]; gone: string[]; returned: string[]; unchanged: number }
 interface GroupChanges { added: string[]; changed: string[]; gone: string[] }
@@ -27,7 +38,7 @@ async function syncMachines(d: FleetDeps, tx: WriteTx, g: GatewayRecord, machine
     const fields = { name: m.name, driver: m.driver, system: m.system, model: m.model, machineType: m.machineType, activeOnGateway: m.isActive };
     if (!before) {
       const record: MachineRecord = {
-        id: newId('mch'), gatewayId: g.id, machineId: m.machineID, ...fields, present: true, programDir: '', transformProfile: null, mirrorEnabled: false,
+        id: newId('mch'), gatewayId: g.id, machineId: m.machineID, ...fields, present: true, programDir: takenProgramDir(m), transformProfile: null, mirrorEnabled: false,
         mirrorIntervalSec: DEFAULT_MIRROR_INTERVAL_SEC, createdAt: now, updatedAt: now,
       };
       await d.repo.upsertMachine(tx, record, true);

@@ -370,7 +370,7 @@ describe('simulator configSchema', () => {
   it('applies defaults', () => {
     expect(schema.parse({})).toEqual({
       timeScale: 1, machineType: 'machiningCenter', system: 'FANUC', cycleTimeSec: 120,
-      alarmRate: 1, setupRate: 1, estopRate: 1, connectLatencyMs: 0, requestLatencyMs: 0,
+      alarmRate: 1, setupRate: 1, estopRate: 1, runsLastProgram: false, connectLatencyMs: 0, requestLatencyMs: 0,
     });
   });
 

@@ -8,6 +8,9 @@ import type { MachineRecord } from '../store.js';
 import type { FleetOperation } from './deps.js';
 import { machineRecordView } from './views.js';
 
+/** A machine's program directory as the service keeps it: also what a sync takes from a gateway. */
+export const programDirSchema = z.string().max(1024).regex(/^[^\p{Cc}]*$/u, 'no control characters').refine((d) => !d.split(/[\\/]/).includes('..'), "no '..' segments");
+
 export const MACHINE_OPERATIONS: readonly FleetOperation[] = [
   ({ repo, machineVisible, machineOut }) => defineOperation({
     operationId: 'listMachines', method: 'GET', path: '/machines', summary: 'Machines in your scope', tags: ['fleet'], permission: 'fleet.read',
@@ -32,7 +35,7 @@ export const MACHINE_OPERATIONS: readonly FleetOperation[] = [
     operationId: 'updateMachine', method: 'PATCH', path: '/machines/{id}', summary: 'The service\'s settings for a machine: program directory, transform profile, mirror', tags: ['fleet'], permission: 'fleet.manage',
     params: idParams('mch'),
     body: z.object({
-      programDir: z.string().max(1024).regex(/^[^\p{Cc}]*$/u, 'no control characters').refine((d) => !d.split(/[\\/]/).includes('..'), "no '..' segments").optional()
+      programDir: programDirSchema.optional()
         .describe('Directory on the controller programs go to, e.g. //CNC_MEM/USER/PATH1/; empty: the machine\'s default.'),
       transformProfile: z.string().min(1).max(64).nullable().optional(),
       mirror: z.object({ enabled: z.boolean().optional(), intervalSec: z.number().int().min(30).max(86_400).optional() }).strict().optional(),
