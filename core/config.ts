@@ -142,7 +142,11 @@ export function configNotices(config: GatewayConfig): readonly string[] {
  * (`config.gateway.dataDir`). Goes away with the last such reader.
  */
 function keepOldSpellingsReadable(config: GatewayConfig, aliases: readonly ConfigAlias[]): void {
-  for (const alias of aliases) setAtPath(config as unknown as Record<string, unknown>, alias.from, valueAtPath(config, alias.to));
+  for (const alias of aliases) {
+    const value = valueAtPath(config, alias.to);
+    // Nothing to mirror: writing it would make an absent optional section appear (cloudLink).
+    if (value !== undefined) setAtPath(config as unknown as Record<string, unknown>, alias.from, value);
+  }
 }
 
 /**
