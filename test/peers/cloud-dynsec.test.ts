@@ -7,6 +7,10 @@
  * and revoked through the cloud's admin interface change the broker at once,
  * nobody edits a file, and clients the cloud did not make are left alone.
  */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TOPIC_PREFIX, textLiteral, type RelayRequest } from '../../core/cloud-wire/protocol.js';
@@ -23,6 +27,9 @@ const ADMIN = { adminUsername: 'cloud-admin', adminPassword: 'cloud-admin-passwo
 const OUTSIDE = { username: 'plant-historian', password: 'historian-password' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const idOf = (token: string) => token.split('_')[1] as string;
+const ROOT = resolve(import.meta.dirname, '../..');
+/** The command line's own admin client: with use_username_as_clientid, sharing the cloud's would take its session over. */
+const CLI_ADMIN = { username: 'cli-admin', password: 'cli-admin-password' };
 
 describe('the cloud keeps the gateways\' broker clients through Mosquitto dynamic security', { timeout: 90_000 }, () => {
   let broker: MosquittoController;
@@ -64,6 +71,7 @@ describe('the cloud keeps the gateways\' broker clients through Mosquitto dynami
       { command: 'createRole', rolename: 'cloud' }, ...cloudAcls,
       { command: 'createClient', username: 'cloud-1', password: 'cloud-1-password', roles: [{ rolename: 'cloud' }] },
       { command: 'createClient', ...OUTSIDE },
+      { command: 'createClient', ...CLI_ADMIN, roles: [{ rolename: 'admin' }] },
     ]);
     expect(answers.filter((a) => a.error)).toEqual([]);
     await setup.addGateway('orphan', 'cgw_orphan_secret');
@@ -136,6 +144,29 @@ describe('the cloud keeps the gateways\' broker clients through Mosquitto dynami
     closers.push(() => link.endAsync(true));
     await untilOnline(cloud, token);
     expect((await (await session(token)).call('list_groups')).text).toBe('{"from":"plant-c"}');
+    expect(await brokerTakes(OUTSIDE.username, OUTSIDE.password)).toBe('accepted');
+  });
+
+  it('npm run cloud-token with cloud.dynamicSecurity changes the broker\'s clients as the admin interface does', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cloud-cli-'));
+    const config = join(dir, 'cloud.json');
+    writeFileSync(config, JSON.stringify({ dataDir: join(dir, 'data'), cloud: { brokerUrl: broker.url, dynamicSecurity: { username: CLI_ADMIN.username } } }));
+    const cli = (...args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'core/main.ts', 'cloud-token', ...args, '--config', config], {
+      cwd: ROOT, encoding: 'utf8', env: { ...process.env, GATEWAY_DATA_DIR: '', CLOUD_DYNSEC_PASSWORD: CLI_ADMIN.password },
+    });
+    const tokenIn = (out: string) => /cgw_[A-Za-z0-9]+_[A-Za-z0-9_-]+/.exec(out)?.[0] as string;
+    const made = cli('create', 'plant-d');
+    expect(made.status, made.stderr).toBe(0);
+    const first = tokenIn(made.stdout);
+    expect(await brokerTakes(idOf(first), first)).toBe('accepted');
+    const rotated = cli('rotate', idOf(first));
+    expect(rotated.status, rotated.stderr).toBe(0);
+    const second = tokenIn(rotated.stdout.split('\n').slice(1).join('\n'));
+    expect(await brokerTakes(idOf(first), first)).toMatch(/Not authorized|Bad user name or password/i);
+    expect(await brokerTakes(idOf(second), second)).toBe('accepted');
+    const revoked = cli('revoke', idOf(second));
+    expect([revoked.status, revoked.stdout]).toEqual([0, expect.stringMatching(/broker client removed/)]);
+    expect(await brokerTakes(idOf(second), second)).toMatch(/Not authorized|Bad user name or password/i);
     expect(await brokerTakes(OUTSIDE.username, OUTSIDE.password)).toBe('accepted');
   });
 });
