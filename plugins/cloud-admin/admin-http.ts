@@ -4,7 +4,10 @@
  * cadm_<id>_<secret>`, an admin key made with `npm run cloud-token -- admin
  * create NAME` and stored hashed. A token is in an answer once, when made or
  * rotated; revoking or rotating closes the gateway's broker connection at
- * once when the broker is the embedded one.
+ * once when the broker is the embedded one, or an external Mosquitto whose
+ * clients the cloud manages (`cloud.dynamicSecurity`: a token's client is
+ * added before the token is committed, so a broker that refuses it answers
+ * 503 and changes nothing).
  *
  *   GET  /admin/gateway-tokens                 the tokens (never a secret)
  *   POST /admin/gateway-tokens        {name}   a new token, shown once (201)
@@ -17,6 +20,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { quote } from '../../core/errors.js';
+import type { GatewayUsers } from '../../core/roles/cloud/gateway-users.js';
 import type { AdminKeys, GatewayToken, GatewayTokens } from '../../core/roles/cloud/tokens.js';
 
 const ADMIN_BODY_LIMIT = 16 * 1024;
@@ -30,6 +34,8 @@ export interface AdminHttpOptions {
   logger: Logger;
   /** Called when a token stops being valid, to end that gateway's connection. */
   onRevoked: (id: string) => void;
+  /** The gateways' broker clients on an external Mosquitto (`cloud.dynamicSecurity`): added when a token is made, removed when it ends. */
+  users?: GatewayUsers | undefined;
 }
 
 const shown = (t: GatewayToken) => ({ id: t.id, name: t.name, createdAt: new Date(t.createdAt).toISOString(), revokedAt: t.revokedAt === null ? null : new Date(t.revokedAt).toISOString(), replacedBy: t.replacedBy, valid: t.revokedAt === null });
@@ -56,6 +62,22 @@ export function serveAdmin(http: FastifyInstance, o: AdminHttpOptions): void {
   const audit = (request: FastifyRequest, what: string, id: string) =>
     o.logger.info({ admin: (request as FastifyRequest & { adminId?: string }).adminId, tokenId: id }, `gateway token ${what} through the admin interface`);
 
+  /** A token change that adds a broker client first: the broker refusing it or not answering changes nothing and answers 503. */
+  const brokerChange = async <T>(reply: FastifyReply, change: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      return await change();
+    } catch (err) {
+      if (!o.users) throw err;
+      o.logger.error({ err: (err as Error).message }, 'cloud: the broker did not take a gateway token\'s client; the token was not changed');
+      await fail(reply, 503, 'broker_unavailable', `the broker did not take the gateway's client, so the token was not changed: ${(err as Error).message}`);
+      return undefined;
+    }
+  };
+  /** A token ended: its broker client removed (the broker disconnects it at once), its gateway unavailable and its calls ended. */
+  const ended = async (id: string) => {
+    o.onRevoked(id);
+    await o.users?.removeGateway(id).catch((err: Error) => o.logger.error({ tokenId: id, err: err.message }, 'cloud: the broker client of a revoked gateway token could not be removed; it is removed when the cloud starts next'));
+  };
   http.register(
     async (scope) => {
       scope.addHook('onRequest', guard);
@@ -68,17 +90,19 @@ export function serveAdmin(http: FastifyInstance, o: AdminHttpOptions): void {
             ? `unknown field ${quote(extra[0] as string)}; accepted: name`
             : 'name: the gateway\'s name, 1-128 characters without control characters');
         }
-        const made = await o.tokens.create(body.name);
+        const made = await brokerChange(reply, () => o.tokens.create(body.name as string, o.users && ((id, token) => o.users!.addGateway(id, token))));
+        if (!made) return reply;
         audit(request, 'created', made.record.id);
         return reply.code(201).send({ token: made.token, record: shown(made.record), shownOnce: true });
       });
       scope.post('/gateway-tokens/:id/rotate', async (request, reply) => {
         const id = idOf(request, reply);
         if (id === undefined) return reply;
-        const next = await o.tokens.rotate(id);
+        const next = await brokerChange(reply, () => o.tokens.rotate(id, o.users && ((newId, token) => o.users!.addGateway(newId, token))));
+        if (reply.sent) return reply;
         if (!next) return fail(reply, 404, 'not_found', `no valid gateway token with id ${quote(id)}; GET /admin/gateway-tokens lists them`);
         audit(request, `rotated to ${next.record.id}`, id);
-        o.onRevoked(id);
+        await ended(id);
         return reply.code(201).send({ token: next.token, record: shown(next.record), replaces: id, shownOnce: true });
       });
       scope.post('/gateway-tokens/:id/revoke', async (request, reply) => {
@@ -86,7 +110,7 @@ export function serveAdmin(http: FastifyInstance, o: AdminHttpOptions): void {
         if (id === undefined) return reply;
         if (!(await o.tokens.revoke(id))) return fail(reply, 404, 'not_found', `no valid gateway token with id ${quote(id)}; GET /admin/gateway-tokens lists them`);
         audit(request, 'revoked', id);
-        o.onRevoked(id);
+        await ended(id);
         return { revoked: id };
       });
     },

@@ -14,6 +14,15 @@ export const CLOUD_BROKER_FIELDS = {
   brokerUrl: z.string().regex(/^mqtts?:\/\/[^\s/]+$/, 'an mqtt:// or mqtts:// URL').optional(),
   /** The cloud's own user on an external broker; the password comes from CLOUD_BROKER_PASSWORD. */
   brokerUsername: z.string().min(1).max(128).optional(),
+  /**
+   * With `brokerUrl`, on a Mosquitto with its dynamic security plugin: the
+   * cloud's own broker admin client, through which it adds, changes and
+   * removes the gateways' broker clients as tokens are made, rotated and
+   * revoked (core/roles/cloud/gateway-users.ts). The user name may come from
+   * CLOUD_DYNSEC_USERNAME instead; the password comes from
+   * CLOUD_DYNSEC_PASSWORD only.
+   */
+  dynamicSecurity: z.object({ username: z.string().min(1).max(128).optional() }).strict().optional(),
   /** How often gateways connected to the embedded broker are checked against revoked tokens. */
   revocationSweepMs: z.number().int().min(1000).max(3_600_000).default(DEFAULT_REVOCATION_SWEEP_MS),
   /** The longest wait between two attempts to connect to an external broker (exponential backoff with jitter from 1 s up to this). */

@@ -13,8 +13,13 @@ export const CLOUD_LINK_FIELDS = {
   brokerUrl: z.string().regex(BROKER_URL, 'an mqtt:// or mqtts:// URL such as mqtt://cloud.example:1883'),
   /** The gateway token the cloud made for this gateway (cgw_…); or set GATEWAY_CLOUD_TOKEN instead of writing it here. */
   accessToken: z.string().min(1).max(256).optional(),
-  /** The user whose authorised API list cloud calls run with; the built-in administrator by default. */
-  user: z.string().min(1).max(128).default('admin'),
+  /**
+   * The gateway user whose rights (authorised API list) cloud calls run
+   * with; the built-in administrator by default. Not the MQTT user name:
+   * that is the token's id. Formerly `user`, still read with a deprecation
+   * line (CLOUD_LINK_ALIASES).
+   */
+  runAs: z.string().min(1).max(128).default('admin'),
   /** MQTT protocol: 5 (request/response properties), falling back to 3.1.1 when the broker refuses 5 (the embedded aedes). */
   protocolVersion: z.union([z.literal(5), z.literal(4)]).default(5),
   topicPrefix: z.string().min(1).max(64).regex(/^[\w./-]+$/, 'letters, digits, _ . / -').default(DEFAULT_TOPIC_PREFIX),
@@ -25,6 +30,9 @@ export const CLOUD_LINK_FIELDS = {
   /** The longest wait between two attempts to connect (exponential backoff with jitter from 1 s up to this). */
   reconnectMaxSeconds: z.number().int().min(1).max(3600).default(60),
 };
+
+/** Old spellings of the section's fields, still read (core/config-parts.ts `aliases`). */
+export const CLOUD_LINK_ALIASES = { 'cloudLink.user': 'cloudLink.runAs' } as const;
 
 /** The `cloudLink` section as parsed; undefined when the config has none. */
 export type CloudLinkConfig = PartSettings<typeof CLOUD_LINK_FIELDS>;

@@ -8,7 +8,7 @@ import { readConfigFile } from '../../core/config.js';
 import { createToolDispatcher } from '../../core/mcp/dispatch.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { CLOUD_LINK_FIELDS } from './config.js';
+import { CLOUD_LINK_ALIASES, CLOUD_LINK_FIELDS } from './config.js';
 import { defineCloudLinkInterfaces } from './interfaces.js';
 import { CloudLink } from './link.js';
 import { CLOUD_LINK_FILE, linkSettings, readStoredSettings, TOKEN_HINT, type StoredSettings } from './settings.js';
@@ -17,7 +17,7 @@ export { CLOUD_LINK_FILE };
 export const cloudLinkPlugin = definePlugin<GatewayContext, typeof CLOUD_LINK_FIELDS, true>({
   name: 'cloud-link',
   dependsOn: ['mcp', 'auth'],
-  config: { section: 'cloudLink', fields: CLOUD_LINK_FIELDS, optional: true },
+  config: { section: 'cloudLink', fields: CLOUD_LINK_FIELDS, optional: true, aliases: CLOUD_LINK_ALIASES },
   register(ctx) {
     const config = ctx.settings;
     const logger = ctx.logger.child({ component: 'cloud-link' });

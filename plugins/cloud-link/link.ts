@@ -213,7 +213,7 @@ export class CloudLink {
     const splices: Splices = new Map();
     const result = principal
       ? await this.o.dispatcher.call(request.params, principal, 'cloud', { correlationId, render: (r) => this.frozenAnswers.textOrPlaceholder(r, splices) })
-      : { content: [{ type: 'text' as const, text: `cloud calls run as user '${user}' (cloudLink.user), who does not exist on this gateway` }], isError: true };
+      : { content: [{ type: 'text' as const, text: `cloud calls run as user '${user}' (cloudLink.runAs), who does not exist on this gateway` }], isError: true };
     if (Date.now() > request.deadline) return this.drop({ correlationId, tool, ms: Date.now() - started }, 'cloud link: the answer came after the deadline and was dropped');
     const replyTo = properties?.responseTopic ?? request.replyTo;
     // Its own answer topic of a cloud (or a cloud's bare response topic, which clouds before per-gateway answer topics ask for).

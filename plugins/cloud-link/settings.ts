@@ -71,5 +71,5 @@ export function linkSettings(config: CloudLinkConfig | undefined, env: Readonly<
   const accessToken = stored.accessToken ?? config?.accessToken ?? (config ? env.GATEWAY_CLOUD_TOKEN : undefined);
   if (!brokerUrl || !accessToken) return undefined;
   const source = stored.brokerUrl !== undefined || stored.accessToken !== undefined || stored.user !== undefined ? 'api' : 'config';
-  return { brokerUrl, accessToken, user: stored.user ?? config?.user ?? 'admin', protocolVersion: config?.protocolVersion ?? 5, topicPrefix: config?.topicPrefix ?? DEFAULT_TOPIC_PREFIX, source };
+  return { brokerUrl, accessToken, user: stored.user ?? config?.runAs ?? 'admin', protocolVersion: config?.protocolVersion ?? 5, topicPrefix: config?.topicPrefix ?? DEFAULT_TOPIC_PREFIX, source };
 }

@@ -1,7 +1,8 @@
 /**
  * The relay between the cloud's MCP clients and the gateways, as the
  * service `cloud.relay` (relay.ts): inside the embedded broker, or as a
- * client of the external one that `cloud.broker` names.
+ * client of the external one that `cloud.broker` names. A token revoked in
+ * this process (`token.revoked`) makes its gateway unavailable at once.
  */
 import { definePlugin } from '../../core/plugin-host.js';
 import type { CloudContext } from '../../core/roles/cloud/context.js';
@@ -18,6 +19,13 @@ export const cloudRelayPlugin = definePlugin<CloudContext>({
     else if (broker.connection) relay = await CloudRelay.connect(broker.connection, logger);
     else throw new Error('cloud.broker names neither an embedded broker nor a connection to an external one');
     ctx.services.provide('cloud.relay', relay);
-    return { stop: () => relay.close() };
+    // A revoked token's gateway is unavailable at once: on an external broker its removed client leaves no will to say so.
+    const unlisten = ctx.bus.on('token.revoked', ({ tokenId }) => relay.forget(tokenId));
+    return {
+      stop: async () => {
+        unlisten();
+        await relay.close();
+      },
+    };
   },
 });

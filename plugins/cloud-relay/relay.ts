@@ -141,6 +141,12 @@ export class CloudRelay implements CloudRelayService {
     return [...this.online.entries()].filter(([, p]) => p.state === 'online').map(([id]) => id);
   }
 
+  /** The gateway of this token is gone (its token revoked; a client removed by the broker leaves no will): unavailable now, its pending calls ended. */
+  forget(tokenId: string): void {
+    this.online.delete(tokenId);
+    for (const [id, p] of this.pending) if (p.tokenId === tokenId) this.finish(id, { ok: false, reason: 'offline' });
+  }
+
   private onMessage(topic: string, payload: Buffer): void {
     const tokenId = this.t.tokenIdOf(topic);
     if (tokenId !== undefined && topic === this.t.presence(tokenId)) {

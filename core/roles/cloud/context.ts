@@ -16,6 +16,7 @@ import type { InProcessBroker } from '../../mqtt/broker.js';
 import type { RetryStatus } from '../../mqtt/reconnect.js';
 import type { ServiceRegistry } from '../../services.js';
 import type { Database } from '../../store/database.js';
+import type { GatewayUsers } from './gateway-users.js';
 import type { AdminKeys, GatewayTokens } from './tokens.js';
 
 /** The cloud's events; plugins add theirs by declaration merging. */
@@ -46,6 +47,8 @@ export interface CloudBroker {
   connection?: BrokerConnection;
   /** Ends the connections of the gateway of this token id (on the embedded broker; an external broker's ACL is its own); how many were ended. */
   disconnect(tokenId: string): number;
+  /** The gateways' broker clients on an external Mosquitto, with `cloud.dynamicSecurity`; undefined otherwise (gateway-users.ts). */
+  users?: GatewayUsers;
 }
 
 /**
@@ -67,6 +70,8 @@ export interface CloudRelayService {
   brokerLink(): RetryStatus | undefined;
   /** Sends one tool call to the token's gateway and waits for its answer until `deadlineMs`. */
   call(tokenId: string, params: RelayRequest['params'], deadlineMs: number, correlationId: string): Promise<RelayOutcome>;
+  /** The gateway of this token is gone (its token revoked): unavailable from now on, its pending calls ended. */
+  forget(tokenId: string): void;
 }
 
 /** Services the cloud's plugins provide to each other; other plugins add theirs by declaration merging. */
@@ -93,7 +98,7 @@ export interface CloudContext {
   now: () => number;
   /** Software version. */
   version: string;
-  /** Environment for secrets that never live in files (CLOUD_BROKER_PASSWORD). */
+  /** Environment for secrets that never live in files (CLOUD_BROKER_PASSWORD, CLOUD_DYNSEC_PASSWORD). */
   env: NodeJS.ProcessEnv;
   /** The HTTP app: /mcp and /admin. */
   http: FastifyInstance;

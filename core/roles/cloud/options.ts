@@ -27,6 +27,8 @@ export interface CloudRoleOptions {
   plugins?: readonly Plugin<CloudContext>[];
   /** An external broker; without it the role embeds one on `embeddedBroker` (127.0.0.1:1883 unless told, or the config's). */
   broker?: { url: string; username?: string; password?: string; protocolVersion?: 4 | 5; reconnectMaxMs?: number };
+  /** With an external Mosquitto: the cloud's dynamic security admin client (`cloud.dynamicSecurity`, CLOUD_DYNSEC_PASSWORD). */
+  dynamicSecurity?: { username: string; password: string };
   embeddedBroker?: { host?: string; port?: number; tls?: { key: string | Buffer; cert: string | Buffer } };
   topicPrefix?: string;
   callDeadlineMs?: number;
@@ -44,6 +46,7 @@ function givenFields(o: CloudRoleOptions): Record<string, unknown> {
     topicPrefix: o.topicPrefix, callDeadlineMs: o.callDeadlineMs, revocationSweepMs: o.revocationSweepMs, allowedOrigins: o.allowedOrigins, allowedHosts: o.allowedHosts,
     mqttHost: o.embeddedBroker?.host ?? (o.config ? undefined : '127.0.0.1'), mqttPort: o.embeddedBroker?.port,
     brokerUrl: o.broker?.url, brokerUsername: o.broker?.username, brokerReconnectMaxSeconds: o.broker?.reconnectMaxMs === undefined ? undefined : o.broker.reconnectMaxMs / 1000,
+    dynamicSecurity: o.dynamicSecurity ? { username: o.dynamicSecurity.username } : undefined,
   };
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
 }
@@ -55,9 +58,12 @@ export function cloudSection(o: CloudRoleOptions, plugins: readonly Plugin<Cloud
   return { ...base, ...givenFields(o) };
 }
 
-/** The environment the plugins read secrets from: the given one (process.env unless told), with the external broker's password of the options. */
+/** The environment the plugins read secrets from: the given one (process.env unless told), with the external broker's and the dynamic security admin's passwords of the options. */
 export function envOf(o: CloudRoleOptions): NodeJS.ProcessEnv {
-  return { ...(o.env ?? process.env), ...(o.broker?.password !== undefined ? { CLOUD_BROKER_PASSWORD: o.broker.password } : {}) };
+  return {
+    ...(o.env ?? process.env), ...(o.broker?.password !== undefined ? { CLOUD_BROKER_PASSWORD: o.broker.password } : {}),
+    ...(o.dynamicSecurity ? { CLOUD_DYNSEC_PASSWORD: o.dynamicSecurity.password } : {}),
+  };
 }
 
 export function extrasOf(o: CloudRoleOptions): CloudExtras {

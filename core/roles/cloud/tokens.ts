@@ -46,6 +46,9 @@ const rowOf = (r: Record<string, unknown>): GatewayToken => ({
   replacedBy: r.replaced_by === null ? null : String(r.replaced_by),
 });
 
+/** Called with a new token's id and whole token before it is committed. */
+export type OnMade = (id: string, token: string) => Promise<void>;
+
 const NAME = /^[^\p{Cc}]{1,128}$/u;
 
 /** How long a successful check is remembered: a token the CLI (another process) revokes stops working within this. */
@@ -65,12 +68,19 @@ export class TokenTable {
 
   protected constructor(private readonly db: Database, private readonly now: () => number, private readonly table: string, readonly prefix: string) {}
 
-  /** Creates a token; the whole token is in the answer only. */
-  async create(name: string): Promise<{ token: string; record: GatewayToken }> {
+  /**
+   * Creates a token; the whole token is in the answer only. `onMade` runs
+   * inside the write, before it is committed (the broker client of a
+   * gateway token): when it throws, no token is made.
+   */
+  async create(name: string, onMade?: OnMade): Promise<{ token: string; record: GatewayToken }> {
     if (!NAME.test(name)) throw new Error('name: 1..128 characters, no control characters');
     const made = createBearerToken(this.prefix);
     const record: GatewayToken = { id: made.id, name, createdAt: this.now(), revokedAt: null, replacedBy: null };
-    await this.db.write((tx) => tx.run(`INSERT INTO ${this.table} (id, name, secret_hash, created_at, revoked_at, replaced_by) VALUES (?, ?, ?, ?, NULL, NULL)`, [record.id, name, made.hash, record.createdAt]));
+    await this.db.write(async (tx) => {
+      await tx.run(`INSERT INTO ${this.table} (id, name, secret_hash, created_at, revoked_at, replaced_by) VALUES (?, ?, ?, ?, NULL, NULL)`, [record.id, name, made.hash, record.createdAt]);
+      await onMade?.(made.id, made.key);
+    }, { transaction: true });
     return { token: made.key, record };
   }
 
@@ -90,8 +100,12 @@ export class TokenTable {
     return result.changes > 0;
   }
 
-  /** A new token under the same name; the old one is revoked in the same transaction. */
-  async rotate(id: string): Promise<{ token: string; record: GatewayToken } | undefined> {
+  /**
+   * A new token under the same name; the old one is revoked in the same
+   * transaction. `onMade` runs inside it, before the commit: when it throws,
+   * nothing changes and the old token stays valid.
+   */
+  async rotate(id: string, onMade?: OnMade): Promise<{ token: string; record: GatewayToken } | undefined> {
     this.verified.delete(id);
     const made = createBearerToken(this.prefix);
     const createdAt = this.now();
@@ -100,8 +114,9 @@ export class TokenTable {
       if (!old) return undefined;
       await tx.run(`INSERT INTO ${this.table} (id, name, secret_hash, created_at, revoked_at, replaced_by) VALUES (?, ?, ?, ?, NULL, NULL)`, [made.id, old.name, made.hash, createdAt]);
       await tx.run(`UPDATE ${this.table} SET revoked_at = ?, replaced_by = ? WHERE id = ?`, [createdAt, made.id, id]);
+      await onMade?.(made.id, made.key);
       return old.name;
-    });
+    }, { transaction: true });
     if (name === undefined) return undefined;
     return { token: made.key, record: { id: made.id, name, createdAt, revokedAt: null, replacedBy: null } };
   }

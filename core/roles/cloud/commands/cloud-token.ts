@@ -4,7 +4,11 @@
  * interface) in `cloud.db` of the data directory (the
  * config file and GATEWAY_DATA_DIR are read as `npm start` reads them). A
  * new token is printed once; only its hash is stored. The cloud may be
- * running: it reads the tokens at every check. docs/cloud-relay.md.
+ * running: it reads the tokens at every check. With `cloud.dynamicSecurity`
+ * (an external Mosquitto whose gateway clients the cloud keeps) it changes
+ * the broker's clients as the running cloud does: a new token's client is
+ * added before the token is stored, a rotated or revoked one's removed.
+ * docs/cloud-relay.md.
  */
 import { join, resolve } from 'node:path';
 import type { Command, CommandIO } from '../../../commands.js';
@@ -13,6 +17,9 @@ import { CLOUD_DATABASE_FILE } from '../role.js';
 import { Database } from '../../../store/database.js';
 import { prepareDataDirectory } from '../../../store/data-directory.js';
 import { applyMigrations, BASE_SCHEMA_OWNER } from '../../../store/migrations.js';
+import type { MosquittoDynamicSecurity } from '../../../mqtt/dynamic-security.js';
+import { cloudRoleSettings } from '../config.js';
+import { connectGatewayUsers, gatewayUsersOptions, type GatewayUsersSection } from '../gateway-users.js';
 
 const USAGE = 'usage: npm run cloud-token -- [admin] create NAME | list | revoke ID | rotate ID  [--config FILE]\n  (admin: the keys of the cloud\'s admin HTTP interface, /admin/gateway-tokens)';
 
@@ -41,13 +48,19 @@ async function run(argv: readonly string[], io: CommandIO): Promise<number> {
   const dataDir = resolve(loaded.config.dataDir);
   prepareDataDirectory(dataDir);
   const db = await Database.open(join(dataDir, CLOUD_DATABASE_FILE));
+  let users: MosquittoDynamicSecurity | undefined;
   try {
+    // The broker's gateway clients change with the gateway tokens (not for admin keys, nor for a list).
+    const section = (loaded.config as { cloud?: GatewayUsersSection }).cloud ?? {};
+    const dynsec = !admin && verb !== 'list' ? gatewayUsersOptions(section, io.env, cloudRoleSettings(loaded.config).topicPrefix) : undefined;
+    if (dynsec) users = await connectGatewayUsers(dynsec);
+    const onMade = users && ((id: string, token: string) => users!.addGateway(id, token));
     await applyMigrations(db, BASE_SCHEMA_OWNER, CLOUD_MIGRATIONS);
     const tokens = admin ? await AdminKeys.open(db) : await GatewayTokens.open(db);
     switch (verb) {
       case 'create': {
         if (!operand) break;
-        const made = await tokens.create(operand);
+        const made = await tokens.create(operand, onMade);
         if (admin) {
           io.stdout.write(`admin key '${made.record.name}' (id ${made.record.id}), shown once:\n${made.token}\n`);
           io.stdout.write('Send it as Authorization: Bearer <key> to the cloud\'s /admin/gateway-tokens.\n');
@@ -70,16 +83,18 @@ async function run(argv: readonly string[], io: CommandIO): Promise<number> {
           io.stderr.write(`no valid ${what} with id '${operand.slice(0, 64)}'; npm run cloud-token --${admin ? ' admin' : ''} list shows them\n`);
           return 1;
         }
-        io.stdout.write(`${what} ${operand} revoked${admin ? '' : '; a running cloud on its embedded broker disconnects that gateway within 10 s'}\n`);
+        await users?.removeGateway(operand);
+        io.stdout.write(`${what} ${operand} revoked${admin ? '' : users ? '; its broker client removed (the broker disconnected it)' : '; a running cloud on its embedded broker disconnects that gateway within 10 s'}\n`);
         return 0;
       }
       case 'rotate': {
         if (!operand) break;
-        const next = await tokens.rotate(operand);
+        const next = await tokens.rotate(operand, onMade);
         if (!next) {
           io.stderr.write(`no valid ${what} with id '${operand.slice(0, 64)}'; npm run cloud-token --${admin ? ' admin' : ''} list shows them\n`);
           return 1;
         }
+        await users?.removeGateway(operand);
         io.stdout.write(`${what} ${operand} revoked; the new ${what} for '${next.record.name}' (id ${next.record.id}), shown once:\n${next.token}\n`);
         return 0;
       }
@@ -91,6 +106,7 @@ async function run(argv: readonly string[], io: CommandIO): Promise<number> {
     io.stderr.write(`${(err as Error).message}\n`);
     return 1;
   } finally {
+    await users?.close().catch(() => undefined);
     await db.close();
   }
 }
