@@ -5,7 +5,10 @@
  * (core/roles/<name>/definition.ts) and are listed once, in start order, in
  * core/roles/index.ts; `startRoles` starts the selected ones in list order,
  * hands each what the roles before it offer, and gives back their banner
- * sections (list order) and their stop parts (by `stopRank`).
+ * sections (list order) and their stop parts (by `stopRank`). When two or
+ * more roles with a first administrator start together, it hands each the
+ * same generated first-start password (core/auth/first-admin.ts) and adds the
+ * section that prints it once, naming each console's login.
  */
 import type { Logger } from 'pino';
 import { rolesPart, RUNTIME_CONFIG, type GatewayConfig } from '../config/schema.js';
