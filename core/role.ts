@@ -5,7 +5,10 @@
  * (core/roles/<name>/definition.ts) and are listed once, in start order, in
  * core/roles/index.ts; `startRoles` starts the selected ones in list order,
  * hands each what the roles before it offer, and gives back their banner
- * sections (list order) and their stop parts (by `stopRank`).
+ * sections (list order) and their stop parts (by `stopRank`). When two or
+ * more roles with a first administrator start together, it hands each the
+ * same generated first-start password (core/auth/first-admin.ts) and adds the
+ * section that prints it once, naming each console's login.
  */
 import type { Logger } from 'pino';
 import { rolesPart, RUNTIME_CONFIG, type GatewayConfig } from '../config/schema.js';
@@ -14,6 +17,8 @@ import { RUNTIME_OWNER, type ConfigPart, type OwnedConfigPart } from './config-p
 import type { GatewayLink } from './gateway-link/types.js';
 import type { Plugin } from './plugin-host.js';
 import type { StopPart } from './process-signals.js';
+import { SHARED_ADMIN_PASSWORD_ENV, SharedFirstPassword } from './auth/first-admin.js';
+import { sharedPasswordLines } from './startup-banner.js';
 
 /** What a role that started offers the roles that start after it. */
 export interface RoleOffers {
@@ -33,6 +38,8 @@ export interface RoleStartFacts {
   offers: Partial<RoleOffers>;
   /** Every role compiled in, started or not (the cloud reads the gateway's declared tools). */
   definitions: readonly RoleDefinition[];
+  /** The first-start password shared by the administrators of the roles this process starts, when it starts two or more that have one and ADMIN_PASSWORD is not set (core/auth/first-admin.ts). */
+  sharedFirstPassword?: SharedFirstPassword;
 }
 
 /** A role that started and listens: its banner section, its part of the stop, and what the final log line reports of it. */
@@ -43,6 +50,8 @@ export interface StartedRole {
   stoppedFacts?: () => Record<string, unknown>;
   /** What this role offers the roles that start after it. */
   offers?: Partial<RoleOffers>;
+  /** The URL of the role's console (where its administrator logs in), for the shared first-start password's lines. */
+  consoleUrl?: string;
 }
 
 export interface RoleDefinition {
@@ -52,6 +61,8 @@ export interface RoleDefinition {
   readonly databaseFile: string;
   /** Whether `npm start` runs it when neither `--role` nor the config's `roles` names any. */
   readonly startsByDefault: boolean;
+  /** Whether the role has users with a first administrator, and what the banner calls its console ('fleet console'). */
+  readonly firstAdministrator?: { readonly console: string };
   /** Lower stops first: a role stops before the roles it calls (programs 10, gateway 20, cloud 30). */
   readonly stopRank: number;
   /** The role's own parts of the configuration (its listener, its store; core/config-parts.ts); its plugins declare theirs. */
@@ -146,6 +157,7 @@ export function listenFailed(role: string, file: string, at: ListenSettings, err
 
 /** The roles a process started: their banner sections in start order, their stop parts in stop order. */
 export interface RunningRoles {
+  /** One section per role in start order, then the shared first-start password's section when a role took it. */
   banners: readonly (readonly string[])[];
   stopParts: readonly StopPart[];
   /** The `stopped cleanly` log line's fields, from every role. */
@@ -165,13 +177,15 @@ function inStopOrder(started: readonly { definition: RoleDefinition; role: Start
 export async function startRoles(
   definitions: readonly RoleDefinition[],
   names: readonly string[],
-  facts: Omit<RoleStartFacts, 'offers' | 'definitions'>,
+  facts: Omit<RoleStartFacts, 'offers' | 'definitions' | 'sharedFirstPassword'>,
 ): Promise<RunningRoles> {
   const started: { definition: RoleDefinition; role: StartedRole }[] = [];
   const offers: Partial<RoleOffers> = {};
-  for (const definition of definitions.filter((d) => names.includes(d.name))) {
+  const selected = definitions.filter((d) => names.includes(d.name));
+  const shared = sharedFirstPasswordFor(selected, facts.env);
+  for (const definition of selected) {
     try {
-      const role = await definition.start({ ...facts, offers: { ...offers }, definitions });
+      const role = await definition.start({ ...facts, offers: { ...offers }, definitions, ...(shared ? { sharedFirstPassword: shared } : {}) });
       started.push({ definition, role });
       Object.assign(offers, role.offers);
     } catch (err) {
@@ -182,8 +196,31 @@ export async function startRoles(
     }
   }
   return {
-    banners: started.map((s) => s.role.banner),
+    banners: [...started.map((s) => s.role.banner), ...sharedPasswordSection(shared, started)],
     stopParts: inStopOrder(started).map((s) => s.role.stop),
     stoppedFacts: () => Object.assign({}, ...started.map((s) => s.role.stoppedFacts?.() ?? {})) as Record<string, unknown>,
   };
+}
+
+/**
+ * One first-start password for the administrators of every role started
+ * together, when two or more of them have one and ADMIN_PASSWORD does not
+ * set it already; each role takes it only at its first start and only when
+ * its own variable is not set (core/auth/first-admin.ts).
+ */
+function sharedFirstPasswordFor(selected: readonly RoleDefinition[], env: NodeJS.ProcessEnv): SharedFirstPassword | undefined {
+  const withAdministrator = selected.filter((d) => d.firstAdministrator);
+  if (withAdministrator.length < 2 || (env[SHARED_ADMIN_PASSWORD_ENV] ?? '') !== '') return undefined;
+  return new SharedFirstPassword();
+}
+
+/** The banner section printing the shared password once, naming each login it serves; none when no role took it. */
+function sharedPasswordSection(shared: SharedFirstPassword | undefined, started: readonly { definition: RoleDefinition; role: StartedRole }[]): string[][] {
+  const takers = shared?.takenBy();
+  if (!shared || !takers?.size) return [];
+  const logins = started.flatMap(({ definition, role }) => {
+    const username = takers.get(definition.name);
+    return username === undefined ? [] : [{ console: definition.firstAdministrator?.console ?? definition.name, url: role.consoleUrl ?? '', username }];
+  });
+  return [sharedPasswordLines(shared.password, logins)];
 }

@@ -22,6 +22,28 @@ export function announcementLines(announcements: readonly string[]): string[] {
   return [...announcements.map((line) => `  ${line}`), ...(announcements.length ? [''] : [])];
 }
 
+/** A console whose administrator took the shared first-start password: what it is called, its URL, the user name. */
+export interface SharedPasswordLogin {
+  console: string;
+  url: string;
+  username: string;
+}
+
+/**
+ * The section printing the first-start password the roles started together
+ * share, once, with the login it serves in each console; each role's own
+ * section points here. Ends with a blank line.
+ */
+export function sharedPasswordLines(password: string, logins: readonly SharedPasswordLogin[]): string[] {
+  const width = Math.max(...logins.map((l) => l.console.length)) + 2;
+  return [
+    `  first start:  one administrator password for ${logins.length > 1 ? 'both consoles' : 'the console'}, shown once: ${password}`,
+    ...logins.map((l) => `    ${`${l.console}:`.padEnd(width)}${l.url}  user '${l.username}'`),
+    '  Two separate accounts: changing the password in one console leaves the other as it is.',
+    '',
+  ];
+}
+
 /**
  * The banner of the roles this process runs, one section each in the order
  * given, then the notices about the config file (an old spelling it still

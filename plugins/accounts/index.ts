@@ -2,10 +2,12 @@
  * Accounts of the program service: users with roles and library scopes,
  * server-side sessions behind an HttpOnly cookie with a CSRF token, service
  * tokens `pvs_<id>_<secret>` shown once and stored hashed, login throttling,
- * and the first administrator (PROGRAMS_ADMIN_PASSWORD, or a generated
- * password shown once at start). docs/programs-access.md.
+ * and the first administrator (PROGRAMS_ADMIN_PASSWORD, else ADMIN_PASSWORD,
+ * else the process's shared first-start password, else a generated password
+ * shown once at start: core/auth/first-admin.ts). docs/programs-access.md.
  */
-import { generatePassword, hashPassword, MIN_PASSWORD_LENGTH, PASSWORD_COST, type ScryptCost } from '../../core/auth/passwords.js';
+import { generatePassword, hashPassword, PASSWORD_COST, type ScryptCost } from '../../core/auth/passwords.js';
+import { firstAdminLine, firstAdminPassword, passwordFromEnv } from '../../core/auth/first-admin.js';
 import { LoginThrottle } from '../../core/auth/login-throttle.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
@@ -29,12 +31,11 @@ export function createAccountsPlugin(options: { passwordCost?: ScryptCost } = {}
     migrations: MIGRATIONS,
     async register(ctx) {
       const store = new AccountStore(ctx.db);
-      const fromEnv = ctx.env[ADMIN_PASSWORD_ENV];
-      if (fromEnv !== undefined && fromEnv !== '' && fromEnv.length < MIN_PASSWORD_LENGTH) {
-        throw new Error(`${ADMIN_PASSWORD_ENV} must have at least ${MIN_PASSWORD_LENGTH} characters`);
-      }
+      // A variable that is set must be usable, also at a later start (core/auth/first-admin.ts names the order).
+      passwordFromEnv(ctx.env, ADMIN_PASSWORD_ENV);
       if ((await store.countUsers()) === 0) {
-        const password = fromEnv || generatePassword();
+        const first = firstAdminPassword(ctx.env, { role: 'programs', username: 'admin', roleVariable: ADMIN_PASSWORD_ENV, shared: ctx.sharedFirstPassword });
+        const password = first.password;
         const now = ctx.now();
         const user = { id: newId('usr'), username: 'admin', passwordHash: await hashPassword(password, passwordCost), role: 'admin' as const, scopes: { libraries: '*' as const, machineGroups: '*' as const }, disabled: false, createdAt: now, updatedAt: now };
         await ctx.db.write(async (tx) => {
@@ -43,9 +44,7 @@ export function createAccountsPlugin(options: { passwordCost?: ScryptCost } = {}
         }, { transaction: true });
         ctx.logger.info({ username: 'admin' }, 'first administrator created');
         ctx.announcements.push(
-          fromEnv
-            ? `administrator:  'admin', password from ${ADMIN_PASSWORD_ENV}`
-            : `administrator:  'admin', password ${password}  (shown once; change it with POST /api/v1/auth/change-password)`,
+          firstAdminLine('admin', first, '/api/v1/auth/change-password'),
           `log in:         POST /api/v1/auth/login {"username","password"} → session cookie and csrfToken`,
         );
       }

@@ -12,7 +12,8 @@ import { applyConfigSettings } from './config-settings.js';
 import { defineAuthInterfaces } from './interfaces/index.js';
 import { LoginThrottle } from '../../core/auth/login-throttle.js';
 import { generatePassword, hashPassword, PASSWORD_COST, type ScryptCost } from '../../core/auth/passwords.js';
-import { adminPasswordFromEnv } from './admin-password.js';
+import { GATEWAY_ADMIN_PASSWORD_ENV } from './admin-password.js';
+import { firstAdminLine, firstAdminPassword } from '../../core/auth/first-admin.js';
 import { loadSigningKey } from './tokens.js';
 import { resetAdminPasswordCommand } from './reset-command.js';
 import { ADMIN_USERNAME, UserStore } from './user-store.js';
@@ -41,22 +42,17 @@ export function createAuthPlugin(options: AuthPluginOptions = {}) {
       const inFile = { settings: ctx.settings, writes: ctx.configWrites, file: ctx.configFile };
       ctx.announcements.push(...(await applyConfigSettings(users, inFile, ctx.logger)));
       if (users.userCount() === 0) {
-        const fromEnv = adminPasswordFromEnv(ctx.env);
-        const password = fromEnv ?? generatePassword();
+        const first = firstAdminPassword(ctx.env, { role: 'gateway', username: ADMIN_USERNAME, roleVariable: GATEWAY_ADMIN_PASSWORD_ENV, shared: ctx.sharedFirstPassword });
         const now = ctx.now();
         await users.createUser({
           username: ADMIN_USERNAME,
-          passwordHash: await hashPassword(password, passwordCost),
+          passwordHash: await hashPassword(first.password, passwordCost),
           isAdmin: true,
           authorizedApis: [],
           createdAt: now,
           updatedAt: now,
         });
-        ctx.announcements.push(
-          fromEnv
-            ? `administrator:  '${ADMIN_USERNAME}', password from GATEWAY_ADMIN_PASSWORD`
-            : `administrator:  '${ADMIN_USERNAME}', password ${password}  (shown once; change it with POST /api/auth/change-password)`,
-        );
+        ctx.announcements.push(firstAdminLine(ADMIN_USERNAME, first, '/api/auth/change-password'));
         ctx.logger.info({ username: ADMIN_USERNAME }, 'first administrator created');
       }
       const signingKey = loadSigningKey(ctx.dataDir);

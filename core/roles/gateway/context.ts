@@ -7,6 +7,7 @@
  * context").
  */
 import type { FastifyInstance } from 'fastify';
+import type { SharedFirstPassword } from '../../auth/first-admin.js';
 import type { EventBus } from '../../event-bus.js';
 import type { GatewayEvents } from './events.js';
 import type { Fleet } from './fleet/fleet.js';
@@ -78,6 +79,8 @@ export interface GatewayContext {
   announcements: string[];
   /** Names of the started plugins, in boot order. */
   startedPlugins: () => readonly string[];
-  /** Environment for secrets that never live in files (GATEWAY_ADMIN_PASSWORD). */
+  /** Environment for secrets that never live in files (GATEWAY_ADMIN_PASSWORD, ADMIN_PASSWORD). */
   env: NodeJS.ProcessEnv;
+  /** The first-start password the process generated for all its roles' administrators, when it starts more than one (core/auth/first-admin.ts). */
+  sharedFirstPassword?: SharedFirstPassword;
 }

@@ -6,10 +6,10 @@ import { beforeListen, DRIVERS, GATEWAY_PLUGINS } from './compose.js';
 import { GATEWAY_CONFIG } from './config.js';
 import { Gateway, GATEWAY_DATABASE_FILE } from './gateway.js';
 
-async function startGatewayRole({ config, file, logger }: RoleStartFacts): Promise<StartedRole> {
+async function startGatewayRole({ config, file, logger, env, sharedFirstPassword }: RoleStartFacts): Promise<StartedRole> {
   let gateway: Gateway;
   try {
-    gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger });
+    gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger, env, sharedFirstPassword });
   } catch (err) {
     throw new RoleStartError(`gateway failed to start (config ${file}):\n${(err as Error).message}`, 2);
   }
@@ -46,6 +46,7 @@ async function startGatewayRole({ config, file, logger }: RoleStartFacts): Promi
     },
     stoppedFacts: () => ({ history: context.history.stats }),
     offers: { 'gateway-link': new InProcessGatewayLink(context.interfaces) },
+    consoleUrl: `${url}/`,
   };
 }
 
@@ -53,6 +54,7 @@ export const gatewayRole = defineRole({
   name: 'gateway',
   databaseFile: GATEWAY_DATABASE_FILE,
   startsByDefault: true,
+  firstAdministrator: { console: 'fleet console' },
   config: GATEWAY_CONFIG,
   // After the program service (which calls it), before the cloud (which it calls).
   stopRank: 20,

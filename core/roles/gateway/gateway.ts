@@ -8,6 +8,7 @@
  * history writer, close the database.
  */
 import type { Logger } from 'pino';
+import type { SharedFirstPassword } from '../../auth/first-admin.js';
 import { createLogger } from '../../logger.js';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '../../../config/schema.js';
@@ -47,6 +48,8 @@ export interface GatewayOptions {
   onSampleLag?: (task: MachineTaskClass, lagMs: number) => void;
   /** Environment for settings that must not live in files (GATEWAY_ADMIN_PASSWORD); defaults to process.env. */
   env?: NodeJS.ProcessEnv;
+  /** The process's first-start password shared by its roles' administrators (core/auth/first-admin.ts). */
+  sharedFirstPassword?: SharedFirstPassword | undefined;
   /** The config file's path, for the log and banner; defaults to the file `loadConfig` read it from. */
   configFile?: string;
 }
@@ -145,6 +148,7 @@ export class Gateway {
         startedAt: now(),
         announcements,
         env: options.env ?? process.env,
+        ...(options.sharedFirstPassword ? { sharedFirstPassword: options.sharedFirstPassword } : {}),
         startedPlugins: () => runtime.pluginNames(),
       };
       // The plugins' migrations, their declared tools, then the plugins in dependency order; the files they create are restricted to 0600.

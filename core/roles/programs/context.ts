@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ProgramsWebhookSettings } from '../../../config/schema.js';
+import type { SharedFirstPassword } from '../../auth/first-admin.js';
 import type { EventBus } from '../../event-bus.js';
 import type { GatewayLink } from '../../gateway-link/types.js';
 import type { RestRegistry } from '../../rest/operation.js';
@@ -53,8 +54,10 @@ export interface ProgramsContext {
   version: string;
   /** Lines shown once at start beside the URLs (a generated first password); never logged. */
   announcements: string[];
-  /** Environment for secrets that never live in files (PROGRAMS_ADMIN_PASSWORD). */
+  /** Environment for secrets that never live in files (PROGRAMS_ADMIN_PASSWORD, ADMIN_PASSWORD). */
   env: NodeJS.ProcessEnv;
+  /** The first-start password the process generated for all its roles' administrators, when it starts more than one (core/auth/first-admin.ts). */
+  sharedFirstPassword?: SharedFirstPassword;
   /** The gateway running in the same process, reached in-process; absent when this process runs the program service alone. */
   localGateway?: GatewayLink;
   /** Whether every request reaches the service over TLS (cookie `Secure` and `__Host-` prefix); a request that arrives over HTTPS (directly or, with trustProxy, through a proxy saying so) counts as TLS too. */

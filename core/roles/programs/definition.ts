@@ -7,14 +7,14 @@ import { programsBannerSection } from './banner.js';
 import { PROGRAMS_PLUGINS } from './compose.js';
 import { PROGRAMS_DATABASE_FILE, ProgramsRole } from './role.js';
 
-async function startProgramsRole({ config, file, logger: processLogger, env, offers }: RoleStartFacts): Promise<StartedRole> {
+async function startProgramsRole({ config, file, logger: processLogger, env, offers, sharedFirstPassword }: RoleStartFacts): Promise<StartedRole> {
   const logger = processLogger.child({ role: 'programs' });
   const localGateway = offers['gateway-link'];
   const { dataDir, timeZone } = runtimeSettings(config);
   const { host, port, webhooks } = programsSettings(config);
   let role: ProgramsRole;
   try {
-    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, version: packageVersion(), trustProxy: config.communication.trustProxy, settings: { webhooks }, ...(localGateway ? { localGateway } : {}) });
+    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, sharedFirstPassword, version: packageVersion(), trustProxy: config.communication.trustProxy, settings: { webhooks }, ...(localGateway ? { localGateway } : {}) });
   } catch (err) {
     throw new RoleStartError(`program service failed to start (config ${file}):\n${(err as Error).message}`, 2);
   }
@@ -40,6 +40,7 @@ async function startProgramsRole({ config, file, logger: processLogger, env, off
       stop: () => role.stop(),
       detail: () => `HTTP ${role.runtime.listening ? 'still listening' : 'closed'}`,
     },
+    consoleUrl: `${url}/`,
   };
 }
 
@@ -47,6 +48,7 @@ export const programsRole = defineRole({
   name: 'programs',
   databaseFile: PROGRAMS_DATABASE_FILE,
   startsByDefault: true,
+  firstAdministrator: { console: 'program console' },
   config: PROGRAMS_CONFIG,
   // First: it calls the gateways, so it stops before them.
   stopRank: 10,

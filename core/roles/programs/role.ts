@@ -5,6 +5,7 @@
  * RoleRuntime like the gateway; it knows no fleet.
  */
 import type { Logger } from 'pino';
+import type { SharedFirstPassword } from '../../auth/first-admin.js';
 import type { Plugin } from '../../plugin-host.js';
 import { RoleRuntime } from '../../runtime.js';
 import { AuditChain } from './audit/chain.js';
@@ -26,6 +27,8 @@ export interface ProgramsRoleOptions {
   version: string;
   now?: () => number;
   env?: NodeJS.ProcessEnv;
+  /** The process's first-start password shared by its roles' administrators (core/auth/first-admin.ts). */
+  sharedFirstPassword?: SharedFirstPassword | undefined;
   /** Whether the listener is reached over TLS (a proxy in front); cookies then carry Secure and the __Host- prefix. */
   secure?: boolean;
   trustProxy?: false | string[];
@@ -67,6 +70,7 @@ export class ProgramsRole {
         version: options.version,
         announcements: [],
         env: options.env ?? process.env,
+        ...(options.sharedFirstPassword ? { sharedFirstPassword: options.sharedFirstPassword } : {}),
         secure: options.secure ?? false,
         settings: options.settings ?? DEFAULT_PROGRAMS_SETTINGS,
         ...(options.localGateway ? { localGateway: options.localGateway } : {}),
