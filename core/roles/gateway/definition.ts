@@ -6,10 +6,10 @@ import { beforeListen, DRIVERS, GATEWAY_PLUGINS } from './compose.js';
 import { GATEWAY_CONFIG } from './config.js';
 import { Gateway, GATEWAY_DATABASE_FILE } from './gateway.js';
 
-async function startGatewayRole({ config, file, logger }: RoleStartFacts): Promise<StartedRole> {
+async function startGatewayRole({ config, file, logger, env }: RoleStartFacts): Promise<StartedRole> {
   let gateway: Gateway;
   try {
-    gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger });
+    gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger, env });
   } catch (err) {
     throw new RoleStartError(`gateway failed to start (config ${file}):\n${(err as Error).message}`, 2);
   }

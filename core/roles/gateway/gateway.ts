@@ -25,6 +25,7 @@ import type { Plugin } from '../../plugin-host.js';
 import type { GatewayContext, GatewayServices } from './context.js';
 import { configSource } from '../../config.js';
 import { RoleRuntime, runtimeSettings } from '../../runtime.js';
+import { roleTlsFiles } from '../../tls.js';
 import { ServiceRegistry } from '../../services.js';
 import { describeConfigFleet } from './store/config-fleet.js';
 import { CredentialBox } from '../../store/credential-box.js';
@@ -45,7 +46,7 @@ export interface GatewayOptions {
   logger?: Logger;
   now?: () => number;
   onSampleLag?: (task: MachineTaskClass, lagMs: number) => void;
-  /** Environment for settings that must not live in files (GATEWAY_ADMIN_PASSWORD); defaults to process.env. */
+  /** Environment for settings that must not live in files (GATEWAY_ADMIN_PASSWORD, TLS_CERT_FILE/TLS_KEY_FILE); defaults to process.env. */
   env?: NodeJS.ProcessEnv;
   /** The config file's path, for the log and banner; defaults to the file `loadConfig` read it from. */
   configFile?: string;
@@ -90,7 +91,10 @@ export class Gateway {
     const problems = machines.flatMap((m, i) => drivers.validate(m).map((p) => `machines[${i}].${p}`));
     if (problems.length) throw new Error(`invalid machine driver settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 
-    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: GATEWAY_MIGRATIONS });
+    const env = options.env ?? process.env;
+    // `communication.tls`, else TLS_CERT_FILE/TLS_KEY_FILE; a wrong pair stops the start naming the file.
+    const tls = roleTlsFiles(settings.listener.tls, env);
+    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: GATEWAY_MIGRATIONS, ...(tls ? { tls } : {}) });
     try {
       const { dataDir, db } = runtime;
       const credentials = CredentialBox.open(dataDir);
@@ -120,7 +124,7 @@ export class Gateway {
         now,
         ...(options.onSampleLag ? { onSampleLag: options.onSampleLag } : {}),
       });
-      const http = createHttpApp(logger.child({ component: 'http' }), config.communication.trustProxy);
+      const http = createHttpApp(logger.child({ component: 'http' }), config.communication.trustProxy, runtime.serverOptions());
       const tools = new McpToolRegistry();
       const context: GatewayContext = {
         config,
@@ -144,7 +148,7 @@ export class Gateway {
         version: packageVersion(),
         startedAt: now(),
         announcements,
-        env: options.env ?? process.env,
+        env,
         startedPlugins: () => runtime.pluginNames(),
       };
       // The plugins' migrations, their declared tools, then the plugins in dependency order; the files they create are restricted to 0600.

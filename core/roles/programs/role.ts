@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { Plugin } from '../../plugin-host.js';
 import { RoleRuntime } from '../../runtime.js';
+import { roleTlsFiles, type TlsFiles } from '../../tls.js';
 import { AuditChain } from './audit/chain.js';
 import { EventBus } from '../../event-bus.js';
 import { ServiceRegistry } from '../../services.js';
@@ -26,8 +27,10 @@ export interface ProgramsRoleOptions {
   version: string;
   now?: () => number;
   env?: NodeJS.ProcessEnv;
-  /** Whether the listener is reached over TLS (a proxy in front); cookies then carry Secure and the __Host- prefix. */
+  /** Whether the listener is reached over TLS through a proxy in front; cookies then carry Secure and the __Host- prefix (as they do when the listener serves TLS itself). */
   secure?: boolean;
+  /** The listener's own certificate and key (`programs.tls`); TLS_CERT_FILE/TLS_KEY_FILE of `env` otherwise. */
+  tls?: TlsFiles;
   trustProxy?: false | string[];
   /** The gateway in the same process, registered at first start and reached without a key. */
   localGateway?: GatewayLink;
@@ -50,11 +53,13 @@ export class ProgramsRole {
 
   static async create(options: ProgramsRoleOptions): Promise<ProgramsRole> {
     const now = options.now ?? Date.now;
-    const runtime = await RoleRuntime.open({ role: 'programs', dataDir: options.dataDir, databaseFile: PROGRAMS_DATABASE_FILE, logger: options.logger, now });
+    const env = options.env ?? process.env;
+    const tls = roleTlsFiles(options.tls, env);
+    const runtime = await RoleRuntime.open({ role: 'programs', dataDir: options.dataDir, databaseFile: PROGRAMS_DATABASE_FILE, logger: options.logger, now, ...(tls ? { tls } : {}) });
     try {
       const audit = await AuditChain.open(runtime.db, { timeZone: options.timeZone, clock: now });
       const rest = new RestRegistry();
-      const http = createRestApp(options.logger.child({ component: 'http' }), { trustProxy: options.trustProxy ?? false });
+      const http = createRestApp(options.logger.child({ component: 'http' }), { trustProxy: options.trustProxy ?? false, ...runtime.serverOptions() });
       const context: ProgramsContext = {
         dataDir: runtime.dataDir,
         db: runtime.db,
@@ -66,8 +71,9 @@ export class ProgramsRole {
         now,
         version: options.version,
         announcements: [],
-        env: options.env ?? process.env,
-        secure: options.secure ?? false,
+        env,
+        // The role's own TLS counts as a proxy's does: the session cookie takes Secure and __Host-.
+        secure: (options.secure ?? false) || runtime.secure,
         settings: options.settings ?? DEFAULT_PROGRAMS_SETTINGS,
         ...(options.localGateway ? { localGateway: options.localGateway } : {}),
         http,
