@@ -139,6 +139,21 @@ describe('the program service over TLS', { timeout: 60_000 }, () => {
       await svc.stop();
     }
   });
+
+  it('started as a role with programs.tls, it serves HTTPS and its banner shows the https URLs', async () => {
+    const pair = selfSignedCertificate();
+    const config = parseConfig({ logLevel: 'silent', dataDir: freshDir('tls-programs-'), timeZone: 'UTC', programs: { host: '127.0.0.1', port: 0, tls: { certFile: pair.certFile, keyFile: pair.keyFile } } });
+    const started = await programsRole.start({ config, file: 'plant.json', logger, env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, offers: {}, definitions: [] });
+    try {
+      const docs = started.banner.find((line) => line.includes('/api/docs')) ?? '';
+      const url = /(https:\/\/127\.0\.0\.1:\d+)\/api\/docs/.exec(docs)?.[1];
+      expect(url, docs).toBeDefined();
+      expect(started.banner.filter((line) => /https?:\/\//.test(line)).every((line) => line.includes('https://127.0.0.1:'))).toBe(true);
+      expect((await fetchTrusting(pair.cert)(`${url}/healthz`)).status).toBe(200);
+    } finally {
+      await started.stop.stop();
+    }
+  });
 });
 
 describe('a pair that cannot be served stops the start, naming the file', () => {
