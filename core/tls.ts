@@ -14,11 +14,36 @@ import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
+import { z } from 'zod';
 
 /** Where a listener's certificate (PEM, the chain after it) and private key (PEM, unencrypted) are. */
 export interface TlsFiles {
   certFile: string;
   keyFile: string;
+}
+
+/** A role's own pair in its config section (`communication.tls`, `programs.tls`, `cloud.tls`). */
+export const tlsFilesSchema = z.object({ certFile: z.string().min(1).max(1024), keyFile: z.string().min(1).max(1024) }).strict();
+
+/** The environment variables naming the pair every role of the process serves unless its section names its own. */
+export const TLS_CERT_VARIABLE = 'TLS_CERT_FILE';
+export const TLS_KEY_VARIABLE = 'TLS_KEY_FILE';
+
+/**
+ * The pair a role serves: the one its config section names, else
+ * TLS_CERT_FILE and TLS_KEY_FILE; none (plain HTTP) when neither is given.
+ * One variable without the other is refused, naming both.
+ */
+export function roleTlsFiles(own: TlsFiles | undefined, env: NodeJS.ProcessEnv): TlsFiles | undefined {
+  if (own) return own;
+  const certFile = env[TLS_CERT_VARIABLE] ?? '';
+  const keyFile = env[TLS_KEY_VARIABLE] ?? '';
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) {
+    const [set, unset] = certFile ? [TLS_CERT_VARIABLE, TLS_KEY_VARIABLE] : [TLS_KEY_VARIABLE, TLS_CERT_VARIABLE];
+    throw new TlsError(`TLS: ${set} is set but ${unset} is not; set both (a PEM certificate and its key) or neither`);
+  }
+  return { certFile, keyFile };
 }
 
 /** A certificate and key pair as read, for `https.createServer`. */

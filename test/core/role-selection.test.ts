@@ -79,7 +79,9 @@ describe('config roles', () => {
     expect(programsSettings(parseConfig({ programs: { port: 9030 } }, 'p.json', { PROGRAMS_PORT: '' })).port).toBe(9030);
     expect(problems(() => parseConfig({}, 'p.json', { PROGRAMS_PORT: '80x' }))).toEqual(['p.json', 'PROGRAMS_PORT (environment): found "80x"; expected an integer 0-65535']);
     expect(problems(() => parseConfig({ programs: { port: 70_000 } }, 'p.json'))).toEqual(['p.json', 'programs.port: found 70000; Too big: expected number to be <=65535']);
-    expect(problems(() => parseConfig({ programs: { tls: true } }, 'p.json'))[1]).toMatch(/^programs: .*unknown field\(s\) 'tls'/);
+    expect(problems(() => parseConfig({ programs: { certificate: 'x' } }, 'p.json'))[1]).toMatch(/^programs: .*unknown field\(s\) 'certificate'/);
+    expect(problems(() => parseConfig({ programs: { tls: true } }, 'p.json'))[1]).toBe('programs.tls: found true; expected object, received boolean');
+    expect(problems(() => parseConfig({ programs: { tls: { certFile: 'cert.pem' } } }, 'p.json'))[1]).toMatch(/^programs\.tls\.keyFile: /);
   });
 });
 

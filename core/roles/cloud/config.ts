@@ -1,6 +1,6 @@
 /**
  * The cloud role's own part of the configuration (the `cloud` section): its
- * listener, the topic prefix every plugin of the relay uses, and the browser
+ * listener (host, port, its own `tls` pair), the topic prefix every plugin of the relay uses, and the browser
  * origins every route of the listener accepts. The plugins declare the rest
  * of the section: the broker (plugins/cloud-broker) and /mcp
  * (plugins/cloud-mcp).
@@ -9,10 +9,13 @@ import { z } from 'zod';
 import { DEFAULT_CLOUD_PORT } from '../../../config/schema.js';
 import { DEFAULT_TOPIC_PREFIX } from '../../cloud-wire/protocol.js';
 import { readPart, type ConfigPart, type PartSettings } from '../../config-parts.js';
+import { tlsFilesSchema } from '../../tls.js';
 
 export const CLOUD_ROLE_FIELDS = {
   host: z.string().default('0.0.0.0'),
   port: z.number().int().min(0).max(65535).default(DEFAULT_CLOUD_PORT),
+  /** The listener's own certificate and key; TLS_CERT_FILE/TLS_KEY_FILE otherwise (core/tls.ts `roleTlsFiles`). */
+  tls: tlsFilesSchema.optional(),
   topicPrefix: z.string().min(1).max(64).regex(/^[\w./-]+$/, 'letters, digits, _ . / -').default(DEFAULT_TOPIC_PREFIX),
   /** As `mcp.allowedOrigins`, for the cloud's /mcp and /admin. */
   allowedOrigins: z.array(z.string().min(1)).default([]),

@@ -17,6 +17,7 @@ import { MCP_BODY_LIMIT } from '../../mcp/http-door.js';
 import type { InProcessBroker } from '../../mqtt/broker.js';
 import { RoleRuntime } from '../../runtime.js';
 import { ServiceRegistry } from '../../services.js';
+import { roleTlsFiles } from '../../tls.js';
 import { CLOUD_PLUGINS } from './compose.js';
 import { cloudRoleSettings } from './config.js';
 import type { CloudContext, CloudRelayService } from './context.js';
@@ -60,15 +61,18 @@ export class CloudRole {
     const { logger } = options;
     const plugins = options.plugins ?? CLOUD_PLUGINS;
     const config = { cloud: cloudSection(options, plugins) };
-    const { topicPrefix, allowedOrigins } = cloudRoleSettings(config);
-    const runtime = await RoleRuntime.open({ role: 'cloud', dataDir: options.dataDir, databaseFile: CLOUD_DATABASE_FILE, logger, now, baseMigrations: CLOUD_MIGRATIONS, ...(options.env ? { env: options.env } : {}) });
+    const { topicPrefix, allowedOrigins, tls: ownTls } = cloudRoleSettings(config);
+    const env = envOf(options);
+    // `cloud.tls`, else TLS_CERT_FILE/TLS_KEY_FILE; a wrong pair stops the start naming the file.
+    const tls = roleTlsFiles(ownTls, env);
+    const runtime = await RoleRuntime.open({ role: 'cloud', dataDir: options.dataDir, databaseFile: CLOUD_DATABASE_FILE, logger, now, baseMigrations: CLOUD_MIGRATIONS, ...(options.env ? { env: options.env } : {}), ...(tls ? { tls } : {}) });
     try {
       // The largest body any route of the cloud reads; /admin's own are smaller.
-      const http = Fastify({ logger: false, bodyLimit: MCP_BODY_LIMIT });
+      const http = Fastify({ logger: false, bodyLimit: MCP_BODY_LIMIT, ...runtime.serverOptions() });
       // Bodies as on every surface: depth-checked, securely parsed, every string well-formed Unicode (core/json-body.ts).
       installJsonBodyParser(http);
       const context: CloudContext = {
-        dataDir: runtime.dataDir, db: runtime.db, logger, now, version: options.version, env: envOf(options), http,
+        dataDir: runtime.dataDir, db: runtime.db, logger, now, version: options.version, env, http,
         tokens: await GatewayTokens.open(runtime.db, now), adminKeys: await AdminKeys.open(runtime.db, now),
         topicPrefix, allowedOrigins, catalogue: options.catalogue,
         bus: new EventBus(logger.child({ component: 'bus' })), services: new ServiceRegistry('cloud'),

@@ -1,7 +1,7 @@
 /**
  * The gateway role's parts of the configuration file (core/config-parts.ts):
  * its name and alias (`gateway`), its listener (`communication.host`,
- * `.port`), the history writer's rhythm (`history.flushRows`,
+ * `.port`, `.tls`), the history writer's rhythm (`history.flushRows`,
  * `.flushIntervalMs`, `.heartbeatSec`), and the fleet the file names
  * (`machines`, `groups`, each ID once and a group's members machines of the
  * file). The wing reads them (`readPart`) and puts what plugins need on the
@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { readPart, type ConfigPart } from '../../config-parts.js';
+import { tlsFilesSchema } from '../../tls.js';
 import { groupConfigSchema, machineConfigSchema, type GroupConfig, type MachineConfig } from './machine-config.js';
 
 /** The gateway's port (/api, /mcp and the console). */
@@ -22,6 +23,8 @@ const IDENTITY_FIELDS = {
 const LISTENER_FIELDS = {
   host: z.string().default('0.0.0.0'),
   port: z.number().int().min(0).max(65535).default(DEFAULT_GATEWAY_PORT),
+  /** The listener's own certificate and key; TLS_CERT_FILE/TLS_KEY_FILE otherwise (core/tls.ts `roleTlsFiles`). */
+  tls: tlsFilesSchema.optional(),
 };
 
 const HISTORY_WRITER_FIELDS = {

@@ -26,6 +26,7 @@ import type { Plugin } from '../../plugin-host.js';
 import type { GatewayContext, GatewayServices } from './context.js';
 import { configSource } from '../../config.js';
 import { RoleRuntime, runtimeSettings } from '../../runtime.js';
+import { roleTlsFiles } from '../../tls.js';
 import { ServiceRegistry } from '../../services.js';
 import { describeConfigFleet } from './store/config-fleet.js';
 import { CredentialBox } from '../../store/credential-box.js';
@@ -46,7 +47,7 @@ export interface GatewayOptions {
   logger?: Logger;
   now?: () => number;
   onSampleLag?: (task: MachineTaskClass, lagMs: number) => void;
-  /** Environment for settings that must not live in files (GATEWAY_ADMIN_PASSWORD); defaults to process.env. */
+  /** Environment for settings that must not live in files (GATEWAY_ADMIN_PASSWORD, TLS_CERT_FILE/TLS_KEY_FILE); defaults to process.env. */
   env?: NodeJS.ProcessEnv;
   /** The process's first-start password shared by its roles' administrators (core/auth/first-admin.ts). */
   sharedFirstPassword?: SharedFirstPassword | undefined;
@@ -93,7 +94,10 @@ export class Gateway {
     const problems = machines.flatMap((m, i) => drivers.validate(m).map((p) => `machines[${i}].${p}`));
     if (problems.length) throw new Error(`invalid machine driver settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
 
-    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: GATEWAY_MIGRATIONS });
+    const env = options.env ?? process.env;
+    // `communication.tls`, else TLS_CERT_FILE/TLS_KEY_FILE; a wrong pair stops the start naming the file.
+    const tls = roleTlsFiles(settings.listener.tls, env);
+    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: GATEWAY_MIGRATIONS, ...(tls ? { tls } : {}) });
     try {
       const { dataDir, db } = runtime;
       const credentials = CredentialBox.open(dataDir);
@@ -123,7 +127,7 @@ export class Gateway {
         now,
         ...(options.onSampleLag ? { onSampleLag: options.onSampleLag } : {}),
       });
-      const http = createHttpApp(logger.child({ component: 'http' }), config.communication.trustProxy);
+      const http = createHttpApp(logger.child({ component: 'http' }), config.communication.trustProxy, runtime.serverOptions());
       const tools = new McpToolRegistry();
       // A plugin reads its own part of the configuration (its `settings`); what the role's part says that plugins need is here.
       const context: GatewayContext = {
@@ -147,7 +151,7 @@ export class Gateway {
         version: packageVersion(),
         startedAt: now(),
         announcements,
-        env: options.env ?? process.env,
+        env,
         ...(options.sharedFirstPassword ? { sharedFirstPassword: options.sharedFirstPassword } : {}),
         startedPlugins: () => runtime.pluginNames(),
       };

@@ -1,11 +1,12 @@
 /**
  * The program version service's part of the configuration file
- * (core/config-parts.ts): its listener (`programs.host`, `.port`) and where
+ * (core/config-parts.ts): its listener (`programs.host`, `.port`, `.tls`) and where
  * its webhooks may deliver (`programs.webhooks`). The data directory and
  * the time zone are the runtime's (`dataDir`, `timeZone`).
  */
 import { z } from 'zod';
 import { readPart, type ConfigPart } from '../../config-parts.js';
+import { tlsFilesSchema } from '../../tls.js';
 
 /** The program version service's port (its /api/v1, /api/docs and /openapi/v1.json). */
 export const DEFAULT_PROGRAMS_PORT = 8030;
@@ -22,6 +23,8 @@ export type ProgramsWebhookSettings = z.output<typeof programsWebhooksSchema>;
 const PROGRAMS_FIELDS = {
   host: z.string().default('0.0.0.0'),
   port: z.number().int().min(0).max(65535).default(DEFAULT_PROGRAMS_PORT),
+  /** The listener's own certificate and key; TLS_CERT_FILE/TLS_KEY_FILE otherwise (core/tls.ts `roleTlsFiles`). */
+  tls: tlsFilesSchema.optional(),
   webhooks: programsWebhooksSchema.default({ allowPrivateNetworks: false }),
 };
 

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { SharedFirstPassword } from '../../auth/first-admin.js';
 import type { Plugin } from '../../plugin-host.js';
 import { RoleRuntime } from '../../runtime.js';
+import { roleTlsFiles, type TlsFiles } from '../../tls.js';
 import { AuditChain } from './audit/chain.js';
 import { EventBus } from '../../event-bus.js';
 import { ServiceRegistry } from '../../services.js';
@@ -29,8 +30,10 @@ export interface ProgramsRoleOptions {
   env?: NodeJS.ProcessEnv;
   /** The process's first-start password shared by its roles' administrators (core/auth/first-admin.ts). */
   sharedFirstPassword?: SharedFirstPassword | undefined;
-  /** Whether the listener is reached over TLS (a proxy in front); cookies then carry Secure and the __Host- prefix. */
+  /** Whether the listener is reached over TLS through a proxy in front; cookies then carry Secure and the __Host- prefix (as they do when the listener serves TLS itself). */
   secure?: boolean;
+  /** The listener's own certificate and key (`programs.tls`); TLS_CERT_FILE/TLS_KEY_FILE of `env` otherwise. */
+  tls?: TlsFiles;
   trustProxy?: false | string[];
   /** The gateway in the same process, registered at first start and reached without a key. */
   localGateway?: GatewayLink;
@@ -53,11 +56,13 @@ export class ProgramsRole {
 
   static async create(options: ProgramsRoleOptions): Promise<ProgramsRole> {
     const now = options.now ?? Date.now;
-    const runtime = await RoleRuntime.open({ role: 'programs', dataDir: options.dataDir, databaseFile: PROGRAMS_DATABASE_FILE, logger: options.logger, now });
+    const env = options.env ?? process.env;
+    const tls = roleTlsFiles(options.tls, env);
+    const runtime = await RoleRuntime.open({ role: 'programs', dataDir: options.dataDir, databaseFile: PROGRAMS_DATABASE_FILE, logger: options.logger, now, ...(tls ? { tls } : {}) });
     try {
       const audit = await AuditChain.open(runtime.db, { timeZone: options.timeZone, clock: now });
       const rest = new RestRegistry();
-      const http = createRestApp(options.logger.child({ component: 'http' }), { trustProxy: options.trustProxy ?? false });
+      const http = createRestApp(options.logger.child({ component: 'http' }), { trustProxy: options.trustProxy ?? false, ...runtime.serverOptions() });
       const context: ProgramsContext = {
         dataDir: runtime.dataDir,
         db: runtime.db,
@@ -69,9 +74,10 @@ export class ProgramsRole {
         now,
         version: options.version,
         announcements: [],
-        env: options.env ?? process.env,
+        env,
         ...(options.sharedFirstPassword ? { sharedFirstPassword: options.sharedFirstPassword } : {}),
-        secure: options.secure ?? false,
+        // The role's own TLS counts as a proxy's does: the session cookie takes Secure and __Host-.
+        secure: (options.secure ?? false) || runtime.secure,
         settings: options.settings ?? DEFAULT_PROGRAMS_SETTINGS,
         ...(options.localGateway ? { localGateway: options.localGateway } : {}),
         http,
