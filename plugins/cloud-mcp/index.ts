@@ -68,7 +68,7 @@ export const cloudMcpPlugin = definePlugin<CloudContext, typeof CLOUD_MCP_FIELDS
       },
       async server(request, { jsonSchemaValidator }) {
         const tokenId = await tokenOf(request);
-        const instructions = catalogue.instructions(`http://${request.headers.host ?? 'localhost'}/mcp`);
+        const instructions = catalogue.instructions(`${request.protocol}://${request.headers.host ?? 'localhost'}/mcp`);
         const server = new Server({ name: 'cnc-machine-gateway-cloud', version: ctx.version }, { capabilities: { tools: {} }, instructions, jsonSchemaValidator });
         server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalogue.list() }));
         // Answers go into the response as the gateway sent them (a JSON string literal, checked): the SDK sees a placeholder.

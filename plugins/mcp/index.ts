@@ -42,7 +42,7 @@ export const mcpPlugin = definePlugin<GatewayContext, typeof MCP_FIELDS>({
       admit: (request, reply) => authenticateRequest(ctx.interfaces, request, reply, MCP_PATH, undefined),
       server(request, { jsonSchemaValidator }) {
         const principal = request.principal ?? ANONYMOUS;
-        const instructions = serverInstructions(`http://${request.headers.host ?? 'localhost'}/api/docs`);
+        const instructions = serverInstructions(`${request.protocol}://${request.headers.host ?? 'localhost'}/api/docs`);
         const server = new Server({ name: 'cnc-machine-gateway', version: ctx.version }, { capabilities: { tools: {} }, instructions, jsonSchemaValidator });
         server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: dispatcher.list() }));
         const splices: Splices = new Map();
