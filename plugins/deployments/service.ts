@@ -6,19 +6,10 @@
  * needs no import of this plugin.
  */
 import type { RestPrincipal } from '../../core/rest/operation.js';
+import type { Release } from './records.js';
 
-/** What an assignment releases to a machine: the bytes last deployed as a release (or a promoted trial). */
-export interface ReleaseForUse {
-  assignmentId: string;
-  machineId: string;
-  versionId: string;
-  /** SHA-256 of the transformed content the machine got. */
-  sha256: string;
-  dir: string;
-  fileName: string;
-  deploymentId: string;
-  releasedAt: number;
-}
+/** What an assignment releases to a machine: the bytes last deployed as a release (or a promoted trial); `sha256` is that of the transformed content the machine got. */
+export type ReleaseForUse = Omit<Release, 'releasedBy'>;
 
 export interface DeploymentOutcome {
   id: string;
