@@ -7,10 +7,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { BrokerController, BrokerKind } from '../drivers/mqtt/broker-controller.js';
+import { freePort } from '../fixtures/free-port.js';
 
 const INSTALL_HINT = 'install the Debian package `mosquitto` (apt-get install mosquitto) to run the MQTT peer tests';
 
@@ -36,16 +37,6 @@ function dynamicSecurityPlugin(): string {
 function passwdTool(): string {
   for (const candidate of ['/usr/bin/mosquitto_passwd', '/usr/sbin/mosquitto_passwd', '/usr/local/bin/mosquitto_passwd']) if (existsSync(candidate)) return candidate;
   throw new Error(`mosquitto_passwd not found; ${INSTALL_HINT}`);
-}
-
-/** A port the OS just handed out; Mosquitto cannot report the port it chose for 0. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (!address || typeof address !== 'object') throw new Error('no port from the OS');
-  return address.port;
 }
 
 function accepts(port: number): Promise<boolean> {

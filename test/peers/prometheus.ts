@@ -6,24 +6,15 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../fixtures/free-port.js';
 
 const INSTALL_HINT = 'install the Debian package `prometheus` (apt-get install prometheus) to run the metrics peer test';
 
 export function prometheusPath(): string {
   for (const candidate of ['/usr/bin/prometheus', '/usr/local/bin/prometheus']) if (existsSync(candidate)) return candidate;
   throw new Error(`prometheus not found; ${INSTALL_HINT}`);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (!address || typeof address !== 'object') throw new Error('no port from the OS');
-  return address.port;
 }
 
 export interface RunningPrometheus {
