@@ -19,7 +19,7 @@ export interface BannerFacts {
 /** The URL lines: label, URL and whether it needs a token (with security control on, the default). */
 export function bannerUrlLines(url: string): string[] {
   return urlLines([
-    ['console:', `${url}/`, `${NO_TOKEN}; the fleet dashboard, log in there`],
+    ['console:', `${url}/`, `${NO_TOKEN}; the fleet console, log in there`],
     ['API docs:', `${url}/api/docs`, NO_TOKEN],
     ['health:', `${url}/api/health`, NO_TOKEN],
     ['machines:', `${url}/api/config/machines`, TOKEN],
