@@ -25,7 +25,9 @@
  *
  * While open, the runtime holds its database's lock in the data directory
  * (core/store/data-lock.ts): a second process of the same role on the same
- * directory, or a restore, is refused until it stops.
+ * directory, or a restore, is refused until it stops. With `databaseUrl`
+ * the role's database is on PostgreSQL instead (core/store/postgres-database.ts),
+ * shared by any number of instances, and no lock is taken: there is no file.
  *
  * Stop order: stop taking requests (in-flight ones finish) → plugins in
  * reverse boot order → the role's own closers in reverse order (e.g. the
@@ -36,7 +38,9 @@ import { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { PluginHost, type Plugin, type PluginHostOptions } from './plugin-host.js';
-import { Database } from './store/database.js';
+import { SqliteDatabase } from './store/database.js';
+import { PostgresDatabase } from './store/postgres-database.js';
+import type { SqlDatabase } from './store/sql-database.js';
 import { prepareDataDirectory, restrictDataDirectory } from './store/data-directory.js';
 import { DataLock } from './store/data-lock.js';
 import { applyMigrations, BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
@@ -68,6 +72,8 @@ export interface RoleRuntimeOptions {
   dataDir: string;
   /** The role's database file in the data directory, e.g. `programs.db`. */
   databaseFile: string;
+  /** A PostgreSQL connection string: the role's database is there, not in `databaseFile` (docs/databases.md). */
+  databaseUrl?: string | undefined;
   logger: Logger;
   now: () => number;
   /** Schema the role itself owns, applied before any plugin's, recorded under `core`. */
@@ -86,11 +92,13 @@ export interface RoleRuntimeOptions {
 interface RuntimeParts {
   tls: TlsSource | undefined;
   metricsToken: MetricsToken;
-  lock: DataLock;
+  /** None on PostgreSQL: there is no file, and several instances share the database. */
+  lock: DataLock | undefined;
   options: RoleRuntimeOptions;
 }
 
-export class RoleRuntime {
+/** `D` is the engine: SQLite unless the role was opened with a `databaseUrl`. */
+export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
   private host: PluginHost<never> | undefined;
   private readonly closers: { name: string; close: () => Promise<void> }[] = [];
   private http: FastifyInstance | undefined;
@@ -107,7 +115,7 @@ export class RoleRuntime {
   private constructor(
     readonly role: string,
     readonly dataDir: string,
-    readonly db: Database,
+    readonly db: D,
     readonly logger: Logger,
     readonly now: () => number,
     private readonly parts: RuntimeParts,
@@ -121,21 +129,23 @@ export class RoleRuntime {
     this.readiness.add('listener', () => this.listening);
   }
 
-  /** Prepares the data directory (0700), opens the role's database and applies its base schema. */
-  static async open(options: RoleRuntimeOptions): Promise<RoleRuntime> {
+  /** Prepares the data directory (0700), opens the role's database (SQLite, or PostgreSQL with `databaseUrl`) and applies its base schema. */
+  static open(options: RoleRuntimeOptions & { databaseUrl?: undefined }): Promise<RoleRuntime<SqliteDatabase>>;
+  static open(options: RoleRuntimeOptions): Promise<RoleRuntime<SqlDatabase>>;
+  static async open(options: RoleRuntimeOptions): Promise<RoleRuntime<SqlDatabase>> {
     const dataDir = resolve(options.dataDir);
     // A wrong certificate or key stops the start before anything is opened.
     const tls = options.tls ? TlsSource.open(options.tls, options.logger.child({ role: options.role })) : undefined;
     prepareDataDirectory(dataDir);
     const metricsToken = loadMetricsToken(dataDir, options.env ?? process.env);
-    const lock = DataLock.acquire(dataDir, options.databaseFile, options.role);
-    let db: Database | undefined;
+    const lock = options.databaseUrl ? undefined : DataLock.acquire(dataDir, options.databaseFile, options.role);
+    let db: SqlDatabase | undefined;
     try {
-      db = await Database.open(join(dataDir, options.databaseFile));
+      db = options.databaseUrl ? await openPostgres(options.databaseUrl, options) : await SqliteDatabase.open(join(dataDir, options.databaseFile));
       if (options.baseMigrations?.length) await applyMigrations(db, BASE_SCHEMA_OWNER, options.baseMigrations, options.now);
     } catch (err) {
       await db?.close().catch(() => undefined);
-      lock.release();
+      lock?.release();
       throw err;
     }
     return new RoleRuntime(options.role, dataDir, db, options.logger, options.now, { tls, metricsToken, lock, options });
@@ -216,7 +226,13 @@ export class RoleRuntime {
     try {
       await this.db.close();
     } finally {
-      this.parts.lock.release();
+      this.parts.lock?.release();
     }
   }
+}
+
+/** The role's pool on PostgreSQL; a pooled connection that fails later is logged and replaced. */
+function openPostgres(url: string, options: RoleRuntimeOptions): Promise<PostgresDatabase> {
+  const logger = options.logger.child({ role: options.role, component: 'database' });
+  return PostgresDatabase.open(url, { applicationName: `cnc-${options.role}`, onError: (err) => logger.warn({ err }, 'an idle PostgreSQL connection failed; the pool replaces it') });
 }

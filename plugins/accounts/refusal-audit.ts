@@ -6,7 +6,7 @@
  * credentials, the principal and operation for a refusal.
  */
 import type { AuditChain, AuditEntry } from '../../core/roles/programs/audit/chain.js';
-import type { Database } from '../../core/store/database.js';
+import type { SqlDatabase } from '../../core/store/database.js';
 
 /** One record per key in this window. */
 export const REFUSAL_AUDIT_WINDOW_MS = 60_000;
@@ -17,7 +17,7 @@ export class RefusalAudit {
   private readonly lastAt = new Map<string, number>();
 
   constructor(
-    private readonly db: Database,
+    private readonly db: SqlDatabase,
     private readonly audit: AuditChain,
     private readonly now: () => number,
   ) {}

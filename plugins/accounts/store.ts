@@ -6,7 +6,7 @@
  */
 import { numOrNull, strOrNull } from '../../core/store/row-values.js';
 import type { Migration } from '../../core/store/migrations.js';
-import type { Database, WriteTx } from '../../core/store/database.js';
+import type { SqlDatabase, WriteTx } from '../../core/store/database.js';
 import type { LibraryScope } from '../../core/rest/operation.js';
 import { parseScopes } from '../../core/rest/scopes.js';
 import type { RoleName } from './roles.js';
@@ -123,7 +123,7 @@ function tokenOf(row: Row): TokenRecord {
 }
 
 export class AccountStore {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: SqlDatabase) {}
 
   async userByName(username: string): Promise<UserRecord | undefined> {
     const row = await this.db.get('SELECT * FROM accounts_users WHERE username_key = ?', [username.toLowerCase()]);

@@ -3,7 +3,7 @@
  * in memory so that authenticating a request never waits on the database.
  */
 import { randomBytes } from 'node:crypto';
-import type { Database } from '../../core/store/database.js';
+import type { SqlDatabase } from '../../core/store/database.js';
 import { GatewayError } from '../../core/errors.js';
 
 /** The first administrator's user name. */
@@ -81,14 +81,14 @@ export class UserStore {
   private settingsValue: SecuritySettings;
 
   private constructor(
-    private readonly db: Database,
+    private readonly db: SqlDatabase,
     settings: SecuritySettings,
   ) {
     this.settingsValue = settings;
   }
 
   /** Loads everything; the config's security settings seed an empty settings table. */
-  static async open(db: Database, seed: SecuritySettings): Promise<UserStore> {
+  static async open(db: SqlDatabase, seed: SecuritySettings): Promise<UserStore> {
     const row = await db.get<{ value: string }>('SELECT value FROM settings WHERE key = ?', [SETTINGS_KEY]);
     let settings = seed;
     if (row) settings = { ...seed, ...(JSON.parse(row.value) as Partial<SecuritySettings>) };

@@ -6,7 +6,7 @@
  */
 import type { ProgramsServices } from '../../core/roles/programs/context.js';
 import type { AuditChain } from '../../core/roles/programs/audit/chain.js';
-import type { Database, WriteTx } from '../../core/store/database.js';
+import type { SqlDatabase, WriteTx } from '../../core/store/database.js';
 import { WriteRounds } from '../../core/store/write-rounds.js';
 import type { DeploymentStatus } from './machine.js';
 
@@ -28,7 +28,7 @@ interface StateChange {
 
 export class DeploymentRepository {
   constructor(
-    private readonly db: Database,
+    private readonly db: SqlDatabase,
     private readonly audit: AuditChain,
     /** Where deployment.completed and deployment.failed go, in the transaction of the final status. */
     private readonly outbox?: ProgramsServices['webhooks.outbox'],

@@ -5,7 +5,7 @@
  */
 import { numOrNull, strOrNull } from '../../core/store/row-values.js';
 import type { Migration } from '../../core/store/migrations.js';
-import type { Database, WriteTx } from '../../core/store/database.js';
+import type { SqlDatabase, WriteTx } from '../../core/store/database.js';
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -124,7 +124,7 @@ const machineOf = (r: Row): MachineRecord => ({
 });
 
 export class FleetRepository {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: SqlDatabase) {}
 
   async gateway(id: string): Promise<GatewayRecord | undefined> {
     const r = await this.db.get('SELECT * FROM fleet_gateways WHERE id = ?', [id]);

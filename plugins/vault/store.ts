@@ -5,7 +5,7 @@
  * number, content, hash or size.
  */
 import { numOrNull, strOrNull } from '../../core/store/row-values.js';
-import type { Database, WriteTx } from '../../core/store/database.js';
+import type { SqlDatabase, WriteTx } from '../../core/store/database.js';
 import { namesOf, samePerson } from './duties.js';
 
 export { MIGRATIONS } from './schema.js';
@@ -22,7 +22,7 @@ function scopeClause(column: string, scope: LibraryFilter): { sql: string; param
 }
 
 export class VaultStore {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: SqlDatabase) {}
 
   async library(id: string): Promise<Library | undefined> {
     const r = await this.db.get('SELECT * FROM vault_libraries WHERE id = ?', [id]);

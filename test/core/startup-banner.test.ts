@@ -110,6 +110,13 @@ describe('start-up banner with several roles', () => {
     expect(programsBannerSection({ ...programsFacts, announcements: [] }).at(-1)).toBe('');
   });
 
+  it('the program service section on PostgreSQL names the server and database, never a password', () => {
+    expect(programsBannerSection({ ...programsFacts, postgres: 'postgresql://db.plant:5432/programs' }).slice(2, 4)).toEqual([
+      '  data:        /var/lib/gateway',
+      '  database:    PostgreSQL postgresql://db.plant:5432/programs',
+    ]);
+  });
+
   it('the gateway section says where it runs: data file, machines by driver, its URLs and announcements', () => {
     const section = gatewayBannerSection(gatewayFacts);
     expect(section.slice(0, 5)).toEqual([

@@ -12,6 +12,8 @@ export interface ProgramsBannerFacts {
   announcements: readonly string[];
   /** The database file in the data directory; `programs.db` unless told. */
   databaseFile?: string;
+  /** The PostgreSQL database used instead of the file, as `postgresql://host:port/database` (never the user or password). */
+  postgres?: string;
 }
 
 /** The program service's URL lines: label, URL and what it needs to open. */
@@ -30,7 +32,9 @@ export function programsBannerSection(facts: ProgramsBannerFacts): string[] {
   return [
     `  Program version service ${facts.version} is running`,
     `  config:      ${facts.configFile}`,
-    `  data:        ${facts.dataDir} (SQLite: ${facts.databaseFile ?? 'programs.db'})`,
+    ...(facts.postgres
+      ? [`  data:        ${facts.dataDir}`, `  database:    PostgreSQL ${facts.postgres}`]
+      : [`  data:        ${facts.dataDir} (SQLite: ${facts.databaseFile ?? 'programs.db'})`]),
     `  time zone:   ${facts.timeZone}`,
     '',
     ...programsUrlLines(facts.url),

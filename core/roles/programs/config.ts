@@ -1,7 +1,8 @@
 /**
  * The program version service's part of the configuration file
- * (core/config-parts.ts): its listener (`programs.host`, `.port`, `.tls`) and where
- * its webhooks may deliver (`programs.webhooks`). The data directory and
+ * (core/config-parts.ts): its listener (`programs.host`, `.port`, `.tls`), its
+ * database (`programs.databaseUrl`: PostgreSQL; `programs.db` in the data
+ * directory without it) and where its webhooks may deliver (`programs.webhooks`). The data directory and
  * the time zone are the runtime's (`dataDir`, `timeZone`).
  */
 import { z } from 'zod';
@@ -20,12 +21,28 @@ export const programsWebhooksSchema = z
   .strict();
 export type ProgramsWebhookSettings = z.output<typeof programsWebhooksSchema>;
 
+/** A PostgreSQL connection string (`postgres://` or `postgresql://`); a mistake is named by its scheme only, never the password. */
+export const databaseUrlSchema = z.string().superRefine((url, ctx) => {
+  let scheme: string | undefined;
+  try {
+    scheme = new URL(url).protocol;
+  } catch {
+    // not a URL: reported below
+  }
+  if (scheme === 'postgres:' || scheme === 'postgresql:') return;
+  // Only the scheme is shown: the rest may hold a password, wherever a mistyped string put it.
+  const shown = scheme ? `${scheme}… (the rest not shown)` : '(not a URL; not shown, as it may hold a password)';
+  ctx.addIssue({ code: 'custom', input: shown, message: 'expected a PostgreSQL connection string, postgresql://user:password@host:port/database' });
+});
+
 const PROGRAMS_FIELDS = {
   host: z.string().default('0.0.0.0'),
   port: z.number().int().min(0).max(65535).default(DEFAULT_PROGRAMS_PORT),
   /** The listener's own certificate and key; TLS_CERT_FILE/TLS_KEY_FILE otherwise (core/tls.ts `roleTlsFiles`). */
   tls: tlsFilesSchema.optional(),
   webhooks: programsWebhooksSchema.default({ allowPrivateNetworks: false }),
+  /** The service's database on PostgreSQL, for several instances on one database (docs/operations.md); `programs.db` in the data directory without it. */
+  databaseUrl: databaseUrlSchema.optional(),
 };
 
 export const PROGRAMS_SECTION = {
@@ -34,6 +51,7 @@ export const PROGRAMS_SECTION = {
   env: {
     PROGRAMS_PORT: { field: 'port', type: 'port' },
     PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: { field: 'webhooks.allowPrivateNetworks', type: 'boolean' },
+    PROGRAMS_DATABASE_URL: { field: 'databaseUrl', type: 'text' },
   },
 } satisfies ConfigPart;
 

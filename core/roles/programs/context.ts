@@ -13,7 +13,7 @@ import type { GatewayLink } from '../../gateway-link/types.js';
 import type { RestRegistry } from '../../rest/operation.js';
 import type { ServiceRegistry } from '../../services.js';
 import type { AuditChain } from './audit/chain.js';
-import type { Database } from '../../store/database.js';
+import type { SqlDatabase } from '../../store/sql-database.js';
 
 /** The settings of the `programs` section of the configuration that plugins read (docs/configuration.md). */
 export interface ProgramsSettings {
@@ -34,10 +34,10 @@ export interface ProgramsEvents {}
 export interface ProgramsServices {}
 
 export interface ProgramsContext {
-  /** The role's data directory (shared with the gateway role; the database file is its own). */
+  /** The role's data directory (shared with the gateway role; the database file, when on SQLite, is its own). */
   dataDir: string;
-  /** The role's database, `programs.db` in the data directory. */
-  db: Database;
+  /** The role's database: `programs.db` in the data directory, or PostgreSQL shared with other instances (`programs.databaseUrl`); stores keep to docs/databases.md. */
+  db: SqlDatabase;
   /** The hash-chained audit log in `db`; append inside `db.write(fn, { transaction: true })`. */
   audit: AuditChain;
   /** The `/api/v1` operations; plugins define theirs at register time. */

@@ -1,6 +1,7 @@
-/** The program version service as a role: /api/v1 on `programs.host`:`programs.port` (8030), database programs.db in the data directory (`dataDir`). */
+/** The program version service as a role: /api/v1 on `programs.host`:`programs.port` (8030), database programs.db in the data directory (`dataDir`) or PostgreSQL (`programs.databaseUrl`, PROGRAMS_DATABASE_URL). */
 import { defineRole, listenFailed, RoleStartError, type RoleStartFacts, type StartedRole } from '../../role.js';
 import { packageVersion } from '../../package-root.js';
+import { describePostgres } from '../../store/postgres-database.js';
 import { runtimeSettings } from '../../runtime.js';
 import { PROGRAMS_CONFIG, programsSettings } from './config.js';
 import { programsBannerSection } from './banner.js';
@@ -11,12 +12,17 @@ async function startProgramsRole({ config, file, logger: processLogger, env, off
   const logger = processLogger.child({ role: 'programs' });
   const localGateway = offers['gateway-link'];
   const { dataDir, timeZone } = runtimeSettings(config);
-  const { host, port, webhooks, tls } = programsSettings(config);
+  const { host, port, webhooks, tls, databaseUrl } = programsSettings(config);
   let role: ProgramsRole;
   try {
-    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, sharedFirstPassword, version: packageVersion(), trustProxy: config.communication.trustProxy, settings: { webhooks }, ...(tls ? { tls } : {}), ...(localGateway ? { localGateway } : {}) });
+    role = await ProgramsRole.create({
+      dataDir, databaseUrl, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, sharedFirstPassword, version: packageVersion(),
+      trustProxy: config.communication.trustProxy, settings: { webhooks }, ...(tls ? { tls } : {}), ...(localGateway ? { localGateway } : {}),
+    });
   } catch (err) {
-    throw new RoleStartError(`program service failed to start (config ${file}):\n${(err as Error).message}`, 2);
+    // A database that cannot be reached is named by the key that gave it (the message names the server, never the password).
+    const source = databaseUrl && /cannot connect to PostgreSQL/.test((err as Error).message) ? `${env.PROGRAMS_DATABASE_URL ? 'PROGRAMS_DATABASE_URL (environment)' : 'programs.databaseUrl'}: ` : '';
+    throw new RoleStartError(`program service failed to start (config ${file}):\n${source}${(err as Error).message}`, 2);
   }
   let url: string;
   try {
@@ -34,6 +40,7 @@ async function startProgramsRole({ config, file, logger: processLogger, env, off
       url,
       announcements: role.context.announcements,
       databaseFile: PROGRAMS_DATABASE_FILE,
+      ...(databaseUrl ? { postgres: describePostgres(databaseUrl) } : {}),
     }),
     stop: {
       name: 'program service (HTTP server, plugins, database)',

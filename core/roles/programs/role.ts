@@ -1,6 +1,6 @@
 /**
  * The program version service as a role: its own database (`programs.db` in
- * the data directory), its own listener (8030 by default), the hash-chained
+ * the data directory, or PostgreSQL with `databaseUrl`), its own listener (8030 by default), the hash-chained
  * audit, and the plugins that define its `/api/v1` operations. Built on
  * RoleRuntime like the gateway; it knows no fleet.
  */
@@ -17,11 +17,14 @@ import { serveRestDocs } from '../../rest/openapi.js';
 import { createRestApp, REST_PREFIX, serveRest } from '../../rest/serve.js';
 import { DEFAULT_PROGRAMS_SETTINGS, type ProgramsContext, type ProgramsSettings } from './context.js';
 import type { GatewayLink } from '../../gateway-link/types.js';
+import type { SqlDatabase } from '../../store/sql-database.js';
 
 export const PROGRAMS_DATABASE_FILE = 'programs.db';
 
 export interface ProgramsRoleOptions {
   dataDir: string;
+  /** A PostgreSQL connection string (`programs.databaseUrl`, PROGRAMS_DATABASE_URL); `programs.db` in `dataDir` without it. */
+  databaseUrl?: string | undefined;
   timeZone: string;
   plugins: readonly Plugin<ProgramsContext>[];
   logger: Logger;
@@ -49,7 +52,7 @@ const DESCRIPTION = [
 
 export class ProgramsRole {
   private constructor(
-    readonly runtime: RoleRuntime,
+    readonly runtime: RoleRuntime<SqlDatabase>,
     readonly context: ProgramsContext,
     private readonly started: { names: () => readonly string[] },
   ) {}
@@ -58,7 +61,9 @@ export class ProgramsRole {
     const now = options.now ?? Date.now;
     const env = options.env ?? process.env;
     const tls = roleTlsFiles(options.tls, env);
-    const runtime = await RoleRuntime.open({ role: 'programs', dataDir: options.dataDir, databaseFile: PROGRAMS_DATABASE_FILE, logger: options.logger, now, ...(tls ? { tls } : {}) });
+    const runtime = await RoleRuntime.open({
+      role: 'programs', dataDir: options.dataDir, databaseFile: PROGRAMS_DATABASE_FILE, databaseUrl: options.databaseUrl, logger: options.logger, now, ...(tls ? { tls } : {}),
+    });
     try {
       const audit = await AuditChain.open(runtime.db, { timeZone: options.timeZone, clock: now });
       const rest = new RestRegistry();

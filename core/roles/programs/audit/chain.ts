@@ -5,7 +5,7 @@
  * verify() walks the chain and names the first record that does not check
  * out. See docs/audit.md.
  */
-import type { Database, WriteTx } from '../../../store/database.js';
+import type { SqlDatabase, WriteTx } from '../../../store/database.js';
 import { csvHeader, csvLine, type CsvOptions } from './csv.js';
 import { readRows, resolveFilter, resolvePage, encodeCursor, type AuditFilter, type AuditOrder, type AuditPageRequest } from './query.js';
 import { type AuditEntry, type AuditRecord, type PreparedEntry, prepareEntry, recordHash, recordOf } from './record.js';
@@ -70,7 +70,7 @@ export class AuditChain {
   private readonly clock: () => number;
 
   private constructor(
-    private readonly db: Database,
+    private readonly db: SqlDatabase,
     private readonly options: AuditChainOptions,
     head: HeadState,
   ) {
@@ -79,7 +79,7 @@ export class AuditChain {
   }
 
   /** Creates the audit tables if missing and reads the chain head. */
-  static async open(db: Database, options: AuditChainOptions): Promise<AuditChain> {
+  static async open(db: SqlDatabase, options: AuditChainOptions): Promise<AuditChain> {
     await ensureAuditSchema(db);
     const head = await db.write((tx) => readHead(tx));
     return new AuditChain(db, options, head);

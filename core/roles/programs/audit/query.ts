@@ -5,7 +5,7 @@
  */
 import { GatewayError } from '../../../errors.js';
 import { parseTimeParam } from '../../../time-params.js';
-import type { Database, SqlValue } from '../../../store/database.js';
+import type { SqlDatabase, SqlValue } from '../../../store/database.js';
 import { AUDIT_COLUMNS, type AuditRow } from './record.js';
 
 /** Filters of GET /audit; every one given must match. */
@@ -101,7 +101,7 @@ export function resolveTimeBound(field: 'from' | 'to', value: unknown, timeZone:
 }
 
 /** Checks the filter and turns it into SQL; throws INVALID_PARAMETER naming the field. */
-export async function resolveFilter(db: Database, filter: AuditFilter, timeZone: string): Promise<ResolvedFilter> {
+export async function resolveFilter(db: SqlDatabase, filter: AuditFilter, timeZone: string): Promise<ResolvedFilter> {
   const where: string[] = [];
   const params: SqlValue[] = [];
   for (const [field, column] of EQUALITY_FILTERS) {
@@ -171,7 +171,7 @@ export function resolvePage(page: AuditPageRequest): { limit: number; order: Aud
 }
 
 /** Up to `limit` rows of the selection after `afterSeq` in `order`. */
-export function readRows(db: Database, filter: ResolvedFilter, order: AuditOrder, afterSeq: number | null, limit: number): Promise<AuditRow[]> {
+export function readRows(db: SqlDatabase, filter: ResolvedFilter, order: AuditOrder, afterSeq: number | null, limit: number): Promise<AuditRow[]> {
   if (filter.empty) return Promise.resolve([]);
   const where = [...filter.where];
   const params = [...filter.params];

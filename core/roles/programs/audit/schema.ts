@@ -4,7 +4,7 @@
  * trigger in the same statement as each insert, so deleting the tail leaves
  * the anchor pointing past the end and verify sees it.
  */
-import type { Database } from '../../../store/database.js';
+import type { SqlDatabase } from '../../../store/database.js';
 
 /** The prevHash of record 1: 64 zeros (SHA-256 length in hex). */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -61,7 +61,7 @@ export const AUDIT_SCHEMA_STATEMENTS: readonly string[] = [
 ];
 
 /** Creates the audit tables, indexes and triggers if missing, in one transaction. */
-export async function ensureAuditSchema(db: Database): Promise<void> {
+export async function ensureAuditSchema(db: SqlDatabase): Promise<void> {
   await db.write(
     async (tx) => {
       for (const statement of AUDIT_SCHEMA_STATEMENTS) await tx.run(statement);

@@ -11,7 +11,7 @@
  * with canonicalText, and which alone decides where the chain breaks.
  */
 import sqlite3 from 'sqlite3';
-import type { Database, Row } from '../../../store/database.js';
+import { SqliteDatabase, type Row, type SqlDatabase } from '../../../store/database.js';
 import { AUDIT_COLUMNS, type AuditRow, hashedFieldsOf, recordHash, sha256Hex } from './record.js';
 import { GENESIS_HASH } from './schema.js';
 
@@ -167,13 +167,13 @@ async function walk(reader: ChunkReader, at: Position, upTo: number, chunkSize: 
   }
 }
 
-function readerOn(db: Database): ChunkReader {
+function readerOn(db: SqlDatabase): ChunkReader {
   return { get: (sql, params) => db.get(sql, params), all: (sql, params) => db.all(sql, params) };
 }
 
-/** A second read-only connection to the file, so the two halves' SQL runs on two threads; null for ':memory:'. */
-async function openSecondReader(db: Database): Promise<(ChunkReader & { close(): Promise<void> }) | null> {
-  if (db.file === ':memory:') return null;
+/** A second read-only connection to the file, so the two halves' SQL runs on two threads; null for ':memory:' and for PostgreSQL. */
+async function openSecondReader(db: SqlDatabase): Promise<(ChunkReader & { close(): Promise<void> }) | null> {
+  if (!(db instanceof SqliteDatabase) || db.file === ':memory:') return null;
   let conn: sqlite3.Database;
   try {
     conn = await new Promise<sqlite3.Database>((resolve, reject) => {
@@ -207,7 +207,7 @@ async function openSecondReader(db: Database): Promise<(ChunkReader & { close():
  * link to the first half's last hash. The first break is the first half's,
  * else the seam's, else the second half's, as a single walk would find.
  */
-export async function verifyChain(db: Database, options: VerifyOptions = {}): Promise<AuditVerification> {
+export async function verifyChain(db: SqlDatabase, options: VerifyOptions = {}): Promise<AuditVerification> {
   const chunkSize = options.chunkSize ?? DEFAULT_CHUNK;
   const parallelFrom = options.parallelFrom ?? DEFAULT_PARALLEL_FROM;
   const reader = readerOn(db);
