@@ -20,12 +20,24 @@ export const programsWebhooksSchema = z
   .strict();
 export type ProgramsWebhookSettings = z.output<typeof programsWebhooksSchema>;
 
+/** How often the service reads its remote gateways' machines and groups again (docs/programs-fleet.md, "Keeping in step"). */
+export const DEFAULT_GATEWAY_SYNC_INTERVAL_SEC = 300;
+
+export const programsGatewaySyncSchema = z
+  .object({
+    /** Seconds between syncs of each remote gateway; 0 turns the interval off (a sync on demand still works). */
+    intervalSec: z.number().int().min(0).max(86_400).default(DEFAULT_GATEWAY_SYNC_INTERVAL_SEC),
+  })
+  .strict();
+export type ProgramsGatewaySyncSettings = z.output<typeof programsGatewaySyncSchema>;
+
 const PROGRAMS_FIELDS = {
   host: z.string().default('0.0.0.0'),
   port: z.number().int().min(0).max(65535).default(DEFAULT_PROGRAMS_PORT),
   /** The listener's own certificate and key; TLS_CERT_FILE/TLS_KEY_FILE otherwise (core/tls.ts `roleTlsFiles`). */
   tls: tlsFilesSchema.optional(),
   webhooks: programsWebhooksSchema.default({ allowPrivateNetworks: false }),
+  gatewaySync: programsGatewaySyncSchema.default({ intervalSec: DEFAULT_GATEWAY_SYNC_INTERVAL_SEC }),
 };
 
 export const PROGRAMS_SECTION = {
