@@ -11,7 +11,7 @@ async function inForce(a: Approval): Promise<Version | undefined> {
 }
 
 /** What the version changes on the machine against the version in force, and a link to the whole diff. */
-function AgainstInForce({ approval }: { approval: Approval }) {
+function AgainstInForce({ approval, generation }: { approval: Approval; generation: number }) {
   const [state, setState] = useState<{ base?: Version; diff?: Diff; error?: string } | null>(null);
   useEffect(() => {
     void (async () => {
@@ -19,7 +19,7 @@ function AgainstInForce({ approval }: { approval: Approval }) {
       if (!base) return setState({});
       setState({ base, diff: await api.get<Diff>(`/programs/${approval.programId}/diff?from=${base.id}&to=${approval.versionId}`) });
     })().catch((err: unknown) => setState({ error: message(err) }));
-  }, [approval.id]);
+  }, [approval.id, generation]);
   if (!state) return <p class="muted">Reading the changes…</p>;
   if (state.error) return <p class="error">{state.error}</p>;
   if (!state.base || !state.diff) return <p>The first version of this program to be published: nothing in force to compare it with.</p>;
@@ -34,6 +34,7 @@ function AgainstInForce({ approval }: { approval: Approval }) {
 
 export function Approvals() {
   const [items, setItems] = useState<Approval[]>([]);
+  const [generation, setGeneration] = useState(0);
   const [programs, setPrograms] = useState<Map<string, Program>>(new Map());
   const [comment, setComment] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
@@ -41,6 +42,8 @@ export function Approvals() {
   const load = async () => {
     const [a, p] = await Promise.all([api.get<Page<Approval>>('/approvals?state=pending&limit=200'), api.get<Page<Program>>('/programs?limit=500')]);
     setItems(a.items);
+    // A decision may change the version in force of the cards still shown.
+    setGeneration((g) => g + 1);
     setPrograms(new Map(p.items.map((x) => [x.id, x])));
   };
   useEffect(() => void load().catch((err: unknown) => setError(message(err))), []);
@@ -67,7 +70,7 @@ export function Approvals() {
           <li key={a.id} class="card" data-approval={a.id}>
             <h2>{programs.get(a.programId)?.name ?? a.programId} version {a.versionNumber}</h2>
             <p class="muted">Submitted by {a.createdBy}; {a.approvals} of {a.required} approvals. Who may not approve it: {a.excluded.join(', ') || 'nobody'}.</p>
-            <AgainstInForce approval={a} />
+            <AgainstInForce approval={a} generation={generation} />
             <label for={`comment-${a.id}`}>Comment</label>
             <input id={`comment-${a.id}`} value={comment[a.id] ?? ''} onInput={(e) => setComment({ ...comment, [a.id]: e.currentTarget.value })} />
             <p class="actions">
