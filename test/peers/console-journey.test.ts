@@ -245,6 +245,18 @@ describe('the program console from npm start\'s demo, in Chromium', { timeout: 3
     await noSeriousViolations(page, 'machines');
   });
 
+  it('PV-39 the audit names programs, versions, machines and users instead of their ids (the ids on hover)', async () => {
+    await nav('Audit').click();
+    const table = page.getByRole('table', { name: 'Audit records' });
+    await poll(() => table.textContent()).toMatch(/O2000 v1/);
+    const text = (await table.textContent()) as string;
+    expect(text).toMatch(/Lathe 1/);
+    expect(text).toMatch(/user arne/);
+    expect(text).not.toMatch(/\b(ver|mch|usr|prg)_/);
+    await page.screenshot({ path: join(SHOTS, 'audit.png'), fullPage: true });
+    await noSeriousViolations(page, 'audit with names');
+  });
+
   it('PV-01 PV-37 the terminal on a 390 px phone shows that Lathe 1 runs the deployed program: matches', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${programsUrl}/terminal`);

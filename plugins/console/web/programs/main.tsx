@@ -46,7 +46,7 @@ function View({ where, me }: { where: Where; me: Me }) {
     case 'programs': return <Programs place={programPlace()} me={me} />;
     case 'approvals': return <Approvals />;
     case 'drift': return <DriftTriage />;
-    case 'audit': return <Audit />;
+    case 'audit': return <Audit me={me} />;
     case 'trials': return <Trials />;
     case 'deployments': return <Deployments status={queryOf('status')} />;
     case 'machines': return <Machines canManage={me.permissions.includes('fleet.manage')} />;
