@@ -5,7 +5,7 @@
  * time per state, SEMI E10 bucket and OEE, drawn as SVG charts with a table
  * beside each, from the gateway's history and analysis interfaces.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../shared/api.js';
 import { usePoll } from '../shared/poll.js';
 import { STATE_LABEL, STATES, type State, type StatusEntry } from './model.js';
@@ -197,12 +197,19 @@ export function MachinePage({ machineID }: { machineID: string }) {
     setTools(t);
   }, 5000, [machineID]);
 
+  const [name, setName] = useState<string | null>(null);
+  useEffect(() => {
+    void api.get<{ name: string }>('/api/config/machine', { machineID }).then((m) => setName(m.name), () => setName(null));
+  }, [machineID]);
+  useEffect(() => {
+    if (name) document.title = `${name} (${machineID})`;
+  }, [name]);
   const state = status?.state;
   return (
     <main id="main">
       <p><a href="#/">← Fleet</a></p>
       <header class="page-head">
-        <h1>{machineID}</h1>
+        <h1 title={machineID}>{name ?? machineID} {name && <span class="machine-id">{machineID}</span>}</h1>
         {state && <span class={`badge big state-${state}`} data-state={state}>{STATE_LABEL[state]}</span>}
       </header>
       {error && <p class="error" role="alert">{error}</p>}
