@@ -129,6 +129,9 @@ describe('gateway fleet console in Chromium', { timeout: 120_000 }, () => {
     expect(await page.title()).toBe('Lathe 1 (L1)');
     await expect.poll(() => page.getByTestId('reason').textContent(), { timeout: 10_000 }).toMatch(/^(running|idle|setup|alarm|offline|noData)/);
     await expect.poll(() => page.locator('svg.timeline rect').count(), { timeout: 15_000 }).toBeGreaterThan(0);
+    // A machine first seen minutes ago: Today is read from then, not from midnight (no hours of no data).
+    await expect.poll(() => page.locator('[data-since-first-seen]').count(), { timeout: 15_000 }).toBe(1);
+    expect(await page.getByRole('table', { name: 'Time per state' }).textContent()).not.toMatch(/No data\d+(\.\d)? h/);
     expect(await page.getByRole('table', { name: 'Time per state' }).isVisible()).toBe(true);
     await page.getByRole('button', { name: 'Last 7 days' }).click();
     expect(await page.getByRole('button', { name: 'Last 7 days' }).getAttribute('aria-pressed')).toBe('true');
