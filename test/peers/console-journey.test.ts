@@ -219,7 +219,7 @@ describe('the program console from npm start\'s demo, in Chromium', { timeout: 3
     expect(await page.locator('tr[data-version="2"]').getByRole('button', { name: 'Deploy…' }).count()).toBe(0);
   });
 
-  it('PV-33 a second gateway is registered and synced from the gateways page, and its machines are listed with their settings', async () => {
+  it('PV-33 a second gateway is registered and synced from the gateways page; a machine\'s directory is set and a group made on the machines page', async () => {
     await nav('Gateways').click();
     await poll(() => page.locator('tr[data-gateway="local"]').getAttribute('data-reachable')).toBe('true');
     await page.getByLabel('Name', { exact: true }).fill('hall-2');
@@ -241,6 +241,15 @@ describe('the program console from npm start\'s demo, in Chromium', { timeout: 3
     await page.getByLabel('Program directory').fill('//CNC_MEM/USER/PATH1/');
     await page.getByRole('button', { name: 'Save Hall 2 mill' }).click();
     await poll(() => r1.locator('code').textContent()).toBe('//CNC_MEM/USER/PATH1/');
+    // A group of this service, made on the same page.
+    const newGroup = page.getByRole('form', { name: 'New group' });
+    await newGroup.getByLabel('Group name').fill('Night shift');
+    await newGroup.getByLabel('Lathe 1', { exact: true }).check();
+    await newGroup.getByLabel('Lathe 2', { exact: true }).check();
+    await newGroup.getByRole('button', { name: 'Make the group' }).click();
+    await poll(status).toMatch(/Group Night shift made/);
+    await poll(() => page.locator('tr[data-group="Night shift"]').textContent()).toMatch(/this service.*Lathe 1, Lathe 2/);
+    await poll(() => page.locator('tr[data-machine="L01"]').textContent()).toMatch(/Night shift/);
     await page.screenshot({ path: join(SHOTS, 'machines.png'), fullPage: true });
     await noSeriousViolations(page, 'machines');
   });

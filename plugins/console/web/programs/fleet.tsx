@@ -7,7 +7,8 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
-import { byName, message, type Group, type Page } from './model.js';
+import { byName, message, type Page } from './model.js';
+import { Groups, type FleetGroup } from './fleet-groups.js';
 
 interface FleetMachine { id: string; machineId: string; name: string; driver: string; present: boolean; gatewayId: string; groupIds: string[]; programDir: string; mirror: { enabled: boolean; intervalSec: number } }
 interface Gateway { id: string; name: string; kind: string; url: string; reachable: boolean; lastContactAt: string | null; lastError: string | null; lastErrorAt: string | null; lastSyncAt: string | null }
@@ -41,13 +42,13 @@ function MachineEditor({ machine, onSaved, onError }: { machine: FleetMachine; o
 
 export function Machines({ canManage }: { canManage: boolean }) {
   const [machines, setMachines] = useState<FleetMachine[]>([]);
-  const [groups, setGroups] = useState<Group[]>([]);
+  const [groups, setGroups] = useState<FleetGroup[]>([]);
   const [gateways, setGateways] = useState<Gateway[]>([]);
   const [editing, setEditing] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const load = async () => {
-    const [m, g, gw] = await Promise.all([api.get<Page<FleetMachine>>('/machines?limit=1000'), api.get<Page<Group>>('/machine-groups?limit=1000'), api.get<Page<Gateway>>('/gateways?limit=1000')]);
+    const [m, g, gw] = await Promise.all([api.get<Page<FleetMachine>>('/machines?limit=1000'), api.get<Page<FleetGroup>>('/machine-groups?limit=1000'), api.get<Page<Gateway>>('/gateways?limit=1000')]);
     setMachines(byName(m.items));
     setGroups(g.items);
     setGateways(gw.items);
@@ -79,6 +80,7 @@ export function Machines({ canManage }: { canManage: boolean }) {
             onSaved={(text) => { setNotice(text); setEditing(null); void load(); }} />
         </section>
       )}
+      <Groups groups={groups} machines={machines.filter((m) => m.present)} canManage={canManage} onError={setError} onChanged={async (text) => { setNotice(text); await load(); }} />
     </main>
   );
 }
