@@ -178,7 +178,6 @@ describe('the program console from npm start\'s demo, in Chromium', { timeout: 3
     await page.getByRole('button', { name: 'Start deployment' }).click();
     await poll(() => page.locator('tr[data-deployment-status="Succeeded"]').count(), { timeout: 30_000 }).toBe(2);
     expect(await page.getByRole('table', { name: 'Deployments of this batch' }).textContent()).toMatch(/Lathe 1.*Lathe 2|Lathe 2.*Lathe 1/);
-    await page.screenshot({ path: join(SHOTS, 'deployment.png'), fullPage: true });
   });
 
   it('PV-01 a trial of version 2 is started from the deploy panel and pulled back from the deployments list; a version is obsoleted from its row', async () => {
@@ -262,7 +261,6 @@ describe('the program console from npm start\'s demo, in Chromium', { timeout: 3
     expect(text).toMatch(/Lathe 1/);
     expect(text).toMatch(/user arne/);
     expect(text).not.toMatch(/\b(ver|mch|usr|prg)_/);
-    await page.screenshot({ path: join(SHOTS, 'audit.png'), fullPage: true });
     await noSeriousViolations(page, 'audit with names');
   });
 
