@@ -1,6 +1,7 @@
 /**
- * Deploying a version: choose its assignments (or add one), preview what a
- * machine receives, start the batch and watch every machine's deployment
+ * Deploying a version: choose its assignments (add, change or remove one),
+ * preview what a machine receives, start the batch — as a release or as a
+ * trial with its hours and rules — and watch every machine's deployment
  * live until each has succeeded or failed.
  */
 import { useEffect, useState } from 'preact/hooks';
