@@ -4,7 +4,7 @@
  */
 import type { InterfaceRegistry, Principal } from '../interfaces.js';
 import { CallingGatewayLink, linkError, type LinkCall } from './calls.js';
-import type { GatewayLink } from './types.js';
+import type { FleetChangeSource, GatewayLink } from './types.js';
 
 /** Who the program service is on its own gateway: an internal principal, never a stored account. */
 export const PROGRAM_SERVICE_PRINCIPAL: Principal = Object.freeze({ username: 'program-service', isAdmin: true, method: 'internal' as const });
@@ -15,8 +15,16 @@ const SLICE_MS = 5;
 export class InProcessGatewayLink extends CallingGatewayLink implements GatewayLink {
   readonly target = 'in-process';
 
-  constructor(private readonly interfaces: InterfaceRegistry) {
+  /** `fleetChanges`: the gateway's machine and group events (the gateway's bus), for `watchFleet`. */
+  constructor(
+    private readonly interfaces: InterfaceRegistry,
+    private readonly fleetChanges?: FleetChangeSource,
+  ) {
     super();
+  }
+
+  watchFleet(listener: () => void): () => void {
+    return this.fleetChanges ? this.fleetChanges(listener) : () => undefined;
   }
 
   /** When the event loop last turned for these calls (see turn). */

@@ -125,4 +125,14 @@ export interface GatewayLink {
    * `afterSeq`).
    */
   history(machineID: string, type: string, start: number, end: number, limit: number, afterSeq?: number): Promise<{ rows: LinkHistoryRow[]; limitReached: boolean }>;
+  /**
+   * Calls `listener` whenever the gateway's machines or groups change (added,
+   * changed, removed); returns a function that stops listening. Only a link
+   * that hears its gateway's events has it (in-process); a remote gateway is
+   * read again on an interval instead.
+   */
+  watchFleet?(listener: () => void): () => void;
 }
+
+/** Subscribes to a gateway's machine and group changes; returns a function that stops listening. */
+export type FleetChangeSource = (listener: () => void) => () => void;

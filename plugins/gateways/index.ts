@@ -13,6 +13,8 @@ import { fleetDeps } from './operations/deps.js';
 import { fleetOperations, fleetService } from './operations/index.js';
 import { FleetRepository, MIGRATIONS, type GatewayRecord } from './store.js';
 import { syncGateway } from './sync.js';
+import { FleetKeeper } from './keep-in-step.js';
+import { DEFAULT_GATEWAY_SYNC_INTERVAL_SEC } from '../../core/roles/programs/config.js';
 
 export const gatewaysPlugin = definePlugin<ProgramsContext>({
   name: 'gateways',
@@ -22,7 +24,13 @@ export const gatewaysPlugin = definePlugin<ProgramsContext>({
     const deps = fleetDeps(ctx, repo, CredentialBox.open(ctx.dataDir));
     for (const op of fleetOperations(deps)) ctx.rest.define(op);
     ctx.services.provide('gateway-machines', fleetService(deps));
-    if (!ctx.localGateway) return;
+    const keeper = new FleetKeeper(deps, ctx.logger);
+    const intervalSec = ctx.settings.gatewaySync?.intervalSec ?? DEFAULT_GATEWAY_SYNC_INTERVAL_SEC;
+    const handle = { stop: () => keeper.stop() };
+    if (!ctx.localGateway) {
+      keeper.start(undefined, intervalSec);
+      return handle;
+    }
     // The gateway in this process is registered at first start, and read at every start.
     let local = await repo.inProcessGateway();
     if (!local) {
@@ -43,5 +51,7 @@ export const gatewaysPlugin = definePlugin<ProgramsContext>({
     } catch (err) {
       ctx.logger.warn({ err: (err as Error).message }, 'local gateway not synced at start');
     }
+    keeper.start(local.id, intervalSec);
+    return handle;
   },
 });

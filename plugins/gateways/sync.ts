@@ -1,7 +1,7 @@
 /**
  * Sync of a gateway: read its machines and groups, record what was added,
  * changed, gone and back, and say so. Shared by POST /gateways/{id}/sync and
- * the start-up sync of the gateway in this process.
+ * the service's own syncs (keep-in-step.ts).
  */
 import { newId } from '../../core/rest/ids.js';
 import { iso } from '../../core/rest/fields.js';
@@ -96,6 +96,9 @@ export async function syncGateway(d: FleetDeps, g: GatewayRecord, p: RestPrincip
     const idByMachineId = await syncMachines(d, tx, g, machines, now, report);
     await syncGroups(d, tx, g, groups, idByMachineId, now, groupReport);
     await d.repo.setSynced(tx, g.id, now);
+    // The service's own syncs (at start, on the gateway's events, on the interval) are audited only when they changed something.
+    const changed = report.added.length + report.changed.length + report.gone.length + report.returned.length + groupReport.added.length + groupReport.changed.length + groupReport.gone.length > 0;
+    if (p === null && !changed) return;
     await d.audit(tx, p, {
       action: 'gateway.sync', entityType: 'gateway', entityId: g.id,
       details: {

@@ -57,6 +57,10 @@ describe('gateway fleet console in Chromium', { timeout: 120_000 }, () => {
     await expect.poll(() => page.locator('li.tile').count(), { timeout: 10_000 }).toBe(4);
     await expect.poll(() => tile('L1').getAttribute('data-state'), { timeout: 10_000 }).toMatch(/running|idle|setup|alarm/);
     expect(await tile('L1').textContent()).toContain('Lathe 1');
+    // The reason in plant words on the tile; the raw reason on its title and on the machine page.
+    const reason = tile('L1').locator('.tile-reason');
+    expect(await reason.textContent()).toMatch(/^(Running a program|Not running a program|Manual mode, not running|An alarm is active|Emergency stop pressed)$/);
+    expect(await reason.getAttribute('title')).toMatch(/^(running|idle|setup|alarm): .*\(adjustedStatus=/);
     const all = await page.locator('button.count.all .count-n').textContent();
     expect(all).toBe('4');
     await page.screenshot({ path: join(SHOTS, 'fleet.png'), fullPage: true });
@@ -120,9 +124,14 @@ describe('gateway fleet console in Chromium', { timeout: 120_000 }, () => {
 
   it('the machine page shows live status, alarms, program and parts, and the history as charts for a chosen window', async () => {
     await tile('L1').locator('a').click();
-    await expect.poll(() => page.locator('h1').textContent()).toBe('L1');
+    // Titled with the machine's name, its ID beside it.
+    await expect.poll(() => page.locator('h1').textContent()).toBe('Lathe 1 L1');
+    expect(await page.title()).toBe('Lathe 1 (L1)');
     await expect.poll(() => page.getByTestId('reason').textContent(), { timeout: 10_000 }).toMatch(/^(running|idle|setup|alarm|offline|noData)/);
     await expect.poll(() => page.locator('svg.timeline rect').count(), { timeout: 15_000 }).toBeGreaterThan(0);
+    // A machine first seen minutes ago: Today is read from then, not from midnight (no hours of no data).
+    await expect.poll(() => page.locator('[data-since-first-seen]').count(), { timeout: 15_000 }).toBe(1);
+    expect(await page.getByRole('table', { name: 'Time per state' }).textContent()).not.toMatch(/No data\d+(\.\d)? h/);
     expect(await page.getByRole('table', { name: 'Time per state' }).isVisible()).toBe(true);
     await page.getByRole('button', { name: 'Last 7 days' }).click();
     expect(await page.getByRole('button', { name: 'Last 7 days' }).getAttribute('aria-pressed')).toBe('true');

@@ -121,7 +121,7 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('link', { name: 'Programs' }).click();
     await page.getByRole('button', { name: 'SHAFT' }).click();
     await page.locator('tr[data-version="1"]').getByRole('button', { name: 'Deploy…' }).click();
-    await expect.poll(() => page.getByRole('checkbox').count()).toBe(2);
+    await expect.poll(() => page.locator('[data-assignment]').count()).toBe(2);
     // What the first machine would receive, before anything is sent.
     await page.getByRole('button', { name: 'Preview' }).first().click();
     await expect.poll(() => page.getByRole('region', { name: 'Preview of the transformed program' }).textContent()).toMatch(/receives: SHAFT, \d+ bytes/);
@@ -277,9 +277,9 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     await page.locator('tr[data-version="1"]').getByRole('button', { name: 'Deploy…' }).click();
     const m1 = ((await svc.request('GET', '/api/v1/machines', { cookie: admin.cookie })).body.items as { id: string; machineId: string }[]).find((m) => m.machineId === 'M1');
     await page.getByLabel('Assign to').selectOption(`machine:${m1?.id}`);
-    await page.getByLabel('Directory (optional)').fill(DIR);
+    await page.getByLabel('Directory', { exact: true }).fill(DIR);
     await page.getByRole('button', { name: 'Add the assignment' }).click();
-    await expect.poll(() => page.getByRole('checkbox').count()).toBe(1);
+    await expect.poll(() => page.locator('[data-assignment]').count()).toBe(1);
     await page.getByRole('button', { name: 'Start deployment' }).click();
     await expect.poll(() => page.locator('tr[data-deployment-status="Succeeded"]').count(), { timeout: 20_000 }).toBe(1);
     const file = await gw.request('GET', `/api/file/program/download?machineID=M1&dir=${encodeURIComponent(DIR)}&name=BRKT`);

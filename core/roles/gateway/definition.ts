@@ -4,6 +4,7 @@ import { InProcessGatewayLink } from '../../gateway-link/in-process.js';
 import { gatewayBannerSection } from './banner.js';
 import { beforeListen, DRIVERS, GATEWAY_PLUGINS } from './compose.js';
 import { GATEWAY_CONFIG } from './config.js';
+import { fleetChangesOf } from './events.js';
 import { Gateway, GATEWAY_DATABASE_FILE } from './gateway.js';
 
 async function startGatewayRole({ config, file, logger, env, sharedFirstPassword }: RoleStartFacts): Promise<StartedRole> {
@@ -45,7 +46,7 @@ async function startGatewayRole({ config, file, logger, env, sharedFirstPassword
       },
     },
     stoppedFacts: () => ({ history: context.history.stats }),
-    offers: { 'gateway-link': new InProcessGatewayLink(context.interfaces) },
+    offers: { 'gateway-link': new InProcessGatewayLink(context.interfaces, fleetChangesOf(context.bus)) },
     consoleUrl: `${url}/`,
   };
 }

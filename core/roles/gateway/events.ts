@@ -12,6 +12,8 @@
  * }
  * ```
  */
+import type { EventBus } from '../../event-bus.js';
+import type { FleetChangeSource } from '../../gateway-link/types.js';
 import type { GroupConfig, MachineConfig } from './machine-config.js';
 
 /** Every event of the gateway and its payload; plugins add theirs by declaration merging. */
@@ -20,4 +22,14 @@ export interface GatewayEvents {
   'machine.deleted': { machineID: string };
   'group.saved': { config: GroupConfig; created: boolean };
   'group.deleted': { groupID: string };
+}
+
+/** The bus's machine and group events as one change source (what the in-process gateway link watches). */
+export function fleetChangesOf(bus: EventBus<GatewayEvents>): FleetChangeSource {
+  return (listener) => {
+    const offs = (['machine.saved', 'machine.deleted', 'group.saved', 'group.deleted'] as const).map((event) => bus.on(event, () => listener()));
+    return () => {
+      for (const off of offs) off();
+    };
+  };
 }

@@ -34,6 +34,16 @@ export const databaseUrlSchema = z.string().superRefine((url, ctx) => {
   const shown = scheme ? `${scheme}… (the rest not shown)` : '(not a URL; not shown, as it may hold a password)';
   ctx.addIssue({ code: 'custom', input: shown, message: 'expected a PostgreSQL connection string, postgresql://user:password@host:port/database' });
 });
+/** How often the service reads its remote gateways' machines and groups again (docs/programs-fleet.md, "Keeping in step"). */
+export const DEFAULT_GATEWAY_SYNC_INTERVAL_SEC = 300;
+
+export const programsGatewaySyncSchema = z
+  .object({
+    /** Seconds between syncs of each remote gateway; 0 turns the interval off (a sync on demand still works). */
+    intervalSec: z.number().int().min(0).max(86_400).default(DEFAULT_GATEWAY_SYNC_INTERVAL_SEC),
+  })
+  .strict();
+export type ProgramsGatewaySyncSettings = z.output<typeof programsGatewaySyncSchema>;
 
 const PROGRAMS_FIELDS = {
   host: z.string().default('0.0.0.0'),
@@ -43,6 +53,7 @@ const PROGRAMS_FIELDS = {
   webhooks: programsWebhooksSchema.default({ allowPrivateNetworks: false }),
   /** The service's database on PostgreSQL, for several instances on one database (docs/operations.md); `programs.db` in the data directory without it. */
   databaseUrl: databaseUrlSchema.optional(),
+  gatewaySync: programsGatewaySyncSchema.default({ intervalSec: DEFAULT_GATEWAY_SYNC_INTERVAL_SEC }),
 };
 
 export const PROGRAMS_SECTION = {

@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ProgramsWebhookSettings } from '../../../config/schema.js';
+import type { ProgramsGatewaySyncSettings } from './config.js';
 import type { SharedFirstPassword } from '../../auth/first-admin.js';
 import type { EventBus } from '../../event-bus.js';
 import type { GatewayLink } from '../../gateway-link/types.js';
@@ -18,6 +19,8 @@ import type { SqlDatabase } from '../../store/sql-database.js';
 /** The settings of the `programs` section of the configuration that plugins read (docs/configuration.md). */
 export interface ProgramsSettings {
   webhooks: ProgramsWebhookSettings;
+  /** How often remote gateways are synced; `programs.gatewaySync.intervalSec` (300 s) when absent. */
+  gatewaySync?: ProgramsGatewaySyncSettings;
 }
 
 export const DEFAULT_PROGRAMS_SETTINGS: ProgramsSettings = Object.freeze({ webhooks: Object.freeze({ allowPrivateNetworks: false }) });

@@ -12,12 +12,12 @@ async function startProgramsRole({ config, file, logger: processLogger, env, off
   const logger = processLogger.child({ role: 'programs' });
   const localGateway = offers['gateway-link'];
   const { dataDir, timeZone } = runtimeSettings(config);
-  const { host, port, webhooks, tls, databaseUrl } = programsSettings(config);
+  const { host, port, webhooks, gatewaySync, tls, databaseUrl } = programsSettings(config);
   let role: ProgramsRole;
   try {
     role = await ProgramsRole.create({
       dataDir, databaseUrl, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, sharedFirstPassword, version: packageVersion(),
-      trustProxy: config.communication.trustProxy, settings: { webhooks }, ...(tls ? { tls } : {}), ...(localGateway ? { localGateway } : {}),
+      trustProxy: config.communication.trustProxy, settings: { webhooks, gatewaySync }, ...(tls ? { tls } : {}), ...(localGateway ? { localGateway } : {}),
     });
   } catch (err) {
     // A database that cannot be reached is named by the key that gave it (the message names the server, never the password).

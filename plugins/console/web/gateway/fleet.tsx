@@ -8,7 +8,7 @@
 import { memo } from 'preact/compat';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { currentToken, onAuthRequired, reauthenticate } from '../shared/api.js';
-import { countByState, STATE_LABEL, STATES, type Group, type State, type Tile } from './model.js';
+import { countByState, plantWords, STATE_LABEL, STATES, type Group, type State, type Tile } from './model.js';
 
 const TileView = memo(function TileView({ tile }: { tile: Tile }) {
   return (
@@ -19,7 +19,7 @@ const TileView = memo(function TileView({ tile }: { tile: Tile }) {
           <span class="badge">{STATE_LABEL[tile.state]}</span>
         </span>
         <span class="tile-id">{tile.machineID} · {tile.model || 'controller unknown'}</span>
-        <span class="tile-reason" title={tile.reason}>{tile.reason}</span>
+        <span class="tile-reason" title={tile.reason} data-reason={tile.reason}>{plantWords(tile.reason)}</span>
         <span class="tile-facts">
           <span>Program <b>{tile.program ?? '—'}</b></span>
           <span>Parts <b>{tile.parts ?? '—'}{tile.partsRequired ? ` / ${tile.partsRequired}` : ''}</b></span>

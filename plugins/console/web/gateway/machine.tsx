@@ -5,7 +5,7 @@
  * time per state, SEMI E10 bucket and OEE, drawn as SVG charts with a table
  * beside each, from the gateway's history and analysis interfaces.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../shared/api.js';
 import { usePoll } from '../shared/poll.js';
 import { STATE_LABEL, STATES, type State, type StatusEntry } from './model.js';
@@ -107,12 +107,13 @@ function LiveCards({ status, count, alarms, tools }: { status: StatusEntry | nul
   );
 }
 
-interface WindowFigures { data: Overall; from: number; to: number; rows: StateRow[] }
+interface WindowFigures { data: Overall; from: number; to: number; rows: StateRow[]; sinceFirstSeen: boolean }
 
 /** A window's charts and tables: the state timeline, time per state, per SEMI E10 bucket, and OEE. */
 function Figures({ overall }: { overall: WindowFigures }) {
   return (
     <>
+      {overall.sinceFirstSeen && <p class="since" data-since-first-seen>Since the gateway first saw this machine, {new Date(overall.from).toLocaleString()}.</p>}
       <h3>States</h3>
       <Timeline rows={overall.rows} from={overall.from} to={overall.to} />
       <Bars parts={overall.data.stateTimeSec} labels={STATE_LABEL} />
@@ -136,24 +137,45 @@ function Figures({ overall }: { overall: WindowFigures }) {
   );
 }
 
+/** When the gateway first recorded a state of the machine (unix ms); null: never. */
+function useFirstSeen(machineID: string): number | null | undefined {
+  const [firstSeen, setFirstSeen] = useState<number | null | undefined>(undefined);
+  useEffect(() => {
+    void api.get<{ data: StateRow[] }>('/api/history/machine', { type: 'State', machineID, start: 0, limit: 1 }).then((h) => setFirstSeen(h.data[0]?.time ?? null), () => setFirstSeen(null));
+  }, [machineID]);
+  return firstSeen;
+}
+
+/** A window's figures; a window that began before the machine was first seen is read from then, so a new machine shows no hours of no data. */
+async function readWindow(machineID: string, w: { start: string; end: string | undefined }, firstSeen: number | null): Promise<WindowFigures> {
+  const read = async (start: string | number, sinceFirstSeen: boolean): Promise<WindowFigures> => {
+    const [o, h] = await Promise.all([
+      api.get<{ window: { startUnix: number; endUnix: number }; data: Overall }>('/api/analysis/machine', { kind: 'overall', machineID, start, end: w.end }),
+      api.get<{ data: StateRow[] }>('/api/history/machine', { type: 'State', machineID, start, end: w.end, limit: 5000 }),
+    ]);
+    return { data: o.data, from: o.window.startUnix * 1000, to: o.window.endUnix * 1000, rows: h.data, sinceFirstSeen };
+  };
+  const figures = await read(w.start, false);
+  const seenSec = firstSeen === null ? null : Math.floor(firstSeen / 1000);
+  if (seenSec !== null && seenSec > figures.from / 1000 && seenSec < figures.to / 1000) return read(seenSec, true);
+  return figures;
+}
+
 /** The history of a chosen window, read again every 30 seconds. */
 function History({ machineID }: { machineID: string }) {
   const [windowKey, setWindowKey] = useState<WindowKey>('today');
   const [overall, setOverall] = useState<WindowFigures | null>(null);
   const [windowError, setWindowError] = useState<string | null>(null);
+  const firstSeen = useFirstSeen(machineID);
   usePoll(async () => {
-    const w = WINDOWS[windowKey];
+    if (firstSeen === undefined) return;
     try {
-      const [o, h] = await Promise.all([
-        api.get<{ window: { startUnix: number; endUnix: number }; data: Overall }>('/api/analysis/machine', { kind: 'overall', machineID, start: w.start, end: w.end }),
-        api.get<{ data: StateRow[] }>('/api/history/machine', { type: 'State', machineID, start: w.start, end: w.end, limit: 5000 }),
-      ]);
-      setOverall({ data: o.data, from: o.window.startUnix * 1000, to: o.window.endUnix * 1000, rows: h.data });
+      setOverall(await readWindow(machineID, WINDOWS[windowKey], firstSeen));
       setWindowError(null);
     } catch (err) {
       setWindowError(err instanceof ApiError ? err.message : 'The analysis could not be read.');
     }
-  }, 30_000, [machineID, windowKey]);
+  }, 30_000, [machineID, windowKey, firstSeen]);
   return (
     <section aria-labelledby="window-title">
       <h2 id="window-title">History</h2>
@@ -197,12 +219,19 @@ export function MachinePage({ machineID }: { machineID: string }) {
     setTools(t);
   }, 5000, [machineID]);
 
+  const [name, setName] = useState<string | null>(null);
+  useEffect(() => {
+    void api.get<{ name: string }>('/api/config/machine', { machineID }).then((m) => setName(m.name), () => setName(null));
+  }, [machineID]);
+  useEffect(() => {
+    if (name) document.title = `${name} (${machineID})`;
+  }, [name]);
   const state = status?.state;
   return (
     <main id="main">
       <p><a href="#/">← Fleet</a></p>
       <header class="page-head">
-        <h1>{machineID}</h1>
+        <h1 title={machineID}>{name ?? machineID} {name && <span class="machine-id">{machineID}</span>}</h1>
         {state && <span class={`badge big state-${state}`} data-state={state}>{STATE_LABEL[state]}</span>}
       </header>
       {error && <p class="error" role="alert">{error}</p>}

@@ -118,3 +118,20 @@ export function countByState(tiles: Iterable<Tile>): Record<State, number> {
   for (const t of tiles) counts[t.state]++;
   return counts;
 }
+
+/**
+ * A derived state's reason in plant words, for a tile: `running: executing
+ * (adjustedStatus=RUNNING, mode=AUTO, alarmLevel=none)` is "Running a
+ * program". The raw reason stays on the tile's title and on the machine page.
+ */
+export function plantWords(reason: string): string {
+  const [kind = '', rest = ''] = reason.split(/:\s*/, 2);
+  if (kind === 'running') return 'Running a program';
+  if (kind === 'idle') return 'Not running a program';
+  if (kind === 'setup') return 'Manual mode, not running';
+  if (kind === 'alarm') return rest.startsWith('emergency stop') ? 'Emergency stop pressed' : 'An alarm is active';
+  if (kind === 'offline') return 'No connection to the controller';
+  if (kind === 'inactive') return 'Switched off in the configuration';
+  if (kind === 'noData') return rest.startsWith('CNCStatus task not enabled') ? 'Status is not read (its task is off)' : 'No status read yet';
+  return reason.replace(/\s*\(.*$/, '');
+}

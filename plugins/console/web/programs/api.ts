@@ -61,6 +61,7 @@ export const api = {
   get: <T>(path: string) => send<T>('GET', path, undefined, false),
   post: <T>(path: string, body?: unknown, headers?: Record<string, string>) => send<T>('POST', path, body ?? {}, false, headers),
   patch: <T>(path: string, body: unknown) => send<T>('PATCH', path, body, false),
+  delete: <T>(path: string) => send<T>('DELETE', path, undefined, false),
 };
 
 export async function login(username: string, password: string): Promise<Me> {

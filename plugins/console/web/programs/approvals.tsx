@@ -1,10 +1,40 @@
 /** The approval queue: approve or reject with a comment; a separation-of-duties refusal is said in plain words. */
 import { useEffect, useState } from 'preact/hooks';
 import { api, ProblemError } from './api.js';
+import { MachineSummary, type Diff } from './diff.js';
 import { message, type Approval, type Page, type Program, type Version } from './model.js';
+
+/** The version in force when `a` was submitted: the newest published version before it. */
+async function inForce(a: Approval): Promise<Version | undefined> {
+  const versions = (await api.get<Page<Version>>(`/programs/${a.programId}/versions?limit=1000`)).items;
+  return versions.filter((v) => v.state === 'published' && v.number < a.versionNumber).sort((x, y) => y.number - x.number)[0];
+}
+
+/** What the version changes on the machine against the version in force, and a link to the whole diff. */
+function AgainstInForce({ approval, generation }: { approval: Approval; generation: number }) {
+  const [state, setState] = useState<{ base?: Version; diff?: Diff; error?: string } | null>(null);
+  useEffect(() => {
+    void (async () => {
+      const base = await inForce(approval);
+      if (!base) return setState({});
+      setState({ base, diff: await api.get<Diff>(`/programs/${approval.programId}/diff?from=${base.id}&to=${approval.versionId}`) });
+    })().catch((err: unknown) => setState({ error: message(err) }));
+  }, [approval.id, generation]);
+  if (!state) return <p class="muted">Reading the changes…</p>;
+  if (state.error) return <p class="error">{state.error}</p>;
+  if (!state.base || !state.diff) return <p>The first version of this program to be published: nothing in force to compare it with.</p>;
+  return (
+    <section aria-label={`Changes against version ${state.base.number}`}>
+      <h3>Against version {state.base.number}, in force now</h3>
+      {state.diff.identical ? <p>The same program as version {state.base.number} (after canonicalisation).</p> : <MachineSummary summary={state.diff.summary} />}
+      <p><a href={`#/programs/${approval.programId}/versions/${approval.versionNumber}?diff=${state.base.number}`}>The whole diff, side by side</a></p>
+    </section>
+  );
+}
 
 export function Approvals() {
   const [items, setItems] = useState<Approval[]>([]);
+  const [generation, setGeneration] = useState(0);
   const [programs, setPrograms] = useState<Map<string, Program>>(new Map());
   const [comment, setComment] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
@@ -12,6 +42,8 @@ export function Approvals() {
   const load = async () => {
     const [a, p] = await Promise.all([api.get<Page<Approval>>('/approvals?state=pending&limit=200'), api.get<Page<Program>>('/programs?limit=500')]);
     setItems(a.items);
+    // A decision may change the version in force of the cards still shown.
+    setGeneration((g) => g + 1);
     setPrograms(new Map(p.items.map((x) => [x.id, x])));
   };
   useEffect(() => void load().catch((err: unknown) => setError(message(err))), []);
@@ -38,6 +70,7 @@ export function Approvals() {
           <li key={a.id} class="card" data-approval={a.id}>
             <h2>{programs.get(a.programId)?.name ?? a.programId} version {a.versionNumber}</h2>
             <p class="muted">Submitted by {a.createdBy}; {a.approvals} of {a.required} approvals. Who may not approve it: {a.excluded.join(', ') || 'nobody'}.</p>
+            <AgainstInForce approval={a} generation={generation} />
             <label for={`comment-${a.id}`}>Comment</label>
             <input id={`comment-${a.id}`} value={comment[a.id] ?? ''} onInput={(e) => setComment({ ...comment, [a.id]: e.currentTarget.value })} />
             <p class="actions">

@@ -1,12 +1,14 @@
 /**
- * Deploying a version: choose its assignments (or add one), preview what a
- * machine receives, start the batch and watch every machine's deployment
+ * Deploying a version: choose its assignments (add, change or remove one),
+ * preview what a machine receives, start the batch — as a release or as a
+ * trial with its hours and rules — and watch every machine's deployment
  * live until each has succeeded or failed.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { UnifiedView } from './diff.js';
-import { message, type Assignment, type Deployment, type Machine, type Page, type Program, type Version } from './model.js';
+import { byName, message, statusWords, type Assignment, type Deployment, type Group, type Machine, type Page, type Program, type Version } from './model.js';
+import { AssignmentRow, TrialOptions, trialBody, type Trial } from './deploy-parts.js';
 
 interface Preview { target: string; fileName: string; size: number; sha256: string; text: string | null; encoding: string; diff: { identical: boolean; unified: string }; warnings: string[] }
 interface PreviewAnswer { fileName: string; result: { size: number; sha256: string; text: string | null; encoding: string }; diff: { identical: boolean; unified: string }; warnings: string[] }
@@ -30,13 +32,9 @@ function useBatch(batchId: string | null, setDeployments: (d: Deployment[]) => v
 }
 
 /** The form that adds an assignment of the program to a machine or a group. */
-function NewAssignment({ program, machines, onMade, onError }: { program: Program; machines: Map<string, Machine>; onMade: (a: Assignment) => void; onError: (text: string | null) => void }) {
-  const [groups, setGroups] = useState<{ id: string; name: string }[]>([]);
+function NewAssignment({ program, machines, groups, onMade, onError }: { program: Program; machines: Map<string, Machine>; groups: Group[]; onMade: (a: Assignment) => void; onError: (text: string | null) => void }) {
   const [newTarget, setNewTarget] = useState('');
   const [newDir, setNewDir] = useState('');
-  useEffect(() => {
-    void api.get<Page<{ id: string; name: string }>>('/machine-groups?limit=200').then((g) => setGroups(g.items), () => undefined);
-  }, []);
   const addAssignment = async (e: Event) => {
     e.preventDefault();
     onError(null);
@@ -53,10 +51,10 @@ function NewAssignment({ program, machines, onMade, onError }: { program: Progra
     <form class="inline-form" onSubmit={addAssignment} aria-label="New assignment">
       <label>Assign to <select aria-label="Assign to" required value={newTarget} onChange={(e) => setNewTarget(e.currentTarget.value)}>
         <option value="">Choose a machine or group…</option>
-        {[...machines.values()].map((m) => <option key={m.id} value={`machine:${m.id}`}>machine {m.machineId} — {m.name}</option>)}
-        {groups.map((g) => <option key={g.id} value={`group:${g.id}`}>group {g.name}</option>)}
+        {byName([...machines.values()].filter((m) => m.present !== false)).map((m) => <option key={m.id} value={`machine:${m.id}`} title={m.id}>{m.name} ({m.machineId})</option>)}
+        {byName(groups).map((g) => <option key={g.id} value={`group:${g.id}`} title={g.id}>group {g.name}</option>)}
       </select></label>
-      <label>Directory (optional) <input value={newDir} placeholder="the machine's program directory" onInput={(e) => setNewDir(e.currentTarget.value)} /></label>
+      <label>Directory <input value={newDir} placeholder="the machine's own, if it has one" onInput={(e) => setNewDir(e.currentTarget.value)} /></label>
       <button type="submit">Add the assignment</button>
     </form>
   );
@@ -80,9 +78,9 @@ function BatchView({ deployments, machines, onClose }: { deployments: Deployment
         <thead><tr><th scope="col">Machine</th><th scope="col">Status</th><th scope="col">Reason</th></tr></thead>
         <tbody>{deployments.map((d) => (
           <tr key={d.id} data-deployment-status={d.status}>
-            <td>{machines.get(d.machineId)?.machineId ?? d.machineId}</td>
-            <td><span class={`status status-${d.status}`}>{d.status}</span></td>
-            <td>{d.reason ?? ''}</td>
+            <td title={d.machineId}>{machines.get(d.machineId)?.name ?? d.machineId}</td>
+            <td><span class={`status status-${d.status}`}>{statusWords(d)}</span></td>
+            <td class="wrap">{d.reason ?? ''}</td>
           </tr>
         ))}</tbody>
       </table>
@@ -99,7 +97,9 @@ export function DeployPanel({ program, version, onClose }: { program: Program; v
   const [error, setError] = useState<string | null>(null);
   const [batchId, setBatchId] = useState<string | null>(null);
   const [preview, setPreview] = useState<Preview | null>(null);
-  const target = (a: Assignment) => (a.machineId ? `machine ${machines.get(a.machineId)?.machineId ?? a.machineId}` : `group ${a.groupId}`);
+  const [groups, setGroups] = useState<Group[]>([]);
+  const [trial, setTrial] = useState<Trial>({ on: false, hours: '24', maxCycleTimeIncreasePct: '10', minCycles: '3', failOnAlarms: true });
+  const target = (a: Assignment) => (a.machineId ? machines.get(a.machineId)?.name ?? a.machineId : `group ${groups.find((g) => g.id === a.groupId)?.name ?? a.groupId ?? ''}`);
   const showPreview = async (a: Assignment) => {
     setError(null);
     try {
@@ -112,9 +112,10 @@ export function DeployPanel({ program, version, onClose }: { program: Program; v
     }
   };
   useEffect(() => {
-    void Promise.all([api.get<Page<Assignment>>(`/machine-assignments?programId=${program.id}&limit=200`), api.get<Page<Machine>>('/machines?limit=1000')]).then(([a, m]) => {
+    void Promise.all([api.get<Page<Assignment>>(`/machine-assignments?programId=${program.id}&limit=200`), api.get<Page<Machine>>('/machines?limit=1000'), api.get<Page<Group>>('/machine-groups?limit=1000')]).then(([a, m, g]) => {
       setAssignments(a.items);
       setMachines(new Map(m.items.map((x) => [x.id, x])));
+      setGroups(g.items);
       setChosen(new Set(a.items.map((x) => x.id)));
     }, (err: unknown) => setError(message(err)));
   }, [program.id]);
@@ -122,7 +123,7 @@ export function DeployPanel({ program, version, onClose }: { program: Program; v
   const start = async () => {
     setError(null);
     try {
-      const answer = await api.post<{ batchId: string; deployments: Deployment[] }>('/deployments', { versionId: version.id, assignmentIds: [...chosen], isTrial: false, trialHours: null });
+      const answer = await api.post<{ batchId: string; deployments: Deployment[] }>('/deployments', { versionId: version.id, assignmentIds: [...chosen], ...trialBody(trial) });
       setDeployments(answer.deployments);
       setBatchId(answer.batchId);
     } catch (err) {
@@ -136,27 +137,34 @@ export function DeployPanel({ program, version, onClose }: { program: Program; v
   return (
     <section class="card" aria-labelledby="deploy-title">
       <h2 id="deploy-title">Deploy {program.name} version {version.number}</h2>
-      {assignments.length === 0 && <p>This program has no assignments yet (POST /api/v1/machine-assignments).</p>}
+      {assignments.length === 0 && <p>This program is not assigned to any machine yet: choose a machine or a group below.</p>}
       <fieldset class="plain">
         <legend>Assignments</legend>
         {assignments.map((a) => (
-          <label key={a.id} class="check">
-            <input type="checkbox" checked={chosen.has(a.id)} disabled={batchId !== null} onChange={(e) => {
+          <AssignmentRow key={a.id} assignment={a} label={target(a)} title={a.machineId ?? a.groupId ?? ''} chosen={chosen.has(a.id)} locked={batchId !== null} onError={setError}
+            onChoose={(on) => {
               const next = new Set(chosen);
-              if (e.currentTarget.checked) next.add(a.id);
+              if (on) next.add(a.id);
               else next.delete(a.id);
               setChosen(next);
-            }} /> {target(a)} {a.dir && <code>{a.dir}</code>}
-            <button type="button" class="small" onClick={() => void showPreview(a)}>Preview</button>
-          </label>
+            }}
+            onPreview={() => void showPreview(a)}
+            onChanged={(changed) => setAssignments(assignments.map((x) => (x.id === a.id ? changed : x)))}
+            onRemoved={() => {
+              setAssignments(assignments.filter((x) => x.id !== a.id));
+              const next = new Set(chosen);
+              next.delete(a.id);
+              setChosen(next);
+            }} />
         ))}
       </fieldset>
-      {batchId === null && <NewAssignment program={program} machines={machines} onMade={onMade} onError={setError} />}
+      {batchId === null && <NewAssignment program={program} machines={machines} groups={groups} onMade={onMade} onError={setError} />}
+      {batchId === null && <TrialOptions trial={trial} onChange={setTrial} />}
       {preview && <PreviewView preview={preview} />}
       {error && <p class="error" role="alert">{error}</p>}
       {!batchId ? (
         <p class="actions">
-          <button type="button" class="primary" disabled={chosen.size === 0} onClick={() => void start()}>Start deployment</button>
+          <button type="button" class="primary" disabled={chosen.size === 0} onClick={() => void start()}>{trial.on ? 'Start the trial' : 'Start deployment'}</button>
           <button type="button" onClick={onClose}>Cancel</button>
         </p>
       ) : (

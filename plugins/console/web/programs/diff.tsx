@@ -44,11 +44,14 @@ function rows(lines: DiffLine[]): { left: DiffLine | null; right: DiffLine | nul
 
 const change = (c: ValueChange) => `${c.from ?? '—'} → ${c.to ?? '—'}${c.changePercent !== null ? ` (${c.changePercent > 0 ? '+' : ''}${c.changePercent.toFixed(1)} %)` : ''} at line ${c.line}`;
 
+/** A tool as the plant says it: T2 (the summary gives the number alone). */
+const tool = (t: string) => (/^\d+$/.test(t) ? `T${t}` : t);
+
 export function MachineSummary({ summary }: { summary: Diff['summary'] }) {
   const items: [string, string[]][] = [
-    ['Tools added', summary.tools.added],
-    ['Tools removed', summary.tools.removed],
-    ['Tools changed', summary.tools.changed.map((t) => `${t.tool}: ${t.from.join(' ')} → ${t.to.join(' ')}`)],
+    ['Tools added', summary.tools.added.map(tool)],
+    ['Tools removed', summary.tools.removed.map(tool)],
+    ['Tools changed', summary.tools.changed.map((t) => `${tool(t.tool)}: ${t.from.join(' ')} → ${t.to.join(' ')}`)],
     ['Feeds', summary.feeds.map(change)],
     ['Spindle speeds', summary.spindleSpeeds.map(change)],
     ['Work offsets added', summary.workOffsets.added.map((o) => `${o.code} (line ${o.line})`)],

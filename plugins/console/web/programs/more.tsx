@@ -1,31 +1,12 @@
 /**
  * The program console's home (the dashboard summary, each counter linking to
  * its list, and the latest deployments), the trials (verdict, evidence,
- * promote, pull back), the deployments list, and administration: users with
- * their role and scopes, service tokens and webhooks (each secret shown once,
- * when made) with the webhooks' deliveries.
+ * promote, pull back) and the deployments list (machine and version by
+ * name, a trial pulled back from its row).
  */
-import { useEffect, useState } from 'preact/hooks';
-import { api, ProblemError } from './api.js';
-
-interface Page<T> { items: T[] }
-const message = (err: unknown) => (err instanceof ProblemError ? err.message : 'The service could not be reached.');
-const when = (s: string | null) => (s ? new Date(s).toLocaleString() : '—');
-
-function useLoad<T>(load: () => Promise<T>, deps: unknown[] = []): [T | null, string | null, () => Promise<void>] {
-  const [data, setData] = useState<T | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const reload = async () => {
-    try {
-      setData(await load());
-      setError(null);
-    } catch (err) {
-      setError(message(err));
-    }
-  };
-  useEffect(() => void reload(), deps);
-  return [data, error, reload];
-}
+import { useState } from 'preact/hooks';
+import { api } from './api.js';
+import { machineMap, message, statusWords, useLoad, when, type Machine, type Page, type Program } from './model.js';
 
 interface Summary { gatewaysTotal: number; gatewaysUnreachable: number; machinesWithMirrorError: number; pendingApprovals: number; openDrift: number; activeTrials: number; failedDeployments24h: number; at: string }
 interface Recent { id: string; machineName: string | null; machineId: string; fileName: string; purpose: string; status: string; reason: string | null; createdBy: string; createdAt: string }
@@ -38,7 +19,7 @@ export function Dashboard() {
     ['Open drift', 'openDrift', '#/drift'],
     ['Active trials', 'activeTrials', '#/trials'],
     ['Failed deployments (24 h)', 'failedDeployments24h', '#/deployments?status=Failed'],
-    ['Gateways unreachable', 'gatewaysUnreachable', '#/admin'],
+    ['Gateways unreachable', 'gatewaysUnreachable', '#/gateways'],
     ['Machines whose mirror fails', 'machinesWithMirrorError', '#/drift'],
   ];
   return (
@@ -65,6 +46,7 @@ interface Trial { id: string; fileName: string; machineId: string; status: strin
 
 export function Trials() {
   const [trials, error, reload] = useLoad(() => api.get<Page<Trial>>('/trials?limit=100'));
+  const [machines] = useLoad(() => machineMap(api.get));
   const [notice, setNotice] = useState<string | null>(null);
   const [actionError, setActionError] = useState<string | null>(null);
   const decide = async (t: Trial, kind: 'promote' | 'pull-back') => {
@@ -82,10 +64,10 @@ export function Trials() {
       <h1>Trials</h1>
       {(error ?? actionError) && <p class="error" role="alert">{error ?? actionError}</p>}
       {notice && <p class="notice" role="status">{notice}</p>}
-      {trials?.items.length === 0 && <p>No trials.</p>}
+      {trials?.items.length === 0 && <p>No trials yet. Start one from a published version's Deploy panel (Programs).</p>}
       <ul class="plain-list">{(trials?.items ?? []).map((t) => (
         <li key={t.id} class="card" data-trial={t.id} data-status={t.status}>
-          <h2>{t.fileName} <span class={`status status-${t.status}`}>{t.status}</span></h2>
+          <h2>{t.fileName} on <span title={t.machineId}>{machines?.get(t.machineId)?.name ?? t.machineId}</span> <span class={`status status-${t.status}`}>{t.status}</span></h2>
           <p>Verdict: <b>{t.verdict ?? 'not yet'}</b>{t.evaluatedAt ? ` (judged ${when(t.evaluatedAt)})` : ''}{t.endsAt ? ` · ends ${when(t.endsAt)}` : ''}</p>
           {t.evidence && <details><summary>Evidence</summary><pre class="evidence">{JSON.stringify(t.evidence, null, 2)}</pre></details>}
           {t.decision && <p class="muted">Decided by {t.decision.automatic ? 'the service itself' : t.decision.by}{t.decision.onBehalfOf ? ` for ${t.decision.onBehalfOf}` : ''}{t.decision.note ? `: ${t.decision.note}` : ''}</p>}
@@ -101,152 +83,65 @@ export function Trials() {
   );
 }
 
-interface Deployment { id: string; machineId: string; fileName: string; purpose: string; status: string; reason: string | null; createdBy: string; createdAt: string; finishedAt: string | null }
+interface Deployment { id: string; machineId: string; versionId: string | null; fileName: string; purpose: string; status: string; waitingForSlot: boolean; reason: string | null; createdBy: string; createdAt: string; finishedAt: string | null }
+interface VersionRef { id: string; programId: string; number: number }
+interface DeploymentNames { machines: Map<string, Machine>; versions: Map<string, string>; trials: Map<string, Trial> }
+
+/** Names for a page of deployments: machines, "program vN" per version, and the trial that follows a trial deployment. */
+async function namesFor(items: Deployment[]): Promise<DeploymentNames> {
+  const versionIds = [...new Set(items.map((d) => d.versionId).filter((v): v is string => v !== null))];
+  const [machines, programs, versions, trials] = await Promise.all([
+    machineMap(api.get), api.get<Page<Program>>('/programs?limit=1000'),
+    Promise.all(versionIds.map((id) => api.get<VersionRef>(`/versions/${id}`).catch(() => null))),
+    items.some((d) => d.purpose === 'trial') ? api.get<Page<Trial & { deploymentId: string }>>('/trials?limit=1000') : Promise.resolve({ items: [] }),
+  ]);
+  const programName = new Map(programs.items.map((p) => [p.id, p.name]));
+  return {
+    machines,
+    versions: new Map(versions.filter((v): v is VersionRef => v !== null).map((v) => [v.id, `${programName.get(v.programId) ?? v.programId} v${v.number}`])),
+    trials: new Map(trials.items.map((t) => [t.deploymentId, t])),
+  };
+}
 
 export function Deployments({ status }: { status: string }) {
-  const [page, error] = useLoad(() => api.get<Page<Deployment>>(`/deployments?limit=200${status ? `&status=${encodeURIComponent(status)}` : ''}`), [status]);
+  const [page, error, reload] = useLoad(async () => {
+    const p = await api.get<Page<Deployment>>(`/deployments?limit=200${status ? `&status=${encodeURIComponent(status)}` : ''}`);
+    return { items: p.items, names: await namesFor(p.items) };
+  }, [status]);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const pullBack = async (t: Trial) => {
+    setActionError(null);
+    try {
+      await api.post(`/trials/${t.id}/pull-back`, { note: 'pulled back from the deployments list' });
+      setNotice(`${t.fileName}: pulling back to the previous release.`);
+      await reload();
+    } catch (err) {
+      setActionError(message(err));
+    }
+  };
+  const names = page?.names;
   return (
     <main id="main">
       <h1>Deployments{status ? `: ${status}` : ''}</h1>
-      {error && <p class="error" role="alert">{error}</p>}
+      {(error ?? actionError) && <p class="error" role="alert">{error ?? actionError}</p>}
+      {notice && <p class="notice" role="status">{notice}</p>}
+      {page?.items.length === 0 && <p>No deployments{status ? ` ${status.toLowerCase()}` : ''} yet. Deploy a published version from Programs.</p>}
       <table class="list" aria-label="Deployments">
-        <thead><tr><th scope="col">File</th><th scope="col">Purpose</th><th scope="col">Status</th><th scope="col">Reason</th><th scope="col">By</th><th scope="col">Started</th><th scope="col">Ended</th></tr></thead>
-        <tbody>{(page?.items ?? []).map((d) => (
-          <tr key={d.id}><td>{d.fileName}</td><td>{d.purpose}</td><td><span class={`status status-${d.status}`}>{d.status}</span></td><td>{d.reason ?? ''}</td><td>{d.createdBy}</td><td>{when(d.createdAt)}</td><td>{when(d.finishedAt)}</td></tr>
-        ))}</tbody>
+        <thead><tr><th scope="col">Machine</th><th scope="col">Version</th><th scope="col">File</th><th scope="col">Purpose</th><th scope="col">Status</th><th scope="col">Reason</th><th scope="col">By</th><th scope="col">Started</th><th scope="col">Ended</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+        <tbody>{(page?.items ?? []).map((d) => {
+          const trial = names?.trials.get(d.id);
+          return (
+            <tr key={d.id} data-deployment={d.id} data-purpose={d.purpose}>
+              <td title={d.machineId}>{names?.machines.get(d.machineId)?.name ?? d.machineId}</td>
+              <td title={d.versionId ?? ''}>{d.versionId ? names?.versions.get(d.versionId) ?? d.versionId : 'a snapshot'}</td>
+              <td>{d.fileName}</td><td>{d.purpose}</td><td><span class={`status status-${d.status}`}>{statusWords(d)}</span></td><td class="wrap">{d.reason ?? ''}</td>
+              <td>{d.createdBy}</td><td>{when(d.createdAt)}</td><td>{when(d.finishedAt)}</td>
+              <td>{trial?.active && trial.status === 'Active' && <button type="button" onClick={() => void pullBack(trial)}>Pull back the trial</button>}</td>
+            </tr>
+          );
+        })}</tbody>
       </table>
-    </main>
-  );
-}
-
-interface User { id: string; username: string; role: string; scopes: { libraries: string | string[]; machineGroups: string | string[] }; disabled: boolean }
-interface Token { id: string; name: string; role: string; revokedAt: string | null; lastUsedAt: string | null; expiresAt: string | null }
-interface Webhook { id: string; url: string; events: string[]; enabled: boolean; disabledReason: string | null }
-interface Delivery { id: string; webhookId: string; event: string; status: string; attempts: number; lastStatusCode: number | null; lastError: string | null; createdAt: string }
-
-const ROLES = ['admin', 'programmer', 'approver', 'operator', 'auditor', 'integration'];
-const EVENTS = ['deployment.completed', 'deployment.failed', 'version.published', 'trial.started', 'trial.promoted', 'trial.pulled-back', 'drift.opened'];
-interface Named { id: string; name: string }
-type Scope = '*' | string[];
-const scopeNames = (s: string | string[], named: Named[]) => (Array.isArray(s) ? s.map((id) => named.find((n) => n.id === id)?.name ?? id).join(', ') || 'none' : s === '*' ? 'all' : s);
-
-/** A scope picker: all, or the chosen ones of `options`. */
-function ScopePicker({ label, value, options, onChange }: { label: string; value: Scope; options: Named[]; onChange: (v: Scope) => void }) {
-  const all = value === '*';
-  return (
-    <fieldset class="plain scope">
-      <legend>{label}</legend>
-      <label class="check"><input type="checkbox" checked={all} onChange={(e) => onChange(e.currentTarget.checked ? '*' : [])} /> all</label>
-      {!all && options.map((o) => (
-        <label key={o.id} class="check"><input type="checkbox" checked={(value as string[]).includes(o.id)} onChange={(e) => onChange(e.currentTarget.checked ? [...(value as string[]), o.id] : (value as string[]).filter((x) => x !== o.id))} /> {o.name}</label>
-      ))}
-    </fieldset>
-  );
-}
-
-function UserEditor({ user, libraries, groups, onSaved, onError }: { user: User; libraries: Named[]; groups: Named[]; onSaved: (text: string) => void; onError: (text: string) => void }) {
-  const [role, setRole] = useState(user.role);
-  const [libs, setLibs] = useState<Scope>(user.scopes.libraries as Scope);
-  const [grps, setGrps] = useState<Scope>(user.scopes.machineGroups as Scope);
-  const [disabled, setDisabled] = useState(user.disabled);
-  const save = async (e: Event) => {
-    e.preventDefault();
-    try {
-      await api.patch(`/admin/users/${user.id}`, { role, scopes: { libraries: libs, machineGroups: grps }, disabled });
-      onSaved(`${user.username}: saved.`);
-    } catch (err) {
-      onError(message(err));
-    }
-  };
-  return (
-    <form class="card user-editor" aria-label={`Edit ${user.username}`} onSubmit={save}>
-      <h3>{user.username}</h3>
-      <label>Role <select value={role} onChange={(e) => setRole(e.currentTarget.value)}>{ROLES.map((r) => <option key={r}>{r}</option>)}</select></label>
-      <ScopePicker label="Libraries" value={libs} options={libraries} onChange={setLibs} />
-      <ScopePicker label="Machine groups" value={grps} options={groups} onChange={setGrps} />
-      <label class="check"><input type="checkbox" checked={disabled} onChange={(e) => setDisabled(e.currentTarget.checked)} /> disabled (cannot log in; its sessions end)</label>
-      <button type="submit">Save {user.username}</button>
-    </form>
-  );
-}
-
-export function Admin() {
-  const [users, usersError, reloadUsers] = useLoad(() => api.get<Page<User>>('/admin/users?limit=200'));
-  const [tokens, , reloadTokens] = useLoad(() => api.get<Page<Token>>('/admin/service-tokens?limit=200'));
-  const [hooks, , reloadHooks] = useLoad(() => api.get<Page<Webhook>>('/admin/webhooks?limit=200'));
-  const [deliveries, , reloadDeliveries] = useLoad(() => api.get<Page<Delivery>>('/admin/webhooks/deliveries?limit=50'));
-  const [secret, setSecret] = useState<{ what: string; value: string } | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [newUser, setNewUser] = useState<{ username: string; password: string; role: string; libraries: Scope; machineGroups: Scope }>({ username: '', password: '', role: 'operator', libraries: '*', machineGroups: '*' });
-  const [libraries] = useLoad(() => api.get<Page<Named>>('/libraries?limit=200'));
-  const [groups] = useLoad(() => api.get<Page<Named>>('/machine-groups?limit=200'));
-  const [editing, setEditing] = useState<User | null>(null);
-  const [saved, setSaved] = useState<string | null>(null);
-  const [newToken, setNewToken] = useState({ name: '', role: 'integration' });
-  const [newHook, setNewHook] = useState({ url: '', events: ['deployment.completed', 'deployment.failed'] });
-  const run = async (call: () => Promise<void>) => {
-    setError(null);
-    try {
-      await call();
-    } catch (err) {
-      setError(message(err));
-    }
-  };
-  return (
-    <main id="main">
-      <h1>Administration</h1>
-      {(error ?? usersError) && <p class="error" role="alert">{error ?? usersError}</p>}
-      {secret && (
-        <div class="card secret" role="status">
-          <p><b>{secret.what}</b> — shown this once; only its hash is kept. Copy it now:</p>
-          <p><code data-secret>{secret.value}</code></p>
-          <button type="button" onClick={() => setSecret(null)}>I have copied it</button>
-        </div>
-      )}
-      <section class="card" aria-labelledby="users-title">
-        <h2 id="users-title">Users</h2>
-        <table class="list" aria-label="Users"><thead><tr><th scope="col">User</th><th scope="col">Role</th><th scope="col">Libraries</th><th scope="col">Machine groups</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-          <tbody>{(users?.items ?? []).map((u) => (
-            <tr key={u.id} data-user={u.username}><td>{u.username}</td><td>{u.role}</td><td>{scopeNames(u.scopes.libraries, libraries?.items ?? [])}</td><td>{scopeNames(u.scopes.machineGroups, groups?.items ?? [])}</td><td>{u.disabled ? 'disabled' : 'active'}</td>
-              <td><button type="button" onClick={() => { setEditing(u); setSaved(null); }}>Edit</button></td></tr>
-          ))}</tbody></table>
-        {saved && <p class="notice" role="status">{saved}</p>}
-        {editing && <UserEditor key={editing.id} user={editing} libraries={libraries?.items ?? []} groups={groups?.items ?? []} onError={setError}
-          onSaved={(text) => { setSaved(text); setEditing(null); void reloadUsers(); }} />}
-        <form class="inline-form" onSubmit={(e) => { e.preventDefault(); void run(async () => { await api.post('/admin/users', { username: newUser.username, password: newUser.password, role: newUser.role, scopes: { libraries: newUser.libraries, machineGroups: newUser.machineGroups } }); setNewUser({ username: '', password: '', role: 'operator', libraries: '*', machineGroups: '*' }); await reloadUsers(); }); }}>
-          <label>User name <input value={newUser.username} required onInput={(e) => setNewUser({ ...newUser, username: e.currentTarget.value })} /></label>
-          <label>Password <input type="password" autoComplete="new-password" value={newUser.password} required onInput={(e) => setNewUser({ ...newUser, password: e.currentTarget.value })} /></label>
-          <label>Role <select value={newUser.role} onChange={(e) => setNewUser({ ...newUser, role: e.currentTarget.value })}>{ROLES.map((r) => <option key={r}>{r}</option>)}</select></label>
-          <ScopePicker label="Libraries" value={newUser.libraries} options={libraries?.items ?? []} onChange={(v) => setNewUser({ ...newUser, libraries: v })} />
-          <ScopePicker label="Machine groups" value={newUser.machineGroups} options={groups?.items ?? []} onChange={(v) => setNewUser({ ...newUser, machineGroups: v })} />
-          <button type="submit">Add user</button>
-        </form>
-      </section>
-      <section class="card" aria-labelledby="tokens-title">
-        <h2 id="tokens-title">Service tokens</h2>
-        <table class="list" aria-label="Service tokens"><thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Last used</th><th scope="col">State</th></tr></thead>
-          <tbody>{(tokens?.items ?? []).map((t) => <tr key={t.id}><td>{t.name}</td><td>{t.role}</td><td>{when(t.lastUsedAt)}</td><td>{t.revokedAt ? 'revoked' : 'valid'}</td></tr>)}</tbody></table>
-        <form class="inline-form" onSubmit={(e) => { e.preventDefault(); void run(async () => { const made = await api.post<{ token: string }>('/admin/service-tokens', newToken); setSecret({ what: `Service token ${newToken.name}`, value: made.token }); setNewToken({ name: '', role: 'integration' }); await reloadTokens(); }); }}>
-          <label>Name <input value={newToken.name} required onInput={(e) => setNewToken({ ...newToken, name: e.currentTarget.value })} /></label>
-          <label>Role <select value={newToken.role} onChange={(e) => setNewToken({ ...newToken, role: e.currentTarget.value })}>{ROLES.map((r) => <option key={r}>{r}</option>)}</select></label>
-          <button type="submit">Make a token</button>
-        </form>
-      </section>
-      <section class="card" aria-labelledby="hooks-title">
-        <h2 id="hooks-title">Webhooks</h2>
-        <table class="list" aria-label="Webhooks"><thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th></tr></thead>
-          <tbody>{(hooks?.items ?? []).map((h) => <tr key={h.id}><td>{h.url}</td><td>{h.events.join(', ')}</td><td>{h.enabled ? 'enabled' : `disabled: ${h.disabledReason ?? ''}`}</td></tr>)}</tbody></table>
-        <form class="inline-form" onSubmit={(e) => { e.preventDefault(); void run(async () => { const made = await api.post<{ secret: string }>('/admin/webhooks', newHook); setSecret({ what: `Signing secret of ${newHook.url}`, value: made.secret }); setNewHook({ ...newHook, url: '' }); await reloadHooks(); await reloadDeliveries(); }); }}>
-          <label>URL <input value={newHook.url} required placeholder="https://mes.example/hooks" onInput={(e) => setNewHook({ ...newHook, url: e.currentTarget.value })} /></label>
-          <fieldset class="plain events"><legend>Events</legend>{EVENTS.map((ev) => (
-            <label key={ev} class="check"><input type="checkbox" checked={newHook.events.includes(ev)} onChange={(e) => setNewHook({ ...newHook, events: e.currentTarget.checked ? [...newHook.events, ev] : newHook.events.filter((x) => x !== ev) })} /> {ev}</label>
-          ))}</fieldset>
-          <button type="submit">Add webhook</button>
-        </form>
-        <h3>Latest deliveries</h3>
-        <table class="list" aria-label="Webhook deliveries"><thead><tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Queued</th></tr></thead>
-          <tbody>{(deliveries?.items ?? []).map((d) => <tr key={d.id}><td>{d.event}</td><td>{d.status}</td><td>{d.attempts}</td><td>{d.lastStatusCode ?? d.lastError ?? ''}</td><td>{when(d.createdAt)}</td></tr>)}</tbody></table>
-      </section>
     </main>
   );
 }

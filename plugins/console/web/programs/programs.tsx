@@ -4,10 +4,10 @@
  * and drop, submit, diff with the previous one, deploy).
  */
 import { useEffect, useState } from 'preact/hooks';
-import { api } from './api.js';
+import { api, type Me } from './api.js';
 import { DeployPanel } from './deploy.js';
 import { DiffView, type Diff } from './diff.js';
-import { message, type Library, type Page, type Program, type Version } from './model.js';
+import { byName, message, type Library, type Page, type Program, type Version } from './model.js';
 
 const CONTROLLERS = ['fanuc', 'siemens', 'heidenhain', 'haas', 'mazak', 'okuma', 'mitsubishi', 'other'];
 
@@ -69,7 +69,7 @@ function MakeForms({ maker }: { maker: Maker }) {
           <label for="new-program-name">Name</label>
           <input id="new-program-name" required value={newProgram.name} onInput={(e) => setNewProgram({ ...newProgram, name: e.currentTarget.value })} />
           <label for="new-program-library">Library</label>
-          <select id="new-program-library" value={newProgram.libraryId || libraries[0]?.id} onChange={(e) => setNewProgram({ ...newProgram, libraryId: e.currentTarget.value })}>{libraries.map((l) => <option key={l.id} value={l.id}>{l.name}</option>)}</select>
+          <select id="new-program-library" value={newProgram.libraryId || libraries[0]?.id} onChange={(e) => setNewProgram({ ...newProgram, libraryId: e.currentTarget.value })}>{byName(libraries).map((l) => <option key={l.id} value={l.id}>{l.name}</option>)}</select>
           <label for="new-program-controller">Controller</label>
           <select id="new-program-controller" value={newProgram.controller} onChange={(e) => setNewProgram({ ...newProgram, controller: e.currentTarget.value })}>
             {CONTROLLERS.map((c) => <option key={c}>{c}</option>)}
@@ -99,10 +99,12 @@ interface VersionActions {
   act(what: string, call: () => Promise<unknown>): Promise<void>;
   deploy(v: Version): void;
   compare(from: Version, to: Version): Promise<void>;
+  /** Null when the caller's role may not obsolete a version. */
+  obsolete: ((v: Version) => Promise<void>) | null;
 }
 
 /** The drop zone for a new version and the table of versions with their actions. */
-function Versions({ versions, actions }: { versions: Version[]; actions: VersionActions }) {
+function Versions({ versions, actions, current }: { versions: Version[]; actions: VersionActions; current: number | null }) {
   const [dragging, setDragging] = useState(false);
   return (
     <>
@@ -116,12 +118,13 @@ function Versions({ versions, actions }: { versions: Version[]; actions: Version
         <tbody>{versions.map((v) => {
           const previous = versions.find((w) => w.number === v.number - 1);
           return (
-            <tr key={v.id} data-version={v.number} data-state={v.state}>
-              <td>{v.number}</td><td><span class={`status status-${v.state}`}>{v.state}</span></td><td>{v.author}</td><td>{v.notes}</td><td><code>{v.sha256.slice(0, 12)}</code></td>
+            <tr key={v.id} data-version={v.number} data-state={v.state} class={current === v.number ? 'current' : undefined} aria-current={current === v.number ? 'true' : undefined}>
+              <td><a href={`#/programs/${v.programId}/versions/${v.number}`} title={v.id}>{v.number}</a></td><td><span class={`status status-${v.state}`}>{v.state}</span></td><td>{v.author}</td><td>{v.notes}</td><td><code>{v.sha256.slice(0, 12)}</code></td>
               <td>
                 {v.state === 'draft' && <button type="button" onClick={() => void actions.act(`Version ${v.number} submitted for approval.`, () => api.post(`/versions/${v.id}/submit`))}>Submit</button>}
                 {(v.state === 'released' || v.state === 'published') && <button type="button" class="primary" onClick={() => actions.deploy(v)}>Deploy…</button>}
                 {previous && <button type="button" onClick={() => void actions.compare(previous, v)}>Diff with {v.number - 1}</button>}
+                {actions.obsolete && v.state !== 'obsolete' && <button type="button" onClick={() => void actions.obsolete?.(v)}>Obsolete</button>}
               </td>
             </tr>
           );
@@ -131,7 +134,24 @@ function Versions({ versions, actions }: { versions: Version[]; actions: Version
   );
 }
 
-export function Programs() {
+function ProgramList({ programs, libraries, selected, choose }: { programs: Program[]; libraries: Library[]; selected: Program | null; choose: (p: Program) => void }) {
+  const libraryName = (id: string) => libraries.find((l) => l.id === id)?.name ?? id;
+  if (programs.length === 0) return <p>No programs yet: make a library, then a program in it, below.</p>;
+  return (
+    <ul class="plain-list">
+      {programs.map((p) => (
+        <li key={p.id}>
+          <button type="button" class={`link${selected?.id === p.id ? ' current' : ''}`} aria-current={selected?.id === p.id} title={p.id} onClick={() => choose(p)}>
+            {p.name}
+          </button> <span class="muted">{libraryName(p.libraryId)} · {p.controller}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** The programs page; `place` is the program (and version) the URL names: `#/programs/{id}/versions/{n}`. */
+export function Programs({ place, me }: { place: { programId: string | null; version: number | null; diffFrom: number | null }; me: Me }) {
   const [libraries, setLibraries] = useState<Library[]>([]);
   const [programs, setPrograms] = useState<Program[]>([]);
   const [selected, setSelected] = useState<Program | null>(null);
@@ -144,12 +164,23 @@ export function Programs() {
   const reloadAll = async () => {
     const [l, p] = await Promise.all([api.get<Page<Library>>('/libraries?limit=200'), api.get<Page<Program>>('/programs?limit=500')]);
     setLibraries(l.items);
-    setPrograms(p.items);
+    setPrograms(byName(p.items));
   };
   useEffect(() => void reloadAll().catch((err: unknown) => setError(message(err))), []);
+  // The URL names the program: a link or a reload opens it.
+  useEffect(() => {
+    const named = programs.find((p) => p.id === place.programId);
+    if (named && named.id !== selected?.id) open(named);
+  }, [place.programId, programs]);
   useEffect(() => {
     if (selected) void reloadVersions(selected).catch((err: unknown) => setError(message(err)));
   }, [selected?.id]);
+  // `?diff=n` on a version's URL opens its diff with version n (the approval card links there).
+  useEffect(() => {
+    const from = versions.find((v) => v.number === place.diffFrom);
+    const to = versions.find((v) => v.number === place.version);
+    if (from && to && selected?.id === place.programId) void actions.compare(from, to);
+  }, [versions, place.diffFrom, place.version]);
   const actions: VersionActions = {
     async upload(files) {
       const file = files?.[0];
@@ -174,6 +205,9 @@ export function Programs() {
       }
     },
     deploy: setDeploying,
+    obsolete: me.permissions.includes('versions.obsolete')
+      ? (v) => actions.act(`Version ${v.number} is obsolete: it can no longer be deployed.`, () => api.post(`/versions/${v.id}/obsolete`, { reason: 'made obsolete in the console' }))
+      : null,
     async compare(from, to) {
       setError(null);
       try {
@@ -183,27 +217,28 @@ export function Programs() {
       }
     },
   };
-  const libraryName = (id: string) => libraries.find((l) => l.id === id)?.name ?? id;
+  function open(p: Program) {
+    setSelected(p);
+    setDeploying(null);
+    setNotice(null);
+    setDiff(null);
+  }
+  const choose = (p: Program) => {
+    open(p);
+    if (place.programId !== p.id) location.hash = `#/programs/${p.id}`;
+  };
   return (
     <main id="main" class="split">
       <section aria-labelledby="programs-title" class="card">
         <h1 id="programs-title">Programs</h1>
-        <ul class="plain-list">
-          {programs.map((p) => (
-            <li key={p.id}>
-              <button type="button" class={`link${selected?.id === p.id ? ' current' : ''}`} aria-current={selected?.id === p.id} onClick={() => { setSelected(p); setDeploying(null); setNotice(null); setDiff(null); }}>
-                {p.name}
-              </button> <span class="muted">{libraryName(p.libraryId)} · {p.controller}</span>
-            </li>
-          ))}
-        </ul>
-        <MakeForms maker={{ libraries, setError, setNotice, reloadAll, select: setSelected }} />
+        <ProgramList programs={programs} libraries={libraries} selected={selected} choose={choose} />
+        <MakeForms maker={{ libraries, setError, setNotice, reloadAll, select: (p) => { setSelected(p); location.hash = `#/programs/${p.id}`; } }} />
       </section>
       <section aria-labelledby="versions-title" class="card grow">
         <h2 id="versions-title">{selected ? `${selected.name}: versions` : 'Choose a program'}</h2>
         {error && <p class="error" role="alert">{error}</p>}
         {notice && <p class="notice" role="status">{notice}</p>}
-        {selected && <Versions versions={versions} actions={actions} />}
+        {selected && <Versions versions={versions} actions={actions} current={place.programId === selected.id ? place.version : null} />}
         {selected && deploying && <DeployPanel program={selected} version={deploying} onClose={() => setDeploying(null)} />}
         {diff && <section class="card" aria-label="Differences"><DiffView diff={diff} /><p class="actions"><button type="button" onClick={() => setDiff(null)}>Close the diff</button></p></section>}
       </section>

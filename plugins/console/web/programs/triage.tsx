@@ -7,13 +7,15 @@
  * verification (the first broken record, if any).
  */
 import { useEffect, useState } from 'preact/hooks';
-import { api, ProblemError } from './api.js';
+import { api, ProblemError, type Me } from './api.js';
 import { UnifiedView } from './diff.js';
+import { byName } from './model.js';
+import { namesFor } from './names.js';
 
 interface Page<T> { items: T[] }
 interface Drift { id: string; machineId: string; fileName: string; dir: string; status: string; openedAt: string; expected: { source: string; versionId: string; sha256: string }; foundSha256: string | null; resultVersionId: string | null; resultDeploymentId: string | null }
 interface DriftDetail extends Drift { diff: { identical: boolean; summary: Record<string, unknown>; unified: string } | null }
-interface Machine { id: string; machineId: string; name?: string }
+interface Machine { id: string; machineId: string; name: string }
 interface MachineFile { id: string; dir: string; name: string; sha256: string | null; size: number | null; present: boolean; adoptedProgramId: string | null; lastSeenAt: string | null }
 interface Snapshot { id: string; sha256: string; size: number; takenAt: string; trigger: string }
 interface Library { id: string; name: string }
@@ -31,7 +33,7 @@ export function DriftTriage() {
   const load = async () => {
     const [d, m] = await Promise.all([api.get<Page<Drift>>('/drift?status=open&limit=200'), api.get<Page<Machine>>('/machines?limit=1000')]);
     setItems(d.items);
-    setMachines(new Map(m.items.map((x) => [x.id, x.machineId])));
+    setMachines(new Map(m.items.map((x) => [x.id, x.name])));
   };
   useEffect(() => void load().catch((err: unknown) => setError(message(err))), []);
   const show = async (d: Drift) => {
@@ -126,7 +128,7 @@ export function MachineFiles() {
     <section class="card" aria-labelledby="files-title">
       <h2 id="files-title">Files on a machine</h2>
       <div class="inline-form">
-        <label>Machine <select aria-label="Machine" value={machineId} onChange={(e) => setMachineId(e.currentTarget.value)}><option value="">Choose…</option>{machines.map((m) => <option key={m.id} value={m.id}>{m.machineId}</option>)}</select></label>
+        <label>Machine <select aria-label="Machine" value={machineId} onChange={(e) => setMachineId(e.currentTarget.value)}><option value="">Choose…</option>{byName(machines).map((m) => <option key={m.id} value={m.id} title={m.id}>{m.name} ({m.machineId})</option>)}</select></label>
         <label>Adopt into <select aria-label="Adopt into" value={libraryId} onChange={(e) => setLibraryId(e.currentTarget.value)}>{libraries.map((l) => <option key={l.id} value={l.id}>{l.name}</option>)}</select></label>
         {machineId && <button type="button" onClick={() => void run('Every file not under management was adopted as a draft version.', () => api.post(`/machines/${machineId}/adopt-all`, { libraryId }))}>Adopt all</button>}
       </div>
@@ -160,8 +162,9 @@ export function MachineFiles() {
   );
 }
 
-export function Audit() {
+export function Audit({ me }: { me: Me }) {
   const [records, setRecords] = useState<AuditRecord[]>([]);
+  const [names, setNames] = useState<Map<string, string>>(new Map());
   const [category, setCategory] = useState('');
   const [principal, setPrincipal] = useState('');
   const [verdict, setVerdict] = useState<{ intact: boolean; checked: number; firstBrokenSeq: number | null } | null>(null);
@@ -170,7 +173,9 @@ export function Audit() {
   const load = async () => {
     setError(null);
     try {
-      setRecords((await api.get<Page<AuditRecord>>(`/audit?limit=200${query() ? `&${query()}` : ''}`)).items);
+      const items = (await api.get<Page<AuditRecord>>(`/audit?limit=200${query() ? `&${query()}` : ''}`)).items;
+      setNames(await namesFor(items.flatMap((r) => [r.entityId ?? '', r.machine ?? '']).filter(Boolean), me.permissions));
+      setRecords(items);
     } catch (err) {
       setError(message(err));
     }
@@ -204,7 +209,7 @@ export function Audit() {
         <thead><tr><th scope="col">#</th><th scope="col">Time</th><th scope="col">Who</th><th scope="col">On behalf of</th><th scope="col">Action</th><th scope="col">Entity</th><th scope="col">Machine</th></tr></thead>
         <tbody>{records.map((r) => (
           <tr key={r.seq} data-action={r.action}>
-            <td>{r.seq}</td><td>{new Date(r.time).toLocaleString()}</td><td>{r.principalName}</td><td>{r.onBehalfOf ?? ''}</td><td>{r.action}</td><td>{r.entityType} {r.entityId}</td><td>{r.machine ?? ''}</td>
+            <td>{r.seq}</td><td>{new Date(r.time).toLocaleString()}</td><td>{r.principalName}</td><td>{r.onBehalfOf ?? ''}</td><td>{r.action}</td><td title={r.entityId ?? ''}>{r.entityType} {(r.entityId && names.get(r.entityId)) ?? r.entityId}</td><td title={r.machine ?? ''}>{(r.machine && names.get(r.machine)) ?? r.machine ?? ''}</td>
           </tr>
         ))}</tbody>
       </table>

@@ -10,6 +10,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, logout, onLoginNeeded, ProblemError, setOperator, whoAmI, type Me } from '../programs/api.js';
 import { LoginDialog } from '../programs/login.js';
+import { byName } from '../programs/model.js';
 import '../gateway/styles.css';
 import './styles.css';
 
@@ -139,7 +140,7 @@ function App() {
     return off;
   }, []);
   useEffect(() => {
-    if (me) void api.get<Page<Machine>>('/machines?limit=1000').then((p) => setMachines(p.items), () => undefined);
+    if (me) void api.get<Page<Machine>>('/machines?limit=1000').then((p) => setMachines(byName(p.items)), () => undefined);
   }, [me?.name]);
   const machine = machines.find((m) => m.id === machineId);
   if (!checked) return <p>Loading…</p>;
@@ -151,7 +152,7 @@ function App() {
           <label class="machine-pick">Machine{' '}
             <select value={machineId} onChange={(e) => { setMachineId(e.currentTarget.value); localStorage.setItem(MACHINE_KEY, e.currentTarget.value); }}>
               <option value="">Choose…</option>
-              {machines.map((m) => <option key={m.id} value={m.id}>{m.machineId} — {m.name}</option>)}
+              {machines.map((m) => <option key={m.id} value={m.id} title={m.id}>{m.name} ({m.machineId})</option>)}
             </select>
           </label>
           <button type="button" class="link" onClick={() => void logout().then(() => setMe(null))}>Log out</button>
