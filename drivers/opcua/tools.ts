@@ -3,7 +3,6 @@
  * toolLife read of a session, then each read fetches all tool values in one
  * Read request.
  */
-import type { DataValue } from 'node-opcua';
 import type { ReadOptions, ToolLifeRecord } from '../../core/driver.js';
 import type { AddressSpaceBrowser } from './address-space.js';
 import type { OpcuaLink } from './connection.js';

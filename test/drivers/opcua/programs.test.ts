@@ -12,6 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { OpcuaClient } from '../../../drivers/opcua/index.js';
 import { startOpcuaServer, type RunningOpcuaSimulator } from '../../../drivers/opcua/simulator.js';
 import { SIMULATOR_NS } from '../../../drivers/opcua/simulator-space.js';
+import { startTestGateway } from '../../fixtures/gateway.js';
 import { tapeProgram } from '../../fixtures/tape-program.js';
 import { MILL, opcuaClient, rejection } from './helpers.js';
 
@@ -156,5 +157,33 @@ describe('opcua servers without a program directory', () => {
     expect(c.families.has('programFiles')).toBe(false);
     const refused = await rejection(c.downloadProgram('/Programs/', 'O1'));
     expect(refused.message).toContain(`driverOptions.programDirectory (nsu=${SIMULATOR_NS};s=${MILL.machineID}.Production) is not a FileDirectoryType object on this server`);
+  });
+
+  it('the gateway says before any transfer which machine takes programs: the one with a directory every byte, the one without none', { timeout: 60_000 }, async () => {
+    const entry = (server: RunningOpcuaSimulator, machineID: string) => {
+      const config = server.machineConfig(MILL) as { driverOptions: Record<string, unknown> };
+      return {
+        ...config, machineID, driverOptions: { ...config.driverOptions, connectTimeoutMs: 20_000, requestTimeoutMs: 5_000 },
+        tasks: { CNCStatus: { enabled: true, intervalMs: 200 } }, connection: { connectTimeoutMs: 25_000 },
+      };
+    };
+    const tg = await startTestGateway({ machines: [entry(sim, 'UA-FILES'), entry(bare, 'UA-BARE')] });
+    try {
+      await expect.poll(() => ['UA-FILES', 'UA-BARE'].map((id) => tg.gateway.fleet.connectionState(id)), { timeout: 40_000, interval: 100 }).toEqual(['online', 'online']);
+      const capabilities = (await tg.request('GET', '/api/file/program/capabilities')).body.data as { machines: unknown[] };
+      expect(capabilities.machines).toEqual([
+        { machineID: 'UA-FILES', programFiles: true, limitsKnown: true, refusedBytes: [] },
+        { machineID: 'UA-BARE', programFiles: false, limitsKnown: true, refusedBytes: [], reason: 'its driver (opcua) does not transfer program files' },
+      ]);
+      const content = tapeProgram('O4805');
+      const upload = (machineID: string) => tg.request('POST', '/api/file/program/upload', { machineID, dir: DIR, name: 'O4805', contentBase64: content.toString('base64') });
+      expect((await upload('UA-FILES')).body.errorCode).toBe(0);
+      expect(sim.machine(MILL.machineID).download(DIR, 'O4805')?.equals(content)).toBe(true);
+      const refused = await upload('UA-BARE');
+      expect(refused.body.errorCode).toBe(2001);
+      expect(bare.machine(MILL.machineID).download(DIR, 'O4805')).toBeUndefined();
+    } finally {
+      await tg.stop();
+    }
   });
 });
