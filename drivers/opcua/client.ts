@@ -108,15 +108,11 @@ export class OpcuaClient implements DriverClient {
   }
 
   async downloadProgram(dir: string, name: string): Promise<Buffer> {
-    const programs = this.programDirectory();
-    programs.checkDir(dir);
-    return programs.download(name);
+    return this.programDirectory().download(dir, name);
   }
 
   async uploadProgram(dir: string, name: string, content: Buffer): Promise<void> {
-    const programs = this.programDirectory();
-    programs.checkDir(dir);
-    await programs.upload(name, content);
+    await this.programDirectory().upload(dir, name, content);
   }
 
   /** OPC UA carries a file as a ByteString: every byte as it is. */
@@ -300,12 +296,8 @@ export class OpcuaClient implements DriverClient {
       case 'toolLife':
         if (!s.tools) throw unsupportedFamily(this.scheme, family);
         return s.tools.read(options);
-      case 'programList': {
-        const programs = this.programDirectory();
-        programs.checkDir(options.dir ?? programs.dir, options.subDir);
-        const list = await programs.list();
-        return options.startPrgNo === undefined ? list : list.filter((p) => Number(/^O(\d+)/i.exec(p.name)?.[1] ?? -1) >= (options.startPrgNo ?? 0));
-      }
+      case 'programList':
+        return this.programDirectory().list(options);
       case 'currentProgram':
         return this.programDirectory().current(s.layout);
       default:

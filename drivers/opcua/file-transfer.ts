@@ -6,7 +6,7 @@
  * travel as ByteStrings, so every byte arrives as it was sent.
  */
 import type { Variant } from 'node-opcua';
-import type { CurrentProgram, ProgramFileEntry } from '../../core/driver.js';
+import type { CurrentProgram, ProgramFileEntry, ReadOptions } from '../../core/driver.js';
 import { GatewayError } from '../../core/errors.js';
 import type { AddressSpaceBrowser, ChildRef, MachineLayout } from './address-space.js';
 import type { OpcuaLink } from './connection.js';
@@ -78,7 +78,7 @@ export class ProgramDirectory {
   ) {}
 
   /** Throws unless `dir` (with `subDir`) names this directory. */
-  checkDir(dir: string, subDir?: string): void {
+  private checkDir(dir: string, subDir?: string): void {
     const normalise = (d: string) => (d.endsWith('/') ? d : `${d}/`);
     const wanted = normalise(subDir ? normalise(dir) + subDir.replace(/^\/+/, '') : dir);
     if (wanted !== this.dir) {
@@ -86,9 +86,11 @@ export class ProgramDirectory {
     }
   }
 
-  /** The programs in the directory with their sizes, by name. */
-  async list(): Promise<ProgramFileEntry[]> {
-    const files = await this.files();
+  /** The programs in the directory with their sizes, by name; `startPrgNo` keeps the names O<n> with n at least it. */
+  async list(options: ReadOptions): Promise<ProgramFileEntry[]> {
+    this.checkDir(options.dir ?? this.dir, options.subDir);
+    const from = options.startPrgNo;
+    const files = (await this.files()).filter((f) => from === undefined || Number(/^O(\d+)/i.exec(f.name)?.[1] ?? -1) >= from);
     const { makeBrowsePath } = this.link.opcua;
     const paths = await this.link.request('find the programs\' sizes', (session) => session.translateBrowsePath(files.map((f) => makeBrowsePath(f.nodeId, '/Size'))));
     const sizeIds = paths.map((p) => p.targets?.[0]?.targetId.toString());
@@ -101,7 +103,8 @@ export class ProgramDirectory {
   }
 
   /** A program's bytes, read in pieces until its Size (or the end of the file). */
-  async download(name: string): Promise<Buffer> {
+  async download(dir: string, name: string): Promise<Buffer> {
+    this.checkDir(dir);
     const file = await this.fileNodes(await this.file(name));
     const size = file.size === undefined ? undefined : numberOf((await this.link.readValues(`read the size of ${name}`, [file.size]))[0]);
     const handle = await this.open(file, name, OPEN.read);
@@ -124,7 +127,8 @@ export class ProgramDirectory {
   }
 
   /** Writes a program: CreateFile when it is new, else Open with EraseExisting; then Write in pieces and Close. */
-  async upload(name: string, content: Buffer): Promise<void> {
+  async upload(dir: string, name: string, content: Buffer): Promise<void> {
+    this.checkDir(dir);
     if (name.trim() === '' || /[/\\]/.test(name)) throw new GatewayError('INVALID_PARAMETER', `opcua: name must be a file name without '/' or '\\'; got '${name}'`);
     const children = await this.browser.children(this.nodeId);
     const existing = children.find((c) => c.name === name && sameNode(c.type, FILE_TYPE));
@@ -159,7 +163,7 @@ export class ProgramDirectory {
     const [value] = nameNode === undefined ? [] : await this.link.readValues('read the active program', [nameNode]);
     const name = textOf(value)?.trim() ?? '';
     if (name === '') throw new GatewayError('PROGRAM_NOT_FOUND', 'opcua: the machine has no active program');
-    return { dir: this.dir, name, content: await this.download(name) };
+    return { dir: this.dir, name, content: await this.download(this.dir, name) };
   }
 
   private async files(): Promise<ChildRef[]> {
