@@ -12,6 +12,8 @@ import type { SimulatedMachine } from '../simulator/model.js';
 import type { OpcuaModule } from './connection.js';
 import type { SpaceNamespaces } from './simulator-space.js';
 
+/** Longest file the simulator keeps: a Write past it is refused (BadResourceUnavailable). */
+const MAX_FILE_BYTES = 16 * 1024 * 1024;
 /** OPC 10000-5 C.2.1 open mode bits. */
 const MODE = { read: 0x1, write: 0x2, eraseExisting: 0x4, append: 0x8 } as const;
 
@@ -163,6 +165,7 @@ class ProgramDirectory {
     if (bytes !== null && !Buffer.isBuffer(bytes)) return this.status('BadInvalidArgument');
     const chunk = bytes ?? Buffer.alloc(0);
     const end = open.position + chunk.length;
+    if (end > MAX_FILE_BYTES) return this.status('BadResourceUnavailable');
     const grown = end > open.data.length ? Buffer.concat([open.data, Buffer.alloc(end - open.data.length)]) : open.data;
     chunk.copy(grown, open.position);
     open.data = grown;
