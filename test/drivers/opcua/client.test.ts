@@ -47,8 +47,9 @@ afterAll(async () => {
 });
 
 describe('opcua mapping of the machine tool model', () => {
-  it('finds the machine under Objects/Machines by browsing and maps its status, alarms, parts and tools', async () => {
-    const c = client({ machine: 'MC-1' });
+  it('finds the machine under Objects/Machines by browsing and maps its status, alarms, parts and tools', { timeout: 30_000 }, async () => {
+    // The file's first connect creates the client certificate, which takes seconds on a busy host.
+    const c = client({ machine: 'MC-1', connectTimeoutMs: 20_000 });
     await c.connect();
     expect(c.layout?.machine).toBe('MC-1');
     expect([...c.families].sort()).toEqual(['alarm', 'count', 'currentProgram', 'programFiles', 'programList', 'status', 'toolLife']);
