@@ -19,6 +19,8 @@ export interface ChildRef {
   nodeId: string;
   ns: number;
   name: string;
+  /** NodeId of its TypeDefinition (`i=0` for a method). */
+  type: string;
 }
 
 /** The NodeIds of one condition instance under Notification/Messages. */
@@ -34,6 +36,8 @@ export interface ConditionNodes {
 export interface MachineLayout {
   /** BrowseName of the machine object, when the model was found. */
   machine: string | undefined;
+  /** NodeId of the machine object, when the model was found. */
+  machineNodeId: string | undefined;
   nodes: NodeMap;
   /** Factors turning a node's value into the family's unit (PowerOnDuration is in hours). */
   scale: Partial<Record<keyof NodeMap, number>>;
@@ -74,7 +78,9 @@ export class AddressSpaceBrowser {
     const result = await this.link.request(`browse ${nodeId}`, (session) =>
       session.browse({ nodeId, browseDirection: 0, referenceTypeId: HIERARCHICAL_REFERENCES, includeSubtypes: true, nodeClassMask: 0, resultMask: 0x3f }),
     );
-    return (result.references ?? []).map((r) => ({ nodeId: r.nodeId.toString(), ns: r.browseName.namespaceIndex, name: r.browseName.name ?? '' }));
+    return (result.references ?? []).map((r) => ({
+      nodeId: r.nodeId.toString(), ns: r.browseName.namespaceIndex, name: r.browseName.name ?? '', type: r.typeDefinition.toString(),
+    }));
   }
 
   async child(nodeId: string | undefined, ns: number | undefined, name: string): Promise<ChildRef | undefined> {
@@ -85,10 +91,11 @@ export class AddressSpaceBrowser {
   /** Finds the machine and maps every item the model provides, then applies `options.nodes`. */
   async layout(options: OpcuaOptions): Promise<MachineLayout> {
     const ns = await this.namespaces();
-    const layout: MachineLayout = { machine: undefined, nodes: {}, scale: {}, conditions: [] };
+    const layout: MachineLayout = { machine: undefined, machineNodeId: undefined, nodes: {}, scale: {}, conditions: [] };
     const machine = await this.findMachine(options.machine);
     if (machine) {
       layout.machine = machine.name;
+      layout.machineNodeId = machine.nodeId;
       await this.mapMonitoring(machine, options, layout);
       await this.mapProduction(machine, layout);
       const notification = await this.child(machine.nodeId, ns.mt, 'Notification');

@@ -14,6 +14,7 @@ import { withTimeout } from '../../core/timeout.js';
 import { AddressSpaceBrowser, type MachineLayout } from './address-space.js';
 import { OpcuaLink, type LinkTarget } from './connection.js';
 import { conditionNodeIds, familiesOf, plannedFamilies, statusNodeIds } from './families.js';
+import { findProgramDirectory, type ProgramDirectory, type ProgramDirectoryLookup } from './file-transfer.js';
 import { conditionsOf, textOf } from './readings.js';
 import { toAlarms, toCncStatus, type ConditionReading } from './mapping.js';
 import type { NodeItem, OpcuaOptions } from './options.js';
@@ -30,6 +31,8 @@ interface Session {
   layout: MachineLayout;
   subscription: StatusSubscription | undefined;
   tools: ToolList | undefined;
+  /** The program directory, or why there is none. */
+  programs: ProgramDirectoryLookup;
   resubscribing: boolean;
   lastSubscribeAttempt: number;
 }
@@ -104,12 +107,17 @@ export class OpcuaClient implements DriverClient {
     return value as FamilyValues[F];
   }
 
-  downloadProgram(): Promise<Buffer> {
-    return Promise.reject(unsupportedFamily(this.scheme, 'programFiles'));
+  async downloadProgram(dir: string, name: string): Promise<Buffer> {
+    return this.programDirectory().download(dir, name);
   }
 
-  uploadProgram(): Promise<void> {
-    return Promise.reject(unsupportedFamily(this.scheme, 'programFiles'));
+  async uploadProgram(dir: string, name: string, content: Buffer): Promise<void> {
+    await this.programDirectory().upload(dir, name, content);
+  }
+
+  /** OPC UA carries a file as a ByteString: every byte as it is. */
+  programByteLimits(): null {
+    return null;
   }
 
   onConnectionLost(listener: (event: ConnectionLost) => void): void {
@@ -122,11 +130,13 @@ export class OpcuaClient implements DriverClient {
       if (generation !== this.generation) throw new GatewayError('MACHINE_NOT_CONNECTED', 'opcua: connect superseded');
       const browser = new AddressSpaceBrowser(link);
       const layout = await browser.layout(this.options);
-      const session: Session = { link, browser, layout, subscription: undefined, tools: undefined, resubscribing: false, lastSubscribeAttempt: 0 };
+      const programs = await findProgramDirectory(link, browser, layout, this.options);
+      if (programs.missing !== undefined && this.options.programDirectory !== undefined) this.deps.logger.warn(`opcua: ${programs.missing}; programs are not transferred`);
+      const session: Session = { link, browser, layout, subscription: undefined, tools: undefined, programs, resubscribing: false, lastSubscribeAttempt: 0 };
       if (layout.nodes.tools) session.tools = new ToolList(link, browser, layout.nodes.tools);
       if (this.options.subscription) await this.subscribe(session);
       if (generation !== this.generation) throw new GatewayError('MACHINE_NOT_CONNECTED', 'opcua: connect superseded');
-      this.familySet = familiesOf(layout);
+      this.familySet = familiesOf(layout, programs.directory !== undefined);
       if (!this.familySet.has('status')) this.deps.logger.warn('opcua: no ChannelState found and none in driverOptions.nodes; status is unsupported');
       link.onLost((reason) => this.lost(link, reason));
       this.session = session;
@@ -184,6 +194,16 @@ export class OpcuaClient implements DriverClient {
     if (s.subscription) s.subscription.broken = true;
     // Closing the session deletes its subscriptions on the server too.
     await s.link.close();
+  }
+
+  /** The connected server's program directory; DRIVER_FAMILY_UNSUPPORTED with the reason when it has none. */
+  private programDirectory(): ProgramDirectory {
+    const missing = this.session?.programs.missing;
+    if (missing !== undefined) throw new GatewayError('DRIVER_FAMILY_UNSUPPORTED', `driver '${this.scheme}' does not support item family 'programFiles': ${missing}`);
+    assertFamily(this, 'programFiles');
+    const { programs } = this.current();
+    if (!programs.directory) throw unsupportedFamily(this.scheme, 'programFiles');
+    return programs.directory;
   }
 
   private current(): Session {
@@ -276,6 +296,10 @@ export class OpcuaClient implements DriverClient {
       case 'toolLife':
         if (!s.tools) throw unsupportedFamily(this.scheme, family);
         return s.tools.read(options);
+      case 'programList':
+        return this.programDirectory().list(options);
+      case 'currentProgram':
+        return this.programDirectory().current(s.layout);
       default:
         throw unsupportedFamily(this.scheme, family);
     }

@@ -27,12 +27,22 @@ function served(has: (item: NodeItem) => boolean): Set<ItemFamily> {
   return new Set(NEEDS.filter(([, items]) => items.every(has)).map(([family]) => family));
 }
 
-export function plannedFamilies(options: OpcuaOptions): Set<ItemFamily> {
-  return served((item) => MODEL_ITEMS.has(item) || options.nodes[item] !== undefined);
+/** The families a program directory adds: its files, and the active program when the model names it. */
+function withPrograms(families: Set<ItemFamily>, programs: boolean, programName: boolean): Set<ItemFamily> {
+  if (!programs) return families;
+  families.add('programFiles').add('programList');
+  if (programName) families.add('currentProgram');
+  return families;
 }
 
-export function familiesOf(layout: MachineLayout): Set<ItemFamily> {
-  return served((item) => layout.nodes[item] !== undefined);
+/** Before connecting, a machine following the model may have a program directory, as may one named by `programDirectory`. */
+export function plannedFamilies(options: OpcuaOptions): Set<ItemFamily> {
+  const has = (item: NodeItem) => MODEL_ITEMS.has(item) || options.nodes[item] !== undefined;
+  return withPrograms(served(has), true, has('programName'));
+}
+
+export function familiesOf(layout: MachineLayout, programs: boolean): Set<ItemFamily> {
+  return withPrograms(served((item) => layout.nodes[item] !== undefined), programs, layout.nodes.programName !== undefined);
 }
 
 /** Scalar items worth monitoring, plus every field of every condition. */

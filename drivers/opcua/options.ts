@@ -72,6 +72,26 @@ export const opcuaOptionsSchema = z
     alarmSeverity: severity('alarmSeverity', 500),
     emergencySeverity: severity('emergencySeverity', 1000),
     nodes: z.strictObject(nodesShape, { error: `nodes must be an object whose keys are among ${NODE_ITEMS.join(', ')}` }).default({}),
+    /** NodeId of the FileDirectoryType object holding the programs; by default the first one under the machine object. */
+    programDirectory: z
+      .string({ error: "programDirectory must be a NodeId string such as 'ns=2;s=/FileSystem/Part Program' or 'nsu=urn:vendor;i=42'" })
+      .regex(NODE_ID, { error: "programDirectory must be a NodeId string such as 'ns=2;s=/FileSystem/Part Program' or 'nsu=urn:vendor;i=42'" })
+      .optional(),
+    /** The name program calls and listings give that directory (`dir`); by default `/<its BrowseName>/`. */
+    programDir: z
+      .string({ error: 'programDir must be a string such as /_N_MPF_DIR/' })
+      .min(1, { error: 'programDir must not be empty' })
+      .max(1024, { error: 'programDir must be at most 1024 characters' })
+      .regex(/^[^\p{Cc}]*$/u, { error: 'programDir must not contain control characters' })
+      .transform((dir) => (dir.endsWith('/') ? dir : `${dir}/`))
+      .optional(),
+    /** Largest piece of a program in one Read or Write call, bytes; the server's MaxByteStringLength lowers it. */
+    transferChunkBytes: z
+      .number({ error: 'transferChunkBytes must be a number of bytes' })
+      .int({ error: 'transferChunkBytes must be a whole number of bytes' })
+      .min(256, { error: 'transferChunkBytes must be at least 256' })
+      .max(16_777_216, { error: 'transferChunkBytes must be at most 16777216' })
+      .default(65_536),
   })
   .refine((o) => o.emergencySeverity >= o.alarmSeverity, {
     error: 'emergencySeverity must be at least alarmSeverity',

@@ -11,6 +11,15 @@ export function textOf(value: DataValue | undefined): string | undefined {
   return undefined;
 }
 
+/** The number of a Good numeric value; 64-bit integers (which arrive as [high, low]) included. */
+export function numberOf(dv: DataValue | undefined): number | undefined {
+  if (!dv?.statusCode.isGood()) return undefined;
+  const v: unknown = dv.value.value;
+  if (typeof v === 'number') return v;
+  if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'number') return v[0] * 2 ** 32 + v[1];
+  return undefined;
+}
+
 /** The conditions of `layout` from their field values (by NodeId); a Bad field counts as absent. */
 export function conditionsOf(layout: MachineLayout, byId: ReadonlyMap<string, DataValue | undefined>): ConditionReading[] {
   const good = (id: string | undefined) => {

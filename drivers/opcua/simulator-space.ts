@@ -241,7 +241,7 @@ export function buildMachineSpace(
   machinesFolder: UAObject,
   machineID: string,
   machine: SimulatedMachine,
-): { update: (pins: ReadonlyMap<Pinnable, number | 'bad'>) => void } {
+): { root: UAObject; update: (pins: ReadonlyMap<Pinnable, number | 'bad'>) => void } {
   const make = new NodeMaker(opcua, ns, machineID);
   const root = ns.sim.addObject({ nodeId: make.id('Machine'), browseName: { name: machineID, namespaceIndex: ns.sim.index }, organizedBy: machinesFolder });
   addIdentification(make, root, machineID, machine);
@@ -251,6 +251,7 @@ export function buildMachineSpace(
   const tools = addEquipment(make, root, machine);
 
   return {
+    root,
     update(pins) {
       const status = machine.status();
       const fs = machine.feedAndSpindle();

@@ -8,10 +8,12 @@ import { join } from 'node:path';
 import type { OPCUAServer } from 'node-opcua';
 import type { ProtocolSimulatorOptions, RunningSimulator, SimulatedMachineSpec, StartSimulator } from '../protocol-simulator.js';
 import { simulatorOptionsSchema } from '../simulator/options.js';
+import { vendorFor } from '../simulator/catalog-vendors.js';
 import { SimulatedMachine } from '../simulator/model.js';
 import { loadOpcua, type OpcuaModule } from './connection.js';
 import { CHANNEL_MODES, CHANNEL_STATES, DI_NS, MACHINERY_NS, MACHINE_TOOL_NS } from './mapping.js';
 import { SECURITY_MODES, type SecurityModeName } from './options.js';
+import { addProgramDirectory, type ServedDirectory, type TransferStats } from './simulator-files.js';
 import { SIMULATOR_NS, VENDOR_NODES, buildMachineSpace, type Pinnable } from './simulator-space.js';
 
 /** Port `npm run sim` uses for the OPC UA simulator (the IANA port of OPC UA). */
@@ -27,6 +29,12 @@ export interface OpcuaSimulatorOptions extends ProtocolSimulatorOptions {
   allowAnonymous?: boolean;
   /** Where the server keeps its certificate; reused across starts. */
   pkiDir?: string;
+  /** Whether each machine has its program directory (FileDirectoryType `Programs`); true by default. */
+  programDirectory?: boolean;
+  /** Whether a machine runs the program last written to it (the model's `runsLastProgram`); false by default. */
+  runsLastProgram?: boolean;
+  /** The server's MaxByteStringLength (ServerCapabilities), bounding one Read or Write of a file; node-opcua's default when not given. */
+  maxByteStringLength?: number;
 }
 
 /** A running OPC UA simulator, with test hooks. */
@@ -37,6 +45,8 @@ export interface RunningOpcuaSimulator extends RunningSimulator {
   machine(machineID: string): SimulatedMachine;
   /** Sessions created since start, and those open now. */
   sessions(): { created: number; open: number };
+  /** File transfer counters of a machine's program directory; undefined without one. */
+  transfers(machineID: string): TransferStats | undefined;
 }
 
 export const startOpcuaSimulator: StartSimulator = (options) => startOpcuaServer(options);
@@ -61,7 +71,7 @@ function createServer(opcua: OpcuaModule, options: OpcuaSimulatorOptions, host: 
     userCertificateManager: new opcua.OPCUACertificateManager({ rootFolder: join(pkiDir, 'user'), automaticallyAcceptUnknownCertificate: true }),
     // A shop floor's worth of gateways and tools may look at one simulator at once.
     maxConnectionsPerEndpoint: 100,
-    serverCapabilities: { maxSessions: 100 },
+    serverCapabilities: { maxSessions: 100, ...(options.maxByteStringLength !== undefined ? { maxByteStringLength: options.maxByteStringLength } : {}) },
     buildInfo: { productName: 'CNC gateway OPC UA simulator', manufacturerName: 'cnc-machine-gateway' },
   });
 }
@@ -70,6 +80,7 @@ interface ServedMachine {
   spec: SimulatedMachineSpec;
   model: SimulatedMachine;
   space: ReturnType<typeof buildMachineSpace>;
+  programs: ServedDirectory | undefined;
   pins: Map<Pinnable, number | 'bad'>;
 }
 
@@ -92,9 +103,11 @@ function addMachines(opcua: OpcuaModule, server: OPCUAServer, options: OpcuaSimu
   });
   return options.machines.map((spec) => {
     const parsed = simulatorOptionsSchema.parse({ seed: spec.seed, machineType: spec.machineType, system: spec.system, timeScale: spec.timeScale ?? 1 });
-    const model = new SimulatedMachine({ ...parsed, seed: spec.seed }, now);
-    const space = buildMachineSpace(opcua, { sim, mt, machinery, di, channelStateType, channelModeType }, machinesFolder, spec.machineID, model);
-    return { spec, model, space, pins: new Map<Pinnable, number | 'bad'>() };
+    const model = new SimulatedMachine({ ...parsed, seed: spec.seed, runsLastProgram: options.runsLastProgram ?? false }, now);
+    const ns = { sim, mt, machinery, di, channelStateType, channelModeType };
+    const space = buildMachineSpace(opcua, ns, machinesFolder, spec.machineID, model);
+    const programs = options.programDirectory === false ? undefined : addProgramDirectory(opcua, ns, space.root, spec.machineID, model);
+    return { spec, model, space, programs, pins: new Map<Pinnable, number | 'bad'>() };
   });
 }
 
@@ -130,7 +143,8 @@ export async function startOpcuaServer(options: OpcuaSimulatorOptions): Promise<
       `OPC UA ${endpointUrl} (security ${modes.join(', ')}; ${[...(options.allowAnonymous ?? true ? ['anonymous'] : []), ...(users.length ? ['user name and password'] : [])].join(' or ')} login)`,
       ...machines.map((m) => `  Objects/Machines/${m.spec.machineID}: ${m.spec.system} ${m.spec.machineType} (OPC 40501 Monitoring, Production, Notification, Equipment)`),
     ],
-    machineConfig: (machine: SimulatedMachineSpec) => machineConfigFor(machine, host, port),
+    machineConfig: (machine: SimulatedMachineSpec) =>
+      machineConfigFor(machine, host, port, options.programDirectory === false ? undefined : vendorFor(machine.system).programDir),
     machine: (machineID) => served(machineID).model,
     pin(machineID, item, value) {
       const m = served(machineID);
@@ -139,6 +153,10 @@ export async function startOpcuaServer(options: OpcuaSimulatorOptions): Promise<
       refresh();
     },
     sessions: () => ({ created: server.engine.cumulatedSessionCount, open: server.engine.currentSessionCount }),
+    transfers: (machineID) => {
+      const stats = served(machineID).programs?.stats;
+      return stats ? { ...stats } : undefined;
+    },
     close() {
       closing ??= (async () => {
         clearInterval(timer);
@@ -151,7 +169,7 @@ export async function startOpcuaServer(options: OpcuaSimulatorOptions): Promise<
 }
 
 /** The gateway machine entry for `machine`: the model for the standard items, the simulator's own nodes for the rest. */
-function machineConfigFor(machine: SimulatedMachineSpec, host: string, port: number): Record<string, unknown> {
+function machineConfigFor(machine: SimulatedMachineSpec, host: string, port: number, programDir: string | undefined): Record<string, unknown> {
   const nodes = Object.fromEntries(Object.entries(VENDOR_NODES).map(([item, path]) => [item, `nsu=${SIMULATOR_NS};s=${machine.machineID}.${path}`]));
   return {
     machineID: machine.machineID,
@@ -161,6 +179,7 @@ function machineConfigFor(machine: SimulatedMachineSpec, host: string, port: num
     driver: 'opcua',
     ip: host,
     port,
-    driverOptions: { machine: machine.machineID, nodes },
+    // The directory keeps the name the controller's other interfaces give it, so an assignment names it alike.
+    driverOptions: { machine: machine.machineID, nodes, ...(programDir !== undefined ? { programDir } : {}) },
   };
 }

@@ -3,11 +3,11 @@
  * toolLife read of a session, then each read fetches all tool values in one
  * Read request.
  */
-import type { DataValue } from 'node-opcua';
 import type { ReadOptions, ToolLifeRecord } from '../../core/driver.js';
 import type { AddressSpaceBrowser } from './address-space.js';
 import type { OpcuaLink } from './connection.js';
 import { MACHINE_TOOL_NS, toToolLifeRecord, type ToolLifeReading, type ToolReading } from './mapping.js';
+import { numberOf } from './readings.js';
 
 interface LifeNodes {
   value: string;
@@ -25,14 +25,6 @@ interface ToolNodes {
   life: LifeNodes[];
 }
 
-const numberOf = (dv: DataValue | undefined): number | undefined => {
-  if (!dv?.statusCode.isGood()) return undefined;
-  const v: unknown = dv.value.value;
-  if (typeof v === 'number') return v;
-  // 64-bit integers arrive as [high, low].
-  if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'number') return v[0] * 2 ** 32 + v[1];
-  return undefined;
-};
 
 export class ToolList {
   private tools: ToolNodes[] | undefined;

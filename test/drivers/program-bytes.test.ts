@@ -1,7 +1,8 @@
 /**
  * Programs are bytes, from the vault to every program-capable driver's own
  * simulator and back. One scenario, run against each driver that transfers
- * program files (the simulator, and FOCAS through its bridge simulator): a
+ * program files (the simulator, FOCAS through its bridge simulator, and OPC UA
+ * through the file transfer of its simulator's program directory): a
  * Windows-1252 program with CRLF line ends, a DC2 % tape header, Ø comments,
  * a DC4 and NULs after the closing % is uploaded to the vault, previewed,
  * deployed through the gateway (in-process link), read back with the same
@@ -17,6 +18,7 @@ import { InProcessGatewayLink } from '../../core/gateway-link/in-process.js';
 import { programText } from '../../core/program-bytes.js';
 import type { SimulatedMachineSpec, RunningSimulator } from '../../drivers/protocol-simulator.js';
 import { startFocasBridge } from '../../drivers/focas/simulator.js';
+import { startOpcuaServer, type RunningOpcuaSimulator } from '../../drivers/opcua/simulator.js';
 import type { SimulatorClient } from '../../drivers/simulator/index.js';
 import { assignmentsPlugin } from '../../plugins/assignments/index.js';
 import { deploymentsPlugin } from '../../plugins/deployments/index.js';
@@ -60,6 +62,7 @@ let admin: Session;
 let mcp: McpSession;
 let bridge11: RunningSimulator;
 let bridge10: RunningSimulator;
+let opcua: RunningOpcuaSimulator;
 let libraryId: string;
 /** Service machine id by the gateway's machineID. */
 let machines: Record<string, string>;
@@ -92,12 +95,16 @@ async function released(name: string, content: Buffer, machineID: string): Promi
 beforeAll(async () => {
   bridge11 = await startFocasBridge({ machines: [spec('F11', 11)] });
   bridge10 = await startFocasBridge({ machines: [spec('F10', 10)], protocolVersion: '1.0' });
+  opcua = await startOpcuaServer({ machines: [spec('U12', 12)], securityModes: ['None'] });
   const focas = (bridge: RunningSimulator, s: SimulatedMachineSpec) => ({ ...bridge.machineConfig(s), model: '31i-B', tasks: STATUS_TASK });
+  const ua = opcua.machineConfig(spec('U12', 12)) as { driverOptions: Record<string, unknown> };
   gw = await startTestGateway({
     machines: [
       simMachine('SIM', { driverOptions: { seed: 5, machineType: 'mill', system: 'FANUC', setupRate: 0 } }),
       focas(bridge11, spec('F11', 11)),
       focas(bridge10, spec('F10', 10)),
+      // The first connect creates the gateway's OPC UA client certificate, which takes seconds on a busy host.
+      { ...ua, driverOptions: { ...ua.driverOptions, connectTimeoutMs: 20_000, requestTimeoutMs: 5_000 }, tasks: STATUS_TASK, connection: { connectTimeoutMs: 25_000 } },
       simMachine('NOFILES', { driverOptions: { seed: 6, machineType: 'mill', system: 'FANUC', families: ['status', 'alarm'] } }),
     ],
   });
@@ -110,12 +117,12 @@ beforeAll(async () => {
   libraryId = (await post('/api/v1/libraries', { name: 'Tape programs', approvalPolicy: { mode: 'autoRelease' } })).body.id;
   machines = Object.fromEntries((await get('/api/v1/machines?limit=100')).body.items.map((m: { id: string; machineId: string }) => [m.machineId, m.id]));
   mcp = await connectMcp(await gw.gateway.listen({ host: '127.0.0.1', port: 0 }), gw.adminToken);
-  const deadline = Date.now() + 10_000;
-  while (['SIM', 'F11', 'F10', 'NOFILES'].some((id) => gw.gateway.fleet.connectionState(id) !== 'online')) {
+  const deadline = Date.now() + 30_000;
+  while (['SIM', 'F11', 'F10', 'NOFILES', 'U12'].some((id) => gw.gateway.fleet.connectionState(id) !== 'online')) {
     if (Date.now() > deadline) throw new Error('machines not online');
     await new Promise((r) => setTimeout(r, 50));
   }
-});
+}, 60_000);
 
 afterAll(async () => {
   await mcp?.close();
@@ -123,11 +130,13 @@ afterAll(async () => {
   await gw?.stop();
   await bridge11?.close();
   await bridge10?.close();
+  await opcua?.close();
 });
 
 const DRIVERS = [
   { driver: 'simulator', machineID: 'SIM', program: 'O4701', stored: (name: string) => Promise.resolve((gw.gateway.fleet.client('SIM') as SimulatorClient).machine.download(DIR, name)) },
   { driver: 'focas', machineID: 'F11', program: 'O4702', stored: (name: string) => onBridge(bridge11, 'F11', name) },
+  { driver: 'opcua', machineID: 'U12', program: 'O4707', stored: (name: string) => Promise.resolve(opcua.machine('U12').download(DIR, name)) },
 ];
 
 describe.each(DRIVERS)('a Windows-1252 tape program through the $driver driver', ({ machineID, program, stored }) => {

@@ -161,6 +161,7 @@ export function mqttRow(kind: BrokerKind): PeerRow {
 export const PEERS: readonly PeerRow[] = [
   {
     driver: 'opcua',
+    program: program('O7303'),
     start: () => restartable(
       MILL,
       (port) => startOpcuaServer({ machines: [MILL], port }),
