@@ -23,6 +23,8 @@ import { auditActor, SYSTEM_ACTOR } from '../../core/rest/principal.js';
 export const ADMIN_PASSWORD_ENV = 'PROGRAMS_ADMIN_PASSWORD';
 /** Expired sessions are deleted this often. */
 const SESSION_SWEEP_MS = 10 * 60_000;
+/** Held while the first administrator is made, so instances starting together on one database make one. */
+const FIRST_ADMIN_LOCK = 'accounts-first-admin';
 
 export function createAccountsPlugin(options: { passwordCost?: ScryptCost } = {}) {
   const passwordCost = options.passwordCost ?? PASSWORD_COST;
@@ -38,15 +40,21 @@ export function createAccountsPlugin(options: { passwordCost?: ScryptCost } = {}
         const password = first.password;
         const now = ctx.now();
         const user = { id: newId('usr'), username: 'admin', passwordHash: await hashPassword(password, passwordCost), role: 'admin' as const, scopes: { libraries: '*' as const, machineGroups: '*' as const }, disabled: false, createdAt: now, updatedAt: now };
-        await ctx.db.write(async (tx) => {
+        // Instances starting together on one database: the first to hold the lock makes the administrator, the others find it.
+        const created = await ctx.db.write(async (tx) => {
+          await tx.lock(FIRST_ADMIN_LOCK);
+          if ((await tx.get<{ n: number }>('SELECT COUNT(*) AS n FROM accounts_users'))?.n !== 0) return false;
           await store.insertUser(tx, user);
           await ctx.audit.append(tx, { ...SYSTEM_ACTOR, category: 'admin', action: 'user.create', entityType: 'user', entityId: user.id, details: { username: 'admin', role: 'admin', firstStart: true } });
+          return true;
         }, { transaction: true });
-        ctx.logger.info({ username: 'admin' }, 'first administrator created');
-        ctx.announcements.push(
-          firstAdminLine('admin', first, '/api/v1/auth/change-password'),
-          `log in:         POST /api/v1/auth/login {"username","password"} → session cookie and csrfToken`,
-        );
+        if (created) {
+          ctx.logger.info({ username: 'admin' }, 'first administrator created');
+          ctx.announcements.push(
+            firstAdminLine('admin', first, '/api/v1/auth/change-password'),
+            `log in:         POST /api/v1/auth/login {"username","password"} → session cookie and csrfToken`,
+          );
+        }
       }
       const refusals = new RefusalAudit(ctx.db, ctx.audit, ctx.now);
       ctx.rest.setAuthenticator(new AccountsAuthenticator(store, refusals, ctx.now, ctx.secure));

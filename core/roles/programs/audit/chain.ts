@@ -9,7 +9,7 @@ import type { SqlDatabase, WriteTx } from '../../../store/database.js';
 import { csvHeader, csvLine, type CsvOptions } from './csv.js';
 import { readRows, resolveFilter, resolvePage, encodeCursor, type AuditFilter, type AuditOrder, type AuditPageRequest } from './query.js';
 import { type AuditEntry, type AuditRecord, type PreparedEntry, prepareEntry, recordHash, recordOf } from './record.js';
-import { ensureAuditSchema, GENESIS_HASH, HEAD_MOVED } from './schema.js';
+import { ensureAuditSchema, GENESIS_HASH } from './schema.js';
 import { verifyChain, type AuditVerification, type VerifyOptions } from './verify.js';
 
 export { AUDIT_SCHEMA_STATEMENTS, ensureAuditSchema, GENESIS_HASH } from './schema.js';
@@ -58,13 +58,10 @@ function readHead(reader: Pick<WriteTx, 'get'>): Promise<HeadState> {
     .then((row) => ({ seq: row?.seq ?? 0, hash: row?.hash ?? GENESIS_HASH, ts: row?.ts ?? 0 }));
 }
 
-function isHeadMoved(err: unknown): boolean {
-  return err instanceof Error && err.message.includes(HEAD_MOVED);
-}
+/** The lock every instance's appends take, so the head each reads is the one it continues. */
+export const AUDIT_CHAIN_LOCK = 'audit-chain';
 
 export class AuditChain {
-  /** Where the next record continues; may run ahead of the database after a rollback, which the insert guard catches. */
-  private head: HeadState;
   /** Appends run one after another even when a caller starts several without awaiting. */
   private appending: Promise<unknown> = Promise.resolve();
   private readonly clock: () => number;
@@ -72,17 +69,14 @@ export class AuditChain {
   private constructor(
     private readonly db: SqlDatabase,
     private readonly options: AuditChainOptions,
-    head: HeadState,
   ) {
-    this.head = head;
     this.clock = options.clock ?? Date.now;
   }
 
-  /** Creates the audit tables if missing and reads the chain head. */
+  /** Creates the audit tables if missing. */
   static async open(db: SqlDatabase, options: AuditChainOptions): Promise<AuditChain> {
     await ensureAuditSchema(db);
-    const head = await db.write((tx) => readHead(tx));
-    return new AuditChain(db, options, head);
+    return new AuditChain(db, options);
   }
 
   /**
@@ -108,17 +102,17 @@ export class AuditChain {
     return result;
   }
 
+  /**
+   * Continues the chain from the head the database holds, read under the
+   * chain's lock inside the caller's transaction: another instance on the
+   * same database cannot move it until this transaction ends, and a head
+   * kept in memory could be stale (another instance's append, a rollback).
+   * The lock is held to the end of the transaction (nothing on SQLite, whose
+   * write transaction already holds the database).
+   */
   private async insert(tx: WriteTx, prepared: PreparedEntry[]): Promise<AuditRecord[]> {
-    const start = this.head;
-    try {
-      return await this.insertFrom(tx, prepared, start);
-    } catch (err) {
-      // Only a refused first insert is retried: once one part is in, the head is this transaction's own.
-      if (!isHeadMoved(err) || this.head !== start) throw err;
-      // A transaction that appended rolled back, so the database's head is behind ours: continue from it.
-      this.head = await readHead(tx);
-      return this.insertFrom(tx, prepared, this.head);
-    }
+    await tx.lock(AUDIT_CHAIN_LOCK);
+    return this.insertFrom(tx, prepared, await readHead(tx));
   }
 
   private async insertFrom(tx: WriteTx, prepared: PreparedEntry[], start: HeadState): Promise<AuditRecord[]> {
@@ -139,7 +133,6 @@ export class AuditChain {
         head = { seq: fields.seq, hash, ts };
       }
       await tx.run(INSERT_SQL_PREFIX + part.map(() => ROW_PLACEHOLDERS).join(','), params);
-      this.head = head;
     }
     return records;
   }

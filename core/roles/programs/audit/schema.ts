@@ -2,9 +2,11 @@
  * The audit log's tables. `audit_log` holds the hash-chained records;
  * `audit_head` is the chain's anchor: the last seq and hash, moved by a
  * trigger in the same statement as each insert, so deleting the tail leaves
- * the anchor pointing past the end and verify sees it.
+ * the anchor pointing past the end and verify sees it. The same tables and
+ * guards on both engines: SQLite's triggers, PostgreSQL's trigger functions.
  */
 import type { SqlDatabase } from '../../../store/database.js';
+import { postgresDdl } from '../../../store/sql-text.js';
 
 /** The prevHash of record 1: 64 zeros (SHA-256 length in hex). */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -60,11 +62,37 @@ export const AUDIT_SCHEMA_STATEMENTS: readonly string[] = [
    BEGIN SELECT RAISE(ABORT, 'audit records are append-only'); END`,
 ];
 
-/** Creates the audit tables, indexes and triggers if missing, in one transaction. */
+/** The tables and indexes, as PostgreSQL reads them (INTEGER is BIGINT there, as SQLite's integers are 64-bit). */
+const POSTGRES_TABLES = AUDIT_SCHEMA_STATEMENTS.filter((s) => /^CREATE (TABLE|INDEX)/.test(s)).map(postgresDdl);
+
+/**
+ * PostgreSQL's guards. One BEFORE trigger both checks the link and moves the
+ * head: PostgreSQL runs AFTER row triggers at the end of the statement, so a
+ * multi-row insert's second row would otherwise meet a head not yet moved.
+ */
+export const AUDIT_POSTGRES_STATEMENTS: readonly string[] = [
+  ...POSTGRES_TABLES,
+  `INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '${GENESIS_HASH}') ON CONFLICT (id) DO NOTHING`,
+  `CREATE OR REPLACE FUNCTION audit_log_links_to_head() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN
+     IF NOT EXISTS (SELECT 1 FROM audit_head WHERE id = 1 AND seq = NEW.seq - 1 AND hash = NEW.prev_hash) THEN
+       RAISE EXCEPTION '${HEAD_MOVED}';
+     END IF;
+     UPDATE audit_head SET seq = NEW.seq, hash = NEW.hash WHERE id = 1;
+     RETURN NEW;
+   END $$`,
+  'CREATE OR REPLACE TRIGGER audit_log_links_to_head BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_links_to_head()',
+  `CREATE OR REPLACE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN RAISE EXCEPTION 'audit records are append-only'; END $$`,
+  'CREATE OR REPLACE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_append_only()',
+];
+
+/** Creates the audit tables, indexes and triggers if missing, in one transaction (instances starting together take turns). */
 export async function ensureAuditSchema(db: SqlDatabase): Promise<void> {
   await db.write(
     async (tx) => {
-      for (const statement of AUDIT_SCHEMA_STATEMENTS) await tx.run(statement);
+      await tx.lock('audit-schema');
+      for (const statement of tx.dialect.engine === 'postgres' ? AUDIT_POSTGRES_STATEMENTS : AUDIT_SCHEMA_STATEMENTS) await tx.run(statement);
     },
     { transaction: true },
   );

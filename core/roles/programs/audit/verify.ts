@@ -126,6 +126,8 @@ function fastChunkIntact(chunk: FastChunk, at: Position): boolean {
 
 /** The two reads a walk needs, on one connection. */
 interface ChunkReader {
+  /** Whether the fast path's SQL (SQLite's json_quote, group_concat) can run here; PostgreSQL walks the reference path only. */
+  fast: boolean;
   get<T extends Row>(sql: string, params: number[]): Promise<T | undefined>;
   all<T extends Row>(sql: string, params: number[]): Promise<T[]>;
 }
@@ -146,6 +148,19 @@ async function walk(reader: ChunkReader, at: Position, upTo: number, chunkSize: 
     );
   const readRows = (afterSeq: number) =>
     reader.all<AuditRow>(`SELECT ${AUDIT_COLUMNS} FROM audit_log WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`, [afterSeq, upTo, chunkSize]);
+  if (!reader.fast) {
+    while (!stop.done) {
+      const rows = await readRows(at.expectedSeq - 1);
+      if (rows.length === 0) return null;
+      for (const row of rows) {
+        const breakAt = breakIn(row, at);
+        if (breakAt !== null) return breakAt;
+        at.prevHash = row.hash;
+        at.expectedSeq++;
+      }
+    }
+    return null;
+  }
   let pending = readFast(at.expectedSeq - 1);
   for (;;) {
     const chunk = await pending;
@@ -168,7 +183,7 @@ async function walk(reader: ChunkReader, at: Position, upTo: number, chunkSize: 
 }
 
 function readerOn(db: SqlDatabase): ChunkReader {
-  return { get: (sql, params) => db.get(sql, params), all: (sql, params) => db.all(sql, params) };
+  return { fast: db.dialect.engine === 'sqlite', get: (sql, params) => db.get(sql, params), all: (sql, params) => db.all(sql, params) };
 }
 
 /** A second read-only connection to the file, so the two halves' SQL runs on two threads; null for ':memory:' and for PostgreSQL. */
@@ -189,6 +204,7 @@ async function openSecondReader(db: SqlDatabase): Promise<(ChunkReader & { close
   const all = <T extends Row>(sql: string, params: number[]) =>
     new Promise<T[]>((resolve, reject) => conn.all(sql, params, (err: Error | null, rows: T[]) => (err ? reject(err) : resolve(rows))));
   return {
+    fast: true,
     all,
     get: async <T extends Row>(sql: string, params: number[]) => (await all<T>(sql, params))[0],
     close: () => new Promise<void>((resolve) => conn.close(() => resolve())),
