@@ -16,13 +16,18 @@ import type { InProcessBroker } from '../../mqtt/broker.js';
 import type { RetryStatus } from '../../mqtt/reconnect.js';
 import type { ServiceRegistry } from '../../services.js';
 import type { Database } from '../../store/database.js';
+import type { SqlDatabase } from '../../store/sql-database.js';
 import type { GatewayUsers } from './gateway-users.js';
 import type { AdminKeys, GatewayTokens } from './tokens.js';
 
 /** The cloud's events; plugins add theirs by declaration merging. */
 export interface CloudEvents {
-  /** A gateway token stopped being valid in this process (revoked or rotated): its gateway's connection ends. */
-  'token.revoked': { tokenId: string };
+  /**
+   * A gateway token stopped being valid (revoked or rotated): its gateway's
+   * connection ends. In this process, or `elsewhere`: on another instance
+   * or by the CLI, read from the database (revocation-feed.ts).
+   */
+  'token.revoked': { tokenId: string; elsewhere?: boolean };
 }
 
 /** How the cloud reaches an external broker as a client. */
@@ -93,6 +98,8 @@ export interface CloudContext {
   dataDir: string;
   /** The role's database, `cloud.db` in the data directory. */
   db: Database;
+  /** Where the tokens live: `db`, or the PostgreSQL database of CLOUD_DATABASE_URL / `cloud.databaseUrl` (token-database.ts). */
+  tokenDb: SqlDatabase;
   logger: Logger;
   /** Current time, unix ms. */
   now: () => number;

@@ -38,12 +38,16 @@ export interface CloudRoleOptions {
   now?: () => number;
   /** How often the embedded broker's connected gateways are checked against revoked tokens (10 s unless told). */
   revocationSweepMs?: number;
+  /** How often revocations made elsewhere are read (1 s unless told). */
+  revocationPollMs?: number;
+  /** The tokens' PostgreSQL database (`cloud.databaseUrl`); CLOUD_DATABASE_URL in `env` wins. */
+  databaseUrl?: string;
 }
 
 /** The options' values that are given, as fields of the `cloud` section. */
 function givenFields(o: CloudRoleOptions): Record<string, unknown> {
   const fields: Record<string, unknown> = {
-    topicPrefix: o.topicPrefix, callDeadlineMs: o.callDeadlineMs, revocationSweepMs: o.revocationSweepMs, allowedOrigins: o.allowedOrigins, allowedHosts: o.allowedHosts,
+    topicPrefix: o.topicPrefix, callDeadlineMs: o.callDeadlineMs, revocationSweepMs: o.revocationSweepMs, revocationPollMs: o.revocationPollMs, databaseUrl: o.databaseUrl, allowedOrigins: o.allowedOrigins, allowedHosts: o.allowedHosts,
     mqttHost: o.embeddedBroker?.host ?? (o.config ? undefined : '127.0.0.1'), mqttPort: o.embeddedBroker?.port,
     brokerUrl: o.broker?.url, brokerUsername: o.broker?.username, brokerReconnectMaxSeconds: o.broker?.reconnectMaxMs === undefined ? undefined : o.broker.reconnectMaxMs / 1000,
     dynamicSecurity: o.dynamicSecurity ? { username: o.dynamicSecurity.username } : undefined,
