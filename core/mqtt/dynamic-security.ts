@@ -37,8 +37,8 @@ export interface DynamicSecurityOptions {
   topicPrefix: string;
   /** The start of each gateway's role name, before its token id; `cncgw-gateway-` unless told. */
   rolePrefix?: string;
-  /** Extra connection options (TLS: ca, rejectUnauthorized). */
-  connect?: Pick<IClientOptions, 'ca' | 'rejectUnauthorized' | 'servername'>;
+  /** Extra connection options (TLS: ca, a client certificate and key, rejectUnauthorized). */
+  connect?: Pick<IClientOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
 }
 
 /** A command the broker refused, with its own words. */

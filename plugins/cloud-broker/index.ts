@@ -17,7 +17,7 @@ import type { PartSettings } from '../../core/config-parts.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import { readConfigFile } from '../../core/config.js';
 import type { BrokerConnection, CloudContext } from '../../core/roles/cloud/context.js';
-import { connectGatewayUsers, gatewayUsersOptions, reconcileGatewayUsers } from '../../core/roles/cloud/gateway-users.js';
+import { brokerTlsOf, connectGatewayUsers, gatewayUsersOptions, reconcileGatewayUsers } from '../../core/roles/cloud/gateway-users.js';
 import { CLOUD_BROKER_FIELDS } from './config.js';
 import { embeddedBroker, sweepRevoked } from './embedded.js';
 
@@ -26,11 +26,13 @@ type BrokerSettings = PartSettings<typeof CLOUD_BROKER_FIELDS>;
 /** The external broker's connection, and with `dynamicSecurity` its gateways' users, connected and brought in line with the tokens. */
 async function externalBroker(ctx: CloudContext, s: BrokerSettings & { brokerUrl: string }): Promise<{ stop(): Promise<void> } | undefined> {
   const password = ctx.env.CLOUD_BROKER_PASSWORD;
+  // The relay and the dynamic security admin client reach the broker with the same TLS options.
+  const tls = brokerTlsOf(s);
   const connection: BrokerConnection = {
     url: s.brokerUrl, protocolVersion: ctx.extras.brokerProtocolVersion ?? 5, topicPrefix: ctx.topicPrefix, reconnectMaxMs: s.brokerReconnectMaxSeconds * 1000,
-    ...(s.brokerUsername ? { username: s.brokerUsername } : {}), ...(password ? { password } : {}),
+    ...(s.brokerUsername ? { username: s.brokerUsername } : {}), ...(password ? { password } : {}), ...(Object.keys(tls).length > 0 ? { tls } : {}),
   };
-  const options = gatewayUsersOptions(s, ctx.env, ctx.topicPrefix);
+  const options = gatewayUsersOptions(s, ctx.env, ctx.topicPrefix, tls);
   if (!options) {
     ctx.services.provide('cloud.broker', { url: s.brokerUrl, connection, disconnect: () => 0 });
     return undefined;

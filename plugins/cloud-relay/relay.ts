@@ -93,6 +93,7 @@ export class CloudRelay implements CloudRelayService {
       connectTimeout: 10_000,
       ...(connection.username !== undefined ? { username: connection.username } : {}),
       ...(connection.password !== undefined ? { password: connection.password } : {}),
+      ...connection.tls,
     };
     const client = keepNoDelay(connect(connection.url, options));
     const relay = new CloudRelay(connection.topicPrefix, logger);

@@ -40,6 +40,8 @@ export interface BrokerConnection {
   topicPrefix: string;
   /** The longest wait between two attempts to connect (DEFAULT_RETRY_CAP_MS unless told). */
   reconnectMaxMs?: number;
+  /** With mqtts: a private CA, the cloud's client certificate and key (`cloud.brokerTls`). */
+  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
 }
 
 /** The broker the gateways dial: the embedded one, or an external one the relay connects to. */
