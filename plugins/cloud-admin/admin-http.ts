@@ -14,8 +14,9 @@
  *   POST /admin/gateway-tokens/:id/rotate      a new token for the same gateway, the old one revoked
  *   POST /admin/gateway-tokens/:id/revoke      the token ends
  *
- * Errors are `{error, message}` with 400/401/403/404; a browser Origin is
- * refused unless allowed, as on /mcp.
+ * Errors are `{error, message}` with 400/401/403/404, and 503 when the
+ * tokens' database does not answer; a browser Origin is refused unless
+ * allowed, as on /mcp.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
@@ -42,12 +43,22 @@ const shown = (t: GatewayToken) => ({ id: t.id, name: t.name, createdAt: new Dat
 
 export function serveAdmin(http: FastifyInstance, o: AdminHttpOptions): void {
   const fail = (reply: FastifyReply, status: number, error: string, message: string) => reply.code(status).send({ error, message });
+  /** The tokens' database did not answer (a PostgreSQL server away): 503, nothing changed that was not committed. */
+  const unavailable = (reply: FastifyReply, err: Error) => {
+    o.logger.error({ err: err.message }, 'cloud: the admin interface could not read or write the tokens; their database does not answer');
+    return fail(reply, 503, 'database_unavailable', 'the cloud could not read or write its tokens: their database does not answer; retry in a moment');
+  };
   const guard = async (request: FastifyRequest, reply: FastifyReply) => {
     const origin = request.headers.origin;
     if (origin !== undefined && !o.allowedOrigins.includes(origin)) return fail(reply, 403, 'origin_not_allowed', `Origin ${quote(origin)} is not allowed; accepted: ${o.allowedOrigins.length ? o.allowedOrigins.join(', ') : 'no browser origins'}`);
     const header = request.headers.authorization;
     const key = typeof header === 'string' && /^Bearer /i.test(header) ? header.slice(7).trim() : undefined;
-    const adminId = await o.adminKeys.verify(key);
+    let adminId: string | undefined;
+    try {
+      adminId = await o.adminKeys.verify(key);
+    } catch (err) {
+      return unavailable(reply, err as Error);
+    }
     if (!adminId) {
       return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'unauthorized', message: 'send Authorization: Bearer cadm_… (an admin key: npm run cloud-token -- admin create NAME)' });
     }
@@ -81,6 +92,11 @@ export function serveAdmin(http: FastifyInstance, o: AdminHttpOptions): void {
   http.register(
     async (scope) => {
       scope.addHook('onRequest', guard);
+      // A client's mistake keeps its own answer; anything else here is the tokens' database not answering.
+      scope.setErrorHandler((err: Error & { statusCode?: number }, _request, reply) => {
+        if (err.statusCode !== undefined && err.statusCode < 500) throw err;
+        return unavailable(reply, err);
+      });
       scope.get('/gateway-tokens', async () => ({ tokens: (await o.tokens.list()).map(shown) }));
       scope.post('/gateway-tokens', { bodyLimit: ADMIN_BODY_LIMIT }, async (request, reply) => {
         const body = request.body as { name?: unknown } | undefined;

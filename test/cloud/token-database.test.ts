@@ -12,11 +12,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLOUD_MIGRATIONS, GatewayTokens } from '../../core/roles/cloud/tokens.js';
+import { CLOUD_MIGRATIONS, GatewayTokens, VERIFIED_TTL_MS } from '../../core/roles/cloud/tokens.js';
 import { Database } from '../../core/store/database.js';
 import { applyMigrations, BASE_SCHEMA_OWNER } from '../../core/store/migrations.js';
 import { lightLink, startTestCloud, untilOnline } from '../fixtures/cloud.js';
 import { freePort } from '../fixtures/free-port.js';
+import { connectMcp } from '../fixtures/mcp-client.js';
+import { TOKEN_CHECK_UNAVAILABLE_TEXT } from '../../plugins/cloud-mcp/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const PASSWORD = 'Sup3r-s3cret-pw';
@@ -48,6 +50,33 @@ describe('the cloud\'s token database', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/CLOUD_DATABASE_URL: cannot connect to PostgreSQL at postgresql:\/\/127\.0\.0\.1:\d+\/tokens/);
     expect(r.stdout + r.stderr).not.toContain(PASSWORD);
+  }, 30_000);
+
+  it('while the tokens\' database does not answer, a tool call is a tool error saying so (no 5xx), listing tools still works, and the admin interface answers 503', async () => {
+    const cloud = await startTestCloud();
+    const { token } = await cloud.tokens.create('plant-d');
+    const adminKey = (await cloud.adminKeys.create('ops')).token;
+    const url = await cloud.listen('127.0.0.1', 0);
+    const session = await connectMcp(url, undefined, { accesstoken: token });
+    try {
+      // The database goes away under the running cloud (a PostgreSQL server restarting, a network cut).
+      await cloud.context.tokenDb.close();
+      // A success remembered from the session's start holds for its lifetime; then the database is asked.
+      await new Promise((r) => setTimeout(r, VERIFIED_TTL_MS + 50));
+      expect(await session.call('list_machines')).toMatchObject({ isError: true, text: TOKEN_CHECK_UNAVAILABLE_TEXT });
+      expect((await session.client.listTools()).tools.length).toBeGreaterThan(0);
+      const plain = await fetch(new URL('/mcp', url), {
+        method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', accesstoken: token },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_groups', arguments: {} } }),
+      });
+      expect(plain.status).toBe(200);
+      expect(await plain.text()).toContain('its token database does not answer');
+      const listed = await fetch(new URL('/admin/gateway-tokens', url), { headers: { authorization: `Bearer ${adminKey}` } });
+      expect([listed.status, await listed.json()]).toEqual([503, { error: 'database_unavailable', message: expect.stringMatching(/retry in a moment/) }]);
+    } finally {
+      await session.close();
+      await cloud.stop().catch(() => undefined);
+    }
   }, 30_000);
 
   it('a token revoked by another process on the same database: the running cloud marks its gateway unavailable and disconnects it within 5 s', async () => {

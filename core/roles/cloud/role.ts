@@ -18,6 +18,7 @@ import { MCP_BODY_LIMIT } from '../../mcp/http-door.js';
 import type { InProcessBroker } from '../../mqtt/broker.js';
 import { RoleRuntime } from '../../runtime.js';
 import { ServiceRegistry } from '../../services.js';
+import { PostgresDatabase } from '../../store/postgres-database.js';
 import { roleTlsFiles } from '../../tls.js';
 import { CLOUD_PLUGINS } from './compose.js';
 import { cloudRoleSettings } from './config.js';
@@ -43,6 +44,12 @@ export class CloudRole {
 
   get adminKeys(): AdminKeys {
     return this.context.adminKeys;
+  }
+
+  /** The PostgreSQL server and database of the tokens (without credentials); undefined when they are in cloud.db. */
+  get sharedTokens(): string | undefined {
+    const db = this.context.tokenDb;
+    return db instanceof PostgresDatabase ? db.target : undefined;
   }
 
   get relay(): CloudRelayService {
