@@ -25,6 +25,9 @@ import type { GatewayUsers } from '../../core/roles/cloud/gateway-users.js';
 import type { AdminKeys, GatewayToken, GatewayTokens } from '../../core/roles/cloud/tokens.js';
 
 const ADMIN_BODY_LIMIT = 16 * 1024;
+
+/** The broker did not take a new token's client (so the token was not stored). */
+class BrokerRefused extends Error {}
 const TOKEN_ID = /^[A-Za-z0-9]{1,64}$/;
 const NAME = /^[^\p{Cc}]{1,128}$/u;
 
@@ -73,12 +76,20 @@ export function serveAdmin(http: FastifyInstance, o: AdminHttpOptions): void {
   const audit = (request: FastifyRequest, what: string, id: string) =>
     o.logger.info({ admin: (request as FastifyRequest & { adminId?: string }).adminId, tokenId: id }, `gateway token ${what} through the admin interface`);
 
+  /** Adds a new token's broker client; the broker's failure is told apart from the database's. */
+  const addClient = o.users && (async (id: string, token: string) => {
+    try {
+      await o.users!.addGateway(id, token);
+    } catch (err) {
+      throw new BrokerRefused((err as Error).message, { cause: err });
+    }
+  });
   /** A token change that adds a broker client first: the broker refusing it or not answering changes nothing and answers 503. */
   const brokerChange = async <T>(reply: FastifyReply, change: () => Promise<T>): Promise<T | undefined> => {
     try {
       return await change();
     } catch (err) {
-      if (!o.users) throw err;
+      if (!(err instanceof BrokerRefused)) throw err;
       o.logger.error({ err: (err as Error).message }, 'cloud: the broker did not take a gateway token\'s client; the token was not changed');
       await fail(reply, 503, 'broker_unavailable', `the broker did not take the gateway's client, so the token was not changed: ${(err as Error).message}`);
       return undefined;
@@ -106,7 +117,7 @@ export function serveAdmin(http: FastifyInstance, o: AdminHttpOptions): void {
             ? `unknown field ${quote(extra[0] as string)}; accepted: name`
             : 'name: the gateway\'s name, 1-128 characters without control characters');
         }
-        const made = await brokerChange(reply, () => o.tokens.create(body.name as string, o.users && ((id, token) => o.users!.addGateway(id, token))));
+        const made = await brokerChange(reply, () => o.tokens.create(body.name as string, addClient));
         if (!made) return reply;
         audit(request, 'created', made.record.id);
         return reply.code(201).send({ token: made.token, record: shown(made.record), shownOnce: true });
@@ -114,7 +125,7 @@ export function serveAdmin(http: FastifyInstance, o: AdminHttpOptions): void {
       scope.post('/gateway-tokens/:id/rotate', async (request, reply) => {
         const id = idOf(request, reply);
         if (id === undefined) return reply;
-        const next = await brokerChange(reply, () => o.tokens.rotate(id, o.users && ((newId, token) => o.users!.addGateway(newId, token))));
+        const next = await brokerChange(reply, () => o.tokens.rotate(id, addClient));
         if (reply.sent) return reply;
         if (!next) return fail(reply, 404, 'not_found', `no valid gateway token with id ${quote(id)}; GET /admin/gateway-tokens lists them`);
         audit(request, `rotated to ${next.record.id}`, id);

@@ -169,4 +169,16 @@ describe('the cloud keeps the gateways\' broker clients through Mosquitto dynami
     expect(await brokerTakes(idOf(second), second)).toMatch(/Not authorized|Bad user name or password/i);
     expect(await brokerTakes(OUTSIDE.username, OUTSIDE.password)).toBe('accepted');
   });
+
+  it('with the broker away, creating a token answers 503 broker_unavailable and stores nothing', async () => {
+    const before = ((await admin('')).json.tokens as unknown[]).length;
+    await broker.stop();
+    try {
+      const made = await admin('', { name: 'plant-away' });
+      expect(made).toMatchObject({ status: 503, json: { error: 'broker_unavailable' } });
+      expect(((await admin('')).json.tokens as unknown[]).length).toBe(before);
+    } finally {
+      await broker.start();
+    }
+  });
 });
