@@ -168,12 +168,12 @@ export class InProcessBroker {
     return out;
   }
 
-  /** Publishes from inside the broker (no client, so no publish rule applies), to every subscriber of `topic`. */
-  publishInProcess(topic: string, payload: Buffer | string, qos: 0 | 1 = 1): Promise<void> {
+  /** Publishes from inside the broker (no client, so no publish rule applies), to every subscriber of `topic`; with `retain`, kept (an empty payload removes the retained message). */
+  publishInProcess(topic: string, payload: Buffer | string, qos: 0 | 1 = 1, retain = false): Promise<void> {
     const aedes = this.aedes;
     if (!aedes) return Promise.reject(new Error('the broker is not running'));
     return new Promise<void>((resolve, reject) =>
-      aedes.publish({ cmd: 'publish', topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain: false, dup: false }, (err) => (err ? reject(err) : resolve())),
+      aedes.publish({ cmd: 'publish', topic, payload: typeof payload === 'string' ? Buffer.from(payload) : payload, qos, retain, dup: false }, (err) => (err ? reject(err) : resolve())),
     );
   }
 

@@ -37,8 +37,8 @@ export interface DynamicSecurityOptions {
   topicPrefix: string;
   /** The start of each gateway's role name, before its token id; `cncgw-gateway-` unless told. */
   rolePrefix?: string;
-  /** Extra connection options (TLS: ca, rejectUnauthorized). */
-  connect?: Pick<IClientOptions, 'ca' | 'rejectUnauthorized' | 'servername'>;
+  /** Extra connection options (TLS: ca, a client certificate and key, rejectUnauthorized). */
+  connect?: Pick<IClientOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
 }
 
 /** A command the broker refused, with its own words. */
@@ -105,6 +105,8 @@ export class MosquittoDynamicSecurity {
 
   /** Sends commands in one message; each answer in order. A refused command is kept as its `error`. */
   async send(commands: readonly Command[]): Promise<Response[]> {
+    // Not queued for later: a command the broker runs after its caller gave up would change the broker behind its back.
+    if (!this.client.connected) throw new Error(`the broker's dynamic security cannot be reached: the cloud's admin client is not connected to ${this.options.url} (it keeps reconnecting)`);
     const id = `${process.pid}-${++this.next}`;
     const tagged = commands.map((c, i) => ({ ...c, correlationData: `${id}:${i}` }));
     const answered = new Promise<Response[]>((resolve, reject) => {
@@ -114,7 +116,14 @@ export class MosquittoDynamicSecurity {
       }, COMMAND_TIMEOUT_MS);
       this.pending.set(id, { resolve, reject, timer });
     });
-    await this.client.publishAsync(DYNSEC_TOPIC, JSON.stringify({ commands: tagged }), { qos: 1 });
+    // The answer, the timeout or a failed publish, whichever comes first (a publish cut off by a lost connection may never settle).
+    this.client.publishAsync(DYNSEC_TOPIC, JSON.stringify({ commands: tagged }), { qos: 1 }).catch((err: Error) => {
+      const waiting = this.pending.get(id);
+      if (!waiting) return;
+      this.pending.delete(id);
+      clearTimeout(waiting.timer);
+      waiting.reject(new Error(`the broker's dynamic security commands could not be sent: ${err.message}`));
+    });
     return answered;
   }
 

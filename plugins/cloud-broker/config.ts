@@ -12,6 +12,13 @@ export const CLOUD_BROKER_FIELDS = {
   mqttTls: z.object({ certFile: z.string().min(1).max(1024), keyFile: z.string().min(1).max(1024) }).strict().optional(),
   /** An external broker (Mosquitto, EMQX, HiveMQ) instead of the embedded one. */
   brokerUrl: z.string().regex(/^mqtts?:\/\/[^\s/]+$/, 'an mqtt:// or mqtts:// URL').optional(),
+  /**
+   * With an mqtts `brokerUrl`: a PEM file of the CA to trust for the broker's
+   * certificate (a private CA), and the cloud's client certificate and key
+   * (both or neither) for a broker that asks for one. Used by the relay's
+   * client and by the dynamic security admin client alike.
+   */
+  brokerTls: z.object({ caFile: z.string().min(1).max(1024).optional(), certFile: z.string().min(1).max(1024).optional(), keyFile: z.string().min(1).max(1024).optional() }).strict().optional(),
   /** The cloud's own user on an external broker; the password comes from CLOUD_BROKER_PASSWORD. */
   brokerUsername: z.string().min(1).max(128).optional(),
   /**

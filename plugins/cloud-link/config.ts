@@ -25,6 +25,14 @@ export const CLOUD_LINK_FIELDS = {
   topicPrefix: z.string().min(1).max(64).regex(/^[\w./-]+$/, 'letters, digits, _ . / -').default(DEFAULT_TOPIC_PREFIX),
   /** A PEM file of the CA (or the certificate itself) to trust for an mqtts broker with a private certificate. */
   caFile: z.string().min(1).max(1024).optional(),
+  /**
+   * The gateway's client certificate and its key (PEM files, both or
+   * neither), for an mqtts broker that asks for one (Mosquitto's
+   * `require_certificate`). Beside the token, not instead of it: the broker
+   * still takes the token as the password.
+   */
+  certFile: z.string().min(1).max(1024).optional(),
+  keyFile: z.string().min(1).max(1024).optional(),
   /** MQTT keepalive: a broker that hears nothing for 1.5 times this publishes the gateway's will (offline). */
   keepaliveSeconds: z.number().int().min(5).max(600).default(15),
   /** The longest wait between two attempts to connect (exponential backoff with jitter from 1 s up to this). */

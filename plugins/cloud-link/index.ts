@@ -8,12 +8,22 @@ import { readConfigFile } from '../../core/config.js';
 import { createToolDispatcher } from '../../core/mcp/dispatch.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { CLOUD_LINK_ALIASES, CLOUD_LINK_FIELDS } from './config.js';
+import { CLOUD_LINK_ALIASES, CLOUD_LINK_FIELDS, type CloudLinkConfig } from './config.js';
 import { defineCloudLinkInterfaces } from './interfaces.js';
 import { CloudLink } from './link.js';
 import { CLOUD_LINK_FILE, linkSettings, readStoredSettings, TOKEN_HINT, type StoredSettings } from './settings.js';
 
 export { CLOUD_LINK_FILE };
+
+/** The client certificate and key of `cloudLink.certFile`/`keyFile`, read at start; one without the other is a mistake naming the missing one. */
+function clientCertificate(config: CloudLinkConfig | undefined): { cert?: Buffer; key?: Buffer } {
+  if (!config || (config.certFile === undefined && config.keyFile === undefined)) return {};
+  if (config.certFile === undefined || config.keyFile === undefined) {
+    const [given, missing] = config.certFile === undefined ? ['keyFile', 'certFile'] : ['certFile', 'keyFile'];
+    throw new Error(`cloudLink.${missing}: needed with cloudLink.${given} (the gateway's client certificate and its key, PEM files)`);
+  }
+  return { cert: readConfigFile(config.certFile, 'cloudLink.certFile'), key: readConfigFile(config.keyFile, 'cloudLink.keyFile') };
+}
 export const cloudLinkPlugin = definePlugin<GatewayContext, typeof CLOUD_LINK_FIELDS, true>({
   name: 'cloud-link',
   dependsOn: ['mcp', 'auth'],
@@ -26,8 +36,9 @@ export const cloudLinkPlugin = definePlugin<GatewayContext, typeof CLOUD_LINK_FI
     const link = new CloudLink({
       dispatcher: createToolDispatcher(ctx), principalFor: (user) => ctx.interfaces.accessPolicy.principalFor(user), identity: ctx.identity, version: ctx.version, logger, now: ctx.now,
       ...(config ? { keepaliveSeconds: config.keepaliveSeconds, reconnectCapMs: config.reconnectMaxSeconds * 1000 } : {}),
-      // A private CA for an mqtts broker; a file that cannot be read is a config mistake, reported at start.
+      // A private CA for an mqtts broker, the gateway's client certificate; a file that cannot be read is a config mistake, reported at start.
       ...(config?.caFile !== undefined ? { ca: readConfigFile(config.caFile, 'cloudLink.caFile') } : {}),
+      ...clientCertificate(config),
     });
     ctx.services.provide('cloud-link', { status: () => link.status() });
     // A config section without a token is a config mistake, reported at start.

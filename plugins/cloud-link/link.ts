@@ -37,6 +37,9 @@ export interface CloudLinkOptions {
   reconnectCapMs?: number;
   /** A private CA for an mqtts broker. */
   ca?: Buffer;
+  /** The gateway's client certificate and key (PEM), for a broker that asks for one. */
+  cert?: Buffer;
+  key?: Buffer;
 }
 
 /** One connection's state; a new one for every start. */
@@ -156,6 +159,7 @@ export class CloudLink {
       keepalive: this.o.keepaliveSeconds ?? 15,
       will: { topic: t.presence(tokenId), payload: Buffer.from(presence({ state: 'offline' })), qos: 1, retain: true },
       ...(this.o.ca ? { ca: this.o.ca } : {}),
+      ...(this.o.cert && this.o.key ? { cert: this.o.cert, key: this.o.key } : {}),
     };
     const c = keepNoDelay(connect(settings.brokerUrl, options));
     current.client = c;

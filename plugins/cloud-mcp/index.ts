@@ -19,7 +19,7 @@ import { definePlugin } from '../../core/plugin-host.js';
 import type { CloudContext } from '../../core/roles/cloud/context.js';
 import { CLOUD_MCP_FIELDS } from './config.js';
 import { plainToolCall, toolCallResponse } from './fast-call.js';
-import { relayedCall } from './relayed-call.js';
+import { relayedCall, type ToolAnswer } from './relayed-call.js';
 import { ResponseBuffers } from './response-buffers.js';
 
 export { plainToolCall, toolCallResponse } from './fast-call.js';
@@ -28,18 +28,31 @@ export { ResponseBuffers } from './response-buffers.js';
 
 const toolError = (text: string): CallToolResult => ({ content: [{ type: 'text', text }], isError: true });
 
+/** A token check that could not be made: the database (PostgreSQL, shared by the instances) does not answer. */
+const UNCHECKED = Symbol('unchecked');
+export const TOKEN_CHECK_UNAVAILABLE_TEXT = 'The cloud cannot check the accessToken now: its token database does not answer. Retry in a moment.';
+
 export const cloudMcpPlugin = definePlugin<CloudContext, typeof CLOUD_MCP_FIELDS>({
   name: 'cloud-mcp',
   dependsOn: ['cloud-relay'],
   config: { section: 'cloud', fields: CLOUD_MCP_FIELDS },
   register(ctx) {
     const { catalogue, logger } = ctx;
-    const callTool = relayedCall({ relay: ctx.services.get('cloud.relay'), catalogue, deadlineMs: ctx.settings.callDeadlineMs, logger });
-    const tokenOf = (request: FastifyRequest) => {
+    const relayed = relayedCall({ relay: ctx.services.get('cloud.relay'), catalogue, deadlineMs: ctx.settings.callDeadlineMs, logger });
+    /** The token's id, undefined for none or an unknown one, or UNCHECKED when the tokens' database does not answer. */
+    const tokenOf = async (request: FastifyRequest): Promise<string | undefined | typeof UNCHECKED> => {
       const header = request.headers.accesstoken;
-      return ctx.tokens.verify(typeof header === 'string' ? header : undefined);
+      try {
+        return await ctx.tokens.verify(typeof header === 'string' ? header : undefined);
+      } catch (err) {
+        logger.error({ err: (err as Error).message }, 'cloud: an accessToken could not be checked; the tokens\' database does not answer');
+        return UNCHECKED;
+      }
     };
-    const malformed = (tokenId: string | undefined) => logger.warn({ gateway: tokenId }, 'cloud: a gateway\'s answer is not one JSON string literal; it was not passed on');
+    const callTool = (tokenId: string | undefined | typeof UNCHECKED, name: string, args: Record<string, unknown> | undefined, correlation: string | string[] | undefined): Promise<ToolAnswer> =>
+      tokenId === UNCHECKED ? Promise.resolve({ text: TOKEN_CHECK_UNAVAILABLE_TEXT, isError: true }) : relayed(tokenId, name, args, correlation);
+    // Only an answer from a gateway can be malformed, so its token was checked.
+    const malformed = (tokenId: string | undefined | typeof UNCHECKED) => logger.warn({ gateway: tokenId === UNCHECKED ? undefined : tokenId }, 'cloud: a gateway\'s answer is not one JSON string literal; it was not passed on');
     const buffers = new ResponseBuffers();
     // Unique to this process, so no tool text can hold one by chance.
     const answerPrefix = `relay-answer-${randomUUID()}-`;

@@ -25,6 +25,8 @@ import type { BrokerConnection, CloudRelayService, RelayOutcome } from '../../co
 /** How the relay sends a request: through its MQTT client, or inside the embedded broker. */
 interface RequestSender {
   send(topic: string, payload: string, replyTo: string, correlationId: string): Promise<void>;
+  /** Removes the retained message of `topic` (an empty retained publish). */
+  clearRetained(topic: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -68,6 +70,7 @@ export class CloudRelay implements CloudRelayService {
     live.clear();
     relay.sender = {
       send: (topic, payload) => broker.publishInProcess(topic, payload, 1),
+      clearRetained: (topic) => broker.publishInProcess(topic, '', 1, true),
       close: async () => {
         for (const u of unsubscribe) await u();
       },
@@ -90,6 +93,7 @@ export class CloudRelay implements CloudRelayService {
       connectTimeout: 10_000,
       ...(connection.username !== undefined ? { username: connection.username } : {}),
       ...(connection.password !== undefined ? { password: connection.password } : {}),
+      ...connection.tls,
     };
     const client = keepNoDelay(connect(connection.url, options));
     const relay = new CloudRelay(connection.topicPrefix, logger);
@@ -101,6 +105,7 @@ export class CloudRelay implements CloudRelayService {
           qos: 1,
           ...(connection.protocolVersion === 5 ? { properties: { responseTopic: replyTo, correlationData: Buffer.from(correlationId) } } : {}),
         }).then(() => undefined),
+      clearRetained: (topic) => client.publishAsync(topic, '', { qos: 1, retain: true }).then(() => undefined),
       close: async () => {
         retry.stop();
         await client.endAsync(true).catch(() => undefined);
@@ -141,10 +146,20 @@ export class CloudRelay implements CloudRelayService {
     return [...this.online.entries()].filter(([, p]) => p.state === 'online').map(([id]) => id);
   }
 
-  /** The gateway of this token is gone (its token revoked; a client removed by the broker leaves no will): unavailable now, its pending calls ended. */
+  /**
+   * The gateway of this token is gone (its token revoked): unavailable now,
+   * its pending calls ended, and its retained presence removed from the
+   * broker. A client that dynamic security removes leaves no will, so its
+   * last `online` would otherwise stay retained for every consumer that
+   * subscribes later (on an external broker the cloud's user needs the
+   * right to publish presence topics: docs/cloud-relay.md).
+   */
   forget(tokenId: string): void {
     this.online.delete(tokenId);
     for (const [id, p] of this.pending) if (p.tokenId === tokenId) this.finish(id, { ok: false, reason: 'offline' });
+    const topic = this.t.presence(tokenId);
+    this.sender?.clearRetained(topic).catch((err: Error) =>
+      this.logger.warn({ tokenId, topic, err: err.message }, 'cloud relay: the retained presence of a revoked gateway could not be removed; allow the cloud\'s broker user to publish on the gateways\' presence topics'));
   }
 
   private onMessage(topic: string, payload: Buffer): void {

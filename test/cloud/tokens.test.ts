@@ -53,7 +53,7 @@ describe('gateway tokens', () => {
     } finally {
       await db.close();
     }
-  }, 60_000);
+  }, 120_000);
 
   it('GW-86 a token revoked or rotated in the cloud\'s own process fails its next check at once, though its success was remembered', async () => {
     const db = await Database.open(join(mkdtempSync(join(tmpdir(), 'cloud-verify-')), 'cloud.db'));

@@ -24,7 +24,7 @@ pattern read ${prefix}/gateways/%u/requests
 pattern write ${prefix}/clouds/+/responses/%u
 
 user cloud-1
-topic read ${prefix}/gateways/+/presence
+topic readwrite ${prefix}/gateways/+/presence
 topic write ${prefix}/gateways/+/requests
 topic read ${prefix}/clouds/+/responses/+
 `;

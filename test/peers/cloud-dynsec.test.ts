@@ -65,7 +65,7 @@ describe('the cloud keeps the gateways\' broker clients through Mosquitto dynami
     broker = await startMosquitto({ dynamicSecurity: ADMIN, listenerLines: ['use_username_as_clientid true'] });
     // The operator's one-time setup through the plugin: the cloud's relay user, a client of another program, and a gateway client left from an unknown token.
     const setup = await MosquittoDynamicSecurity.connect({ url: broker.url, username: ADMIN.adminUsername, password: ADMIN.adminPassword, topicPrefix: prefix });
-    const cloudAcls = [['publishClientSend', `${prefix}/gateways/+/requests`], ['subscribePattern', `${prefix}/#`], ['publishClientReceive', `${prefix}/#`]]
+    const cloudAcls = [['publishClientSend', `${prefix}/gateways/+/requests`], ['publishClientSend', `${prefix}/gateways/+/presence`], ['subscribePattern', `${prefix}/#`], ['publishClientReceive', `${prefix}/#`]]
       .map(([acltype, topic]) => ({ command: 'addRoleACL', rolename: 'cloud', acltype, topic, allow: true }));
     const answers = await setup.send([
       { command: 'createRole', rolename: 'cloud' }, ...cloudAcls,
@@ -168,5 +168,17 @@ describe('the cloud keeps the gateways\' broker clients through Mosquitto dynami
     expect([revoked.status, revoked.stdout]).toEqual([0, expect.stringMatching(/broker client removed/)]);
     expect(await brokerTakes(idOf(second), second)).toMatch(/Not authorized|Bad user name or password/i);
     expect(await brokerTakes(OUTSIDE.username, OUTSIDE.password)).toBe('accepted');
+  });
+
+  it('with the broker away, creating a token answers 503 broker_unavailable and stores nothing', async () => {
+    const before = ((await admin('')).json.tokens as unknown[]).length;
+    await broker.stop();
+    try {
+      const made = await admin('', { name: 'plant-away' });
+      expect(made).toMatchObject({ status: 503, json: { error: 'broker_unavailable' } });
+      expect(((await admin('')).json.tokens as unknown[]).length).toBe(before);
+    } finally {
+      await broker.start();
+    }
   });
 });

@@ -9,6 +9,8 @@ export interface CloudBannerFacts {
   embedded: boolean;
   /** Gateway tokens that are valid. */
   tokens: number;
+  /** Where the tokens live: undefined for cloud.db, else the PostgreSQL server and database (without credentials). */
+  sharedTokens?: string | undefined;
 }
 
 /** The cloud relay's section of the banner; ends with a blank line. */
@@ -16,7 +18,8 @@ export function cloudBannerSection(facts: CloudBannerFacts): string[] {
   return [
     `  Cloud relay ${facts.version} is running`,
     `  config:      ${facts.configFile}`,
-    `  data:        ${facts.dataDir} (SQLite: cloud.db)`,
+    `  data:        ${facts.dataDir}${facts.sharedTokens ? '' : ' (SQLite: cloud.db)'}`,
+    ...(facts.sharedTokens ? [`  tokens:      ${facts.sharedTokens} (PostgreSQL, shared with the other cloud instances)`] : []),
     '',
     `  MCP:         ${facts.url}/mcp  (accessToken header: a gateway token)`,
     `  broker:      ${facts.brokerUrl}  (${facts.embedded ? 'embedded; ' : ''}gateways dial out to it)`,

@@ -19,6 +19,15 @@ export const CLOUD_ROLE_FIELDS = {
   topicPrefix: z.string().min(1).max(64).regex(/^[\w./-]+$/, 'letters, digits, _ . / -').default(DEFAULT_TOPIC_PREFIX),
   /** As `mcp.allowedOrigins`, for the cloud's /mcp and /admin. */
   allowedOrigins: z.array(z.string().min(1)).default([]),
+  /**
+   * The PostgreSQL database the gateway tokens and admin keys live in,
+   * shared by several cloud instances (postgresql://…); CLOUD_DATABASE_URL
+   * wins over it. Without either: cloud.db in the data directory
+   * (token-database.ts).
+   */
+  databaseUrl: z.string().min(1).max(4096).optional(),
+  /** How often an instance reads the revocations made elsewhere (other instances, the CLI) and ends their gateways' connections. */
+  revocationPollMs: z.number().int().min(100).max(4000).default(1000),
 };
 
 export const CLOUD_ROLE_PART: ConfigPart<typeof CLOUD_ROLE_FIELDS> = { section: 'cloud', fields: CLOUD_ROLE_FIELDS, env: { CLOUD_PORT: { field: 'port', type: 'port' } } };

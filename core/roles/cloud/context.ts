@@ -16,13 +16,18 @@ import type { InProcessBroker } from '../../mqtt/broker.js';
 import type { RetryStatus } from '../../mqtt/reconnect.js';
 import type { ServiceRegistry } from '../../services.js';
 import type { Database } from '../../store/database.js';
+import type { SqlDatabase } from '../../store/sql-database.js';
 import type { GatewayUsers } from './gateway-users.js';
 import type { AdminKeys, GatewayTokens } from './tokens.js';
 
 /** The cloud's events; plugins add theirs by declaration merging. */
 export interface CloudEvents {
-  /** A gateway token stopped being valid in this process (revoked or rotated): its gateway's connection ends. */
-  'token.revoked': { tokenId: string };
+  /**
+   * A gateway token stopped being valid (revoked or rotated): its gateway's
+   * connection ends. In this process, or `elsewhere`: on another instance
+   * or by the CLI, read from the database (revocation-feed.ts).
+   */
+  'token.revoked': { tokenId: string; elsewhere?: boolean };
 }
 
 /** How the cloud reaches an external broker as a client. */
@@ -35,6 +40,8 @@ export interface BrokerConnection {
   topicPrefix: string;
   /** The longest wait between two attempts to connect (DEFAULT_RETRY_CAP_MS unless told). */
   reconnectMaxMs?: number;
+  /** With mqtts: a private CA, the cloud's client certificate and key (`cloud.brokerTls`). */
+  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
 }
 
 /** The broker the gateways dial: the embedded one, or an external one the relay connects to. */
@@ -93,6 +100,8 @@ export interface CloudContext {
   dataDir: string;
   /** The role's database, `cloud.db` in the data directory. */
   db: Database;
+  /** Where the tokens live: `db`, or the PostgreSQL database of CLOUD_DATABASE_URL / `cloud.databaseUrl` (token-database.ts). */
+  tokenDb: SqlDatabase;
   logger: Logger;
   /** Current time, unix ms. */
   now: () => number;

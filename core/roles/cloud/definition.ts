@@ -45,7 +45,7 @@ async function startCloudRole({ config, file, logger: processLogger, env, defini
   const broker = role.context.services.get('cloud.broker');
   return {
     banner: cloudBannerSection({
-      version: packageVersion(), configFile: file, dataDir, url, brokerUrl: broker.url, embedded: broker.embedded !== undefined, tokens: tokens.filter((t) => t.revokedAt === null).length,
+      version: packageVersion(), configFile: file, dataDir, url, brokerUrl: broker.url, embedded: broker.embedded !== undefined, tokens: tokens.filter((t) => t.revokedAt === null).length, sharedTokens: role.sharedTokens,
     }),
     stop: { name: 'cloud relay (HTTP server, relay, broker, database)', stop: () => role.stop(), detail: () => `HTTP ${role.runtime.listening ? 'still listening' : 'closed'}` },
   };

@@ -8,6 +8,7 @@
  * `npm run cloud-token` use this, so either may change a token.
  */
 import type { Logger } from 'pino';
+import { readConfigFile } from '../../config.js';
 import { MosquittoDynamicSecurity, type DynamicSecurityOptions } from '../../mqtt/dynamic-security.js';
 import type { GatewayTokens } from './tokens.js';
 
@@ -23,6 +24,28 @@ export interface GatewayUsers {
 export interface GatewayUsersSection {
   brokerUrl?: string | undefined;
   dynamicSecurity?: { username?: string | undefined } | undefined;
+  brokerTls?: { caFile?: string | undefined; certFile?: string | undefined; keyFile?: string | undefined } | undefined;
+}
+
+/** The TLS options of the cloud's clients of an external broker (`cloud.brokerTls`): the relay's and the dynamic security admin's. */
+export interface BrokerTls {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
+/** Reads `cloud.brokerTls`'s files; a file that cannot be read, or a certificate without its key (or the reverse), is named. */
+export function brokerTlsOf(section: GatewayUsersSection): BrokerTls {
+  const t = section.brokerTls;
+  if (!t) return {};
+  if ((t.certFile === undefined) !== (t.keyFile === undefined)) {
+    const [given, missing] = t.certFile === undefined ? ['keyFile', 'certFile'] : ['certFile', 'keyFile'];
+    throw new DynamicSecurityConfigError(`cloud.brokerTls.${missing}: needed with cloud.brokerTls.${given} (the cloud's client certificate and its key, PEM files)`);
+  }
+  return {
+    ...(t.caFile !== undefined ? { ca: readConfigFile(t.caFile, 'cloud.brokerTls.caFile') } : {}),
+    ...(t.certFile !== undefined && t.keyFile !== undefined ? { cert: readConfigFile(t.certFile, 'cloud.brokerTls.certFile'), key: readConfigFile(t.keyFile, 'cloud.brokerTls.keyFile') } : {}),
+  };
 }
 
 /** A mistake in `cloud.dynamicSecurity`, named at start. */
@@ -43,7 +66,8 @@ export function gatewayUsersOptions(section: GatewayUsersSection, env: NodeJS.Pr
   if (!username) throw new DynamicSecurityConfigError('cloud.dynamicSecurity.username: the cloud\'s broker admin client (mosquitto_ctrl dynsec init); set it there or in CLOUD_DYNSEC_USERNAME');
   const password = env.CLOUD_DYNSEC_PASSWORD;
   if (!password) throw new DynamicSecurityConfigError(`CLOUD_DYNSEC_PASSWORD: the password of the broker admin client '${username}' (cloud.dynamicSecurity) is not set`);
-  return { url: section.brokerUrl, username, password, topicPrefix, ...(connect ? { connect } : {}) };
+  const tls = connect ?? brokerTlsOf(section);
+  return { url: section.brokerUrl, username, password, topicPrefix, ...(Object.keys(tls).length > 0 ? { connect: tls } : {}) };
 }
 
 /** Connects the admin client; a broker that refuses it or cannot be reached is named in the error. */

@@ -26,7 +26,7 @@ export interface CloudRoleOptions {
   /** The role's plugins; CLOUD_PLUGINS unless told. */
   plugins?: readonly Plugin<CloudContext>[];
   /** An external broker; without it the role embeds one on `embeddedBroker` (127.0.0.1:1883 unless told, or the config's). */
-  broker?: { url: string; username?: string; password?: string; protocolVersion?: 4 | 5; reconnectMaxMs?: number };
+  broker?: { url: string; username?: string; password?: string; protocolVersion?: 4 | 5; reconnectMaxMs?: number; tls?: { caFile?: string; certFile?: string; keyFile?: string } };
   /** With an external Mosquitto: the cloud's dynamic security admin client (`cloud.dynamicSecurity`, CLOUD_DYNSEC_PASSWORD). */
   dynamicSecurity?: { username: string; password: string };
   embeddedBroker?: { host?: string; port?: number; tls?: { key: string | Buffer; cert: string | Buffer } };
@@ -38,14 +38,18 @@ export interface CloudRoleOptions {
   now?: () => number;
   /** How often the embedded broker's connected gateways are checked against revoked tokens (10 s unless told). */
   revocationSweepMs?: number;
+  /** How often revocations made elsewhere are read (1 s unless told). */
+  revocationPollMs?: number;
+  /** The tokens' PostgreSQL database (`cloud.databaseUrl`); CLOUD_DATABASE_URL in `env` wins. */
+  databaseUrl?: string;
 }
 
 /** The options' values that are given, as fields of the `cloud` section. */
 function givenFields(o: CloudRoleOptions): Record<string, unknown> {
   const fields: Record<string, unknown> = {
-    topicPrefix: o.topicPrefix, callDeadlineMs: o.callDeadlineMs, revocationSweepMs: o.revocationSweepMs, allowedOrigins: o.allowedOrigins, allowedHosts: o.allowedHosts,
+    topicPrefix: o.topicPrefix, callDeadlineMs: o.callDeadlineMs, revocationSweepMs: o.revocationSweepMs, revocationPollMs: o.revocationPollMs, databaseUrl: o.databaseUrl, allowedOrigins: o.allowedOrigins, allowedHosts: o.allowedHosts,
     mqttHost: o.embeddedBroker?.host ?? (o.config ? undefined : '127.0.0.1'), mqttPort: o.embeddedBroker?.port,
-    brokerUrl: o.broker?.url, brokerUsername: o.broker?.username, brokerReconnectMaxSeconds: o.broker?.reconnectMaxMs === undefined ? undefined : o.broker.reconnectMaxMs / 1000,
+    brokerUrl: o.broker?.url, brokerUsername: o.broker?.username, brokerTls: o.broker?.tls, brokerReconnectMaxSeconds: o.broker?.reconnectMaxMs === undefined ? undefined : o.broker.reconnectMaxMs / 1000,
     dynamicSecurity: o.dynamicSecurity ? { username: o.dynamicSecurity.username } : undefined,
   };
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));

@@ -1,7 +1,8 @@
 /**
  * The `cloud` role: one MCP endpoint for many gateways (docs/cloud-relay.md).
  * Built on RoleRuntime like the other roles: `cloud.db` in the data
- * directory holds its tokens (tokens.ts), and its plugins (compose.ts) do
+ * directory holds its tokens (tokens.ts), or a PostgreSQL database several
+ * instances share (token-database.ts), and its plugins (compose.ts) do
  * the rest on its context (context.ts): the broker the gateways dial out to
  * (cloud-broker), the relay through it (cloud-relay), /mcp (cloud-mcp) and
  * /admin/gateway-tokens (cloud-admin).
@@ -17,11 +18,14 @@ import { MCP_BODY_LIMIT } from '../../mcp/http-door.js';
 import type { InProcessBroker } from '../../mqtt/broker.js';
 import { RoleRuntime } from '../../runtime.js';
 import { ServiceRegistry } from '../../services.js';
+import { PostgresDatabase } from '../../store/postgres-database.js';
 import { roleTlsFiles } from '../../tls.js';
 import { CLOUD_PLUGINS } from './compose.js';
 import { cloudRoleSettings } from './config.js';
 import type { CloudContext, CloudRelayService } from './context.js';
 import { cloudSection, envOf, extrasOf, type CloudRoleOptions } from './options.js';
+import { followRevocations } from './revocation-feed.js';
+import { openTokenPostgres, tokenDatabaseSource } from './token-database.js';
 import { AdminKeys, CLOUD_MIGRATIONS, GatewayTokens } from './tokens.js';
 
 export type { CloudRoleOptions };
@@ -40,6 +44,12 @@ export class CloudRole {
 
   get adminKeys(): AdminKeys {
     return this.context.adminKeys;
+  }
+
+  /** The PostgreSQL server and database of the tokens (without credentials); undefined when they are in cloud.db. */
+  get sharedTokens(): string | undefined {
+    const db = this.context.tokenDb;
+    return db instanceof PostgresDatabase ? db.target : undefined;
   }
 
   get relay(): CloudRelayService {
@@ -61,24 +71,44 @@ export class CloudRole {
     const { logger } = options;
     const plugins = options.plugins ?? CLOUD_PLUGINS;
     const config = { cloud: cloudSection(options, plugins) };
-    const { topicPrefix, allowedOrigins, tls: ownTls } = cloudRoleSettings(config);
+    const settings = cloudRoleSettings(config);
+    const { topicPrefix, allowedOrigins, tls: ownTls } = settings;
     const env = envOf(options);
     // `cloud.tls`, else TLS_CERT_FILE/TLS_KEY_FILE; a wrong pair stops the start naming the file.
     const tls = roleTlsFiles(ownTls, env);
-    const runtime = await RoleRuntime.open({ role: 'cloud', dataDir: options.dataDir, databaseFile: CLOUD_DATABASE_FILE, logger, now, baseMigrations: CLOUD_MIGRATIONS, ...(options.env ? { env: options.env } : {}), ...(tls ? { tls } : {}) });
+    // The tokens on PostgreSQL (shared by several instances), or in cloud.db beside the rest.
+    const shared = tokenDatabaseSource(settings, env);
+    const tokenDb = shared ? await openTokenPostgres(shared, now) : undefined;
+    let runtime: RoleRuntime;
+    try {
+      runtime = await RoleRuntime.open({
+        role: 'cloud', dataDir: options.dataDir, databaseFile: CLOUD_DATABASE_FILE, logger, now, ...(tokenDb ? {} : { baseMigrations: CLOUD_MIGRATIONS }),
+        ...(options.env ? { env: options.env } : {}), ...(tls ? { tls } : {}),
+      });
+    } catch (err) {
+      await tokenDb?.close();
+      throw err;
+    }
+    if (tokenDb) {
+      runtime.onStop('token database', () => tokenDb.close());
+      runtime.readiness.add('token-database', async () => (await tokenDb.get<{ one: number }>('SELECT 1 AS one'))?.one === 1);
+    }
     try {
       // The largest body any route of the cloud reads; /admin's own are smaller.
       const http = Fastify({ logger: false, bodyLimit: MCP_BODY_LIMIT, ...runtime.serverOptions() });
       // Bodies as on every surface: depth-checked, securely parsed, every string well-formed Unicode (core/json-body.ts).
       installJsonBodyParser(http);
       const context: CloudContext = {
-        dataDir: runtime.dataDir, db: runtime.db, logger, now, version: options.version, env, http,
-        tokens: await GatewayTokens.open(runtime.db, now), adminKeys: await AdminKeys.open(runtime.db, now),
+        dataDir: runtime.dataDir, db: runtime.db, tokenDb: tokenDb ?? runtime.db, logger, now, version: options.version, env, http,
+        tokens: await GatewayTokens.open(tokenDb ?? runtime.db, now), adminKeys: await AdminKeys.open(tokenDb ?? runtime.db, now),
         topicPrefix, allowedOrigins, catalogue: options.catalogue,
         bus: new EventBus(logger.child({ component: 'bus' })), services: new ServiceRegistry('cloud'),
         extras: extrasOf(options),
       };
       await runtime.startPlugins(plugins, context, http, { config });
+      // Revocations by other instances and the CLI: their gateways unavailable here too (the plugins listen on the bus).
+      const stopFollowing = await followRevocations(context.tokens, context.bus, settings.revocationPollMs, logger);
+      runtime.onStop('revocation feed', async () => stopFollowing());
       await http.ready();
       return new CloudRole(runtime, context);
     } catch (err) {

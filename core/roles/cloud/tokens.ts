@@ -10,8 +10,8 @@
  *   (/admin/gateway-tokens) takes as `Authorization: Bearer`.
  */
 import { createBearerToken, parseBearerToken, secretMatches } from '../../auth/bearer-tokens.js';
-import type { Database } from '../../store/database.js';
 import type { Migration } from '../../store/migrations.js';
+import type { SqlDatabase, WriteTx } from '../../store/sql-database.js';
 import { GATEWAY_TOKEN_PREFIX } from '../../cloud-wire/protocol.js';
 
 export { GATEWAY_TOKEN_PREFIX };
@@ -30,6 +30,14 @@ const tokenTable = (name: string) => `CREATE TABLE ${name} (
 export const CLOUD_MIGRATIONS: readonly Migration[] = [
   { id: 1, name: 'gateway tokens', up: [tokenTable('cloud_gateway_tokens')] },
   { id: 2, name: 'admin keys', up: [tokenTable('cloud_admin_keys')] },
+  {
+    id: 3,
+    name: 'revocation order',
+    up: ['cloud_gateway_tokens', 'cloud_admin_keys'].flatMap((table) => [
+      `ALTER TABLE ${table} ADD COLUMN revoked_seq BIGINT`,
+      `CREATE INDEX ${table}_revoked_seq ON ${table} (revoked_seq)`,
+    ]),
+  },
 ];
 
 /** A token's record (never its secret). */
@@ -51,7 +59,7 @@ export type OnMade = (id: string, token: string) => Promise<void>;
 
 const NAME = /^[^\p{Cc}]{1,128}$/u;
 
-/** How long a successful check is remembered: a token the CLI (another process) revokes stops working within this. */
+/** How long a successful check is remembered: a token another instance or the CLI revokes stops working within this here. */
 export const VERIFIED_TTL_MS = 1000;
 const VERIFIED_MAX = 10_000;
 
@@ -59,14 +67,19 @@ const VERIFIED_MAX = 10_000;
  * One table of tokens. A check reads it (one row by key), and remembers a
  * success for VERIFIED_TTL_MS (by id, with the secret's hash, so the secret
  * is checked every time), so that a busy MCP client does not cost a database
- * read per call; a token made by the CLI while the cloud runs counts at once,
- * one it revokes within that second, and one revoked or rotated in this
- * process at once.
+ * read per call; a token made by the CLI or another instance on the same
+ * database counts at once, one revoked there within that second (sooner when
+ * `revokedSince` reads it first), and one revoked or rotated in this process
+ * at once. Revocations are numbered in commit order (`revoked_seq`), so
+ * other instances learn of each one by reading the numbers above the last
+ * they saw (core/roles/cloud/revocation-feed.ts).
  */
 export class TokenTable {
   private readonly verified = new Map<string, { hash: string; until: number }>();
+  /** Tokens this instance revoked and has announced itself, left out of `revokedSince` once. */
+  private readonly revokedHere = new Set<string>();
 
-  protected constructor(private readonly db: Database, private readonly now: () => number, private readonly table: string, readonly prefix: string) {}
+  protected constructor(private readonly db: SqlDatabase, private readonly now: () => number, private readonly table: string, readonly prefix: string) {}
 
   /**
    * Creates a token; the whole token is in the answer only. `onMade` runs
@@ -96,8 +109,44 @@ export class TokenTable {
   /** Revokes a token; false when it is unknown or revoked already. */
   async revoke(id: string): Promise<boolean> {
     this.verified.delete(id);
-    const result = await this.db.write((tx) => tx.run(`UPDATE ${this.table} SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, [this.now(), id]));
-    return result.changes > 0;
+    const changed = await this.db.write(async (tx) => {
+      const seq = await this.nextRevocation(tx);
+      return (await tx.run(`UPDATE ${this.table} SET revoked_at = ?, revoked_seq = ? WHERE id = ? AND revoked_at IS NULL`, [this.now(), seq, id])).changes > 0;
+    }, { transaction: true });
+    if (changed) this.revokedHere.add(id);
+    return changed;
+  }
+
+  /**
+   * The number of the next revocation: one more than the last, taken under
+   * a lock held to the commit, so revocations commit in the order of their
+   * numbers on any number of instances and a reader that has seen number n
+   * misses none above it (`revokedSince`).
+   */
+  private async nextRevocation(tx: WriteTx): Promise<number> {
+    await tx.lock(`${this.table} revocations`);
+    return Number((await tx.get<{ next: number }>(`SELECT COALESCE(MAX(revoked_seq), 0) + 1 AS next FROM ${this.table}`))?.next ?? 1);
+  }
+
+  /** The number of the last revocation (0 when none), where a reader of `revokedSince` starts. */
+  async lastRevocation(): Promise<number> {
+    return Number((await this.db.get<{ last: number | null }>(`SELECT MAX(revoked_seq) AS last FROM ${this.table}`))?.last ?? 0);
+  }
+
+  /**
+   * The tokens revoked (or rotated) after revocation number `seq`, by any
+   * instance or process, in order; each is forgotten by this instance's
+   * check at once. Those this instance revoked itself (and announced) are
+   * left out. `more`: the limit was reached, read again from `last`.
+   */
+  async revokedSince(seq: number, limit = 1000): Promise<{ ids: string[]; last: number; more: boolean }> {
+    const rows = await this.db.all<{ id: string; revoked_seq: number }>(`SELECT id, revoked_seq FROM ${this.table} WHERE revoked_seq > ? ORDER BY revoked_seq LIMIT ?`, [seq, limit]);
+    const ids: string[] = [];
+    for (const row of rows) {
+      this.verified.delete(row.id);
+      if (!this.revokedHere.delete(row.id)) ids.push(row.id);
+    }
+    return { ids, last: rows.length ? Number(rows.at(-1)?.revoked_seq) : seq, more: rows.length === limit };
   }
 
   /**
@@ -113,11 +162,12 @@ export class TokenTable {
       const old = await tx.get<{ name: string }>(`SELECT name FROM ${this.table} WHERE id = ? AND revoked_at IS NULL`, [id]);
       if (!old) return undefined;
       await tx.run(`INSERT INTO ${this.table} (id, name, secret_hash, created_at, revoked_at, replaced_by) VALUES (?, ?, ?, ?, NULL, NULL)`, [made.id, old.name, made.hash, createdAt]);
-      await tx.run(`UPDATE ${this.table} SET revoked_at = ?, replaced_by = ? WHERE id = ?`, [createdAt, made.id, id]);
+      await tx.run(`UPDATE ${this.table} SET revoked_at = ?, replaced_by = ?, revoked_seq = ? WHERE id = ?`, [createdAt, made.id, await this.nextRevocation(tx), id]);
       await onMade?.(made.id, made.key);
       return old.name;
     }, { transaction: true });
     if (name === undefined) return undefined;
+    this.revokedHere.add(id);
     return { token: made.key, record: { id: made.id, name, createdAt, revokedAt: null, replacedBy: null } };
   }
 
@@ -142,14 +192,14 @@ export class TokenTable {
 
 /** The gateway tokens (cgw_…). */
 export class GatewayTokens extends TokenTable {
-  static async open(db: Database, now: () => number = Date.now): Promise<GatewayTokens> {
+  static async open(db: SqlDatabase, now: () => number = Date.now): Promise<GatewayTokens> {
     return new GatewayTokens(db, now, 'cloud_gateway_tokens', GATEWAY_TOKEN_PREFIX);
   }
 }
 
 /** The keys of the cloud's admin HTTP interface (cadm_…). */
 export class AdminKeys extends TokenTable {
-  static async open(db: Database, now: () => number = Date.now): Promise<AdminKeys> {
+  static async open(db: SqlDatabase, now: () => number = Date.now): Promise<AdminKeys> {
     return new AdminKeys(db, now, 'cloud_admin_keys', ADMIN_KEY_PREFIX);
   }
 }

@@ -1,8 +1,9 @@
 /**
  * `npm run cloud-token -- [admin] <create NAME | list | revoke ID | rotate ID> [--config FILE]`
  * (the cloud wing's command, run by core/main.ts): the cloud relay's gateway tokens (with `admin`: the keys of its admin HTTP
- * interface) in `cloud.db` of the data directory (the
- * config file and GATEWAY_DATA_DIR are read as `npm start` reads them). A
+ * interface) in `cloud.db` of the data directory, or in the PostgreSQL
+ * database of CLOUD_DATABASE_URL / `cloud.databaseUrl` that cloud instances
+ * share (the config file and GATEWAY_DATA_DIR are read as `npm start` reads them). A
  * new token is printed once; only its hash is stored. The cloud may be
  * running: it reads the tokens at every check. With `cloud.dynamicSecurity`
  * (an external Mosquitto whose gateway clients the cloud keeps) it changes
@@ -15,13 +16,31 @@ import type { Command, CommandIO } from '../../../commands.js';
 import { AdminKeys, GatewayTokens, CLOUD_MIGRATIONS } from '../tokens.js';
 import { CLOUD_DATABASE_FILE } from '../role.js';
 import { Database } from '../../../store/database.js';
+import type { SqlDatabase } from '../../../store/sql-database.js';
 import { prepareDataDirectory } from '../../../store/data-directory.js';
 import { applyMigrations, BASE_SCHEMA_OWNER } from '../../../store/migrations.js';
 import type { MosquittoDynamicSecurity } from '../../../mqtt/dynamic-security.js';
 import { cloudRoleSettings } from '../config.js';
 import { connectGatewayUsers, gatewayUsersOptions, type GatewayUsersSection } from '../gateway-users.js';
+import { openTokenPostgres, tokenDatabaseSource } from '../token-database.js';
 
 const USAGE = 'usage: npm run cloud-token -- [admin] create NAME | list | revoke ID | rotate ID  [--config FILE]\n  (admin: the keys of the cloud\'s admin HTTP interface, /admin/gateway-tokens)';
+
+/** The tokens' database as the cloud opens it: CLOUD_DATABASE_URL or `cloud.databaseUrl` (PostgreSQL), else cloud.db in the data directory. */
+async function openTokens(config: { dataDir: string; cloud?: { databaseUrl?: string | undefined } }, env: NodeJS.ProcessEnv): Promise<SqlDatabase> {
+  const shared = tokenDatabaseSource(config.cloud ?? {}, env);
+  if (shared) return openTokenPostgres(shared, Date.now, 'cnc-cloud-token');
+  const dataDir = resolve(config.dataDir);
+  prepareDataDirectory(dataDir);
+  const db = await Database.open(join(dataDir, CLOUD_DATABASE_FILE));
+  try {
+    await applyMigrations(db, BASE_SCHEMA_OWNER, CLOUD_MIGRATIONS);
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  return db;
+}
 
 /** The command and its operand, without --config and its value. */
 function command(argv: readonly string[]): string[] {
@@ -45,9 +64,13 @@ async function run(argv: readonly string[], io: CommandIO): Promise<number> {
   }
   const loaded = io.loadConfig();
   if (loaded === 2) return 2;
-  const dataDir = resolve(loaded.config.dataDir);
-  prepareDataDirectory(dataDir);
-  const db = await Database.open(join(dataDir, CLOUD_DATABASE_FILE));
+  let db: SqlDatabase;
+  try {
+    db = await openTokens(loaded.config, io.env);
+  } catch (err) {
+    io.stderr.write(`${(err as Error).message}\n`);
+    return 1;
+  }
   let users: MosquittoDynamicSecurity | undefined;
   try {
     // The broker's gateway clients change with the gateway tokens (not for admin keys, nor for a list).
@@ -55,7 +78,6 @@ async function run(argv: readonly string[], io: CommandIO): Promise<number> {
     const dynsec = !admin && verb !== 'list' ? gatewayUsersOptions(section, io.env, cloudRoleSettings(loaded.config).topicPrefix) : undefined;
     if (dynsec) users = await connectGatewayUsers(dynsec);
     const onMade = users && ((id: string, token: string) => users!.addGateway(id, token));
-    await applyMigrations(db, BASE_SCHEMA_OWNER, CLOUD_MIGRATIONS);
     const tokens = admin ? await AdminKeys.open(db) : await GatewayTokens.open(db);
     switch (verb) {
       case 'create': {
@@ -84,7 +106,7 @@ async function run(argv: readonly string[], io: CommandIO): Promise<number> {
           return 1;
         }
         await users?.removeGateway(operand);
-        io.stdout.write(`${what} ${operand} revoked${admin ? '' : users ? '; its broker client removed (the broker disconnected it)' : '; a running cloud on its embedded broker disconnects that gateway within 10 s'}\n`);
+        io.stdout.write(`${what} ${operand} revoked${admin ? '' : users ? '; its broker client removed (the broker disconnected it)' : '; running clouds on this database disconnect that gateway within a few seconds (cloud.revocationPollMs)'}\n`);
         return 0;
       }
       case 'rotate': {
