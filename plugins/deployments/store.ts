@@ -5,14 +5,22 @@
  * read-back hash. Portable SQL.
  */
 import type { ProgramsServices } from '../../core/roles/programs/context.js';
-import type { AuditChain } from '../../core/roles/programs/audit/chain.js';
-import type { Database, WriteTx } from '../../core/store/database.js';
+import type { AuditEntry } from '../../core/roles/programs/audit/chain.js';
+import type { SqlDatabase, WriteTx } from '../../core/store/sql-database.js';
 import { WriteRounds } from '../../core/store/write-rounds.js';
 import type { DeploymentStatus } from './machine.js';
 
 export { MIGRATIONS } from './schema.js';
 export { DEPLOYMENT_PURPOSES, type DeploymentPurpose, type DeploymentRow, type NewDeployment, type Release, type TimelineEntry } from './records.js';
 import { COLUMNS, releaseOf, rowOf, type DeploymentPurpose, type DeploymentRow, type NewDeployment, type Release, type TimelineEntry } from './records.js';
+
+/** One row of a round's VALUES list: its numbers cast, since PostgreSQL would take an untyped parameter there as text. */
+const CHANGE_ROW = '(?, ?, ?, ?, ?, CAST(? AS INTEGER), ?, CAST(? AS BIGINT), CAST(? AS BIGINT))';
+
+/** What the store needs of the audit chain. */
+export interface AuditAppender {
+  appendMany(tx: WriteTx, entries: readonly AuditEntry[]): Promise<unknown>;
+}
 
 /** A deployment's state change, as the runner reports it: a transition, or its final status. */
 interface StateChange {
@@ -28,8 +36,9 @@ interface StateChange {
 
 export class DeploymentRepository {
   constructor(
-    private readonly db: Database,
-    private readonly audit: AuditChain,
+    private readonly db: SqlDatabase,
+    /** The audit chain: a final status's record is appended in the transaction that stores it. */
+    private readonly audit: AuditAppender,
     /** Where deployment.completed and deployment.failed go, in the transaction of the final status. */
     private readonly outbox?: ProgramsServices['webhooks.outbox'],
   ) {}
@@ -175,7 +184,7 @@ export class DeploymentRepository {
     for (let i = 0; i < rows.length; i += 100) {
       const part = rows.slice(i, i + 100);
       await tx.run(
-        `WITH v(id, status, reason, timeline, snapshot, machine_version, read_back_sha256, updated_at, finished_at) AS (VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')})
+        `WITH v(id, status, reason, timeline, snapshot, machine_version, read_back_sha256, updated_at, finished_at) AS (VALUES ${part.map(() => CHANGE_ROW).join(', ')})
          UPDATE deploy_deployments SET status = v.status, reason = v.reason, timeline = v.timeline, snapshot = v.snapshot, machine_version = v.machine_version,
            read_back_sha256 = v.read_back_sha256, updated_at = v.updated_at, finished_at = v.finished_at
          FROM v WHERE deploy_deployments.id = v.id`,

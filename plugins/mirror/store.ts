@@ -4,7 +4,7 @@
  * each machine's last read and what it was running, and the drift items.
  * Portable SQL.
  */
-import type { Database, WriteTx } from '../../core/store/database.js';
+import type { SqlDatabase, WriteTx } from '../../core/store/sql-database.js';
 
 export { MIGRATIONS } from './schema.js';
 import { numOrNull, strOrNull } from '../../core/store/row-values.js';
@@ -98,7 +98,7 @@ const driftOf = (r: Row): DriftItem => ({
 });
 
 export class MirrorRepository {
-  constructor(private readonly db: Database) {}
+  constructor(private readonly db: SqlDatabase) {}
 
   async file(id: string): Promise<MirrorFile | undefined> {
     const r = await this.db.get('SELECT * FROM mirror_files WHERE id = ?', [id]);
