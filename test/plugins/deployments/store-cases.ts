@@ -11,6 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { applyMigrations } from '../../../core/store/migrations.js';
 import type { SqlDatabase } from '../../../core/store/sql-database.js';
 import { DEPLOYMENT_MACHINE_VERSION } from '../../../plugins/deployments/machine.js';
+import { claimDeployments, leaseOf, releaseDeployments, renewDeployments } from '../../../plugins/deployments/lease.js';
+import { LEASE_MIGRATIONS } from '../../../plugins/deployments/schema.js';
 import { DeploymentRepository, MIGRATIONS, type NewDeployment } from '../../../plugins/deployments/store.js';
 import { TRIAL_MACHINE_VERSION } from '../../../plugins/deployments/trial-machine.js';
 import { TRIAL_MIGRATIONS, TrialRepository } from '../../../plugins/deployments/trial-store.js';
@@ -35,8 +37,8 @@ export const batchOf = (id: string, key: string | null = null, createdAt = T0) =
 
 /** A migrated database with the deployments' and trials' tables, and the audit its final statuses append to. */
 export async function deploymentsDatabase(db: SqlDatabase): Promise<{ repo: DeploymentRepository; trials: TrialRepository }> {
-  await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS]);
-  const repo = new DeploymentRepository(db, await auditOn(db));
+  await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS]);
+  const repo = new DeploymentRepository(db, await auditOn(db), leaseOf({ holder: 'test-instance' }));
   return { repo, trials: new TrialRepository(db) };
 }
 
@@ -106,6 +108,31 @@ export function deploymentStoreCases(engine: EngineUnderTest): void {
       await expect(db.write((tx) => repo.insertBatch(tx, batchOf('bat_2', 'admin:k'), planned(1, content, 'other'), DEPLOYMENT_MACHINE_VERSION), { transaction: true })).rejects.toThrow();
       expect(await repo.get('other_0001')).toBeUndefined();
       expect((await repo.batchByKey('admin:k'))?.id).toBe('bat_1');
+    });
+
+    it('stores a state only while its instance holds the deployment: one claimed elsewhere after its lease ended ends once, by its new holder', async () => {
+      const { db, repo } = await store();
+      const other = new DeploymentRepository(db, await auditOn(db), leaseOf({ holder: 'other-instance', ms: 30_000 }));
+      const rows = await db.write((tx) => repo.insertBatch(tx, batchOf('bat_1'), planned(3, Buffer.from('y')), DEPLOYMENT_MACHINE_VERSION), { transaction: true });
+      repo.track(rows);
+      expect(rows.map((r) => r.holder)).toEqual(['test-instance', 'test-instance', 'test-instance']);
+      expect(await claimDeployments(db, other.lease, T0 + 1000)).toEqual([]);
+      await repo.transition('dep_0003', 'Transferring', null, T0 + 20_000, '{}', DEPLOYMENT_MACHINE_VERSION);
+      // Its lease ran out (renewed last at T0 + 20 s by the transition): another instance claims the rest, two at a time.
+      const claimed = await claimDeployments(db, other.lease, T0 + 31_000, { limit: 2 });
+      expect(claimed.map((r) => [r.id, r.holder])).toEqual([['dep_0001', 'other-instance'], ['dep_0002', 'other-instance']]);
+      expect(await claimDeployments(db, other.lease, T0 + 31_000)).toEqual([]);
+      // The first holder, late, stores nothing more about them.
+      expect(await repo.finish('dep_0001', 'Succeeded', null, T0 + 32_000, '{}', 'a'.repeat(64))).toBeUndefined();
+      await repo.transition('dep_0002', 'Verifying', null, T0 + 32_000, '{}', DEPLOYMENT_MACHINE_VERSION);
+      expect(await other.finish('dep_0001', 'Failed', 'read-back: no file', T0 + 33_000, '{}')).toMatchObject({ status: 'Failed', holder: 'other-instance' });
+      expect(await repo.get('dep_0002')).toMatchObject({ status: 'Queued', holder: 'other-instance' });
+      expect(await finals(db)).toEqual([{ entity_id: 'dep_0001', action: 'deployment.failed' }]);
+      expect([...await renewDeployments(db, repo.lease, T0 + 34_000)]).toEqual(['dep_0003']);
+      expect([...await renewDeployments(db, other.lease, T0 + 34_000)]).toEqual(['dep_0002']);
+      // A clean stop gives the leases back at once.
+      await releaseDeployments(db, other.lease);
+      expect((await claimDeployments(db, repo.lease, T0 + 34_001)).map((r) => r.id)).toEqual(['dep_0002']);
     });
 
     it('keeps trials: inserted with their batch, their verdict, pull-back, transitions and listings', async () => {
