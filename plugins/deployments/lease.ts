@@ -10,8 +10,7 @@
  * instance still holds the row, so a deployment taken over ends once, by its
  * new holder. docs/programs-deployments.md, "Several instances".
  */
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
+import { newInstanceId } from '../../core/instance-id.js';
 import type { SqlDatabase } from '../../core/store/sql-database.js';
 import { COLUMNS, rowOf, type DeploymentRow } from './records.js';
 
@@ -25,15 +24,10 @@ export interface Lease {
   readonly ms: number;
 }
 
-/** A holder id for this process: `host:pid:random`, so an operator can tell the instance and a restart is another holder. */
-export function newHolderId(): string {
-  return `${hostname().slice(0, 64)}:${process.pid}:${randomBytes(3).toString('hex')}`;
-}
-
 export function leaseOf(options: { holder?: string; ms?: number } = {}): Lease {
   const ms = options.ms ?? DEFAULT_LEASE_MS;
   if (!Number.isInteger(ms) || ms < 300) throw new Error(`the lease time must be an integer of at least 300 ms; it is ${ms}`);
-  return { holder: options.holder ?? newHolderId(), ms };
+  return { holder: options.holder ?? newInstanceId(), ms };
 }
 
 /** Deployments claimed in one pass; another pass follows while there are more. */

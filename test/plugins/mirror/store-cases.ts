@@ -31,11 +31,12 @@ export function mirrorStoreCases(engine: EngineUnderTest): void {
       for (const db of opened.splice(0)) await db.close();
     });
 
-    async function store(): Promise<{ db: SqlDatabase; repo: MirrorRepository }> {
-      const db = await (await engine.fresh()).open();
+    async function store(): Promise<{ db: SqlDatabase; repo: MirrorRepository; database: { open(): Promise<SqlDatabase> } }> {
+      const database = await engine.fresh();
+      const db = await database.open();
       opened.push(db);
       await applyMigrations(db, 'mirror', MIGRATIONS);
-      return { db, repo: new MirrorRepository(db) };
+      return { db, repo: new MirrorRepository(db), database };
     }
 
     it('keeps files as seen and gone, snapshots with their content once, and lists both a page at a time', async () => {
@@ -80,6 +81,23 @@ export function mirrorStoreCases(engine: EngineUnderTest): void {
       await repo.recordRun('mch_1', T0 + 9, { error: null, files: null, running: null });
       expect(await repo.machine('mch_1')).toMatchObject({ lastOkAt: T0 + 9, lastError: null, files: 4, running: null });
       expect(await repo.countMachinesWithError([])).toBe(0);
+    });
+
+    it('lets one instance at a time claim a machine\'s interval read: only when due, until its read is recorded or its claim ends', async () => {
+      const { repo, database } = await store();
+      const other = await database.open();
+      opened.push(other);
+      const otherRepo = new MirrorRepository(other);
+      const claims = await Promise.all([repo.claimRead('mch_1', 'a', T0, T0 - 60_000, 300_000), otherRepo.claimRead('mch_1', 'b', T0, T0 - 60_000, 300_000)]);
+      expect(claims.sort()).toEqual([false, true]);
+      await repo.recordRun('mch_1', T0 + 10, { error: null, files: 2, running: undefined });
+      // Read at T0 + 10 with an interval of 60 s: not due before T0 + 60 010, whoever asks.
+      expect(await otherRepo.claimRead('mch_1', 'b', T0 + 20, T0 + 20 - 60_000, 300_000)).toBe(false);
+      expect(await otherRepo.claimRead('mch_1', 'b', T0 + 60_010, T0 + 10, 300_000)).toBe(true);
+      // Its reader died before recording the read: the machine is claimed again once the claim has ended.
+      expect(await repo.claimRead('mch_1', 'a', T0 + 100_000, T0 + 10, 300_000)).toBe(false);
+      expect(await repo.claimRead('mch_1', 'a', T0 + 360_011, T0 + 10, 300_000)).toBe(true);
+      expect(await repo.machine('mch_1')).toMatchObject({ lastRunAt: T0 + 10, files: 2 });
     });
 
     it('opens drift items, decides each once, and lists them by status a page at a time', async () => {
