@@ -6,22 +6,14 @@
  * gateway of scripted machines, which count the uploads that reach them.
  */
 import { createHash } from 'node:crypto';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
-import type { ProgramsServices } from '../../../core/roles/programs/context.js';
-import { ServiceRegistry } from '../../../core/services.js';
-import { applyMigrations } from '../../../core/store/migrations.js';
 import type { SqlDatabase } from '../../../core/store/sql-database.js';
-import { leaseOf } from '../../../plugins/deployments/lease.js';
 import { DEPLOYMENT_MACHINE_VERSION } from '../../../plugins/deployments/machine.js';
-import { DeploymentRunner } from '../../../plugins/deployments/runner.js';
-import { LEASE_MIGRATIONS } from '../../../plugins/deployments/schema.js';
-import { DeploymentRepository, MIGRATIONS, type DeploymentRow } from '../../../plugins/deployments/store.js';
-import { TRIAL_MIGRATIONS } from '../../../plugins/deployments/trial-store.js';
-import type { FleetMachine, GatewayMachines } from '../../../plugins/gateways/service.js';
-import { auditOn } from '../../fixtures/audit-log.js';
+import type { DeploymentRow } from '../../../plugins/deployments/store.js';
+import type { FleetMachine } from '../../../plugins/gateways/service.js';
 import type { EngineUnderTest } from '../../fixtures/database-engines.js';
+import { deploymentInstance, type DeploymentInstance } from '../../fixtures/deployment-instance.js';
 import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../../fixtures/scripted-machine.js';
 import { batchOf } from './store-cases.js';
@@ -31,12 +23,7 @@ const DIR = '//CNC_MEM/USER/PATH1/';
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Instance {
-  holder: string;
-  db: SqlDatabase;
-  repo: DeploymentRepository;
-  runner: DeploymentRunner;
-}
+type Instance = DeploymentInstance;
 
 export function instancesCases(engine: EngineUnderTest, prefix: string): void {
   describe(`two deployment runners on one ${engine.name} database`, () => {
@@ -56,24 +43,12 @@ export function instancesCases(engine: EngineUnderTest, prefix: string): void {
       await gw?.stop();
     });
 
-    /** One instance: its own connections, holder, audit and link to the gateway; the fleet directory is a map of the gateway's machines. */
-    async function instance(database: { open(): Promise<SqlDatabase> }, holder: string): Promise<Instance> {
-      const db = await database.open();
-      opened.push(db);
-      await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS]);
-      const repo = new DeploymentRepository(db, await auditOn(db), leaseOf({ holder, ms: LEASE_MS }));
+    const instance = async (database: { open(): Promise<SqlDatabase> }, holder: string): Promise<Instance> => {
       const link = new InProcessGatewayLink(gw.gateway.context.interfaces);
-      const byId = new Map(fleet.map((m) => [m.id, m]));
-      const machines: Pick<GatewayMachines, 'machine' | 'machines' | 'linkFor'> = {
-        machine: async (id) => byId.get(id),
-        machines: async (ids) => ids.flatMap((id) => byId.get(id) ?? []),
-        linkFor: async () => link,
-      };
-      const services = new ServiceRegistry<ProgramsServices>('programs');
-      services.provide('gateway-machines', machines as GatewayMachines);
-      const runner = new DeploymentRunner({ services, now: Date.now, db }, repo, pino({ level: 'silent' }), () => undefined, { takeOverAtStart: false, claimLimit: 4 });
-      return { holder, db, repo, runner };
-    }
+      const made = await deploymentInstance(database, holder, fleet, () => link, { leaseMs: LEASE_MS, takeOverAtStart: false, claimLimit: 4 });
+      opened.push(made.db);
+      return made;
+    };
 
     const rowsOf = async (db: SqlDatabase, batchId: string) => (await db.all<{ id: string }>('SELECT id FROM deploy_deployments WHERE batch_id = ? ORDER BY id', [batchId])).map((r) => r.id);
     const all = async (i: Instance, batchId: string): Promise<DeploymentRow[]> => Promise.all((await rowsOf(i.db, batchId)).map(async (id) => (await i.repo.get(id))!));
