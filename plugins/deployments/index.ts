@@ -8,6 +8,8 @@
 import { definePlugin } from '../../core/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { deploymentOperations } from './operations.js';
+import { leaseOf } from './lease.js';
+import { LEASE_MIGRATIONS } from './schema.js';
 import { MIGRATIONS } from './store.js';
 import { TRIAL_MIGRATIONS } from './trial-store.js';
 import { trialOperations } from './trials.js';
@@ -20,16 +22,20 @@ export { DEPLOYMENT_DEADLINE_MS } from './wiring.js';
 export interface DeploymentsOptions {
   /** Defaults of every trial's rules (a request's trialRules replace single fields). */
   trialRules?: TrialRulesInput;
+  /** This instance's lease on the deployments it drives: its holder id (new at each start unless given) and the lease time (30 s unless given). */
+  lease?: { holder?: string; ms?: number };
 }
 
 export function createDeploymentsPlugin(options: DeploymentsOptions = {}) {
   const trialDefaults = trialRulesSchema.parse(options.trialRules ?? {});
+  // Checked now; the holder id is made at each registration (each instance).
+  leaseOf(options.lease);
   return definePlugin<ProgramsContext>({
     name: 'deployments',
     dependsOn: ['vault', 'gateways', 'assignments', 'webhooks'],
-    migrations: [...MIGRATIONS, ...TRIAL_MIGRATIONS],
+    migrations: [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS],
     async register(ctx) {
-      const { repo, trialRepo, runner, trialRunner, startBatch, service } = wireDeployments(ctx);
+      const { repo, trialRepo, runner, trialRunner, startBatch, service } = wireDeployments(ctx, leaseOf(options.lease));
       ctx.services.provide('deployments', service);
       for (const op of deploymentOperations(ctx, repo, startBatch, trialDefaults, runner)) ctx.rest.define(op);
       for (const op of trialOperations(ctx, trialRepo, trialRunner)) ctx.rest.define(op);

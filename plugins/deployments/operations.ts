@@ -38,6 +38,7 @@ const deploymentView = z.object({
   transfers: z.number().int(), readBackSha256: z.string().nullable().describe('SHA-256 of the file read back from the machine.'),
   timeline: z.array(z.object({ status: statusSchema, at: z.string(), reason: z.string().optional() })),
   createdBy: z.string(), createdAt: z.string(), updatedAt: z.string(), finishedAt: z.string().nullable(),
+  holder: z.string().nullable().describe('The program-service instance that drives it (host:pid:random; a restarted instance has a new one), or once finished the one that finished it; null until one claims it. Another instance takes it over when this one stops renewing its lease.'),
   waitingForSlot: z.boolean().describe(`Transferring, but waiting for a turn: the service sends at most ${TRANSFERS_PER_GATEWAY} files to one gateway at once, and this one has not started yet.`),
 });
 const batchAnswer = z.object({
@@ -49,7 +50,7 @@ const out = (r: DeploymentRow, waitingForSlot = false): z.infer<typeof deploymen
   id: r.id, batchId: r.batchId, assignmentId: r.assignmentId, machineId: r.machineId, gatewayId: r.gatewayId, versionId: r.versionId, purpose: r.purpose, dir: r.dir, fileName: r.fileName,
   sha256: r.sha256, size: r.size, status: r.status, reason: r.reason, transfers: r.transfers, readBackSha256: r.readBackSha256,
   timeline: r.timeline.map((t) => ({ status: t.status, at: iso(t.at), ...(t.reason ? { reason: t.reason } : {}) })),
-  createdBy: r.createdBy, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt), finishedAt: isoOrNull(r.finishedAt),
+  createdBy: r.createdBy, createdAt: iso(r.createdAt), updatedAt: iso(r.updatedAt), finishedAt: isoOrNull(r.finishedAt), holder: r.holder,
   waitingForSlot: r.status === 'Transferring' && waitingForSlot,
 });
 
@@ -63,6 +64,14 @@ export interface BatchStarter {
 }
 
 type Version = NonNullable<Awaited<ReturnType<ProgramsServices['vault.versions']['version']>>>;
+
+/** The answer of the batch stored earlier under the same Idempotency-Key, or 422 when the key came with another request. */
+export function earlierAnswer(earlier: { requestHash: string; answer: string }, requestHash: string): unknown {
+  if (earlier.requestHash !== requestHash) {
+    throw new ProblemError('unacceptable', 'this Idempotency-Key was used with another request; use a new key', { errors: [{ field: 'header.idempotency-key', message: 'used with another body' }] });
+  }
+  return JSON.parse(earlier.answer);
+}
 
 /** The Idempotency-Key header, checked; undefined when none was sent. */
 function idempotencyKey(header: string | string[] | undefined): string | undefined {
@@ -173,12 +182,7 @@ const DEPLOYMENT_OPERATIONS: readonly ((d: DeploymentDeps) => AnyRestOperation)[
       const key = idempotencyKey(request.headers['idempotency-key']);
       const requestHash = sha256Hex(JSON.stringify([p.id, body]));
       const earlier = key !== undefined ? await repo.batchByKey(`${p.id}:${key}`) : undefined;
-      if (earlier) {
-        if (earlier.requestHash !== requestHash) {
-          throw new ProblemError('unacceptable', 'this Idempotency-Key was used with another request; use a new key', { errors: [{ field: 'header.idempotency-key', message: 'used with another body' }] });
-        }
-        return { status: 201, body: JSON.parse(earlier.answer) as z.infer<typeof batchAnswer> };
-      }
+      if (earlier) return { status: 201, body: earlierAnswer(earlier, requestHash) as z.infer<typeof batchAnswer> };
       const version = await checkCreate(ctx, p, body);
       const { planned, targets } = await planMachines(ctx, p, version, body.assignmentIds, ctx.now());
       await refuseUntakeable(targets, (t) => fleet().linkFor(t.machine), `version ${version.number} of ${version.program.name}`);

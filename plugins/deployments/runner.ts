@@ -4,7 +4,9 @@
  * the status and timeline, in one transaction with the audit record of a
  * final status. At start, every deployment that had not finished is
  * restored from its snapshot and carries on. Transfers are limited per
- * gateway.
+ * gateway. Several instances on one database each run the deployments they
+ * hold a lease on, and take over those whose holder stopped renewing
+ * (plugins/deployments/lease.ts).
  */
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import type { Logger } from 'pino';
@@ -14,6 +16,8 @@ import { Semaphore } from '../../core/semaphore.js';
 import type { ProgramsServices } from '../../core/roles/programs/context.js';
 import { SYSTEM } from './common.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
+import type { SqlDatabase } from '../../core/store/sql-database.js';
+import { claimDeployments, releaseDeployments, renewDeployments } from './lease.js';
 import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, isStepFailure, statusOf, type StepFailure } from './machine.js';
 import type { DeploymentRepository, DeploymentRow } from './store.js';
 
@@ -41,6 +45,18 @@ function linkFailure(err: unknown, what: string): StepFailure {
   return failure(false, `${what}: ${String(e?.message ?? err).slice(0, 300)}`);
 }
 
+export interface RunnerOptions {
+  /**
+   * Whether at start every unfinished deployment is this instance's at once:
+   * by default on SQLite, whose database one process opens (the data
+   * directory's lock), so whatever is unfinished was left by its previous
+   * run; not where other instances may be running them.
+   */
+  takeOverAtStart?: boolean;
+  /** Deployments claimed by one statement (CLAIM_LIMIT unless given). */
+  claimLimit?: number;
+}
+
 export class DeploymentRunner {
   private readonly actors = new Map<string, Actor<typeof deploymentMachine>>();
   private readonly slots = new Map<string, Semaphore>();
@@ -51,13 +67,27 @@ export class DeploymentRunner {
   /** Deployments restored after a restart: their next transfer first reads the file back. */
   private readonly resumed = new Set<string>();
 
+  /** The lease keeper: renews this instance's leases and claims ended ones, every third of the lease time. */
+  private tending: NodeJS.Timeout | undefined;
+  private tendPass: Promise<void> | undefined;
+
   constructor(
-    private readonly ctx: ProgramsContext,
+    private readonly ctx: Pick<ProgramsContext, 'services' | 'now'> & { db: SqlDatabase },
     private readonly repo: DeploymentRepository,
     private readonly logger: Logger,
     /** Told when a deployment reaches Succeeded or Failed (after it is stored). */
     private readonly onFinished: (row: DeploymentRow) => void = () => undefined,
-  ) {}
+    private readonly options: RunnerOptions = {},
+  ) {
+    this.takeOverAtStart = options.takeOverAtStart ?? ctx.db.dialect.engine === 'sqlite';
+  }
+
+  private readonly takeOverAtStart: boolean;
+
+  /** Whether this instance still runs the deployment's actor. */
+  private runs(deploymentId: string): boolean {
+    return !this.stopping && this.actors.has(deploymentId);
+  }
 
   /** Whether a Transferring deployment of this process still waits for a transfer slot of its gateway. */
   waitingForSlot(deploymentId: string): boolean {
@@ -133,6 +163,8 @@ export class DeploymentRunner {
           this.slotWaits.add(row.id);
           const sent = await this.slot(machine.gatewayId).run(async () => {
             this.slotWaits.delete(row.id);
+            // Stopped while it waited for its turn (this instance stopped, or another took the deployment over): nothing is sent.
+            if (!this.runs(row.id)) throw failure(false, 'no longer run by this instance');
             if (resumed) {
               // After a restart or a failed call: if the file is already there, whole, it is not sent again.
               const there = await link.downloadProgram(machine.machineId, row.dir, row.fileName).catch(() => undefined);
@@ -175,15 +207,38 @@ export class DeploymentRunner {
     this.run(deploymentId, actor);
   }
 
-  /** Restores every unfinished deployment from its snapshot. */
+  /**
+   * Claims the unfinished deployments this instance may run now (at start on
+   * SQLite all of them; otherwise those whose lease has ended), restores each
+   * from its snapshot, and keeps the leases from then on.
+   */
   async resumeAll(): Promise<number> {
-    const open = await this.repo.unfinished();
-    for (const row of open) {
+    const open = await claimDeployments(this.ctx.db, this.repo.lease, this.ctx.now(), { everything: this.takeOverAtStart, ...this.claimLimit() });
+    await this.resumeClaimed(open);
+    const every = Math.max(100, Math.floor(this.repo.lease.ms / 3));
+    this.tending = setInterval(() => {
+      this.tendPass ??= this.tend().finally(() => (this.tendPass = undefined));
+    }, every);
+    this.tending.unref();
+    return open.length;
+  }
+
+  private claimLimit(): { limit?: number } {
+    return this.options.claimLimit ? { limit: this.options.claimLimit } : {};
+  }
+
+  /** Restores claimed deployments from their snapshots; their next transfer reads the file back first. */
+  private async resumeClaimed(rows: readonly DeploymentRow[]): Promise<void> {
+    this.repo.forget(rows.map((r) => r.id));
+    for (const row of rows) {
+      // Still running here (this instance renewed too late and claimed its own row again).
+      if (this.actors.has(row.id) || this.stopping) continue;
       if (row.machineVersion !== DEPLOYMENT_MACHINE_VERSION) {
         await this.repo.finish(row.id, 'Failed', `interrupted by a restart with another version of the deployment lifecycle (${row.machineVersion} → ${DEPLOYMENT_MACHINE_VERSION}); deploy again`, this.ctx.now(), null);
         continue;
       }
       this.resumed.add(row.id);
+      this.targets.delete(row.id);
       if (!row.snapshot) {
         // Stored, but stopped before its first state change was: it starts from the beginning (its transfer reads the file back first).
         this.start(row.id, row.deadline);
@@ -193,7 +248,40 @@ export class DeploymentRunner {
       const actor = createActor(this.machine(), { snapshot: snapshot as never, input: { deploymentId: row.id, deadline: row.deadline } });
       this.run(row.id, actor);
     }
-    return open.length;
+  }
+
+  /**
+   * One pass of the lease keeper: renews this instance's leases, stops the
+   * actors of deployments another instance has taken over meanwhile (this one
+   * renewed too late), and claims deployments whose lease has ended.
+   */
+  private async tend(): Promise<void> {
+    try {
+      // Only actors started before the renewal read its rows: one started since holds a row the renewal may not have seen.
+      const running = [...this.actors.keys()];
+      const held = await renewDeployments(this.ctx.db, this.repo.lease, this.ctx.now());
+      for (const id of running) if (!held.has(id)) this.drop(id);
+      for (;;) {
+        if (this.stopping) return;
+        const claimed = await claimDeployments(this.ctx.db, this.repo.lease, this.ctx.now(), this.claimLimit());
+        if (claimed.length > 0) this.logger.info({ deployments: claimed.length, holder: this.repo.lease.holder }, 'deployments taken over from an instance whose lease ended');
+        await this.resumeClaimed(claimed);
+        if (claimed.length === 0) return;
+      }
+    } catch (err) {
+      this.logger.warn({ err }, 'deployment leases not kept this round; tried again next round');
+    }
+  }
+
+  /** Stops a deployment's actor here without storing anything more: another instance holds it now, or it finished. */
+  private drop(id: string): void {
+    const actor = this.actors.get(id);
+    this.actors.delete(id);
+    this.targets.delete(id);
+    this.slotWaits.delete(id);
+    this.resumed.delete(id);
+    this.repo.forget([id]);
+    actor?.stop();
   }
 
   private run(id: string, actor: Actor<typeof deploymentMachine>): void {
@@ -202,14 +290,14 @@ export class DeploymentRunner {
     actor.subscribe({
       next: (snapshot) => {
         const state = String(snapshot.value);
-        if (state === last || this.stopping) return;
+        if (state === last || this.stopping || this.actors.get(id) !== actor) return;
         last = state;
         const status = statusOf(state);
         const persisted = JSON.stringify(actor.getPersistedSnapshot());
         const final = snapshot.status === 'done';
         const write = (final
           ? this.repo.finish(id, status, status === 'Failed' ? snapshot.context.lastError : null, this.ctx.now(), persisted, snapshot.context.readBackSha256 ?? null).then((row) => {
-            this.actors.delete(id);
+            if (this.actors.get(id) === actor) this.actors.delete(id);
             this.targets.delete(id);
             if (row) this.onFinished(row);
           })
@@ -224,12 +312,19 @@ export class DeploymentRunner {
     actor.start();
   }
 
-  /** Stops every actor (their snapshots are stored; a restart resumes them) and waits for pending writes. */
-  async stop(): Promise<void> {
+  /**
+   * Stops every actor (their snapshots are stored; a restart, or another
+   * instance, resumes them) and waits for pending writes. With `release`
+   * (a clean stop) its leases end at once, so another instance takes its
+   * deployments over without waiting for them to run out.
+   */
+  async stop(options: { release?: boolean } = { release: true }): Promise<void> {
     this.stopping = true;
+    clearInterval(this.tending);
     for (const actor of this.actors.values()) actor.stop();
     this.slotWaits.clear();
     this.actors.clear();
-    await Promise.allSettled([...this.writes]);
+    await Promise.allSettled([...this.writes, this.tendPass]);
+    if (options.release) await releaseDeployments(this.ctx.db, this.repo.lease).catch((err: unknown) => this.logger.warn({ err }, 'deployment leases not released'));
   }
 }

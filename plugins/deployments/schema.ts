@@ -75,3 +75,17 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
 ];
+
+/** The lease of the instance that drives each deployment (plugins/deployments/lease.ts); after the trials' migration, so its id is 4. */
+export const LEASE_MIGRATIONS: readonly Migration[] = [
+  {
+    id: 4,
+    name: 'deployment leases',
+    up: [
+      // Rows written before leases have no holder: the first instance that looks claims them.
+      'ALTER TABLE deploy_deployments ADD COLUMN holder TEXT',
+      'ALTER TABLE deploy_deployments ADD COLUMN lease_until BIGINT',
+      'CREATE INDEX deploy_deployments_lease ON deploy_deployments(lease_until) WHERE finished_at IS NULL',
+    ],
+  },
+];

@@ -5,14 +5,23 @@
  * read-back hash. Portable SQL.
  */
 import type { ProgramsServices } from '../../core/roles/programs/context.js';
-import type { AuditChain } from '../../core/roles/programs/audit/chain.js';
-import type { SqlDatabase, WriteTx } from '../../core/store/database.js';
+import type { AuditEntry } from '../../core/roles/programs/audit/chain.js';
+import type { SqlDatabase, WriteTx } from '../../core/store/sql-database.js';
 import { WriteRounds } from '../../core/store/write-rounds.js';
+import type { Lease } from './lease.js';
 import type { DeploymentStatus } from './machine.js';
 
 export { MIGRATIONS } from './schema.js';
 export { DEPLOYMENT_PURPOSES, type DeploymentPurpose, type DeploymentRow, type NewDeployment, type Release, type TimelineEntry } from './records.js';
 import { COLUMNS, releaseOf, rowOf, type DeploymentPurpose, type DeploymentRow, type NewDeployment, type Release, type TimelineEntry } from './records.js';
+
+/** One row of a round's VALUES list: its numbers cast, since PostgreSQL would take an untyped parameter there as text. */
+const CHANGE_ROW = '(?, ?, ?, ?, ?, CAST(? AS INTEGER), ?, CAST(? AS BIGINT), CAST(? AS BIGINT))';
+
+/** What the store needs of the audit chain. */
+export interface AuditAppender {
+  appendMany(tx: WriteTx, entries: readonly AuditEntry[]): Promise<unknown>;
+}
 
 /** A deployment's state change, as the runner reports it: a transition, or its final status. */
 interface StateChange {
@@ -29,7 +38,10 @@ interface StateChange {
 export class DeploymentRepository {
   constructor(
     private readonly db: SqlDatabase,
-    private readonly audit: AuditChain,
+    /** The audit chain: a final status's record is appended in the transaction that stores it. */
+    private readonly audit: AuditAppender,
+    /** This instance's lease: it writes only the deployments it holds. */
+    readonly lease: Lease,
     /** Where deployment.completed and deployment.failed go, in the transaction of the final status. */
     private readonly outbox?: ProgramsServices['webhooks.outbox'],
   ) {}
@@ -43,8 +55,9 @@ export class DeploymentRepository {
     return (await this.db.get<{ content: Buffer }>('SELECT content FROM deploy_contents WHERE sha256 = ?', [sha256]))?.content ?? Buffer.alloc(0);
   }
 
-  async batchByKey(key: string): Promise<{ id: string; requestHash: string; answer: string } | undefined> {
-    const r = await this.db.get('SELECT id, request_hash, answer FROM deploy_batches WHERE idempotency_key = ?', [key]);
+  /** The batch stored under an idempotency key (read in `reader`, a write transaction's or the database). */
+  async batchByKey(key: string, reader: Pick<WriteTx, 'get'> = this.db): Promise<{ id: string; requestHash: string; answer: string } | undefined> {
+    const r = await reader.get('SELECT id, request_hash, answer FROM deploy_batches WHERE idempotency_key = ?', [key]);
     return r ? { id: String(r.id), requestHash: String(r.request_hash), answer: String(r.answer) } : undefined;
   }
 
@@ -66,15 +79,17 @@ export class DeploymentRepository {
       }
     }
     // Many rows per statement: a batch of 1,000 machines is 4 statements, not 1,000.
-    const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \'Queued\', NULL, 0, NULL, ?, NULL, ?, ?, ?, ?, ?, NULL, ?)';
+    const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \'Queued\', NULL, 0, NULL, ?, NULL, ?, ?, ?, ?, ?, NULL, ?, ?, ?)';
+    // Held by this instance, which starts their actors at once.
+    const leaseUntil = batch.createdAt + this.lease.ms;
     for (let i = 0; i < deployments.length; i += 250) {
       const chunk = deployments.slice(i, i + 250);
       await tx.run(
-        `INSERT INTO deploy_deployments (id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at, purpose)
+        `INSERT INTO deploy_deployments (id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at, purpose, holder, lease_until)
          VALUES ${chunk.map(() => ROW).join(', ')}`,
         chunk.flatMap((d) => [
           d.id, batch.id, d.assignmentId ?? '', d.machineId, d.gatewayId, batch.versionId ?? '', d.dir, d.fileName, d.sha256, d.content.length, timeline, machineVersion, batch.deadline,
-          batch.createdBy, batch.createdAt, batch.createdAt, batch.purpose,
+          batch.createdBy, batch.createdAt, batch.createdAt, batch.purpose, this.lease.holder, leaseUntil,
         ]),
       );
     }
@@ -83,7 +98,7 @@ export class DeploymentRepository {
       id: d.id, batchId: batch.id, assignmentId: d.assignmentId || null, machineId: d.machineId, gatewayId: d.gatewayId, versionId: batch.versionId || null, purpose: batch.purpose,
       dir: d.dir, fileName: d.fileName, sha256: d.sha256, size: d.content.length, status: 'Queued', reason: null, transfers: 0, readBackSha256: null,
       timeline: [{ status: 'Queued', at: batch.createdAt }], snapshot: null, machineVersion, deadline: batch.deadline, createdBy: batch.createdBy,
-      createdAt: batch.createdAt, updatedAt: batch.createdAt, finishedAt: null,
+      createdAt: batch.createdAt, updatedAt: batch.createdAt, finishedAt: null, holder: this.lease.holder,
     }));
   }
 
@@ -92,9 +107,14 @@ export class DeploymentRepository {
     for (const row of rows) if (row.finishedAt === null) this.live.set(row.id, structuredClone(row));
   }
 
+  /** Drops the rows kept of these deployments (claimed from another instance, or lost to one): they are read afresh. */
+  forget(ids: Iterable<string>): void {
+    for (const id of ids) this.live.delete(id);
+  }
+
   /**
-   * Rows of unfinished deployments as last written: this service is their only
-   * writer, so a transition appends to the timeline without reading the row
+   * Rows of unfinished deployments as last written: the instance holding a
+   * deployment is its only writer, so a transition appends to the timeline without reading the row
    * back first. Dropped when the deployment finishes.
    */
   private readonly live = new Map<string, DeploymentRow>();
@@ -152,13 +172,21 @@ export class DeploymentRepository {
     }
   });
 
-  /** Applies state changes, in order, with set-wide statements: the rows, then the final statuses' audit records, releases and events. */
+  /**
+   * Applies state changes, in order, with set-wide statements: the rows, then
+   * the final statuses' audit records, releases and events. Only the changes
+   * of deployments this instance still holds, unfinished, are stored (their
+   * rows locked until commit, so no claim takes them meanwhile); each stored
+   * change renews its row's lease.
+   */
   private async apply(tx: WriteTx, changes: readonly StateChange[]): Promise<Map<StateChange, DeploymentRow>> {
     const changed = new Map<string, DeploymentRow>();
     /** Each final status, with its row as stored. */
     const final = new Map<StateChange, DeploymentRow>();
     const finished: { row: DeploymentRow; reason: string | null; at: number }[] = [];
+    const held = await this.held(tx, changes);
     for (const c of changes) {
+      if (!held.has(c.id)) continue;
       const row = await this.appendTimeline(tx, c.id, { status: c.status, at: c.at, ...(c.reason ? { reason: c.reason } : {}) });
       if (!row || row.finishedAt !== null) continue;
       if (c.final) {
@@ -172,14 +200,15 @@ export class DeploymentRepository {
       changed.set(row.id, row);
     }
     const rows = [...changed.values()];
+    const leaseUntil = Math.max(...changes.map((c) => c.at)) + this.lease.ms;
     for (let i = 0; i < rows.length; i += 100) {
       const part = rows.slice(i, i + 100);
       await tx.run(
-        `WITH v(id, status, reason, timeline, snapshot, machine_version, read_back_sha256, updated_at, finished_at) AS (VALUES ${part.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')})
+        `WITH v(id, status, reason, timeline, snapshot, machine_version, read_back_sha256, updated_at, finished_at) AS (VALUES ${part.map(() => CHANGE_ROW).join(', ')})
          UPDATE deploy_deployments SET status = v.status, reason = v.reason, timeline = v.timeline, snapshot = v.snapshot, machine_version = v.machine_version,
-           read_back_sha256 = v.read_back_sha256, updated_at = v.updated_at, finished_at = v.finished_at
+           read_back_sha256 = v.read_back_sha256, updated_at = v.updated_at, finished_at = v.finished_at, lease_until = ?
          FROM v WHERE deploy_deployments.id = v.id`,
-        part.flatMap((r) => [r.id, r.status, r.reason, JSON.stringify(r.timeline), r.snapshot, r.machineVersion, r.readBackSha256, r.updatedAt, r.finishedAt]),
+        [...part.flatMap((r) => [r.id, r.status, r.reason, JSON.stringify(r.timeline), r.snapshot, r.machineVersion, r.readBackSha256, r.updatedAt, r.finishedAt]), leaseUntil],
       );
     }
     if (finished.length === 0) return final;
@@ -204,6 +233,18 @@ export class DeploymentRepository {
       },
     })));
     return final;
+  }
+
+  /** The deployments of `changes` this instance holds and that have not finished, locked until the transaction ends. */
+  private async held(tx: WriteTx, changes: readonly StateChange[]): Promise<Set<string>> {
+    const ids = [...new Set(changes.map((c) => c.id))];
+    const rows = await tx.all<{ id: string }>(
+      `SELECT id FROM deploy_deployments WHERE id IN (${tx.dialect.textsOf}) AND holder = ? AND finished_at IS NULL${tx.dialect.lockRows}`,
+      [JSON.stringify(ids), this.lease.holder],
+    );
+    const held = new Set(rows.map((r) => String(r.id)));
+    this.forget(ids.filter((id) => !held.has(id)));
+    return held;
   }
 
   async transition(id: string, status: DeploymentStatus, reason: string | null, at: number, snapshot: string, machineVersion: number): Promise<void> {

@@ -3,7 +3,7 @@
  * (what a pull-back puts back), its rules, the latest verdict and its
  * evidence, the decision, and its XState snapshot. Portable SQL.
  */
-import type { SqlDatabase, WriteTx } from '../../core/store/database.js';
+import type { SqlDatabase, WriteTx } from '../../core/store/sql-database.js';
 import { numOrNull } from '../../core/store/row-values.js';
 import type { Migration } from '../../core/store/migrations.js';
 import type { Decision, TrialStatus } from './trial-machine.js';

@@ -14,7 +14,8 @@ import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import type { WriteTx } from '../../core/store/database.js';
 import { SYSTEM } from './common.js';
 import { DEPLOYMENT_MACHINE_VERSION } from './machine.js';
-import type { BatchStarter } from './operations.js';
+import { earlierAnswer, type BatchStarter } from './operations.js';
+import type { Lease } from './lease.js';
 import { DeploymentRunner, type FleetMachine } from './runner.js';
 import type { DeploymentOutcome, DeploymentsService, ExpectedFile, RecentDeployment } from './service.js';
 import { DeploymentRepository, type DeploymentPurpose, type DeploymentRow } from './store.js';
@@ -42,14 +43,28 @@ export interface DeploymentsWiring {
 
 const outcomeOf = (r: DeploymentRow): DeploymentOutcome => ({ id: r.id, status: r.status === 'Succeeded' ? 'Succeeded' : 'Failed', reason: r.reason, sha256: r.sha256, readBackSha256: r.readBackSha256 });
 
+/** How often a deployment waited for is looked up, in case another instance (which took it over) finished it. */
+const OUTCOME_POLL_MS = 2000;
+
 /** Who waits for a deployment's end (trials, the mirror), told after the final status is stored. */
 function outcomes(repo: DeploymentRepository): { finished(row: DeploymentRow): void; outcome(id: string): Promise<DeploymentOutcome> } {
   const waiting = new Map<string, ((o: DeploymentOutcome) => void)[]>();
+  let poll: NodeJS.Timeout | undefined;
+  const finished = (row: DeploymentRow) => {
+    for (const resolve of waiting.get(row.id)?.splice(0) ?? []) resolve(outcomeOf(row));
+    waiting.delete(row.id);
+    if (waiting.size > 0) return;
+    clearInterval(poll);
+    poll = undefined;
+  };
+  const look = async () => {
+    for (const id of [...waiting.keys()]) {
+      const row = await repo.get(id).catch(() => undefined);
+      if (row && row.finishedAt !== null) finished(row);
+    }
+  };
   return {
-    finished(row) {
-      for (const resolve of waiting.get(row.id)?.splice(0) ?? []) resolve(outcomeOf(row));
-      waiting.delete(row.id);
-    },
+    finished,
     async outcome(id) {
       const promise = new Promise<DeploymentOutcome>((resolve) => {
         const list = waiting.get(id) ?? [];
@@ -57,11 +72,12 @@ function outcomes(repo: DeploymentRepository): { finished(row: DeploymentRow): v
         waiting.set(id, list);
       });
       const row = await repo.get(id);
-      if (!row) throw new Error(`no deployment ${id}`);
-      if (row.finishedAt !== null) {
+      if (!row || row.finishedAt !== null) {
         waiting.delete(id);
+        if (!row) throw new Error(`no deployment ${id}`);
         return outcomeOf(row);
       }
+      if (!poll) (poll = setInterval(() => void look(), OUTCOME_POLL_MS)).unref();
       return promise;
     },
   };
@@ -86,7 +102,13 @@ function batchStarter(ctx: ProgramsContext, repo: DeploymentRepository, trialRep
     // A deployment whose machine or gateway cannot be had now looks them up itself (and fails with the reason).
     const targets = batchTargets(ctx, b.planned.map((d) => d.machineId))
       .catch(() => ({ machines: new Map<string, FleetMachine>(), links: new Map<string, GatewayLink | undefined>() }));
-    const rows = await ctx.db.write(async (tx) => {
+    const stored = await ctx.db.write(async (tx) => {
+      if (b.key !== null) {
+        // The same key sent to two instances at once: the second waits for the first's batch, and answers it.
+        await tx.lock(`deploy_batches ${b.key}`);
+        const earlier = await repo.batchByKey(b.key, tx);
+        if (earlier) return { earlier, inserted: [] };
+      }
       const inserted = await repo.insertBatch(tx, {
         id: batchId, versionId: b.versionId, purpose: b.purpose, isTrial: b.isTrial, trialHours: b.trialHours, key: b.key, requestHash: b.requestHash,
         answer: JSON.stringify(answer), createdBy: b.createdBy.name, createdAt: now, deadline: now + DEPLOYMENT_DEADLINE_MS,
@@ -98,8 +120,10 @@ function batchStarter(ctx: ProgramsContext, repo: DeploymentRepository, trialRep
         ...(b.planned.length === 1 && b.planned[0] ? { machine: b.planned[0].machineId } : {}),
         details: { purpose: b.purpose, deployments: b.planned.length, machines: b.planned.slice(0, 100).map((d) => d.machineId), ...b.audit },
       });
-      return inserted;
+      return { earlier: undefined, inserted };
     }, { transaction: true });
+    if (stored.earlier) return { batchId: stored.earlier.id, answer: earlierAnswer(stored.earlier, b.requestHash) };
+    const rows = stored.inserted;
     repo.track(rows);
     const { machines, links } = await targets;
     for (const [i, d] of b.planned.entries()) {
@@ -163,9 +187,9 @@ async function expectedOn(repo: DeploymentRepository, trialRepo: TrialRepository
   return { expected: [...byAssignment.values()], busy };
 }
 
-export function wireDeployments(ctx: ProgramsContext): DeploymentsWiring {
+export function wireDeployments(ctx: ProgramsContext, lease: Lease): DeploymentsWiring {
   const outbox = ctx.services.get('webhooks.outbox');
-  const repo = new DeploymentRepository(ctx.db, ctx.audit, outbox);
+  const repo = new DeploymentRepository(ctx.db, ctx.audit, lease, outbox);
   const trialRepo = new TrialRepository(ctx.db);
   const waiting = outcomes(repo);
   const runner = new DeploymentRunner(ctx, repo, ctx.logger, (row) => {

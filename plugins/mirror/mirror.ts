@@ -6,6 +6,7 @@
  * version while a trial is active), resolves it when the file is right again,
  * and records what the machine is running against what was released.
  */
+import { newInstanceId } from '../../core/instance-id.js';
 import { sha256Hex } from '../../core/hash.js';
 import { newId } from '../../core/rest/ids.js';
 import type { Logger } from 'pino';
@@ -23,6 +24,8 @@ export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 const READS_PER_GATEWAY = 2;
 /** How often the scheduler looks for machines that are due. */
 const TICK_MS = 1000;
+/** How long an interval read's claim lasts when its instance dies before recording the read: then another instance reads the machine. */
+const READ_CLAIM_MS = 5 * 60_000;
 
 
 type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['gateway-machines']['machine']>>>;
@@ -58,6 +61,8 @@ export class Mirror {
   private readonly running = new Map<string, Promise<RunReport>>();
   private readonly perGateway = new Map<string, number>();
   private stopped = false;
+  /** This instance, as the claims of its interval reads name it. */
+  private readonly reader = newInstanceId();
 
   constructor(
     private readonly ctx: ProgramsContext,
@@ -95,6 +100,8 @@ export class Mirror {
       if (this.running.has(m.id) || (this.perGateway.get(m.gatewayId) ?? 0) >= READS_PER_GATEWAY) continue;
       const state = await this.repo.machine(m.id);
       if (dueAt(state?.lastRunAt ?? null, m.mirrorIntervalSec) > now) continue;
+      // Another instance on the same database may be reading it, or have just read it.
+      if (!(await this.repo.claimRead(m.id, this.reader, now, now - m.mirrorIntervalSec * 1000, READ_CLAIM_MS))) continue;
       void this.run(m.id, 'interval');
     }
   }

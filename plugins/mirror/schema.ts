@@ -65,4 +65,13 @@ export const MIGRATIONS: readonly Migration[] = [
       'CREATE INDEX mirror_drift_file ON mirror_drift(file_id)',
     ],
   },
+  {
+    id: 2,
+    name: 'mirror read claims',
+    up: [
+      // The instance reading a machine on its interval, until when (plugins/mirror/store.ts, claimRead).
+      'ALTER TABLE mirror_machines ADD COLUMN reader TEXT',
+      'ALTER TABLE mirror_machines ADD COLUMN read_until BIGINT',
+    ],
+  },
 ];

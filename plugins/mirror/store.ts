@@ -4,7 +4,7 @@
  * each machine's last read and what it was running, and the drift items.
  * Portable SQL.
  */
-import type { SqlDatabase, WriteTx } from '../../core/store/database.js';
+import type { SqlDatabase, WriteTx } from '../../core/store/sql-database.js';
 
 export { MIGRATIONS } from './schema.js';
 import { numOrNull, strOrNull } from '../../core/store/row-values.js';
@@ -174,9 +174,29 @@ export class MirrorRepository {
     return r ? machineOf(r) : undefined;
   }
 
+  /**
+   * Claims a machine's interval read for `reader`: only when it is due (its
+   * last read at or before `dueBefore`) and no other instance's claim is
+   * running (one ends `leaseMs` after it was made, or when its read is
+   * recorded). One conditional UPDATE: of instances claiming at once, one
+   * changes the row and the others find it claimed.
+   */
+  async claimRead(machineId: string, reader: string, now: number, dueBefore: number, leaseMs: number): Promise<boolean> {
+    return this.db.write(async (tx) => {
+      await tx.run('INSERT INTO mirror_machines (machine_id, files) VALUES (?, 0) ON CONFLICT (machine_id) DO NOTHING', [machineId]);
+      const claimed = await tx.run(
+        'UPDATE mirror_machines SET reader = ?, read_until = ? WHERE machine_id = ? AND (read_until IS NULL OR read_until < ?) AND (last_run_at IS NULL OR last_run_at <= ?)',
+        [reader, now + leaseMs, machineId, now, dueBefore],
+      );
+      return claimed.changes === 1;
+    }, { transaction: true });
+  }
+
+  /** Stores a read's outcome, which ends its claim. */
   async recordRun(machineId: string, at: number, outcome: { error: string | null; files: number | null; running: MirrorMachine['running'] | undefined }): Promise<void> {
     await this.db.write(async (tx) => {
       await tx.run('INSERT INTO mirror_machines (machine_id, files) VALUES (?, 0) ON CONFLICT (machine_id) DO NOTHING', [machineId]);
+      await tx.run('UPDATE mirror_machines SET read_until = NULL WHERE machine_id = ?', [machineId]);
       if (outcome.error === null) {
         await tx.run('UPDATE mirror_machines SET last_run_at = ?, last_ok_at = ?, last_error = NULL, last_error_at = NULL, files = COALESCE(?, files) WHERE machine_id = ?', [at, at, outcome.files, machineId]);
       } else {

@@ -37,6 +37,12 @@ export const DEFAULT_RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_0
 const REQUEST_TIMEOUT_MS = 10_000;
 const POLL_MS = 1_000;
 const BATCH = 20;
+/**
+ * How long a claimed delivery is this instance's: longer than an attempt
+ * (REQUEST_TIMEOUT_MS) and the storing of its outcome. Another instance
+ * attempts it again only when this one died before storing the outcome.
+ */
+const CLAIM_MS = 60_000;
 
 /** What other plugins use to raise an event, inside their own transaction. */
 export interface WebhookOutbox {
@@ -126,7 +132,7 @@ class Sender {
     this.running = (async () => {
       try {
         for (;;) {
-          const due = await this.repo.due(this.ctx.now(), BATCH);
+          const due = await this.repo.claimDue(this.ctx.now(), BATCH, CLAIM_MS);
           if (due.length === 0 || this.stopped) break;
           await Promise.all(due.map((d) => this.attempt(d)));
         }

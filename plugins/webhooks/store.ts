@@ -108,6 +108,9 @@ const deliveryOf = (r: Record<string, unknown>): DeliveryRecord => ({
 });
 const DELIVERY_COLUMNS = 'd.id, d.webhook_id, d.message_id, m.event, d.status, d.attempts, d.next_attempt_at, d.last_status_code, d.last_error, d.delivered_at, d.created_at, d.updated_at';
 
+/** A delivery to attempt, with what sending it needs. */
+export type DueDelivery = DeliveryRecord & { url: string; sealedSecret: string; body: string; messageAt: number };
+
 /** What one delivery attempt came to. */
 export interface AttemptOutcome {
   status: DeliveryStatus;
@@ -178,14 +181,38 @@ export class WebhookRepository {
   }
 
   /** Pending deliveries due at `now`, oldest first, with what sending them needs. */
-  async due(now: number, limit: number): Promise<(DeliveryRecord & { url: string; sealedSecret: string; body: string; messageAt: number })[]> {
-    const rows = await this.db.all(
+  async due(now: number, limit: number, reader: Pick<WriteTx, 'all'> = this.db, ids?: readonly string[]): Promise<DueDelivery[]> {
+    const rows = await reader.all(
       `SELECT ${DELIVERY_COLUMNS}, w.url, w.sealed_secret, m.body, m.created_at AS message_at FROM webhook_deliveries d
          JOIN webhook_messages m ON m.id = d.message_id JOIN webhooks w ON w.id = d.webhook_id
-        WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND w.enabled = 1 ORDER BY d.next_attempt_at, d.id LIMIT ?`,
-      [now, limit],
+        WHERE ${ids ? `d.id IN (${this.db.dialect.textsOf})` : "d.status = 'pending' AND d.next_attempt_at <= ? AND w.enabled = 1"} ORDER BY d.next_attempt_at, d.id LIMIT ?`,
+      [ids ? JSON.stringify(ids) : now, limit],
     );
     return rows.map((r) => ({ ...deliveryOf(r), url: String(r.url), sealedSecret: String(r.sealed_secret), body: String(r.body), messageAt: Number(r.message_at) }));
+  }
+
+  /**
+   * Claims the deliveries due at `now` for this instance: their next attempt
+   * moves to `now + leaseMs`, in the transaction that selects them (`FOR
+   * UPDATE SKIP LOCKED` on PostgreSQL, so another instance's claim skips
+   * them). The attempt's outcome sets the next attempt; an instance that dies
+   * before recording it leaves the delivery due again when the lease ends
+   * (delivered at least once). Answers them as `due` does.
+   */
+  async claimDue(now: number, limit: number, leaseMs: number): Promise<DueDelivery[]> {
+    return this.db.write(async (tx) => {
+      // Only the deliveries' rows are locked (not their endpoint's, which every claim reads).
+      const claimed = await tx.all<{ id: string }>(
+        `SELECT d.id FROM webhook_deliveries d WHERE d.status = 'pending' AND d.next_attempt_at <= ?
+           AND EXISTS (SELECT 1 FROM webhooks w WHERE w.id = d.webhook_id AND w.enabled = 1) ORDER BY d.next_attempt_at, d.id LIMIT ?${tx.dialect.claimRows}`,
+        [now, limit],
+      );
+      if (claimed.length === 0) return [];
+      const ids = claimed.map((r) => String(r.id));
+      const due = await this.due(now, limit, tx, ids);
+      await tx.run(`UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id IN (${tx.dialect.textsOf})`, [now + leaseMs, JSON.stringify(ids)]);
+      return due;
+    }, { transaction: true });
   }
 
   /** The earliest time a pending delivery is due, or null. */

@@ -14,6 +14,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   'programs-diff': () => import('./programs-diff.js'),
   programs: () => import('./programs.js'),
   deploy: () => import('./deploy.js'),
+  'deploy-scale': () => import('./deploy-scale.js'),
   relay: () => import('./relay.js'),
   console: () => import('./console.js'),
   backup: () => import('./backup.js'),

@@ -151,6 +151,20 @@ describe('deployments', () => {
     await settle(first.body.deployments.map((d: { id: string }) => d.id));
   });
 
+  it('PV-35 Idempotency-Key: the same request sent twice at once (to one instance or two) answers one batch, stored once', async () => {
+    const body = { versionId: published.id, assignmentIds: [groupAssignment], isTrial: false, trialHours: null };
+    const both = await Promise.all([1, 2].map(() => post('/api/v1/deployments', body, admin, { 'idempotency-key': 'mes-order-race' })));
+    expect(both.map((r) => r.status)).toEqual([201, 201]);
+    expect(both[1]?.body).toEqual(both[0]?.body);
+    const db = await Database.open(join(svc.dataDir, 'programs.db'));
+    try {
+      expect(await db.all("SELECT id FROM deploy_batches WHERE idempotency_key LIKE '%:mes-order-race'")).toEqual([{ id: both[0]?.body.batchId }]);
+    } finally {
+      await db.close();
+    }
+    await settle(both[0]?.body.deployments.map((d: { id: string }) => d.id));
+  });
+
   it('PV-24 a file the gateway refuses fails that deployment with a reason a person can act on, not the batch', async () => {
     // A version of the vault's largest size, which this assignment's header makes larger than the gateway takes.
     const body = Buffer.alloc(4 * 1024 * 1024 - 4, 0x20);

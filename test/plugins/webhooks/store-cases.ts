@@ -29,8 +29,9 @@ export function webhookStoreCases(engine: EngineUnderTest): void {
     });
 
     /** A migrated store with endpoints a (completed), b (completed and failed) and c (disabled, completed). */
-    async function store(): Promise<{ db: SqlDatabase; repo: WebhookRepository }> {
-      const db = await (await engine.fresh()).open();
+    async function store(): Promise<{ db: SqlDatabase; repo: WebhookRepository; database: { open(): Promise<SqlDatabase> } }> {
+      const database = await engine.fresh();
+      const db = await database.open();
       opened.push(db);
       // The accounts' users table, which the plugin depends on and its second migration reads.
       await db.write((tx) => tx.run('CREATE TABLE accounts_users (username TEXT PRIMARY KEY, scopes TEXT NOT NULL)'));
@@ -41,7 +42,7 @@ export function webhookStoreCases(engine: EngineUnderTest): void {
         await repo.insert(tx, endpoint('wh_b', ['deployment.completed', 'deployment.failed']));
         await repo.insert(tx, endpoint('wh_c', ['deployment.completed'], false));
       }, { transaction: true });
-      return { db, repo };
+      return { db, repo, database };
     }
 
     let ids = 0;
@@ -82,6 +83,26 @@ export function webhookStoreCases(engine: EngineUnderTest): void {
       expect(await repo.due(T0 - 1, 10)).toEqual([]);
       const [due] = await repo.due(T0, 10);
       expect(due).toMatchObject({ webhookId: 'wh_b', url: 'https://hooks.example.com/wh_b', sealedSecret: 'sealed:wh_b', body: '{"why":"ünïcode ✓ 😀"}', messageAt: T0, nextAttemptAt: T0, createdAt: T0 });
+    });
+
+    it('claims due deliveries for one instance at a time: two instances claiming at once get each delivery once, due again only when the claim ends', async () => {
+      const { db, repo, database } = await store();
+      const messages = Array.from({ length: 12 }, (_, i) => ({ id: `msg_${i}`, event: 'deployment.completed', body: `{"n":${i}}` }));
+      await db.write((tx) => repo.enqueue(tx, about(messages), nextId, T0, false), { transaction: true });
+      // A second instance: its own connections to the same database.
+      const other = await database.open();
+      opened.push(other);
+      const otherRepo = new WebhookRepository(other);
+      const [mine, theirs] = await Promise.all([repo.claimDue(T0, 15, 60_000), otherRepo.claimDue(T0, 15, 60_000)]);
+      const ids = [...mine, ...theirs].map((d) => d.id);
+      expect(ids).toHaveLength(24); // wh_a and wh_b each take the 12 events
+      expect(new Set(ids).size).toBe(24);
+      expect(mine.length).toBeGreaterThan(0);
+      expect(mine[0]).toMatchObject({ url: expect.stringMatching(/^https:\/\/hooks/), body: expect.stringMatching(/^\{"n":/), status: 'pending' });
+      expect(await repo.claimDue(T0 + 59_999, 50, 60_000)).toEqual([]);
+      expect(await repo.nextDue()).toBe(T0 + 60_000);
+      // Nobody stored an outcome (its instance died): due again when the claim ends.
+      expect(await otherRepo.claimDue(T0 + 60_000, 50, 60_000)).toHaveLength(24);
     });
 
     it('stores attempts that arrive together in one round: delivered, failed with its retry time, abandoned', async () => {

@@ -1,0 +1,68 @@
+/**
+ * Leases: which program-service instance drives a deployment's actor. Every
+ * instance has a holder id (host, process and a random part, new at each
+ * start); a deployment's row names its holder and when the lease ends. The
+ * holder renews its leases while it works (every third of the lease time) and
+ * every state it stores renews that row's; a row whose lease has ended is
+ * claimed by whichever instance looks first (`SELECT … FOR UPDATE SKIP LOCKED`
+ * on PostgreSQL, so two instances never claim the same row), and its actor is
+ * restored from the stored snapshot there. A state is stored only while its
+ * instance still holds the row, so a deployment taken over ends once, by its
+ * new holder. docs/programs-deployments.md, "Several instances".
+ */
+import { newInstanceId } from '../../core/instance-id.js';
+import type { SqlDatabase } from '../../core/store/sql-database.js';
+import { COLUMNS, rowOf, type DeploymentRow } from './records.js';
+
+/** How long a lease lasts without being renewed: a dead instance's deployments are taken over this long after its last renewal. */
+export const DEFAULT_LEASE_MS = 30_000;
+
+export interface Lease {
+  /** This instance's holder id. */
+  readonly holder: string;
+  /** The lease time, ms. */
+  readonly ms: number;
+}
+
+export function leaseOf(options: { holder?: string; ms?: number } = {}): Lease {
+  const ms = options.ms ?? DEFAULT_LEASE_MS;
+  if (!Number.isInteger(ms) || ms < 300) throw new Error(`the lease time must be an integer of at least 300 ms; it is ${ms}`);
+  return { holder: options.holder ?? newInstanceId(), ms };
+}
+
+/** Deployments claimed in one pass; another pass follows while there are more. */
+export const CLAIM_LIMIT = 200;
+
+/**
+ * Claims unfinished deployments for `lease.holder`: those whose lease has
+ * ended (or that nobody held), or with `everything` every unfinished one (a
+ * SQLite database has one process, so at start whatever is unfinished was
+ * left by this data directory's previous run). Answers the rows as claimed.
+ */
+export async function claimDeployments(db: SqlDatabase, lease: Lease, now: number, options: { everything?: boolean; limit?: number } = {}): Promise<DeploymentRow[]> {
+  return db.write(async (tx) => {
+    const expired = options.everything ? '' : ' AND (lease_until IS NULL OR lease_until < ?)';
+    const rows = await tx.all(
+      `SELECT ${COLUMNS} FROM deploy_deployments WHERE finished_at IS NULL${expired} ORDER BY created_at, id${options.everything ? '' : ' LIMIT ?'}${tx.dialect.claimRows}`,
+      options.everything ? [] : [now, options.limit ?? CLAIM_LIMIT],
+    );
+    if (rows.length === 0) return [];
+    const ids = rows.map((r) => String(r.id));
+    await tx.run(`UPDATE deploy_deployments SET holder = ?, lease_until = ? WHERE id IN (${tx.dialect.textsOf})`, [lease.holder, now + lease.ms, JSON.stringify(ids)]);
+    return rows.map((r) => ({ ...rowOf(r), holder: lease.holder }));
+  }, { transaction: true });
+}
+
+/** Renews this instance's leases; answers the ids of the unfinished deployments it still holds. */
+export async function renewDeployments(db: SqlDatabase, lease: Lease, now: number): Promise<Set<string>> {
+  return db.write(async (tx) => {
+    await tx.run('UPDATE deploy_deployments SET lease_until = ? WHERE holder = ? AND finished_at IS NULL', [now + lease.ms, lease.holder]);
+    const held = await tx.all<{ id: string }>('SELECT id FROM deploy_deployments WHERE holder = ? AND finished_at IS NULL', [lease.holder]);
+    return new Set(held.map((r) => String(r.id)));
+  }, { transaction: true });
+}
+
+/** Ends this instance's leases at once (a clean stop), so another instance takes its deployments over without waiting. */
+export async function releaseDeployments(db: SqlDatabase, lease: Lease): Promise<void> {
+  await db.write((tx) => tx.run('UPDATE deploy_deployments SET lease_until = NULL WHERE holder = ? AND finished_at IS NULL', [lease.holder]));
+}
