@@ -16,6 +16,7 @@ import { CLOUD_MIGRATIONS, GatewayTokens, VERIFIED_TTL_MS } from '../../core/rol
 import { Database } from '../../core/store/database.js';
 import { applyMigrations, BASE_SCHEMA_OWNER } from '../../core/store/migrations.js';
 import { lightLink, startTestCloud, untilOnline } from '../fixtures/cloud.js';
+import { parseConfig } from '../../core/roles/index.js';
 import { freePort } from '../fixtures/free-port.js';
 import { connectMcp } from '../fixtures/mcp-client.js';
 import { TOKEN_CHECK_UNAVAILABLE_TEXT } from '../../plugins/cloud-mcp/index.js';
@@ -29,6 +30,12 @@ describe('the cloud\'s token database', () => {
     await expect(started).rejects.toThrow(/^cloud\.databaseUrl: not a PostgreSQL connection string/);
     await expect(started).rejects.not.toThrow(new RegExp(PASSWORD));
     await expect(startTestCloud({ env: { CLOUD_DATABASE_URL: `postgresql://cloud:${PASSWORD}@[bad` } })).rejects.toThrow(/^CLOUD_DATABASE_URL: not a PostgreSQL connection string/);
+    // In the configuration file too: no bound of the schema prints the value.
+    for (const databaseUrl of ['', `postgresql://cloud:${PASSWORD}@db.example/${'d'.repeat(5000)}`]) {
+      const error = await startTestCloud({ config: parseConfig({ dataDir: mkdtempSync(join(tmpdir(), 'cloud-cfg-')), cloud: { databaseUrl } }, 'cloud.json'), env: {} }).catch((err: Error) => err);
+      expect((error as Error).message).toMatch(/^cloud\.databaseUrl: not a PostgreSQL connection string/);
+      expect((error as Error).message).not.toContain(PASSWORD);
+    }
   });
 
   it('a server that does not answer stops the start naming CLOUD_DATABASE_URL and the server, without the password', async () => {

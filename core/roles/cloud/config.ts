@@ -23,9 +23,10 @@ export const CLOUD_ROLE_FIELDS = {
    * The PostgreSQL database the gateway tokens and admin keys live in,
    * shared by several cloud instances (postgresql://…); CLOUD_DATABASE_URL
    * wins over it. Without either: cloud.db in the data directory
-   * (token-database.ts).
+   * (token-database.ts), which checks it: a bound here would print the
+   * value (and its password) in the configuration's error.
    */
-  databaseUrl: z.string().min(1).max(4096).optional(),
+  databaseUrl: z.string().optional(),
   /** How often an instance reads the revocations made elsewhere (other instances, the CLI) and ends their gateways' connections. */
   revocationPollMs: z.number().int().min(100).max(4000).default(1000),
 };

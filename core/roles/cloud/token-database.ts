@@ -31,12 +31,13 @@ export class TokenDatabaseError extends Error {}
 export function tokenDatabaseSource(section: { databaseUrl?: string | undefined }, env: NodeJS.ProcessEnv): TokenDatabaseSource | undefined {
   const fromEnv = env[CLOUD_DATABASE_VARIABLE];
   if (fromEnv) return { url: fromEnv, key: CLOUD_DATABASE_VARIABLE };
-  if (section.databaseUrl) return { url: section.databaseUrl, key: CLOUD_DATABASE_FIELD };
+  if (section.databaseUrl !== undefined) return { url: section.databaseUrl, key: CLOUD_DATABASE_FIELD };
   return undefined;
 }
 
 /** Whether `url` is a PostgreSQL connection string (without saying anything of its contents). */
 function isPostgresUrl(url: string): boolean {
+  if (url.length > 4096) return false;
   try {
     const parsed = new URL(url);
     return (parsed.protocol === 'postgres:' || parsed.protocol === 'postgresql:') && parsed.hostname !== '';
