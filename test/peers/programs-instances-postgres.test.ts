@@ -6,7 +6,13 @@
  * every request reads them from the database (nothing caches a token
  * check). Real PostgreSQL (test/fixtures/postgres.ts).
  */
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../core/roles/index.js';
+import { programsRole } from '../../core/roles/programs/definition.js';
 import { AuditChain, type AuditEntry } from '../../core/roles/programs/audit/chain.js';
 import { PostgresDatabase } from '../../core/store/postgres-database.js';
 import { auditApiPlugin } from '../../plugins/audit-api/index.js';
@@ -39,6 +45,35 @@ async function within<T>(ms: number, read: () => Promise<T>, holds: (value: T) =
   } while (Date.now() - start < ms);
   throw new Error(`not within ${ms} ms: ${JSON.stringify(last)}`);
 }
+
+describe('the program service started with PROGRAMS_DATABASE_URL', () => {
+  it('keeps its data on PostgreSQL, makes no programs.db, is ready, and its banner names the database without the password', async () => {
+    const url = await server.createDatabase();
+    const password = decodeURIComponent(new URL(url).password);
+    const dataDir = mkdtempSync(join(tmpdir(), 'programs-pg-'));
+    const env = { PROGRAMS_DATABASE_URL: url, PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD };
+    const config = parseConfig({ logLevel: 'silent', dataDir, timeZone: 'UTC', programs: { host: '127.0.0.1', port: 0 } }, 'plant.json', env);
+    const started = await programsRole.start({ config, file: 'plant.json', logger: pino({ level: 'silent' }), env, offers: {}, definitions: [] });
+    try {
+      const { host, port, pathname } = new URL(url);
+      expect(started.banner).toContain(`  database:    PostgreSQL postgresql://${host.split(':')[0]}:${port}${pathname}`);
+      expect(started.banner.join('\n')).not.toContain(password);
+      expect(existsSync(join(dataDir, 'programs.db'))).toBe(false);
+      const base = (started.consoleUrl ?? '').replace(/\/$/, '');
+      expect((await fetch(`${base}/readyz`)).status).toBe(200);
+      const login = await fetch(`${base}/api/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password: TEST_PROGRAMS_ADMIN_PASSWORD }) });
+      expect(login.status).toBe(200);
+    } finally {
+      await started.stop.stop();
+    }
+    const db = await PostgresDatabase.open(url, { max: 2 });
+    try {
+      expect(await db.get("SELECT username FROM accounts_users WHERE username = 'admin'")).toEqual({ username: 'admin' });
+    } finally {
+      await db.close();
+    }
+  });
+});
 
 describe('the audit chain with two instances on one PostgreSQL database', () => {
   it('PV-15 concurrent appends from two instances get consecutive seqs and chained hashes, and verify is intact on both', async () => {

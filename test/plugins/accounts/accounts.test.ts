@@ -4,17 +4,15 @@
  * the OpenAPI document by the test client.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../../core/store/database.js';
-import { join } from 'node:path';
 import { createAccountsPlugin } from '../../../plugins/accounts/index.js';
 import { readCookie, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, setCookieHeader } from '../../../core/auth/sessions.js';
-import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import { openProgramsDatabase, startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, type Session } from '../../fixtures/programs-accounts.js';
 
 const ADMIN_PASSWORD = TEST_PROGRAMS_ADMIN_PASSWORD;
 
 async function auditActions(svc: TestProgramService): Promise<{ action: string; principal_name: string; on_behalf_of: string | null; auth_method: string; details: string | null }[]> {
-  const db = await Database.open(join(svc.dataDir, 'programs.db'));
+  const db = await openProgramsDatabase(svc.dataDir);
   try {
     return await db.all('SELECT action, principal_name, on_behalf_of, auth_method, details FROM audit_log ORDER BY seq');
   } finally {
@@ -136,7 +134,7 @@ describe('accounts', () => {
     expect(listed.lastUsedAt).not.toBeNull();
     // The secret is everything after `<prefix>_<id>_`; base64url may itself contain '_'.
     expect(list.text).not.toContain(token.split('_').slice(2).join('_'));
-    const db = await Database.open(join(svc.dataDir, 'programs.db'));
+    const db = await openProgramsDatabase(svc.dataDir);
     try {
       const rows = await db.all<{ secret_hash: string }>('SELECT secret_hash FROM accounts_tokens');
       const dump = JSON.stringify(await db.all('SELECT * FROM accounts_tokens'));
@@ -299,7 +297,7 @@ describe('the first administrator', () => {
     const strong = await startTestProgramService({ plugins: [createAccountsPlugin({ passwordCost: { N: 2048, r: 8, p: 1 } })], dataDir });
     try {
       await login(strong, 'admin', ADMIN_PASSWORD);
-      const db = await Database.open(join(dataDir, 'programs.db'));
+      const db = await openProgramsDatabase(dataDir);
       try {
         const row = await db.get<{ password_hash: string }>("SELECT password_hash FROM accounts_users WHERE username = 'admin'");
         expect(row?.password_hash).toMatch(/^scrypt\$2048\$8\$1\$/);

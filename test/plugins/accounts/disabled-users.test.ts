@@ -4,14 +4,13 @@
  * enabling it again revives none of them. Over real HTTP, checked against
  * the OpenAPI document.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../../core/store/database.js';
-import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import type { SqlDatabase } from '../../../core/store/sql-database.js';
+import { openProgramsDatabase, startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 
-async function withDatabase<T>(svc: TestProgramService, job: (db: Database) => Promise<T>): Promise<T> {
-  const db = await Database.open(join(svc.dataDir, 'programs.db'));
+async function withDatabase<T>(svc: TestProgramService, job: (db: SqlDatabase) => Promise<T>): Promise<T> {
+  const db = await openProgramsDatabase(svc.dataDir);
   try {
     return await job(db);
   } finally {
@@ -84,7 +83,7 @@ describe('a database from before tokens had owners', () => {
       const goneToken = await token(gone, 'gone token');
       await first.role.stop();
       // Back to the schema before owners: no owner column, the user disabled while its token stayed valid.
-      const db = await Database.open(join(dataDir, 'programs.db'));
+      const db = await openProgramsDatabase(dataDir);
       try {
         await db.write(async (tx) => {
           await tx.run('DROP INDEX accounts_tokens_owner');

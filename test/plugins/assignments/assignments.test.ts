@@ -2,15 +2,13 @@
  * Machine assignments over real HTTP, against a real gateway reached
  * in-process, with the vault and the fleet met through their services.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../../core/store/database.js';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
 import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
 import { gatewaysPlugin } from '../../../plugins/gateways/index.js';
 import { vaultPlugin } from '../../../plugins/vault/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
-import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import { openProgramsDatabase, startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 
 const PROGRAM = '%\r\nO1001 (BRACKET)\r\nN10 G90 G54\r\nN20 M30\r\n%\r\n';
@@ -137,7 +135,7 @@ describe('machine assignments', () => {
   const patch = (path: string, body: unknown, s: Session = admin) => svc.request('PATCH', path, { cookie: s.cookie, headers: s.headers, body });
   const del = (path: string, s: Session = admin) => svc.request('DELETE', path, { cookie: s.cookie, headers: s.headers });
   const audited = async (id: string) => {
-    const db = await Database.open(join(svc.dataDir, 'programs.db'));
+    const db = await openProgramsDatabase(svc.dataDir);
     try {
       return (await db.all<{ action: string; details: string }>('SELECT action, details FROM audit_log WHERE entity_id = ? ORDER BY seq', [id])).map((r) => ({ action: r.action, details: JSON.parse(r.details) as Record<string, unknown> }));
     } finally {

@@ -6,12 +6,22 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../../core/store/database.js';
 import { auditApiPlugin } from '../../../plugins/audit-api/index.js';
 import { vaultPlugin } from '../../../plugins/vault/index.js';
 import { parseCsv } from '../../fixtures/csv.js';
-import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import type { WriteTx } from '../../../core/store/sql-database.js';
+import { openProgramsDatabase, startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
+
+/** What someone with the database's owner rights can do: drop the append-only guards (SQLite's triggers, PostgreSQL's trigger). */
+async function dropAppendOnlyGuards(tx: WriteTx): Promise<void> {
+  if (tx.dialect.engine === 'postgres') {
+    await tx.run('DROP TRIGGER audit_log_append_only ON audit_log');
+    return;
+  }
+  await tx.run('DROP TRIGGER audit_log_no_update');
+  await tx.run('DROP TRIGGER audit_log_no_delete');
+}
 
 describe('audit endpoints', () => {
   let svc: TestProgramService;
@@ -173,14 +183,11 @@ describe('audit endpoints', () => {
     expect(intact.body).toEqual({ intact: true, checked: expect.any(Number), firstBrokenSeq: null });
     const total = intact.body.checked as number;
     expect(total).toBeGreaterThan(6);
-    const db = await Database.open(join(svc.dataDir, 'programs.db'));
+    const db = await openProgramsDatabase(svc.dataDir);
     const verify = async () => (await svc.request('GET', '/api/v1/audit/verify', { cookie: auditor.cookie })).body;
     try {
       // Someone with the file can drop the append-only triggers; verify is what catches them.
-      await db.write(async (tx) => {
-        await tx.run('DROP TRIGGER audit_log_no_update');
-        await tx.run('DROP TRIGGER audit_log_no_delete');
-      });
+      await db.write((tx) => dropAppendOnlyGuards(tx));
       const tamper = (sql: string) => db.write((tx) => tx.run(sql));
       await tamper("UPDATE audit_log SET principal_name = 'mallory' WHERE seq = 5");
       expect(await verify()).toEqual({ intact: false, checked: 4, firstBrokenSeq: 5 });
@@ -201,11 +208,10 @@ describe('audit endpoints', () => {
         const s = await login(fresh, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
         for (let i = 0; i < 4; i++) await login(fresh, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
         expect((await fresh.request('GET', '/api/v1/audit/verify', { cookie: s.cookie })).body.intact).toBe(true);
-        const db = await Database.open(join(fresh.dataDir, 'programs.db'));
+        const db = await openProgramsDatabase(fresh.dataDir);
         try {
           await db.write(async (tx) => {
-            await tx.run('DROP TRIGGER audit_log_no_update');
-            await tx.run('DROP TRIGGER audit_log_no_delete');
+            await dropAppendOnlyGuards(tx);
             for (const sql of statements) await tx.run(sql);
           }, { transaction: true });
         } finally {
@@ -233,10 +239,10 @@ describe('audit endpoints', () => {
       } finally {
         await service.stop();
       }
-      const db = await Database.open(join(dataDir, 'programs.db'));
+      const db = await openProgramsDatabase(dataDir);
       try {
         await db.write(async (tx) => {
-          await tx.run('DROP TRIGGER audit_log_no_update');
+          await dropAppendOnlyGuards(tx);
           await tx.run("UPDATE audit_log SET details = '{\"forged\":true}' WHERE seq = 2");
         }, { transaction: true });
       } finally {

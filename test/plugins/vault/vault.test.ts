@@ -3,12 +3,10 @@
  * every response is checked against the OpenAPI document.
  */
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../../core/store/database.js';
 import { vaultPlugin } from '../../../plugins/vault/index.js';
 import { MAX_VERSION_BYTES } from '../../../plugins/vault/operations/index.js';
-import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import { openProgramsDatabase, startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
@@ -306,17 +304,22 @@ describe('the program vault', () => {
     const prg = await program(lib, 'O1200');
     const v = await upload(prg, PROGRAM_A);
     await post(cam, `/api/v1/versions/${v.id}/submit`);
-    const db = await Database.open(join(svc.dataDir, 'programs.db'));
+    const db = await openProgramsDatabase(svc.dataDir);
     try {
       const rows = await db.all<{ action: string; entity_id: string; principal_name: string }>('SELECT action, entity_id, principal_name FROM audit_log WHERE entity_id IN (?, ?, ?) ORDER BY seq', [lib, prg, v.id]);
       expect(rows.map((r) => r.action)).toEqual(['library.create', 'program.create', 'version.upload', 'version.submit', 'version.publish']);
       const before = (await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM audit_log'))?.n;
       // A duplicate program name fails before writing; a version insert that the database refuses rolls back with its audit record.
-      await db.write((tx) => tx.run("CREATE TRIGGER refuse_versions BEFORE INSERT ON vault_versions WHEN NEW.notes = 'refuse' BEGIN SELECT RAISE(ABORT, 'refused'); END"));
+      const postgres = db.dialect.engine === 'postgres';
+      await db.write(async (tx) => {
+        if (!postgres) return tx.run("CREATE TRIGGER refuse_versions BEFORE INSERT ON vault_versions WHEN NEW.notes = 'refuse' BEGIN SELECT RAISE(ABORT, 'refused'); END");
+        await tx.run("CREATE FUNCTION refuse_versions() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$");
+        return tx.run("CREATE TRIGGER refuse_versions BEFORE INSERT ON vault_versions FOR EACH ROW WHEN (NEW.notes = 'refuse') EXECUTE FUNCTION refuse_versions()");
+      }, { transaction: true });
       // The forced database failure answers 500, which the document rightly does not list: this one response is not checked against it.
       const failed = await svc.request('POST', `/api/v1/programs/${prg}/versions`, { cookie: cam.cookie, headers: cam.headers, body: { contentBase64: b64(PROGRAM_B), notes: 'refuse' }, unchecked: true });
       expect(failed.status).toBe(500);
-      await db.write((tx) => tx.run('DROP TRIGGER refuse_versions'));
+      await db.write((tx) => tx.run(postgres ? 'DROP TRIGGER refuse_versions ON vault_versions' : 'DROP TRIGGER refuse_versions'));
       const after = (await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM audit_log'))?.n;
       expect(after).toBe(before);
       expect((await get(auditor, `/api/v1/programs/${prg}/versions`)).body.items).toHaveLength(1);
