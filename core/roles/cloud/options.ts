@@ -10,6 +10,7 @@ import type { GatewayConfig } from '../../../config/schema.js';
 import { readPart } from '../../config-parts.js';
 import type { ToolCatalogue } from '../../mcp/dispatch.js';
 import type { Plugin } from '../../plugin-host.js';
+import type { RateLimitSettings } from '../../rate-limit.js';
 import { pluginParts } from '../../role.js';
 import { CLOUD_ROLE_PART } from './config.js';
 import type { CloudContext, CloudExtras } from './context.js';
@@ -38,6 +39,8 @@ export interface CloudRoleOptions {
   now?: () => number;
   /** How often the embedded broker's connected gateways are checked against revoked tokens (10 s unless told). */
   revocationSweepMs?: number;
+  /** `cloud.rateLimits` (core/rate-limit.ts); the config's, or the defaults, unless told. */
+  rateLimits?: RateLimitSettings;
 }
 
 /** The options' values that are given, as fields of the `cloud` section. */
@@ -46,7 +49,7 @@ function givenFields(o: CloudRoleOptions): Record<string, unknown> {
     topicPrefix: o.topicPrefix, callDeadlineMs: o.callDeadlineMs, revocationSweepMs: o.revocationSweepMs, allowedOrigins: o.allowedOrigins, allowedHosts: o.allowedHosts,
     mqttHost: o.embeddedBroker?.host ?? (o.config ? undefined : '127.0.0.1'), mqttPort: o.embeddedBroker?.port,
     brokerUrl: o.broker?.url, brokerUsername: o.broker?.username, brokerReconnectMaxSeconds: o.broker?.reconnectMaxMs === undefined ? undefined : o.broker.reconnectMaxMs / 1000,
-    dynamicSecurity: o.dynamicSecurity ? { username: o.dynamicSecurity.username } : undefined,
+    dynamicSecurity: o.dynamicSecurity ? { username: o.dynamicSecurity.username } : undefined, rateLimits: o.rateLimits,
   };
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
 }

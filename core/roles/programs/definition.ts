@@ -11,10 +11,10 @@ async function startProgramsRole({ config, file, logger: processLogger, env, off
   const logger = processLogger.child({ role: 'programs' });
   const localGateway = offers['gateway-link'];
   const { dataDir, timeZone } = runtimeSettings(config);
-  const { host, port, webhooks, tls } = programsSettings(config);
+  const { host, port, webhooks, tls, rateLimits } = programsSettings(config);
   let role: ProgramsRole;
   try {
-    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, sharedFirstPassword, version: packageVersion(), trustProxy: config.communication.trustProxy, settings: { webhooks }, ...(tls ? { tls } : {}), ...(localGateway ? { localGateway } : {}) });
+    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, sharedFirstPassword, version: packageVersion(), trustProxy: config.communication.trustProxy, settings: { webhooks }, rateLimits, ...(tls ? { tls } : {}), ...(localGateway ? { localGateway } : {}) });
   } catch (err) {
     throw new RoleStartError(`program service failed to start (config ${file}):\n${(err as Error).message}`, 2);
   }

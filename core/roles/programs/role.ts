@@ -14,7 +14,8 @@ import { EventBus } from '../../event-bus.js';
 import { ServiceRegistry } from '../../services.js';
 import { RestRegistry } from '../../rest/operation.js';
 import { serveRestDocs } from '../../rest/openapi.js';
-import { createRestApp, REST_PREFIX, serveRest } from '../../rest/serve.js';
+import { createRestApp, refuseRateLimitedProblem, REST_PREFIX, serveRest } from '../../rest/serve.js';
+import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../../rate-limit.js';
 import { DEFAULT_PROGRAMS_SETTINGS, type ProgramsContext, type ProgramsSettings } from './context.js';
 import type { GatewayLink } from '../../gateway-link/types.js';
 
@@ -39,6 +40,8 @@ export interface ProgramsRoleOptions {
   localGateway?: GatewayLink;
   /** Settings of the configuration's `programs` section; the defaults unless told. */
   settings?: ProgramsSettings;
+  /** `programs.rateLimits`; the defaults unless told. */
+  rateLimits?: RateLimitSettings;
 }
 
 const DESCRIPTION = [
@@ -58,7 +61,7 @@ export class ProgramsRole {
     const now = options.now ?? Date.now;
     const env = options.env ?? process.env;
     const tls = roleTlsFiles(options.tls, env);
-    const runtime = await RoleRuntime.open({ role: 'programs', dataDir: options.dataDir, databaseFile: PROGRAMS_DATABASE_FILE, logger: options.logger, now, ...(tls ? { tls } : {}) });
+    const runtime = await RoleRuntime.open({ role: 'programs', dataDir: options.dataDir, databaseFile: PROGRAMS_DATABASE_FILE, logger: options.logger, now, rateLimits: options.rateLimits ?? DEFAULT_RATE_LIMITS, refuse: refuseRateLimitedProblem, ...(tls ? { tls } : {}) });
     try {
       const audit = await AuditChain.open(runtime.db, { timeZone: options.timeZone, clock: now });
       const rest = new RestRegistry();
