@@ -165,7 +165,8 @@ export class RoleRuntime {
    * (keys) are restricted to 0600 afterwards.
    */
   async startPlugins<Ctx>(plugins: readonly Plugin<Ctx>[], context: Ctx, http: FastifyInstance, options: PluginHostOptions = {}): Promise<{ names: () => readonly string[] }> {
-    const host = new PluginHost<Ctx>(plugins, this.logger, (owner, migrations) => applyMigrations(this.db, owner, migrations, this.now), options);
+    const facilities = { metrics: this.metrics, readiness: this.readiness };
+    const host = new PluginHost<Ctx>(plugins, this.logger, (owner, migrations) => applyMigrations(this.db, owner, migrations, this.now), { ...options, facilities });
     this.host = host as unknown as PluginHost<never>;
     this.http = http;
     if (this.tls) http.addHook('onRequest', async (_request, reply) => void reply.header('strict-transport-security', HSTS_HEADER));

@@ -19,6 +19,7 @@ export const cloudRelayPlugin = definePlugin<CloudContext>({
     else if (broker.connection) relay = await CloudRelay.connect(broker.connection, logger);
     else throw new Error('cloud.broker names neither an embedded broker nor a connection to an external one');
     ctx.services.provide('cloud.relay', relay);
+    ctx.readiness.add('broker', () => (broker.embedded ? broker.embedded.listening : relay.brokerLink()?.state === 'connected'));
     // A revoked token's gateway is unavailable at once: on an external broker its removed client leaves no will to say so.
     const unlisten = ctx.bus.on('token.revoked', ({ tokenId }) => relay.forget(tokenId));
     return {
