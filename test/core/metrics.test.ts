@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRestApp } from '../../core/rest/serve.js';
 import { RoleRuntime } from '../../core/runtime.js';
 import { METRICS_TOKEN_FILE } from '../../core/metrics-token.js';
-import { startTestGateway } from '../fixtures/gateway.js';
+import { simMachine, startTestGateway } from '../fixtures/gateway.js';
 import { startTestProgramService } from '../fixtures/programs.js';
 import { startTestCloud } from '../fixtures/cloud.js';
 
@@ -118,5 +118,38 @@ describe('every role serves /healthz, /readyz and /metrics', () => {
       if (previous === undefined) delete process.env.METRICS_TOKEN;
       else process.env.METRICS_TOKEN = previous;
     }
+  });
+});
+
+describe('the gateway\'s own metrics', () => {
+  it('machines by state and connection, samples with their lag, history rows, and MCP tool calls by tool and outcome', async () => {
+    const previous = process.env.METRICS_TOKEN;
+    process.env.METRICS_TOKEN = 'metrics-token-for-the-gateway-metrics';
+    toClose.push(async () => {
+      if (previous === undefined) delete process.env.METRICS_TOKEN;
+      else process.env.METRICS_TOKEN = previous;
+    });
+    const gw = await startTestGateway({ machines: [simMachine('M1'), simMachine('M2', { isActive: false })] });
+    toClose.push(() => gw.stop());
+    const mcp = (name: string) => gw.gateway.http.inject({
+      method: 'POST', url: '/mcp', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${gw.adminToken}` },
+      payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } },
+    });
+    expect((await mcp('list_machines')).statusCode).toBe(200);
+    await mcp('list_machines');
+    await mcp('no_such_tool');
+    // The simulator samples every 200 ms; the writer flushes within 750 ms.
+    await gw.gateway.context.history.flush();
+    await expect.poll(() => gw.gateway.context.history.stats.rowsWritten, { timeout: 5000 }).toBeGreaterThan(0);
+    const text = (await gw.gateway.http.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics-token-for-the-gateway-metrics' } })).body;
+    expect(text).toContain('gateway_machines{state="inactive"} 1');
+    expect(text).toContain('gateway_machine_connections{state="stopped"} 1');
+    expect(text).toContain('gateway_mcp_tool_calls_total{tool="list_machines",outcome="ok"} 2');
+    expect(text).toContain('gateway_mcp_tool_calls_total{tool="unknown",outcome="error"} 1');
+    expect(text).toMatch(/gateway_samples_total\{task="CNCStatus"\} [1-9]/);
+    expect(text).toMatch(/gateway_sample_lag_seconds_count\{task="CNCStatus"\} [1-9]/);
+    expect(text).toMatch(/gateway_history_rows_written_total [1-9]/);
+    expect(text).toMatch(/gateway_history_flush_seconds_count [1-9]/);
+    expect(text).toMatch(/gateway_history_queue_rows \d/);
   });
 });
