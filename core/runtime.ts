@@ -74,8 +74,8 @@ export interface RoleRuntimeOptions {
   baseMigrations?: readonly Migration[];
   /** Serve HTTPS with this certificate and key (PEM files); plain HTTP without. */
   tls?: TlsFiles;
-  /** Where METRICS_TOKEN is read; defaults to process.env. */
-  env?: NodeJS.ProcessEnv;
+  /** The metrics token of the configuration (`metricsToken`, METRICS_TOKEN); one made at the first start when absent or empty. */
+  metricsToken?: string;
   /** Limit requests as these settings say (core/rate-limit.ts); no limits without. */
   rateLimits?: RateLimitSettings;
   /** How the role's surface answers a request over a limit; the gateway's error format unless told. */
@@ -127,7 +127,7 @@ export class RoleRuntime {
     // A wrong certificate or key stops the start before anything is opened.
     const tls = options.tls ? TlsSource.open(options.tls, options.logger.child({ role: options.role })) : undefined;
     prepareDataDirectory(dataDir);
-    const metricsToken = loadMetricsToken(dataDir, options.env ?? process.env);
+    const metricsToken = loadMetricsToken(dataDir, options.metricsToken);
     const lock = DataLock.acquire(dataDir, options.databaseFile, options.role);
     let db: Database | undefined;
     try {

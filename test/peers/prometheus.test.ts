@@ -29,17 +29,11 @@ afterEach(async () => {
 
 describe('Prometheus scrapes every role', () => {
   it('up for each role with the token, and http_requests_total answers how many readiness requests each one got', async () => {
-    const previous = process.env.METRICS_TOKEN;
-    process.env.METRICS_TOKEN = TOKEN;
-    toClose.push(async () => {
-      if (previous === undefined) delete process.env.METRICS_TOKEN;
-      else process.env.METRICS_TOKEN = previous;
-    });
-    const gateway = await startTestGateway();
+    const gateway = await startTestGateway({ metricsToken: TOKEN });
     toClose.push(() => gateway.stop());
-    const programs = await startTestProgramService({ plugins: [] });
+    const programs = await startTestProgramService({ plugins: [], metricsToken: TOKEN });
     toClose.push(() => programs.stop());
-    const cloud = await startTestCloud();
+    const cloud = await startTestCloud({ metricsToken: TOKEN });
     toClose.push(() => cloud.runtime.stop());
     const urls = { gateway: await gateway.gateway.listen({ host: '127.0.0.1', port: 0 }), programs: programs.url, cloud: await cloud.listen('127.0.0.1', 0) };
     const sent = { gateway: 7, programs: 5, cloud: 3 };
@@ -58,26 +52,20 @@ describe('Prometheus scrapes every role', () => {
   });
 
   it('PromQL answers the machines by state, the deployments made, the calls relayed and the tokens checked', async () => {
-    const previous = process.env.METRICS_TOKEN;
-    process.env.METRICS_TOKEN = TOKEN;
-    toClose.push(async () => {
-      if (previous === undefined) delete process.env.METRICS_TOKEN;
-      else process.env.METRICS_TOKEN = previous;
-    });
     // Gateway: two active machines and one inactive.
-    const gateway = await startTestGateway({ machines: [simMachine('M01'), simMachine('M02'), simMachine('IDLE', { isActive: false })] });
+    const gateway = await startTestGateway({ metricsToken: TOKEN, machines: [simMachine('M01'), simMachine('M02'), simMachine('IDLE', { isActive: false })] });
     toClose.push(() => gateway.stop());
     // Program service: two deployments through the real API, one to each machine.
     const programs = await startTestProgramService({
       plugins: [TEST_ACCOUNTS, vaultPlugin, auditApiPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin],
-      env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, localGateway: new InProcessGatewayLink(gateway.gateway.context.interfaces),
+      metricsToken: TOKEN, env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, localGateway: new InProcessGatewayLink(gateway.gateway.context.interfaces),
     });
     toClose.push(() => programs.stop());
     const plant = await scopedPlant(programs, await login(programs, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD));
     const deployed = [await plant.deploy(await plant.publish(plant.libraryA, 'SHAFT'), plant.machineA), await plant.deploy(await plant.publish(plant.libraryB, 'FLANGE'), plant.machineB)];
     expect(deployed.map((d) => d.status)).toEqual(['Succeeded', 'Succeeded']);
     // Cloud: one linked gateway, three calls relayed to it, one call with a token it does not know.
-    const cloud = await startTestCloud();
+    const cloud = await startTestCloud({ metricsToken: TOKEN });
     toClose.push(() => cloud.runtime.stop());
     const { token } = await cloud.tokens.create('north');
     const link: MqttClient = await lightLink(cloud.brokerUrl as string, token);

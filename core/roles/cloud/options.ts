@@ -22,7 +22,7 @@ export interface CloudRoleOptions {
   catalogue: ToolCatalogue;
   /** The parsed configuration: its `cloud` section, which the options below override field by field. */
   config?: GatewayConfig;
-  /** Where secrets are read (CLOUD_BROKER_PASSWORD, METRICS_TOKEN); process.env unless told. */
+  /** Where secrets are read (CLOUD_BROKER_PASSWORD, CLOUD_DYNSEC_PASSWORD); process.env unless told. */
   env?: NodeJS.ProcessEnv;
   /** The role's plugins; CLOUD_PLUGINS unless told. */
   plugins?: readonly Plugin<CloudContext>[];
@@ -39,6 +39,8 @@ export interface CloudRoleOptions {
   now?: () => number;
   /** How often the embedded broker's connected gateways are checked against revoked tokens (10 s unless told). */
   revocationSweepMs?: number;
+  /** The metrics token; the config's `metricsToken` (METRICS_TOKEN) unless told, one made at the first start without either. */
+  metricsToken?: string;
   /** `cloud.rateLimits` (core/rate-limit.ts); the config's, or the defaults, unless told. */
   rateLimits?: RateLimitSettings;
 }

@@ -65,7 +65,7 @@ export class CloudRole {
     const env = envOf(options);
     // `cloud.tls`, else TLS_CERT_FILE/TLS_KEY_FILE; a wrong pair stops the start naming the file.
     const tls = roleTlsFiles(ownTls, env);
-    const runtime = await RoleRuntime.open({ role: 'cloud', dataDir: options.dataDir, databaseFile: CLOUD_DATABASE_FILE, logger, now, baseMigrations: CLOUD_MIGRATIONS, rateLimits, ...(options.env ? { env: options.env } : {}), ...(tls ? { tls } : {}) });
+    const runtime = await RoleRuntime.open({ role: 'cloud', dataDir: options.dataDir, databaseFile: CLOUD_DATABASE_FILE, logger, now, baseMigrations: CLOUD_MIGRATIONS, rateLimits, metricsToken: options.metricsToken ?? options.config?.metricsToken ?? '', ...(tls ? { tls } : {}) });
     try {
       // The largest body any route of the cloud reads; /admin's own are smaller.
       const http = Fastify({ logger: false, bodyLimit: MCP_BODY_LIMIT, ...runtime.serverOptions() });

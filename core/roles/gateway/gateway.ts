@@ -98,7 +98,7 @@ export class Gateway {
     const env = options.env ?? process.env;
     // `communication.tls`, else TLS_CERT_FILE/TLS_KEY_FILE; a wrong pair stops the start naming the file.
     const tls = roleTlsFiles(settings.listener.tls, env);
-    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: GATEWAY_MIGRATIONS, rateLimits: settings.listener.rateLimits, ...(tls ? { tls } : {}) });
+    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: GATEWAY_MIGRATIONS, rateLimits: settings.listener.rateLimits, metricsToken: config.metricsToken, ...(tls ? { tls } : {}) });
     try {
       const { dataDir, db } = runtime;
       const credentials = CredentialBox.open(dataDir);
@@ -154,7 +154,8 @@ export class Gateway {
         now,
         version: packageVersion(),
         startedAt: now(),
-        announcements,
+        // The fleet's lines (logged above), then the runtime's (a metrics token made now: shown, never logged).
+        announcements: [...announcements, ...runtime.announcements],
         env,
         ...(options.sharedFirstPassword ? { sharedFirstPassword: options.sharedFirstPassword } : {}),
         startedPlugins: () => runtime.pluginNames(),

@@ -3,6 +3,7 @@ import { defineRole, listenFailed, RoleStartError, type RoleStartFacts, type Sta
 import { packageVersion } from '../../package-root.js';
 import { runtimeSettings } from '../../runtime.js';
 import { PROGRAMS_CONFIG, programsSettings } from './config.js';
+import { networkUrls } from '../../startup-banner.js';
 import { programsBannerSection } from './banner.js';
 import { PROGRAMS_PLUGINS } from './compose.js';
 import { PROGRAMS_DATABASE_FILE, ProgramsRole } from './role.js';
@@ -14,7 +15,7 @@ async function startProgramsRole({ config, file, logger: processLogger, env, off
   const { host, port, webhooks, tls, rateLimits } = programsSettings(config);
   let role: ProgramsRole;
   try {
-    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, sharedFirstPassword, version: packageVersion(), trustProxy: config.communication.trustProxy, settings: { webhooks }, rateLimits, ...(tls ? { tls } : {}), ...(localGateway ? { localGateway } : {}) });
+    role = await ProgramsRole.create({ dataDir, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, sharedFirstPassword, version: packageVersion(), trustProxy: config.communication.trustProxy, settings: { webhooks }, rateLimits, metricsToken: config.metricsToken, ...(tls ? { tls } : {}), ...(localGateway ? { localGateway } : {}) });
   } catch (err) {
     throw new RoleStartError(`program service failed to start (config ${file}):\n${(err as Error).message}`, 2);
   }
@@ -32,6 +33,7 @@ async function startProgramsRole({ config, file, logger: processLogger, env, off
       dataDir,
       timeZone,
       url,
+      networkUrls: networkUrls(url, host),
       announcements: role.context.announcements,
       databaseFile: PROGRAMS_DATABASE_FILE,
     }),

@@ -42,6 +42,8 @@ export interface ProgramsRoleOptions {
   settings?: ProgramsSettings;
   /** `programs.rateLimits`; the defaults unless told. */
   rateLimits?: RateLimitSettings;
+  /** The configuration's `metricsToken` (METRICS_TOKEN); one made at the first start without. */
+  metricsToken?: string;
 }
 
 const DESCRIPTION = [
@@ -61,7 +63,7 @@ export class ProgramsRole {
     const now = options.now ?? Date.now;
     const env = options.env ?? process.env;
     const tls = roleTlsFiles(options.tls, env);
-    const runtime = await RoleRuntime.open({ role: 'programs', dataDir: options.dataDir, databaseFile: PROGRAMS_DATABASE_FILE, logger: options.logger, now, rateLimits: options.rateLimits ?? DEFAULT_RATE_LIMITS, refuse: refuseRateLimitedProblem, ...(tls ? { tls } : {}) });
+    const runtime = await RoleRuntime.open({ role: 'programs', dataDir: options.dataDir, databaseFile: PROGRAMS_DATABASE_FILE, logger: options.logger, now, rateLimits: options.rateLimits ?? DEFAULT_RATE_LIMITS, refuse: refuseRateLimitedProblem, ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}), ...(tls ? { tls } : {}) });
     try {
       const audit = await AuditChain.open(runtime.db, { timeZone: options.timeZone, clock: now });
       const rest = new RestRegistry();
@@ -76,7 +78,8 @@ export class ProgramsRole {
         timeZone: options.timeZone,
         now,
         version: options.version,
-        announcements: [],
+        // A metrics token made at this start, shown once in the banner.
+        announcements: [...runtime.announcements],
         env,
         ...(options.sharedFirstPassword ? { sharedFirstPassword: options.sharedFirstPassword } : {}),
         // The role's own TLS counts as a proxy's does: the session cookie takes Secure and __Host-.
