@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRestApp } from '../../core/rest/serve.js';
 import { RoleRuntime } from '../../core/runtime.js';
 import { METRICS_TOKEN_FILE } from '../../core/metrics-token.js';
@@ -128,18 +128,20 @@ describe('the gateway\'s own metrics', () => {
     expect((await mcp('list_machines')).statusCode).toBe(200);
     await mcp('list_machines');
     await mcp('no_such_tool');
-    // The simulator samples every 200 ms; the writer flushes within 750 ms.
-    await gw.gateway.context.history.flush();
-    await expect.poll(() => gw.gateway.context.history.stats.rowsWritten, { timeout: 5000 }).toBeGreaterThan(0);
-    const text = (await gw.gateway.http.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics-token-for-the-gateway-metrics' } })).body;
+    const exposition = async () => (await gw.gateway.http.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics-token-for-the-gateway-metrics' } })).body;
+    // The simulator samples every 200 ms and the writer flushes within 750 ms: wait for both to have happened, however slow the machine.
+    await vi.waitFor(async () => {
+      const text = await exposition();
+      expect(text).toMatch(/gateway_samples_total\{task="CNCStatus"\} [1-9]/);
+      expect(text).toMatch(/gateway_history_flush_seconds_count [1-9]/);
+    }, { timeout: 15_000, interval: 200 });
+    const text = await exposition();
     expect(text).toContain('gateway_machines{state="inactive"} 1');
     expect(text).toContain('gateway_machine_connections{state="stopped"} 1');
     expect(text).toContain('gateway_mcp_tool_calls_total{tool="list_machines",outcome="ok"} 2');
     expect(text).toContain('gateway_mcp_tool_calls_total{tool="unknown",outcome="error"} 1');
-    expect(text).toMatch(/gateway_samples_total\{task="CNCStatus"\} [1-9]/);
     expect(text).toMatch(/gateway_sample_lag_seconds_count\{task="CNCStatus"\} [1-9]/);
     expect(text).toMatch(/gateway_history_rows_written_total [1-9]/);
-    expect(text).toMatch(/gateway_history_flush_seconds_count [1-9]/);
     expect(text).toMatch(/gateway_history_queue_rows \d/);
   });
 });
