@@ -52,12 +52,18 @@ const timeZoneSchema = z
   .string()
   .default('')
   .refine((tz) => tz === '' || isTimeZone(tz), 'timeZone must be an IANA time zone such as Europe/Berlin or UTC');
+/** The token a Prometheus scrape of /metrics presents; empty: one made at the first start (core/metrics-token.ts). Checked where it is used, so its value never appears in a config error. */
+const metricsTokenSchema = z.string().max(512).default('');
+/** A file the log is appended to instead of stdout (JSON lines, reopened on SIGHUP); empty: stdout. */
+const logFileSchema = z.string().max(4096).default('');
 /** Which proxies may set X-Forwarded-For: false (none, the default: the source IP is the TCP peer), or a list of proxy addresses/CIDR ranges. */
 const trustProxySchema = z.union([z.literal(false), z.array(z.string().min(1)).min(1)]).default(false);
 
 /** The runtime's parts besides `roles`. */
 export const RUNTIME_CONFIG: readonly ConfigPart[] = [
   { section: 'logLevel', schema: logLevelSchema },
+  { section: 'logFile', schema: logFileSchema, env: { LOG_FILE: { type: 'text' } } },
+  { section: 'metricsToken', schema: metricsTokenSchema, env: { METRICS_TOKEN: { type: 'text' } } },
   { section: 'dataDir', schema: dataDirSchema, aliases: { 'gateway.dataDir': 'dataDir' }, env: { GATEWAY_DATA_DIR: { type: 'text' } } },
   { section: 'timeZone', schema: timeZoneSchema, aliases: { 'gateway.timeZone': 'timeZone' } },
   { section: 'communication', fields: { trustProxy: trustProxySchema } },
@@ -76,6 +82,8 @@ export const DEFAULT_CLOUD_MQTT_PORT = 1883;
 export type GatewayConfig = {
   roles: string[];
   logLevel: z.output<typeof logLevelSchema>;
+  logFile: string;
+  metricsToken: string;
   dataDir: string;
   timeZone: string;
   communication: { trustProxy: z.output<typeof trustProxySchema> };

@@ -54,7 +54,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const { config, file } = loaded;
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFile ? { file: config.logFile } : {});
   const notices = configNotices(config);
   for (const notice of notices) logger.warn({ config: file }, notice);
 

@@ -1,7 +1,8 @@
 /**
  * The token a Prometheus scrape of `/metrics` presents (`Authorization:
  * Bearer <token>`; in Prometheus' scrape config `authorization: {credentials:
- * …}`). It is `METRICS_TOKEN` when set (at least 16 characters), else a
+ * …}`). It is the configuration's `metricsToken` when set (its environment
+ * override `METRICS_TOKEN`; at least 16 characters), else a
  * random `mtk_…` token made at the first start of a role on the data
  * directory and shown once among the start-up secrets; only its SHA-256 is
  * kept, in `metrics-token.sha256` (mode 0600). Every role on the directory
@@ -21,21 +22,21 @@ const MAX_TOKEN_LENGTH = 512;
 export interface MetricsToken {
   /** Whether `presented` (the Authorization header) carries the token. */
   accepts(authorization: string | undefined): boolean;
-  /** Where the token comes from. */
+  /** Where the token comes from: the configuration (or its variable), or the data directory's file. */
   source: 'environment' | 'file';
   /** The line to show once at this start (a token made now); undefined otherwise. */
   announcement: string | undefined;
 }
 
-/** The token of `dataDir` (created on first use) or `METRICS_TOKEN`; throws naming the variable when it is too short. */
-export function loadMetricsToken(dataDir: string, env: NodeJS.ProcessEnv = process.env): MetricsToken {
-  const fromEnv = env[METRICS_TOKEN_VARIABLE];
+/** The token of `dataDir` (created on first use) or `given` (`metricsToken`, METRICS_TOKEN); throws naming the setting when it is too short. */
+export function loadMetricsToken(dataDir: string, given: string | undefined): MetricsToken {
+  const fromEnv = given;
   let hash: string;
   let announcement: string | undefined;
   let source: MetricsToken['source'] = 'file';
   if (fromEnv !== undefined && fromEnv !== '') {
     if (fromEnv.length < METRICS_TOKEN_MIN_LENGTH || fromEnv.length > MAX_TOKEN_LENGTH || /[^\x21-\x7e]/.test(fromEnv)) {
-      throw new Error(`${METRICS_TOKEN_VARIABLE}: expected ${METRICS_TOKEN_MIN_LENGTH} to ${MAX_TOKEN_LENGTH} printable characters without spaces (e.g. openssl rand -base64 32)`);
+      throw new Error(`metricsToken (${METRICS_TOKEN_VARIABLE}): expected ${METRICS_TOKEN_MIN_LENGTH} to ${MAX_TOKEN_LENGTH} printable characters without spaces (e.g. openssl rand -base64 32)`);
     }
     hash = hashSecret(fromEnv);
     source = 'environment';

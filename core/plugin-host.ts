@@ -14,6 +14,19 @@ import { configWrites as configWritesOf } from './config.js';
 import { readPart, type ConfigPart, type PartSettings } from './config-parts.js';
 import type { ToolDefinition } from './mcp/tools.js';
 import { BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
+import { Readiness } from './health.js';
+import { RoleMetrics } from './metrics.js';
+
+/**
+ * What every plugin is given by its role's runtime besides the role's
+ * context: the role's metrics registry (`metrics.gauge({…, collect})`,
+ * docs/operations.md "Metrics") and its readiness checks
+ * (`readiness.add('drivers', check)`, "Health and readiness").
+ */
+export interface RoleFacilities {
+  metrics: RoleMetrics;
+  readiness: Readiness;
+}
 
 /** What a plugin's register() may return to be told when to stop. */
 export interface PluginHandle {
@@ -44,13 +57,13 @@ export interface Plugin<Ctx> {
   tools: readonly ToolDefinition[];
   /** Commands of this plugin, run as `core/main.ts <name>` instead of starting the roles (core/commands.ts). */
   commands: readonly Command[];
-  register(ctx: Ctx & { logger: Logger } & Partial<PartAccess<unknown>>): Promise<PluginHandle | void> | PluginHandle | void;
+  register(ctx: Ctx & { logger: Logger } & RoleFacilities & Partial<PartAccess<unknown>>): Promise<PluginHandle | void> | PluginHandle | void;
 }
 
 /** register()'s context: the role's, the plugin's logger, and for a plugin with a config part its settings (in place of any `settings` of the role's context). */
 export type RegisterContext<Ctx, S extends z.ZodRawShape, Optional extends boolean> = keyof S extends never
-  ? Ctx & { logger: Logger }
-  : Omit<Ctx, 'settings' | 'configWrites'> & { logger: Logger } & PartAccess<Optional extends true ? PartSettings<S> | undefined : PartSettings<S>>;
+  ? Ctx & { logger: Logger } & RoleFacilities
+  : Omit<Ctx, 'settings' | 'configWrites'> & { logger: Logger } & RoleFacilities & PartAccess<Optional extends true ? PartSettings<S> | undefined : PartSettings<S>>;
 
 /**
  * Declares a plugin; the identity function exists for type inference and
@@ -82,6 +95,8 @@ export interface PluginHostOptions {
   config?: object;
   /** Where declared MCP tools go (the gateway's registry); a host without one refuses plugins that declare any. */
   tools?: { register(tool: ToolDefinition): void };
+  /** The role's metrics and readiness (RoleRuntime's); a host without them gives plugins a registry and checks of their own that nothing serves. */
+  facilities?: RoleFacilities;
 }
 
 export class PluginError extends Error {
@@ -150,10 +165,11 @@ export class PluginHost<Ctx> {
       }
     }
     this.registerTools(order);
+    const facilities = this.options.facilities ?? { metrics: new RoleMetrics('plugins'), readiness: new Readiness(this.logger) };
     for (const plugin of order) {
       const logger = this.logger.child({ plugin: plugin.name });
       try {
-        const handle = await plugin.register({ ...ctx, logger, ...this.partAccess(plugin) });
+        const handle = await plugin.register({ ...ctx, logger, ...facilities, ...this.partAccess(plugin) });
         this.started.push({ plugin, handle });
       } catch (err) {
         await this.stop();

@@ -14,8 +14,8 @@
  *   before the body is read.
  *
  * Over either limit the request is answered 429 with Retry-After by the
- * surface's `refuse` (each surface its own error format), without its body
- * being read. Probes (/healthz, /readyz) are not limited. Limits are per
+ * surface's `refuse` (each surface its own error format; an `/mcp` request
+ * as JSON-RPC, `refuseRateLimitedJsonRpc`), without its body being read. Probes (/healthz, /readyz) are not limited. Limits are per
  * window (60 s by default) and per role; docs/operations.md, "Rate limits".
  */
 import { createHash } from 'node:crypto';
@@ -34,8 +34,6 @@ export type RateFamily = (typeof RATE_FAMILIES)[number];
 /** A route whose body limit is at least this takes uploads. */
 export const UPLOAD_BODY_THRESHOLD = 1024 * 1024;
 
-const limit = (field: string) => z.number().int().min(1).max(1_000_000).describe(`${field}: requests per window`);
-const familySchema = z.strictObject({ perPrincipal: limit('perPrincipal'), perAddress: limit('perAddress') });
 
 /**
  * Requests per window. Reads allow a console and a dashboard polling several
@@ -51,16 +49,29 @@ export const DEFAULT_RATE_FAMILIES: Readonly<Record<RateFamily, { perPrincipal: 
   admin: { perPrincipal: 120, perAddress: 300 },
 };
 
+const limit = (field: string, fallback: number) => z.number().int().min(1).max(1_000_000).default(fallback).describe(`${field}: requests per window`);
+/** One family's limits; a field not given keeps the family's default. */
+const familySchema = (family: RateFamily) => {
+  const { perPrincipal, perAddress } = DEFAULT_RATE_FAMILIES[family];
+  return z.strictObject({ perPrincipal: limit('perPrincipal', perPrincipal), perAddress: limit('perAddress', perAddress) }).default({ perPrincipal, perAddress });
+};
+
 /** The settings as a config section takes them; every field has its default. */
 export const rateLimitSettingsSchema = z.strictObject({
   enabled: z.boolean().default(true),
   windowSeconds: z.number().int().min(1).max(3600).default(60),
-  families: z.strictObject(Object.fromEntries(RATE_FAMILIES.map((f) => [f, familySchema.default(DEFAULT_RATE_FAMILIES[f])])) as Record<RateFamily, z.ZodDefault<typeof familySchema>>).default(DEFAULT_RATE_FAMILIES),
+  families: z.strictObject(Object.fromEntries(RATE_FAMILIES.map((f) => [f, familySchema(f)])) as Record<RateFamily, ReturnType<typeof familySchema>>).default(DEFAULT_RATE_FAMILIES),
   /** Source addresses never limited (e.g. the monitoring host); exact addresses as fastify reports them. */
   allowAddresses: z.array(z.string().min(1).max(64)).max(100).default([]),
 });
 export type RateLimitSettings = z.output<typeof rateLimitSettingsSchema>;
 export const DEFAULT_RATE_LIMITS: RateLimitSettings = rateLimitSettingsSchema.parse({});
+
+/** A role's `rateLimits` config field: the limits on unless its section says otherwise (`communication`, `programs`, `cloud`). */
+export const rateLimitsField = () => rateLimitSettingsSchema.default(DEFAULT_RATE_LIMITS);
+
+/** The limits turned off, for fixtures and benchmarks that send bursts no client would. */
+export const NO_RATE_LIMITS: RateLimitSettings = { ...DEFAULT_RATE_LIMITS, enabled: false };
 
 /** What a surface is told when it must refuse a request. */
 export interface RateLimitRefusal {
@@ -76,6 +87,14 @@ export interface RateLimitRefusal {
 
 /** Answers a refused request in the surface's own error format (status 429, Retry-After). */
 export type RefuseRequest = (request: FastifyRequest, reply: FastifyReply, refusal: RateLimitRefusal) => FastifyReply;
+
+/**
+ * An `/mcp` request over a limit, as JSON-RPC (the gateway's and the
+ * cloud's): 429 with Retry-After and the code the MCP SDK's transport uses
+ * for its own refusals (-32000); the id is null since the body is not read.
+ */
+export const refuseRateLimitedJsonRpc: RefuseRequest = (_request, reply, refusal) =>
+  reply.code(429).header('retry-after', String(refusal.retryAfterSec)).send({ jsonrpc: '2.0', error: { code: -32000, message: `Too many requests: ${refusal.message}` }, id: null });
 
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -188,7 +207,7 @@ export async function installRateLimits(app: FastifyInstance, settings: RateLimi
     refused?.inc({ family, per });
     if (hasBody(request)) reply.header('connection', 'close');
     const who = per === 'address' ? 'this source address' : 'this caller';
-    return refuse(request, reply, {
+    return (family === 'mcp' ? refuseRateLimitedJsonRpc : refuse)(request, reply, {
       family, per, limit: max, windowSeconds: settings.windowSeconds, retryAfterSec,
       message: `more than ${max} ${family} requests in ${settings.windowSeconds} s from ${who}; retry after ${retryAfterSec} s`,
     });

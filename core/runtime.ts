@@ -80,8 +80,8 @@ export interface RoleRuntimeOptions {
   baseMigrations?: readonly Migration[];
   /** Serve HTTPS with this certificate and key (PEM files); plain HTTP without. */
   tls?: TlsFiles;
-  /** Where METRICS_TOKEN is read; defaults to process.env. */
-  env?: NodeJS.ProcessEnv;
+  /** The metrics token of the configuration (`metricsToken`, METRICS_TOKEN); one made at the first start when absent or empty. */
+  metricsToken?: string;
   /** Limit requests as these settings say (core/rate-limit.ts); no limits without. */
   rateLimits?: RateLimitSettings;
   /** How the role's surface answers a request over a limit; the gateway's error format unless told. */
@@ -137,7 +137,7 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
     // A wrong certificate or key stops the start before anything is opened.
     const tls = options.tls ? TlsSource.open(options.tls, options.logger.child({ role: options.role })) : undefined;
     prepareDataDirectory(dataDir);
-    const metricsToken = loadMetricsToken(dataDir, options.env ?? process.env);
+    const metricsToken = loadMetricsToken(dataDir, options.metricsToken);
     const lock = options.databaseUrl ? undefined : DataLock.acquire(dataDir, options.databaseFile, options.role);
     let db: SqlDatabase | undefined;
     try {
@@ -175,7 +175,8 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
    * (keys) are restricted to 0600 afterwards.
    */
   async startPlugins<Ctx>(plugins: readonly Plugin<Ctx>[], context: Ctx, http: FastifyInstance, options: PluginHostOptions = {}): Promise<{ names: () => readonly string[] }> {
-    const host = new PluginHost<Ctx>(plugins, this.logger, (owner, migrations) => applyMigrations(this.db, owner, migrations, this.now), options);
+    const facilities = { metrics: this.metrics, readiness: this.readiness };
+    const host = new PluginHost<Ctx>(plugins, this.logger, (owner, migrations) => applyMigrations(this.db, owner, migrations, this.now), { ...options, facilities });
     this.host = host as unknown as PluginHost<never>;
     this.http = http;
     if (this.tls) http.addHook('onRequest', async (_request, reply) => void reply.header('strict-transport-security', HSTS_HEADER));

@@ -6,6 +6,7 @@
  * `Authorization: Bearer <token>` first. The pieces every section uses are
  * here.
  */
+import { hostname, networkInterfaces, type NetworkInterfaceInfo } from 'node:os';
 
 /** A URL that opens without a token. */
 export const NO_TOKEN = 'no token';
@@ -15,6 +16,32 @@ export const TOKEN = 'Bearer token';
 /** URL lines: each label, URL and what it needs to open, in aligned columns. */
 export function urlLines(rows: readonly (readonly [label: string, link: string, access: string])[]): string[] {
   return rows.map(([label, link, access]) => `  ${label.padEnd(13)}${link}  (${access})`);
+}
+
+/** At most this many addresses are listed beside the host name. */
+const MAX_ADDRESSES = 4;
+
+/**
+ * The URLs a user on the network opens for a listener bound to every
+ * address (`0.0.0.0`, or `::` which takes IPv4 too): the machine's host
+ * name, then its addresses that are not loopback (IPv4 first; IPv6 for
+ * `::`, link-local ones left out since they need a zone), each with the
+ * listener's scheme and port. None for a listener bound to one address:
+ * its own URL is the one that answers.
+ */
+export function networkUrls(url: string, bindHost: string, interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces(), host = hostname()): string[] {
+  if (bindHost !== '0.0.0.0' && bindHost !== '::') return [];
+  const { protocol, port } = new URL(url);
+  const all = Object.values(interfaces).flatMap((list) => list ?? []).filter((a) => !a.internal);
+  const v4 = all.filter((a) => a.family === 'IPv4').map((a) => a.address);
+  const v6 = bindHost === '::' ? all.filter((a) => a.family === 'IPv6' && !a.address.toLowerCase().startsWith('fe80')).map((a) => `[${a.address}]`) : [];
+  const names = [...new Set([...(host && host !== 'localhost' ? [host] : []), ...[...v4, ...v6].slice(0, MAX_ADDRESSES)])];
+  return names.map((name) => `${protocol}//${name}${port ? `:${port}` : ''}`);
+}
+
+/** The line naming the network URLs of a role (none when it listens on one address). */
+export function networkLines(urls: readonly string[]): string[] {
+  return urls.length ? [`  on the network: ${urls.join(', ')}`] : [];
 }
 
 /** A role's announcements, each indented, followed by a blank line when there are any. */

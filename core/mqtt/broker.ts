@@ -59,6 +59,11 @@ export class InProcessBroker {
     return this.server !== undefined;
   }
 
+  /** Whether the broker's listener accepts connections now. */
+  get listening(): boolean {
+    return this.server?.listening ?? false;
+  }
+
   /** Starts the broker (a fresh one: no retained messages or sessions survive a stop). */
   async start(): Promise<void> {
     if (this.server) return;

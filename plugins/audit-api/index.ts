@@ -13,6 +13,7 @@ import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, TIME_FORMS, type AuditFilter } from '../../core/roles/programs/audit/chain.js';
 import { auditScope } from './scope.js';
+import { registerAuditMetrics } from './metrics.js';
 
 const filterShape = {
   principalName: z.string().min(1).max(1024).optional(),
@@ -64,6 +65,7 @@ async function filterOf(ctx: ProgramsContext, principal: RestPrincipal | null, q
 export const auditApiPlugin = definePlugin<ProgramsContext>({
   name: 'audit-api',
   register(ctx) {
+    registerAuditMetrics(ctx.metrics, ctx.db);
     ctx.rest.define(defineOperation({
       operationId: 'listAudit', method: 'GET', path: '/audit', summary: 'Audit records in your scopes, newest first, filtered and paged', tags: ['audit'], permission: 'audit.read',
       query: z.object({

@@ -6,6 +6,7 @@
  */
 import { definePlugin } from '../../core/plugin-host.js';
 import type { CloudContext } from '../../core/roles/cloud/context.js';
+import { countedRelay } from './metrics.js';
 import { CloudRelay } from './relay.js';
 
 export const cloudRelayPlugin = definePlugin<CloudContext>({
@@ -18,7 +19,8 @@ export const cloudRelayPlugin = definePlugin<CloudContext>({
     if (broker.embedded) relay = await CloudRelay.attach(broker.embedded, ctx.topicPrefix, logger);
     else if (broker.connection) relay = await CloudRelay.connect(broker.connection, logger);
     else throw new Error('cloud.broker names neither an embedded broker nor a connection to an external one');
-    ctx.services.provide('cloud.relay', relay);
+    ctx.services.provide('cloud.relay', countedRelay(relay, ctx.metrics, ctx));
+    ctx.readiness.add('broker', () => (broker.embedded ? broker.embedded.listening : relay.brokerLink()?.state === 'connected'));
     // A revoked token's gateway is unavailable at once: on an external broker its removed client leaves no will to say so.
     const unlisten = ctx.bus.on('token.revoked', ({ tokenId }) => relay.forget(tokenId));
     return {

@@ -15,6 +15,7 @@ import { TRIAL_MIGRATIONS } from './trial-store.js';
 import { trialOperations } from './trials.js';
 import { trialRulesSchema, type TrialRulesInput } from './trial-verdict.js';
 import { wireDeployments } from './wiring.js';
+import { registerDeploymentMetrics } from './metrics.js';
 
 export { DEFAULT_TRIAL_HOURS, type BatchStarter } from './operations.js';
 export { DEPLOYMENT_DEADLINE_MS } from './wiring.js';
@@ -36,6 +37,7 @@ export function createDeploymentsPlugin(options: DeploymentsOptions = {}) {
     migrations: [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS],
     async register(ctx) {
       const { repo, trialRepo, runner, trialRunner, startBatch, service } = wireDeployments(ctx, leaseOf(options.lease));
+      registerDeploymentMetrics(ctx.metrics, ctx.db, (id) => runner.waitingForSlot(id), ctx.now);
       ctx.services.provide('deployments', service);
       for (const op of deploymentOperations(ctx, repo, startBatch, trialDefaults, runner)) ctx.rest.define(op);
       for (const op of trialOperations(ctx, trialRepo, trialRunner)) ctx.rest.define(op);

@@ -17,6 +17,7 @@ import { ANONYMOUS } from '../../core/interfaces.js';
 import { FrozenAnswers, type Splices } from '../../core/mcp/frozen-answers.js';
 import { serverInstructions } from '../../core/mcp/instructions.js';
 import { createToolDispatcher } from '../../core/mcp/dispatch.js';
+import { countedToolCalls } from './metrics.js';
 import { serveMcpDoor } from '../../core/mcp/http-door.js';
 import { MCP_FIELDS } from './config.js';
 import { TOOLS } from './tools.js';
@@ -34,7 +35,7 @@ export const mcpPlugin = definePlugin<GatewayContext, typeof MCP_FIELDS>({
   tools: TOOLS,
   register(ctx) {
     // The same dispatch for every transport (core/mcp/dispatch.ts).
-    const dispatcher = createToolDispatcher(ctx);
+    const dispatcher = countedToolCalls(createToolDispatcher(ctx), ctx.metrics, () => ctx.tools.names());
     serveMcpDoor(ctx.http, {
       path: MCP_PATH,
       ...ctx.settings,

@@ -11,6 +11,7 @@ import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { Mirror } from './mirror.js';
 import { mirrorOperations } from './operations/index.js';
 import { MIGRATIONS, MirrorRepository } from './store.js';
+import { registerMirrorMetrics } from './metrics.js';
 
 /** What the mirror offers other plugins (the dashboard). */
 export interface MirrorService {
@@ -31,6 +32,7 @@ export const mirrorPlugin = definePlugin<ProgramsContext>({
   migrations: MIGRATIONS,
   async register(ctx) {
     const repo = new MirrorRepository(ctx.db);
+    registerMirrorMetrics(ctx.metrics, ctx.db);
     const mirror = new Mirror(ctx, repo, ctx.logger);
     for (const op of mirrorOperations(ctx, repo, mirror)) ctx.rest.define(op);
     ctx.services.provide('mirror', {

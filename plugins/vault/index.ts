@@ -9,12 +9,14 @@ import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { vaultOperations } from './operations/index.js';
 import { vaultVersions } from './service.js';
 import { MIGRATIONS, VaultStore } from './store.js';
+import { registerVaultMetrics } from './metrics.js';
 
 export const vaultPlugin = definePlugin<ProgramsContext>({
   name: 'vault',
   migrations: MIGRATIONS,
   register(ctx) {
     const store = new VaultStore(ctx.db);
+    registerVaultMetrics(ctx.metrics, ctx.db);
     for (const op of vaultOperations(ctx, store)) ctx.rest.define(op);
     ctx.services.provide('vault.versions', vaultVersions(store));
   },

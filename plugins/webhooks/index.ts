@@ -27,6 +27,7 @@ import { Poster, PostError } from './post.js';
 import { MIGRATIONS, WebhookRepository, type DeliveryRecord, type WebhookRecord } from './store.js';
 import { subjectOf } from './scopes.js';
 import { SCHEMES_ACCEPTED, targetRefusal } from './targets.js';
+import { registerWebhookMetrics } from './metrics.js';
 
 /** The events an endpoint can subscribe to, with what their `data` holds (docs/programs-webhooks.md). */
 export const WEBHOOK_EVENTS = ['deployment.completed', 'deployment.failed', 'version.published', 'trial.started', 'trial.promoted', 'trial.pulled-back', 'drift.opened'] as const;
@@ -278,6 +279,7 @@ export function createWebhooksPlugin(options: { retryDelaysMs?: readonly number[
     migrations: MIGRATIONS,
     register(ctx) {
       const repo = new WebhookRepository(ctx.db);
+      registerWebhookMetrics(ctx.metrics, ctx.db, ctx.now);
       const box = CredentialBox.open(ctx.dataDir);
       const sender = new Sender(ctx, repo, box, options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS, ctx.logger);
       for (const op of operations(ctx, repo, box)) ctx.rest.define(op);

@@ -28,8 +28,8 @@ export async function run(args: string[]): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'bench-backup-'));
   const dataDir = join(root, 'data');
   const logger = pino({ level: 'silent' });
-  const runtime = await RoleRuntime.open({ role: 'gateway', dataDir, databaseFile: 'gateway.db', logger, now: Date.now, env: {}, baseMigrations: GATEWAY_MIGRATIONS });
-  const programs = await RoleRuntime.open({ role: 'programs', dataDir, databaseFile: 'programs.db', logger, now: Date.now, env: {} });
+  const runtime = await RoleRuntime.open({ role: 'gateway', dataDir, databaseFile: 'gateway.db', logger, now: Date.now, baseMigrations: GATEWAY_MIGRATIONS });
+  const programs = await RoleRuntime.open({ role: 'programs', dataDir, databaseFile: 'programs.db', logger, now: Date.now });
   try {
     const fillStart = performance.now();
     const t0 = Date.now() - rows;

@@ -21,6 +21,7 @@
  * --profile writes CPU profiles (sampled every 100 µs) of the last round: the
  * batch through the service to `file`, the baseline to *.baseline.cpuprofile.
  */
+import { NO_RATE_LIMITS } from '../../core/rate-limit.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -121,6 +122,8 @@ async function startService(dir: string, linkA: CountingLink, hookUrl: string | 
     dataDir: dir, timeZone: 'UTC', logger: pino({ level: 'warn' }), version: 'bench', env: { PROGRAMS_ADMIN_PASSWORD: ADMIN_PASSWORD }, localGateway: linkA,
     // The webhook receiver listens on 127.0.0.1, which only the plant setting for private networks lets deliveries reach.
     settings: { webhooks: { allowPrivateNetworks: true } },
+    // Throughput is measured (the batch is polled as fast as it answers): no request limits.
+    rateLimits: NO_RATE_LIMITS,
     plugins: [createAccountsPlugin({ passwordCost: { N: 1024, r: 8, p: 1 } }), vaultPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin],
   });
   const api = await adminOf(await role.listen('127.0.0.1', 0), ADMIN_PASSWORD);

@@ -13,6 +13,7 @@
  *
  *   npm run bench -- programs [--uploads 60] [--skip-diff] [--skip-audit] [--records 1000000]
  */
+import { NO_RATE_LIMITS } from '../../core/rate-limit.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +33,8 @@ async function uploadDownload(args: string[]): Promise<void> {
   const password = 'bench-admin-password';
   const role = await ProgramsRole.create({
     dataDir: dir, timeZone: 'UTC', logger: pino({ level: 'warn' }), version: 'bench', env: { PROGRAMS_ADMIN_PASSWORD: password },
+    // Throughput is measured: no request limits.
+    rateLimits: NO_RATE_LIMITS,
     // The sign-in cost is not what is measured here.
     plugins: [createAccountsPlugin({ passwordCost: { N: 1024, r: 8, p: 1 } }), vaultPlugin, auditApiPlugin],
   });

@@ -35,7 +35,7 @@ function load(job: LoadJob): Promise<LoadResult> {
 
 async function server(dataDir: string, limited: boolean, rows: number): Promise<{ url: string; stop: () => Promise<void> }> {
   const logger = pino({ level: 'silent' });
-  const runtime = await RoleRuntime.open({ role: 'bench', dataDir, databaseFile: `bench-${limited}.db`, logger, now: Date.now, env: { METRICS_TOKEN: 'benchmark-metrics-token' }, ...(limited ? { rateLimits: DEFAULT_RATE_LIMITS } : {}) });
+  const runtime = await RoleRuntime.open({ role: 'bench', dataDir, databaseFile: `bench-${limited}.db`, logger, now: Date.now, metricsToken: 'benchmark-metrics-token', ...(limited ? { rateLimits: DEFAULT_RATE_LIMITS } : {}) });
   const app = createHttpApp(logger, ['127.0.0.1']);
   // A read of some substance, as a fleet list is: `rows` machines, serialised per request.
   app.get('/things', async () => ({ errorCode: 0, errorMsg: 'OK', data: Array.from({ length: rows }, (_, i) => ({ machineID: `M${i}`, state: 'RUNNING', feed: i % 120, program: `O${1000 + i}` })) }));

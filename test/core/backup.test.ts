@@ -30,7 +30,7 @@ const ROWS_TABLE = { id: 1, name: 'rows', up: ['CREATE TABLE rows (seq INTEGER P
 const BATCH = 10;
 
 async function openGatewayDb(dataDir: string): Promise<RoleRuntime> {
-  const runtime = await RoleRuntime.open({ role: 'gateway', dataDir, databaseFile: 'gateway.db', logger, now: Date.now, env: {}, baseMigrations: [ROWS_TABLE] });
+  const runtime = await RoleRuntime.open({ role: 'gateway', dataDir, databaseFile: 'gateway.db', logger, now: Date.now, baseMigrations: [ROWS_TABLE] });
   toClose.push(() => runtime.stop());
   return runtime;
 }
@@ -139,7 +139,7 @@ describe('restore', () => {
     await expect(restoreDataDirectory(out, target)).rejects.toThrow(message);
     await expect(restoreDataDirectory(out, target)).rejects.toBeInstanceOf(DataLockError);
     // A second gateway on the same directory is refused the same way.
-    await expect(RoleRuntime.open({ role: 'gateway', dataDir: target, databaseFile: 'gateway.db', logger, now: Date.now, env: {} })).rejects.toThrow(message);
+    await expect(RoleRuntime.open({ role: 'gateway', dataDir: target, databaseFile: 'gateway.db', logger, now: Date.now })).rejects.toThrow(message);
     const refused = cli(['restore', out, '--data-dir', target]);
     expect(refused.status).toBe(1);
     expect(refused.stderr).toMatch(new RegExp(`^restore: gateway\\.db in ${target} is in use by process ${holder.pid}`));

@@ -9,11 +9,12 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRestApp } from '../../core/rest/serve.js';
 import { RoleRuntime } from '../../core/runtime.js';
 import { METRICS_TOKEN_FILE } from '../../core/metrics-token.js';
-import { startTestGateway } from '../fixtures/gateway.js';
+import { parseConfig } from '../../core/roles/index.js';
+import { simMachine, startTestGateway } from '../fixtures/gateway.js';
 import { startTestProgramService } from '../fixtures/programs.js';
 import { startTestCloud } from '../fixtures/cloud.js';
 
@@ -23,8 +24,8 @@ afterEach(async () => {
   while (toClose.length) await (toClose.pop() as () => Promise<void>)();
 });
 
-async function startRole(dataDir = mkdtempSync(join(tmpdir(), 'metrics-')), env: NodeJS.ProcessEnv = {}) {
-  const runtime = await RoleRuntime.open({ role: 'example', dataDir, databaseFile: 'example.db', logger, now: Date.now, env });
+async function startRole(dataDir = mkdtempSync(join(tmpdir(), 'metrics-')), metricsToken?: string) {
+  const runtime = await RoleRuntime.open({ role: 'example', dataDir, databaseFile: 'example.db', logger, now: Date.now, ...(metricsToken ? { metricsToken } : {}) });
   toClose.push(() => runtime.stop());
   const app = createRestApp(logger);
   app.get('/things/:id', async () => ({ ok: true }));
@@ -76,13 +77,15 @@ describe('metrics', () => {
     expect((await scrape(again.url, token)).status).toBe(200);
   });
 
-  it('METRICS_TOKEN replaces the made token; one too short is refused naming the variable', async () => {
-    const { runtime, url, dataDir } = await startRole(undefined, { METRICS_TOKEN: 'a-token-of-24-characters' });
+  it('metricsToken (or METRICS_TOKEN, its override) replaces the made token; one too short is refused naming both', async () => {
+    const config = parseConfig({ metricsToken: 'from-the-file-not-used-here' }, '(inline)', { METRICS_TOKEN: 'a-token-of-24-characters' });
+    expect(config.metricsToken).toBe('a-token-of-24-characters');
+    const { runtime, url, dataDir } = await startRole(undefined, config.metricsToken);
     expect(runtime.announcements).toEqual([]);
     expect(existsSync(join(dataDir, METRICS_TOKEN_FILE))).toBe(false);
     expect((await scrape(url, 'a-token-of-24-characters')).status).toBe(200);
-    await expect(RoleRuntime.open({ role: 'example', dataDir, databaseFile: 'example.db', logger, now: Date.now, env: { METRICS_TOKEN: 'short' } }))
-      .rejects.toThrow('METRICS_TOKEN: expected 16 to 512 printable characters without spaces');
+    await expect(RoleRuntime.open({ role: 'example', dataDir, databaseFile: 'example.db', logger, now: Date.now, metricsToken: 'short' }))
+      .rejects.toThrow('metricsToken (METRICS_TOKEN): expected 16 to 512 printable characters without spaces');
   });
 
   it('parts register their own metrics on the role\'s registry', async () => {
@@ -93,30 +96,52 @@ describe('metrics', () => {
 });
 
 describe('every role serves /healthz, /readyz and /metrics', () => {
-  const previous = process.env.METRICS_TOKEN;
   const TOKEN = 'metrics-token-for-the-three-roles';
   it('gateway, program service and cloud relay', async () => {
-    process.env.METRICS_TOKEN = TOKEN;
-    try {
-      const gw = await startTestGateway();
-      toClose.push(() => gw.stop());
-      const programs = await startTestProgramService({ plugins: [] });
-      toClose.push(() => programs.stop());
-      const cloud = await startTestCloud();
-      toClose.push(() => cloud.runtime.stop());
-      const urls = [await gw.gateway.listen({ host: '127.0.0.1', port: 0 }), programs.url, await cloud.listen('127.0.0.1', 0)];
-      for (const url of urls) {
-        expect((await fetch(`${url}/healthz`)).status, url).toBe(200);
-        const ready = await fetch(`${url}/readyz`);
-        expect(ready.status, url).toBe(200);
-        expect(((await ready.json()) as { status: string }).status).toBe('ready');
-        expect((await scrape(url)).status, url).toBe(401);
-        const metrics = await (await scrape(url, TOKEN)).text();
-        expect(metrics, url).toContain('http_requests_total{route="/readyz",method="GET",code="200"} 1');
-      }
-    } finally {
-      if (previous === undefined) delete process.env.METRICS_TOKEN;
-      else process.env.METRICS_TOKEN = previous;
+    const gw = await startTestGateway({ metricsToken: TOKEN });
+    toClose.push(() => gw.stop());
+    const programs = await startTestProgramService({ plugins: [], metricsToken: TOKEN });
+    toClose.push(() => programs.stop());
+    const cloud = await startTestCloud({ metricsToken: TOKEN });
+    toClose.push(() => cloud.runtime.stop());
+    const urls = [await gw.gateway.listen({ host: '127.0.0.1', port: 0 }), programs.url, await cloud.listen('127.0.0.1', 0)];
+    for (const url of urls) {
+      expect((await fetch(`${url}/healthz`)).status, url).toBe(200);
+      const ready = await fetch(`${url}/readyz`);
+      expect(ready.status, url).toBe(200);
+      expect(((await ready.json()) as { status: string }).status).toBe('ready');
+      expect((await scrape(url)).status, url).toBe(401);
+      const metrics = await (await scrape(url, TOKEN)).text();
+      expect(metrics, url).toContain('http_requests_total{route="/readyz",method="GET",code="200"} 1');
     }
+  });
+});
+
+describe('the gateway\'s own metrics', () => {
+  it('machines by state and connection, samples with their lag, history rows, and MCP tool calls by tool and outcome', async () => {
+    const gw = await startTestGateway({ metricsToken: 'metrics-token-for-the-gateway-metrics', machines: [simMachine('M1'), simMachine('M2', { isActive: false })] });
+    toClose.push(() => gw.stop());
+    const mcp = (name: string) => gw.gateway.http.inject({
+      method: 'POST', url: '/mcp', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${gw.adminToken}` },
+      payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } },
+    });
+    expect((await mcp('list_machines')).statusCode).toBe(200);
+    await mcp('list_machines');
+    await mcp('no_such_tool');
+    const exposition = async () => (await gw.gateway.http.inject({ url: '/metrics', headers: { authorization: 'Bearer metrics-token-for-the-gateway-metrics' } })).body;
+    // The simulator samples every 200 ms and the writer flushes within 750 ms: wait for both to have happened, however slow the machine.
+    await vi.waitFor(async () => {
+      const text = await exposition();
+      expect(text).toMatch(/gateway_samples_total\{task="CNCStatus"\} [1-9]/);
+      expect(text).toMatch(/gateway_history_flush_seconds_count [1-9]/);
+    }, { timeout: 15_000, interval: 200 });
+    const text = await exposition();
+    expect(text).toContain('gateway_machines{state="inactive"} 1');
+    expect(text).toContain('gateway_machine_connections{state="stopped"} 1');
+    expect(text).toContain('gateway_mcp_tool_calls_total{tool="list_machines",outcome="ok"} 2');
+    expect(text).toContain('gateway_mcp_tool_calls_total{tool="unknown",outcome="error"} 1');
+    expect(text).toMatch(/gateway_sample_lag_seconds_count\{task="CNCStatus"\} [1-9]/);
+    expect(text).toMatch(/gateway_history_rows_written_total [1-9]/);
+    expect(text).toMatch(/gateway_history_queue_rows \d/);
   });
 });

@@ -25,7 +25,7 @@ const settings = (families: Partial<RateLimitSettings['families']>): RateLimitSe
 
 async function startRole(surface: 'gateway' | 'rest', rateLimits: RateLimitSettings): Promise<{ app: FastifyInstance; runtime: RoleRuntime }> {
   const runtime = await RoleRuntime.open({
-    role: 'example', dataDir: mkdtempSync(join(tmpdir(), 'limits-')), databaseFile: 'example.db', logger, now: Date.now, env: { METRICS_TOKEN: 'metrics-token-for-limits' }, rateLimits,
+    role: 'example', dataDir: mkdtempSync(join(tmpdir(), 'limits-')), databaseFile: 'example.db', logger, now: Date.now, metricsToken: 'metrics-token-for-limits', rateLimits,
     ...(surface === 'rest' ? { refuse: refuseRateLimitedProblem } : {}),
   });
   toClose.push(() => runtime.stop());
@@ -119,7 +119,7 @@ describe('rate limits', () => {
   });
 
   it('no limits unless the runtime is given settings; settings are checked field by field', async () => {
-    const runtime = await RoleRuntime.open({ role: 'example', dataDir: mkdtempSync(join(tmpdir(), 'limits-')), databaseFile: 'example.db', logger, now: Date.now, env: {} });
+    const runtime = await RoleRuntime.open({ role: 'example', dataDir: mkdtempSync(join(tmpdir(), 'limits-')), databaseFile: 'example.db', logger, now: Date.now });
     toClose.push(() => runtime.stop());
     const app = createHttpApp(logger);
     app.get('/things', async () => ({ ok: true }));

@@ -14,6 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, rolesFromArgs, selectRoles } from '../../core/config.js';
 import { parseConfig, ROLES } from '../../core/roles/index.js';
 import { programsSettings } from '../../core/roles/programs/config.js';
+import { DEFAULT_RATE_LIMITS } from '../../core/rate-limit.js';
 
 /** The roles of this build, in list order: what --role and the config's roles accept. */
 const NAMES = ROLES.map((r) => r.name);
@@ -74,8 +75,8 @@ describe('config roles', () => {
   });
 
   it('programs: host and port (8030) default; PROGRAMS_PORT overrides the port; a bad one names the variable', () => {
-    expect(programsSettings(parseConfig({}))).toEqual({ host: '0.0.0.0', port: 8030, webhooks: { allowPrivateNetworks: false }, gatewaySync: { intervalSec: 300 } });
-    expect(programsSettings(parseConfig({ programs: { host: '127.0.0.1', port: 9030 } }, 'p.json', { PROGRAMS_PORT: '0' }))).toEqual({ host: '127.0.0.1', port: 0, webhooks: { allowPrivateNetworks: false }, gatewaySync: { intervalSec: 300 } });
+    expect(programsSettings(parseConfig({}))).toEqual({ host: '0.0.0.0', port: 8030, webhooks: { allowPrivateNetworks: false }, gatewaySync: { intervalSec: 300 }, rateLimits: DEFAULT_RATE_LIMITS });
+    expect(programsSettings(parseConfig({ programs: { host: '127.0.0.1', port: 9030 } }, 'p.json', { PROGRAMS_PORT: '0' }))).toEqual({ host: '127.0.0.1', port: 0, webhooks: { allowPrivateNetworks: false }, gatewaySync: { intervalSec: 300 }, rateLimits: DEFAULT_RATE_LIMITS });
     expect(programsSettings(parseConfig({ programs: { port: 9030 } }, 'p.json', { PROGRAMS_PORT: '' })).port).toBe(9030);
     expect(problems(() => parseConfig({}, 'p.json', { PROGRAMS_PORT: '80x' }))).toEqual(['p.json', 'PROGRAMS_PORT (environment): found "80x"; expected an integer 0-65535']);
     expect(problems(() => parseConfig({ programs: { port: 70_000 } }, 'p.json'))).toEqual(['p.json', 'programs.port: found 70000; Too big: expected number to be <=65535']);

@@ -7,7 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rolesBanner } from '../../core/startup-banner.js';
+import { networkUrls, rolesBanner } from '../../core/startup-banner.js';
+import { cloudBannerSection } from '../../core/roles/cloud/banner.js';
 import { bannerUrlLines, gatewayBannerSection, startupBanner } from '../../core/roles/gateway/banner.js';
 import { programsBannerSection } from '../../core/roles/programs/banner.js';
 import { startTestGateway, TEST_ADMIN_PASSWORD, type TestGateway } from '../fixtures/gateway.js';
@@ -115,6 +116,24 @@ describe('start-up banner with several roles', () => {
       '  data:        /var/lib/gateway',
       '  database:    PostgreSQL postgresql://db.plant:5432/programs',
     ]);
+  });
+
+  it('a listener bound to every address names the URLs a user on the network opens: the host name and the addresses that are not loopback', () => {
+    const nic = (address: string, family: 'IPv4' | 'IPv6', internal = false) => ({ address, family, internal, netmask: '', mac: '', cidr: null, ...(family === 'IPv6' ? { scopeid: 0 } : {}) }) as never;
+    const interfaces = { lo: [nic('127.0.0.1', 'IPv4', true), nic('::1', 'IPv6', true)], eth0: [nic('10.4.2.17', 'IPv4'), nic('fe80::1', 'IPv6'), nic('fd00::17', 'IPv6')] };
+    expect(networkUrls('https://localhost:8080', '0.0.0.0', interfaces, 'gw-hall3')).toEqual(['https://gw-hall3:8080', 'https://10.4.2.17:8080']);
+    expect(networkUrls('http://localhost:8030', '::', interfaces, 'gw-hall3')).toEqual(['http://gw-hall3:8030', 'http://10.4.2.17:8030', 'http://[fd00::17]:8030']);
+    // Bound to one address, its own URL is the one that answers.
+    expect(networkUrls('http://127.0.0.1:8080', '127.0.0.1', interfaces, 'gw-hall3')).toEqual([]);
+    expect(gatewayBannerSection({ ...gatewayFacts, networkUrls: ['http://gw-hall3:8080', 'http://10.4.2.17:8080'] })).toContain('  on the network: http://gw-hall3:8080, http://10.4.2.17:8080');
+    expect(programsBannerSection({ ...programsFacts, networkUrls: ['http://gw-hall3:8030'] })).toContain('  on the network: http://gw-hall3:8030');
+    expect(gatewayBannerSection(gatewayFacts).some((line) => line.includes('on the network'))).toBe(false);
+  });
+
+  it('the cloud relay section shows its network URLs and a metrics token made at this start', () => {
+    const section = cloudBannerSection({ version: '1.2.3', configFile: '/etc/plant.json', dataDir: '/var/lib/cnc', url: 'http://localhost:8040', brokerUrl: 'mqtt://0.0.0.0:1883', embedded: true, tokens: 2, networkUrls: ['http://relay:8040'], announcements: ['metrics token:  mtk_x'] });
+    expect(section).toContain('  on the network: http://relay:8040');
+    expect(section.slice(-2)).toEqual(['  metrics token:  mtk_x', '']);
   });
 
   it('the gateway section says where it runs: data file, machines by driver, its URLs and announcements', () => {

@@ -28,6 +28,8 @@ describe('gateway fleet console in Chromium', { timeout: 120_000 }, () => {
     const fast = { tasks: { CNCStatus: { enabled: true, intervalMs: 250 } } };
     gw = await startTestGateway({
       gateway: { name: 'Plant North' },
+      // The default request limits, as a user runs the console: it must stay under them.
+      communication: { rateLimits: {} },
       machines: [{ ...scriptedMachineConfig('S1'), name: 'Scripted mill', ...fast }, simMachine('L1', { name: 'Lathe 1', ...fast }), simMachine('L2', { name: 'Lathe 2', ...fast }), simMachine('G1', { name: 'Grinder', ...fast })],
       groups: [{ groupID: 'cell-a', name: 'Cell A', machineIDs: ['S1', 'L1'] }, { groupID: 'cell-b', name: 'Cell B', machineIDs: ['L2', 'G1'] }],
     }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });

@@ -14,6 +14,7 @@ import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../core/gateway-link/in-process.js';
+import { DEFAULT_RATE_LIMITS } from '../../core/rate-limit.js';
 import { PROGRAMS_PLUGINS } from '../../core/roles/programs/compose.js';
 import { createAccountsPlugin } from '../../plugins/accounts/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
@@ -47,11 +48,12 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    gw = await startTestGateway({ machines: [simMachine('M1', { name: 'Mill 1' }), simMachine('M2', { name: 'Mill 2' })] });
+    // The default request limits, as a user runs the consoles: they must stay under them.
+    gw = await startTestGateway({ machines: [simMachine('M1', { name: 'Mill 1' }), simMachine('M2', { name: 'Mill 2' })], communication: { rateLimits: {} } });
     const plugins = PROGRAMS_PLUGINS.map((p) => (p.name === 'accounts' ? createAccountsPlugin({ passwordCost: TEST_PASSWORD_COST }) : p));
     svc = await startTestProgramService({
       plugins, env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces),
-      dataDir: mkdtempSync(join(tmpdir(), 'programs-console-')),
+      dataDir: mkdtempSync(join(tmpdir(), 'programs-console-')), rateLimits: DEFAULT_RATE_LIMITS,
     });
     admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     const post = async (path: string, body: unknown) => (await svc.request('POST', path, { cookie: admin.cookie, headers: admin.headers, body })).body;

@@ -1,4 +1,5 @@
 /** The cloud relay's section of the start-up banner (core/startup-banner.ts has the shared pieces). */
+import { announcementLines, networkLines } from '../../startup-banner.js';
 
 export interface CloudBannerFacts {
   version: string;
@@ -11,6 +12,10 @@ export interface CloudBannerFacts {
   tokens: number;
   /** Where the tokens live: undefined for cloud.db, else the PostgreSQL server and database (without credentials). */
   sharedTokens?: string | undefined;
+  /** The listener's URLs on the network (host name, addresses) for a listener bound to every address. */
+  networkUrls?: readonly string[];
+  /** Lines to show once (a metrics token made at this start); never logged. */
+  announcements?: readonly string[];
 }
 
 /** The cloud relay's section of the banner; ends with a blank line. */
@@ -24,6 +29,8 @@ export function cloudBannerSection(facts: CloudBannerFacts): string[] {
     `  MCP:         ${facts.url}/mcp  (accessToken header: a gateway token)`,
     `  broker:      ${facts.brokerUrl}  (${facts.embedded ? 'embedded; ' : ''}gateways dial out to it)`,
     `  gateways:    ${facts.tokens} token(s); npm run cloud-token -- create <name> makes one`,
+    ...networkLines(facts.networkUrls ?? []),
     '',
+    ...announcementLines(facts.announcements ?? []),
   ];
 }

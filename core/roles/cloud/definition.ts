@@ -5,6 +5,7 @@ import { McpToolRegistry } from '../../mcp/tools.js';
 import { packageVersion } from '../../package-root.js';
 import { bootOrder } from '../../plugin-host.js';
 import { defineRole, listenFailed, RoleStartError, type RoleDefinition, type RoleStartFacts, type StartedRole } from '../../role.js';
+import { networkUrls } from '../../startup-banner.js';
 import { cloudBannerSection } from './banner.js';
 import { cloudTokenCommand } from './commands/cloud-token.js';
 import { CLOUD_PLUGINS } from './compose.js';
@@ -46,6 +47,7 @@ async function startCloudRole({ config, file, logger: processLogger, env, defini
   return {
     banner: cloudBannerSection({
       version: packageVersion(), configFile: file, dataDir, url, brokerUrl: broker.url, embedded: broker.embedded !== undefined, tokens: tokens.filter((t) => t.revokedAt === null).length, sharedTokens: role.sharedTokens,
+      networkUrls: networkUrls(url, host), announcements: role.runtime.announcements,
     }),
     stop: { name: 'cloud relay (HTTP server, relay, broker, database)', stop: () => role.stop(), detail: () => `HTTP ${role.runtime.listening ? 'still listening' : 'closed'}` },
   };

@@ -10,6 +10,7 @@ import type { GatewayConfig } from '../../../config/schema.js';
 import { readPart } from '../../config-parts.js';
 import type { ToolCatalogue } from '../../mcp/dispatch.js';
 import type { Plugin } from '../../plugin-host.js';
+import type { RateLimitSettings } from '../../rate-limit.js';
 import { pluginParts } from '../../role.js';
 import { CLOUD_ROLE_PART } from './config.js';
 import type { CloudContext, CloudExtras } from './context.js';
@@ -21,7 +22,7 @@ export interface CloudRoleOptions {
   catalogue: ToolCatalogue;
   /** The parsed configuration: its `cloud` section, which the options below override field by field. */
   config?: GatewayConfig;
-  /** Where secrets are read (CLOUD_BROKER_PASSWORD, METRICS_TOKEN); process.env unless told. */
+  /** Where secrets are read (CLOUD_BROKER_PASSWORD, CLOUD_DYNSEC_PASSWORD); process.env unless told. */
   env?: NodeJS.ProcessEnv;
   /** The role's plugins; CLOUD_PLUGINS unless told. */
   plugins?: readonly Plugin<CloudContext>[];
@@ -42,6 +43,10 @@ export interface CloudRoleOptions {
   revocationPollMs?: number;
   /** The tokens' PostgreSQL database (`cloud.databaseUrl`); CLOUD_DATABASE_URL in `env` wins. */
   databaseUrl?: string;
+  /** The metrics token; the config's `metricsToken` (METRICS_TOKEN) unless told, one made at the first start without either. */
+  metricsToken?: string;
+  /** `cloud.rateLimits` (core/rate-limit.ts); the config's, or the defaults, unless told. */
+  rateLimits?: RateLimitSettings;
 }
 
 /** The options' values that are given, as fields of the `cloud` section. */
@@ -50,7 +55,7 @@ function givenFields(o: CloudRoleOptions): Record<string, unknown> {
     topicPrefix: o.topicPrefix, callDeadlineMs: o.callDeadlineMs, revocationSweepMs: o.revocationSweepMs, revocationPollMs: o.revocationPollMs, databaseUrl: o.databaseUrl, allowedOrigins: o.allowedOrigins, allowedHosts: o.allowedHosts,
     mqttHost: o.embeddedBroker?.host ?? (o.config ? undefined : '127.0.0.1'), mqttPort: o.embeddedBroker?.port,
     brokerUrl: o.broker?.url, brokerUsername: o.broker?.username, brokerTls: o.broker?.tls, brokerReconnectMaxSeconds: o.broker?.reconnectMaxMs === undefined ? undefined : o.broker.reconnectMaxMs / 1000,
-    dynamicSecurity: o.dynamicSecurity ? { username: o.dynamicSecurity.username } : undefined,
+    dynamicSecurity: o.dynamicSecurity ? { username: o.dynamicSecurity.username } : undefined, rateLimits: o.rateLimits,
   };
   return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
 }

@@ -72,7 +72,7 @@ export class CloudRole {
     const plugins = options.plugins ?? CLOUD_PLUGINS;
     const config = { cloud: cloudSection(options, plugins) };
     const settings = cloudRoleSettings(config);
-    const { topicPrefix, allowedOrigins, tls: ownTls } = settings;
+    const { topicPrefix, allowedOrigins, tls: ownTls, rateLimits } = settings;
     const env = envOf(options);
     // `cloud.tls`, else TLS_CERT_FILE/TLS_KEY_FILE; a wrong pair stops the start naming the file.
     const tls = roleTlsFiles(ownTls, env);
@@ -83,7 +83,7 @@ export class CloudRole {
     try {
       runtime = await RoleRuntime.open({
         role: 'cloud', dataDir: options.dataDir, databaseFile: CLOUD_DATABASE_FILE, logger, now, ...(tokenDb ? {} : { baseMigrations: CLOUD_MIGRATIONS }),
-        ...(options.env ? { env: options.env } : {}), ...(tls ? { tls } : {}),
+        rateLimits, metricsToken: options.metricsToken ?? options.config?.metricsToken ?? '', ...(tls ? { tls } : {}),
       });
     } catch (err) {
       await tokenDb?.close();

@@ -171,8 +171,17 @@ export class TokenTable {
     return { token: made.key, record: { id: made.id, name, createdAt, revokedAt: null, replacedBy: null } };
   }
 
+  /** Told the result of every check (the cloud's metrics). */
+  onChecked: ((valid: boolean) => void) | undefined;
+
   /** The token's id when `token` is a valid token of this table, else undefined. Constant-time on the secret. */
   async verify(token: string | undefined): Promise<string | undefined> {
+    const id = await this.check(token);
+    this.onChecked?.(id !== undefined);
+    return id;
+  }
+
+  private async check(token: string | undefined): Promise<string | undefined> {
     if (!token) return undefined;
     const parsed = parseBearerToken(this.prefix, token);
     if (!parsed) return undefined;

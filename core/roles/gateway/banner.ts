@@ -1,5 +1,5 @@
 /** The gateway's section of the start-up banner (core/startup-banner.ts has the shared pieces). */
-import { announcementLines, NO_TOKEN, rolesBanner, TOKEN, urlLines } from '../../startup-banner.js';
+import { announcementLines, networkLines, NO_TOKEN, rolesBanner, TOKEN, urlLines } from '../../startup-banner.js';
 
 /** What the banner shows about a running gateway. */
 export interface BannerFacts {
@@ -10,6 +10,8 @@ export interface BannerFacts {
   machines: readonly { driver: string }[];
   /** Base URL, e.g. http://localhost:8080 (no trailing slash). */
   url: string;
+  /** The same listener's URLs on the network (host name, addresses) for a listener bound to every address. */
+  networkUrls?: readonly string[];
   /** Lines the plugins asked to show (first password, how to log in). */
   announcements: readonly string[];
   /** The database file in the data directory; `gateway.db` unless told. */
@@ -39,6 +41,7 @@ export function gatewayBannerSection(facts: BannerFacts): string[] {
     `  machines:    ${facts.machines.length} (${driversInUse(facts.machines)})`,
     '',
     ...bannerUrlLines(facts.url),
+    ...networkLines(facts.networkUrls ?? []),
     '',
     ...announcementLines(facts.announcements),
   ];

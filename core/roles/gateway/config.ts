@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { readPart, type ConfigPart } from '../../config-parts.js';
+import { rateLimitsField } from '../../rate-limit.js';
 import { tlsFilesSchema } from '../../tls.js';
 import { groupConfigSchema, machineConfigSchema, type GroupConfig, type MachineConfig } from './machine-config.js';
 
@@ -25,6 +26,8 @@ const LISTENER_FIELDS = {
   port: z.number().int().min(0).max(65535).default(DEFAULT_GATEWAY_PORT),
   /** The listener's own certificate and key; TLS_CERT_FILE/TLS_KEY_FILE otherwise (core/tls.ts `roleTlsFiles`). */
   tls: tlsFilesSchema.optional(),
+  /** Request limits of /api, /mcp and the console (core/rate-limit.ts); on unless `enabled: false`. */
+  rateLimits: rateLimitsField(),
 };
 
 const HISTORY_WRITER_FIELDS = {

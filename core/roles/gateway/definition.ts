@@ -1,6 +1,7 @@
 /** The machine gateway as a role: simulated or real fleet, /api and /mcp on `communication.host`:`port`. */
 import { defineRole, listenFailed, RoleStartError, type RoleStartFacts, type StartedRole } from '../../role.js';
 import { InProcessGatewayLink } from '../../gateway-link/in-process.js';
+import { networkUrls } from '../../startup-banner.js';
 import { gatewayBannerSection } from './banner.js';
 import { beforeListen, DRIVERS, GATEWAY_PLUGINS } from './compose.js';
 import { GATEWAY_CONFIG } from './config.js';
@@ -32,6 +33,7 @@ async function startGatewayRole({ config, file, logger, env, sharedFirstPassword
       timeZone: context.timeZone,
       machines: context.store.listMachines(),
       url,
+      networkUrls: networkUrls(url, gateway.settings.listener.host),
       announcements: context.announcements,
     }),
     stop: {

@@ -36,6 +36,7 @@ import { HistoryWriter } from './history/writer.js';
 import { GATEWAY_MIGRATIONS } from './store/schema.js';
 import { gatewaySettings, type GatewaySettings } from './config.js';
 import { packageVersion } from '../../package-root.js';
+import { gatewayMetrics } from './metrics.js';
 
 /** The gateway role's database file in the data directory. */
 export const GATEWAY_DATABASE_FILE = 'gateway.db';
@@ -97,16 +98,18 @@ export class Gateway {
     const env = options.env ?? process.env;
     // `communication.tls`, else TLS_CERT_FILE/TLS_KEY_FILE; a wrong pair stops the start naming the file.
     const tls = roleTlsFiles(settings.listener.tls, env);
-    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: GATEWAY_MIGRATIONS, ...(tls ? { tls } : {}) });
+    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: GATEWAY_MIGRATIONS, rateLimits: settings.listener.rateLimits, metricsToken: config.metricsToken, ...(tls ? { tls } : {}) });
     try {
       const { dataDir, db } = runtime;
       const credentials = CredentialBox.open(dataDir);
+      const metrics = gatewayMetrics(runtime.metrics);
       const history = await HistoryWriter.open(db, {
         maxRows: historyWriter.flushRows,
         flushIntervalMs: historyWriter.flushIntervalMs,
         logger: logger.child({ component: 'history' }),
         revisions: new HistoryRevisions(settleMsFor(historyWriter.heartbeatSec)),
         now,
+        observeFlush: metrics.observeFlush,
       });
       // Flushed after the plugins stopped (the actors write until then), before the database closes.
       runtime.onStop('history writer', () => history.close());
@@ -125,8 +128,9 @@ export class Gateway {
         heartbeatMs: historyWriter.heartbeatSec * 1000,
         dataDir,
         now,
-        ...(options.onSampleLag ? { onSampleLag: options.onSampleLag } : {}),
+        onSampleLag: metrics.sampleObserver(options.onSampleLag),
       });
+      metrics.collectFrom({ fleet, history });
       const http = createHttpApp(logger.child({ component: 'http' }), config.communication.trustProxy, runtime.serverOptions());
       const tools = new McpToolRegistry();
       // A plugin reads its own part of the configuration (its `settings`); what the role's part says that plugins need is here.
@@ -150,7 +154,8 @@ export class Gateway {
         now,
         version: packageVersion(),
         startedAt: now(),
-        announcements,
+        // The fleet's lines (logged above), then the runtime's (a metrics token made now: shown, never logged).
+        announcements: [...announcements, ...runtime.announcements],
         env,
         ...(options.sharedFirstPassword ? { sharedFirstPassword: options.sharedFirstPassword } : {}),
         startedPlugins: () => runtime.pluginNames(),

@@ -1,5 +1,5 @@
 /** The program version service's section of the start-up banner (core/startup-banner.ts has the shared pieces). */
-import { announcementLines, NO_TOKEN, urlLines } from '../../startup-banner.js';
+import { announcementLines, networkLines, NO_TOKEN, urlLines } from '../../startup-banner.js';
 
 /** What the banner shows about a running program version service. */
 export interface ProgramsBannerFacts {
@@ -9,6 +9,8 @@ export interface ProgramsBannerFacts {
   timeZone: string;
   /** Base URL, e.g. http://localhost:8030 (no trailing slash). */
   url: string;
+  /** The same listener's URLs on the network (host name, addresses) for a listener bound to every address. */
+  networkUrls?: readonly string[];
   announcements: readonly string[];
   /** The database file in the data directory; `programs.db` unless told. */
   databaseFile?: string;
@@ -38,6 +40,7 @@ export function programsBannerSection(facts: ProgramsBannerFacts): string[] {
     `  time zone:   ${facts.timeZone}`,
     '',
     ...programsUrlLines(facts.url),
+    ...networkLines(facts.networkUrls ?? []),
     '',
     ...announcementLines(facts.announcements),
   ];

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { readPart, type ConfigPart } from '../../config-parts.js';
+import { rateLimitsField } from '../../rate-limit.js';
 import { tlsFilesSchema } from '../../tls.js';
 
 /** The program version service's port (its /api/v1, /api/docs and /openapi/v1.json). */
@@ -50,6 +51,8 @@ const PROGRAMS_FIELDS = {
   port: z.number().int().min(0).max(65535).default(DEFAULT_PROGRAMS_PORT),
   /** The listener's own certificate and key; TLS_CERT_FILE/TLS_KEY_FILE otherwise (core/tls.ts `roleTlsFiles`). */
   tls: tlsFilesSchema.optional(),
+  /** Request limits of /api/v1 and the console (core/rate-limit.ts); on unless `enabled: false`. */
+  rateLimits: rateLimitsField(),
   webhooks: programsWebhooksSchema.default({ allowPrivateNetworks: false }),
   /** The service's database on PostgreSQL, for several instances on one database (docs/operations.md); `programs.db` in the data directory without it. */
   databaseUrl: databaseUrlSchema.optional(),

@@ -4,6 +4,7 @@ import { packageVersion } from '../../package-root.js';
 import { describePostgres } from '../../store/postgres-database.js';
 import { runtimeSettings } from '../../runtime.js';
 import { PROGRAMS_CONFIG, programsSettings } from './config.js';
+import { networkUrls } from '../../startup-banner.js';
 import { programsBannerSection } from './banner.js';
 import { PROGRAMS_PLUGINS } from './compose.js';
 import { PROGRAMS_DATABASE_FILE, ProgramsRole } from './role.js';
@@ -12,12 +13,13 @@ async function startProgramsRole({ config, file, logger: processLogger, env, off
   const logger = processLogger.child({ role: 'programs' });
   const localGateway = offers['gateway-link'];
   const { dataDir, timeZone } = runtimeSettings(config);
-  const { host, port, webhooks, gatewaySync, tls, databaseUrl } = programsSettings(config);
+  const { host, port, webhooks, gatewaySync, tls, databaseUrl, rateLimits } = programsSettings(config);
   let role: ProgramsRole;
   try {
     role = await ProgramsRole.create({
       dataDir, databaseUrl, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, sharedFirstPassword, version: packageVersion(),
-      trustProxy: config.communication.trustProxy, settings: { webhooks, gatewaySync }, ...(tls ? { tls } : {}), ...(localGateway ? { localGateway } : {}),
+      trustProxy: config.communication.trustProxy, settings: { webhooks, gatewaySync }, rateLimits, metricsToken: config.metricsToken,
+      ...(tls ? { tls } : {}), ...(localGateway ? { localGateway } : {}),
     });
   } catch (err) {
     // A database that cannot be reached is named by the key that gave it (the message names the server, never the password).
@@ -38,6 +40,7 @@ async function startProgramsRole({ config, file, logger: processLogger, env, off
       dataDir,
       timeZone,
       url,
+      networkUrls: networkUrls(url, host),
       announcements: role.context.announcements,
       databaseFile: PROGRAMS_DATABASE_FILE,
       ...(databaseUrl ? { postgres: describePostgres(databaseUrl) } : {}),

@@ -14,7 +14,8 @@ import { EventBus } from '../../event-bus.js';
 import { ServiceRegistry } from '../../services.js';
 import { RestRegistry } from '../../rest/operation.js';
 import { serveRestDocs } from '../../rest/openapi.js';
-import { createRestApp, REST_PREFIX, serveRest } from '../../rest/serve.js';
+import { createRestApp, refuseRateLimitedProblem, REST_PREFIX, serveRest } from '../../rest/serve.js';
+import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../../rate-limit.js';
 import { DEFAULT_PROGRAMS_SETTINGS, type ProgramsContext, type ProgramsSettings } from './context.js';
 import type { GatewayLink } from '../../gateway-link/types.js';
 import type { SqlDatabase } from '../../store/sql-database.js';
@@ -42,6 +43,10 @@ export interface ProgramsRoleOptions {
   localGateway?: GatewayLink;
   /** Settings of the configuration's `programs` section; the defaults unless told. */
   settings?: ProgramsSettings;
+  /** `programs.rateLimits`; the defaults unless told. */
+  rateLimits?: RateLimitSettings;
+  /** The configuration's `metricsToken` (METRICS_TOKEN); one made at the first start without. */
+  metricsToken?: string;
 }
 
 const DESCRIPTION = [
@@ -62,7 +67,8 @@ export class ProgramsRole {
     const env = options.env ?? process.env;
     const tls = roleTlsFiles(options.tls, env);
     const runtime = await RoleRuntime.open({
-      role: 'programs', dataDir: options.dataDir, databaseFile: PROGRAMS_DATABASE_FILE, databaseUrl: options.databaseUrl, logger: options.logger, now, ...(tls ? { tls } : {}),
+      role: 'programs', dataDir: options.dataDir, databaseFile: PROGRAMS_DATABASE_FILE, databaseUrl: options.databaseUrl, logger: options.logger, now,
+      rateLimits: options.rateLimits ?? DEFAULT_RATE_LIMITS, refuse: refuseRateLimitedProblem, ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}), ...(tls ? { tls } : {}),
     });
     try {
       const audit = await AuditChain.open(runtime.db, { timeZone: options.timeZone, clock: now });
@@ -78,7 +84,8 @@ export class ProgramsRole {
         timeZone: options.timeZone,
         now,
         version: options.version,
-        announcements: [],
+        // A metrics token made at this start, shown once in the banner.
+        announcements: [...runtime.announcements],
         env,
         ...(options.sharedFirstPassword ? { sharedFirstPassword: options.sharedFirstPassword } : {}),
         // The role's own TLS counts as a proxy's does: the session cookie takes Secure and __Host-.

@@ -184,6 +184,15 @@ export class Fleet {
     return entry.client;
   }
 
+  /**
+   * The active machines of `machines` whose actor and driver are not
+   * created (none once the fleet has started them all); whether a machine is
+   * online does not count.
+   */
+  notStarted(machines: readonly MachineConfig[]): string[] {
+    return machines.filter((m) => m.isActive && this.machines.get(m.machineID)?.client === undefined).map((m) => m.machineID);
+  }
+
   /** The actor's connection state name, for tests and diagnostics. */
   connectionState(machineID: string): ConnectionState {
     return this.snapshot(machineID).connection.state;

@@ -28,6 +28,8 @@ export interface HistoryWriterOptions {
   revisions?: HistoryRevisions;
   /** Current time, unix ms. */
   now?: () => number;
+  /** Told the seconds each committed flush took (the gateway's metrics). */
+  observeFlush?: (seconds: number) => void;
 }
 
 export interface HistoryWriterStats {
@@ -123,6 +125,7 @@ export class HistoryWriter {
   }
 
   private async writeRows(rows: SqlValue[][], lastSeq: number): Promise<void> {
+    const started = performance.now();
     try {
       await this.db.write(
         async (tx) => {
@@ -139,6 +142,7 @@ export class HistoryWriter {
       );
       this.stats.rowsWritten += rows.length;
       this.stats.flushes++;
+      this.options.observeFlush?.((performance.now() - started) / 1000);
       this.noteSettledRows(rows);
     } catch (err) {
       // Keep the rows for the next flush rather than losing them; the buffer bound protects memory.
