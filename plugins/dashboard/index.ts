@@ -26,7 +26,8 @@ const summaryView = z.object({
 const recentView = z.object({
   items: z.array(z.object({
     id: z.string(), batchId: z.string(), machineId: z.string(), machineName: z.string().nullable(), versionId: z.string().nullable(), purpose: z.string(), fileName: z.string(),
-    status: z.string(), reason: z.string().nullable(), createdBy: z.string(), createdAt: z.string(), finishedAt: z.string().nullable(),
+    status: z.string(), reason: z.string().nullable(),
+    waitingForSlot: z.boolean().describe('Transferring, but waiting for one of its gateway\'s transfer slots (as on GET /deployments).'), createdBy: z.string(), createdAt: z.string(), finishedAt: z.string().nullable(),
   })),
 });
 

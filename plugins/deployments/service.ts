@@ -40,6 +40,8 @@ export interface RecentDeployment {
   fileName: string;
   status: string;
   reason: string | null;
+  /** Transferring, but waiting for one of its gateway's transfer slots. */
+  waitingForSlot: boolean;
   createdBy: string;
   createdAt: number;
   finishedAt: number | null;

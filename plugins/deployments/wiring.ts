@@ -155,7 +155,7 @@ function directDeployer(ctx: ProgramsContext, startBatch: BatchStarter): (r: Dir
 }
 
 /** The newest `limit` deployments on machines the principal sees (at most 10 pages read: a caller with a narrow scope gets fewer). */
-async function recentDeployments(ctx: ProgramsContext, repo: DeploymentRepository, limit: number, principal: RestPrincipal): Promise<RecentDeployment[]> {
+async function recentDeployments(ctx: ProgramsContext, repo: DeploymentRepository, limit: number, principal: RestPrincipal, waitingForSlot: (id: string) => boolean): Promise<RecentDeployment[]> {
   const out: RecentDeployment[] = [];
   let before: { createdAt: number; id: string } | null = null;
   for (let page = 0; page < 10 && out.length < limit; page++) {
@@ -163,7 +163,7 @@ async function recentDeployments(ctx: ProgramsContext, repo: DeploymentRepositor
     for (const r of rows) {
       if (out.length >= limit) break;
       if (!(await ctx.services.get('gateway-machines').machine(r.machineId, principal))) continue;
-      out.push({ id: r.id, batchId: r.batchId, machineId: r.machineId, versionId: r.versionId, purpose: r.purpose, fileName: r.fileName, status: r.status, reason: r.reason, createdBy: r.createdBy, createdAt: r.createdAt, finishedAt: r.finishedAt });
+      out.push({ id: r.id, batchId: r.batchId, machineId: r.machineId, versionId: r.versionId, purpose: r.purpose, fileName: r.fileName, status: r.status, reason: r.reason, waitingForSlot: r.status === 'Transferring' && waitingForSlot(r.id), createdBy: r.createdBy, createdAt: r.createdAt, finishedAt: r.finishedAt });
     }
     const last = rows[rows.length - 1];
     if (rows.length < 100 || !last) break;
@@ -224,7 +224,7 @@ export function wireDeployments(ctx: ProgramsContext, lease: Lease): Deployments
       return c.length > 0 || sha256 === sha256Hex(c) ? c : undefined;
     },
     failedSince: (since) => repo.countFailedSince(since),
-    recent: (limit, principal) => recentDeployments(ctx, repo, limit, principal),
+    recent: (limit, principal) => recentDeployments(ctx, repo, limit, principal, (id) => runner.waitingForSlot(id)),
     expectedOn: (machineId) => expectedOn(repo, trialRepo, machineId),
     activeTrials: () => trialRepo.countActive(),
   };

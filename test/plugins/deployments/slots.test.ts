@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
 import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
+import { dashboardPlugin } from '../../../plugins/dashboard/index.js';
+import { mirrorPlugin } from '../../../plugins/mirror/index.js';
 import { deploymentsPlugin } from '../../../plugins/deployments/index.js';
 import { TRANSFERS_PER_GATEWAY } from '../../../plugins/deployments/runner.js';
 import { gatewaysPlugin } from '../../../plugins/gateways/index.js';
@@ -51,7 +53,7 @@ describe('transfer slots', () => {
     });
     link = new GatedLink(new InProcessGatewayLink(gw.gateway.context.interfaces));
     svc = await startTestProgramService({
-      plugins: [TEST_ACCOUNTS, vaultPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin],
+      plugins: [TEST_ACCOUNTS, vaultPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin, mirrorPlugin, dashboardPlugin],
       env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, localGateway: link, dataDir: mkdtempSync(join(tmpdir(), 'programs-slots-')),
     });
     admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
@@ -84,6 +86,9 @@ describe('transfer slots', () => {
     expect(listed.filter((d) => d.waitingForSlot)).toHaveLength(2);
     const waiting = listed.find((d) => d.waitingForSlot) as { id: string };
     expect((await get(`/api/v1/deployments/${waiting.id}`)).body).toMatchObject({ status: 'Transferring', waitingForSlot: true });
+    // The overview's latest deployments say the same.
+    const recent = (await get('/api/v1/dashboard/recent-deployments?limit=20')).body.items as { id: string; waitingForSlot: boolean }[];
+    expect(recent.filter((d) => d.waitingForSlot).map((d) => d.id).sort()).toEqual(listed.filter((d) => d.waitingForSlot).map((d) => d.id).sort());
 
     link.release();
     const end = Date.now() + 10_000;

@@ -9,7 +9,7 @@ import { api } from './api.js';
 import { machineMap, message, statusWords, useLoad, when, type Machine, type Page, type Program } from './model.js';
 
 interface Summary { gatewaysTotal: number; gatewaysUnreachable: number; machinesWithMirrorError: number; pendingApprovals: number; openDrift: number; activeTrials: number; failedDeployments24h: number; at: string }
-interface Recent { id: string; machineName: string | null; machineId: string; fileName: string; purpose: string; status: string; reason: string | null; createdBy: string; createdAt: string }
+interface Recent { id: string; machineName: string | null; machineId: string; fileName: string; purpose: string; status: string; waitingForSlot?: boolean; reason: string | null; createdBy: string; createdAt: string }
 
 export function Dashboard() {
   const [summary, error] = useLoad(() => api.get<Summary>('/dashboard/summary'));
@@ -35,7 +35,7 @@ export function Dashboard() {
       <table class="list" aria-label="Latest deployments">
         <thead><tr><th scope="col">Machine</th><th scope="col">File</th><th scope="col">Purpose</th><th scope="col">Status</th><th scope="col">By</th><th scope="col">When</th></tr></thead>
         <tbody>{(recent?.items ?? []).map((d) => (
-          <tr key={d.id}><td>{d.machineName ?? d.machineId}</td><td>{d.fileName}</td><td>{d.purpose}</td><td><span class={`status status-${d.status}`}>{d.status}</span>{d.reason ? ` — ${d.reason}` : ''}</td><td>{d.createdBy}</td><td>{when(d.createdAt)}</td></tr>
+          <tr key={d.id}><td>{d.machineName ?? d.machineId}</td><td>{d.fileName}</td><td>{d.purpose}</td><td><span class={`status status-${d.status}`}>{statusWords(d)}</span>{d.reason ? ` — ${d.reason}` : ''}</td><td>{d.createdBy}</td><td>{when(d.createdAt)}</td></tr>
         ))}</tbody>
       </table>
     </main>
