@@ -65,9 +65,11 @@ export class SqliteDatabase implements SqlDatabase {
       restrictFile(file);
     }
     const writer = await openConnection(file, sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE);
+    // busy_timeout first: switching a new file to WAL needs it alone, and another
+    // process opening it at the same moment must be waited for, not refused.
     await execOn(
       writer,
-      'PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000; PRAGMA cache_size=-32768;',
+      'PRAGMA busy_timeout=5000; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768;',
     );
     if (file !== ':memory:') for (const companion of [`${file}-wal`, `${file}-shm`]) restrictFile(companion);
     const reader = file === ':memory:' ? writer : await openConnection(file, sqlite3.OPEN_READONLY);
