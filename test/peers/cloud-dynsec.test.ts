@@ -11,7 +11,6 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import mqtt from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TOPIC_PREFIX, textLiteral, type RelayRequest } from '../../core/cloud-wire/protocol.js';
 import { MosquittoDynamicSecurity } from '../../core/mqtt/dynamic-security.js';
@@ -20,6 +19,7 @@ import type { CloudRole } from '../../core/roles/cloud/role.js';
 import { lightLink, startTestCloud, untilOnline } from '../fixtures/cloud.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';
+import { brokerTakes as takes, tokenAdmin } from './cloud-admin.js';
 import { startMosquitto, type MosquittoController } from './mosquitto.js';
 
 const prefix = DEFAULT_TOPIC_PREFIX;
@@ -42,24 +42,9 @@ describe('the cloud keeps the gateways\' broker clients through Mosquitto dynami
     closers.push(() => s.close());
     return s;
   };
-  const admin = async (path: string, body?: object): Promise<{ status: number; json: Record<string, unknown> }> => {
-    const res = await fetch(new URL(`/admin/gateway-tokens${path}`, url), {
-      method: body === undefined && path === '' ? 'GET' : 'POST',
-      headers: { authorization: `Bearer ${adminKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-  };
+  const admin = async (path: string, body?: object): Promise<{ status: number; json: Record<string, unknown> }> => tokenAdmin(url, adminKey, path, body);
   /** Whether the broker takes these credentials now: 'accepted', or its refusal. */
-  const brokerTakes = async (username: string, password: string): Promise<string> => {
-    try {
-      const c = await mqtt.connectAsync(broker.url, { username, password, protocolVersion: 5, reconnectPeriod: 0, connectTimeout: 5000 });
-      await c.endAsync(true);
-      return 'accepted';
-    } catch (err) {
-      return (err as Error).message;
-    }
-  };
+  const brokerTakes = (username: string, password: string): Promise<string> => takes(broker.url, username, password);
 
   beforeAll(async () => {
     broker = await startMosquitto({ dynamicSecurity: ADMIN, listenerLines: ['use_username_as_clientid true'] });

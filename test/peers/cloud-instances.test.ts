@@ -26,6 +26,7 @@ import { lightLink, startTestCloud, untilOnline } from '../fixtures/cloud.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';
 import { startTestPostgres, type TestPostgres } from '../fixtures/postgres.js';
+import { brokerTakes as takes, tokenAdmin } from './cloud-admin.js';
 import { startMosquitto, type MosquittoController } from './mosquitto.js';
 
 const prefix = DEFAULT_TOPIC_PREFIX;
@@ -79,23 +80,9 @@ describe('two cloud instances on one PostgreSQL and one Mosquitto with dynamic s
     closers.push(() => s.close());
     return s;
   };
-  const admin = async (instance: number, path: string, body?: object): Promise<{ status: number; json: Record<string, unknown> }> => {
-    const res = await fetch(new URL(`/admin/gateway-tokens${path}`, urls[instance]), {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { authorization: `Bearer ${adminKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      ...(body ? { body: JSON.stringify(body) } : {}),
-    });
-    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
-  };
-  const brokerTakes = async (username: string, password: string): Promise<string> => {
-    try {
-      const c = await mqtt.connectAsync(broker.url, { username, password, protocolVersion: 5, reconnectPeriod: 0, connectTimeout: 5000 });
-      await c.endAsync(true);
-      return 'accepted';
-    } catch (err) {
-      return (err as Error).message;
-    }
-  };
+  const admin = async (instance: number, path: string, body?: object): Promise<{ status: number; json: Record<string, unknown> }> => tokenAdmin(urls[instance] as string, adminKey, path, body);
+  /** Whether the broker takes these credentials now: 'accepted', or its refusal. */
+  const brokerTakes = (username: string, password: string): Promise<string> => takes(broker.url, username, password);
   /** The retained presence of a gateway a consumer subscribing now gets ('' when none). */
   const retainedPresence = async (tokenId: string): Promise<string> => {
     const c = await mqtt.connectAsync(broker.url, { ...WATCHER, protocolVersion: 5, reconnectPeriod: 0 });
