@@ -37,6 +37,29 @@ function execOn(db: sqlite3.Database, sql: string): Promise<void> {
   return new Promise((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
 }
 
+/** How long a connection waits for another's lock before SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Puts the file in WAL mode. The switch needs the file alone and SQLite takes
+ * that lock without calling the busy handler, so when another process (or
+ * connection) opens the same new file at the same moment one of them gets
+ * SQLITE_BUSY at once: it is tried again, with a short random pause, for as
+ * long as a busy lock is waited for anywhere else.
+ */
+async function switchToWal(db: sqlite3.Database): Promise<void> {
+  const until = Date.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      await execOn(db, 'PRAGMA journal_mode=WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= until) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
+    }
+  }
+}
+
 function closeConnection(db: sqlite3.Database): Promise<void> {
   return new Promise((resolve, reject) => db.close((err) => (err ? reject(err) : resolve())));
 }
@@ -65,15 +88,12 @@ export class SqliteDatabase implements SqlDatabase {
       restrictFile(file);
     }
     const writer = await openConnection(file, sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE);
-    // busy_timeout first: switching a new file to WAL needs it alone, and another
-    // process opening it at the same moment must be waited for, not refused.
-    await execOn(
-      writer,
-      'PRAGMA busy_timeout=5000; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768;',
-    );
+    await execOn(writer, `PRAGMA busy_timeout=${BUSY_TIMEOUT_MS}`);
+    await switchToWal(writer);
+    await execOn(writer, 'PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768;');
     if (file !== ':memory:') for (const companion of [`${file}-wal`, `${file}-shm`]) restrictFile(companion);
     const reader = file === ':memory:' ? writer : await openConnection(file, sqlite3.OPEN_READONLY);
-    if (reader !== writer) await execOn(reader, 'PRAGMA busy_timeout=5000; PRAGMA query_only=ON; PRAGMA cache_size=-32768; PRAGMA mmap_size=268435456;');
+    if (reader !== writer) await execOn(reader, `PRAGMA busy_timeout=${BUSY_TIMEOUT_MS}; PRAGMA query_only=ON; PRAGMA cache_size=-32768; PRAGMA mmap_size=268435456;`);
     return new SqliteDatabase(file, writer, reader);
   }
 
