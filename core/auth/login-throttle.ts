@@ -4,8 +4,10 @@
  * a delay that doubles with each failure, up to `maxDelayMs`. A success
  * clears the record.
  *
- * Memory is bounded without ever forgetting a lock (see docs/security.md,
- * "Login throttling"): a record expires once its window has passed and it is
+ * The records are kept by a store: this process's memory (`LoginThrottle`
+ * below) or a database shared by several instances (login-throttle-sql.ts);
+ * both apply the same `ThrottlePolicy`. Either is bounded without ever
+ * forgetting a lock (see docs/security.md, "Login throttling"): a record expires once its window has passed and it is
  * not locked; past `maxKeysPerSource` records for one source, or `maxKeys`
  * in all, the oldest unlocked records make room; when only locked records
  * are left, a new name is refused (from that source, or from everyone when
@@ -23,23 +25,46 @@ export interface ThrottleOptions {
   maxKeysPerSource?: number;
 }
 
-interface FailureRecord {
+/** A source address and a user name are stored at most this long (longer ones are cut, so two such names share a count). */
+export const MAX_THROTTLE_SOURCE = 64;
+export const MAX_THROTTLE_NAME = 128;
+
+/** The key a store keeps for `source` and `name`, bounded in length. */
+export function throttleKey(source: string, name: string): { source: string; name: string } {
+  return { source: source.slice(0, MAX_THROTTLE_SOURCE), name: name.slice(0, MAX_THROTTLE_NAME) };
+}
+
+/**
+ * The throttle as its callers use it, whichever store keeps the counts: in
+ * this process's memory (`LoginThrottle`, the gateway) or in a database that
+ * several instances share (`SqlLoginThrottle`, login-throttle-sql.ts, the
+ * program service). A password never reaches it.
+ */
+export interface Throttle {
+  /** Seconds to wait before an attempt for `name` from `source` is accepted, or 0. */
+  retryAfterSec(source: string, name: string, now: number): number | Promise<number>;
+  /** Records a failed attempt. */
+  fail(source: string, name: string, now: number): void | Promise<void>;
+  /** Clears the record after a successful attempt. */
+  succeed(source: string, name: string): void | Promise<void>;
+}
+
+/** What a store keeps per source and name. */
+export interface FailureRecord {
   failures: number;
   firstAt: number;
   lastAt: number;
   blockedUntil: number;
 }
 
-export class LoginThrottle {
-  /** Source → username → record; each inner map is ordered by last failure, oldest first. */
-  private readonly sources = new Map<string, Map<string, FailureRecord>>();
-  private count = 0;
-  private readonly freeAttempts: number;
-  private readonly windowMs: number;
-  private readonly baseDelayMs: number;
-  private readonly maxDelayMs: number;
-  private readonly maxKeys: number;
-  private readonly maxKeysPerSource: number;
+/** The rules every store applies: free attempts, the doubling delay, when a record expires, and the bounds on records. */
+export class ThrottlePolicy {
+  readonly freeAttempts: number;
+  readonly windowMs: number;
+  readonly baseDelayMs: number;
+  readonly maxDelayMs: number;
+  readonly maxKeys: number;
+  readonly maxKeysPerSource: number;
 
   constructor(options: ThrottleOptions = {}) {
     this.freeAttempts = options.freeAttempts ?? 5;
@@ -50,20 +75,54 @@ export class LoginThrottle {
     this.maxKeysPerSource = options.maxKeysPerSource ?? 100;
   }
 
+  /** When a record with `failures` failures, the last at `now`, is locked until; 0 while attempts are free. */
+  blockedUntil(failures: number, now: number): number {
+    if (failures < this.freeAttempts) return 0;
+    return now + Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** (failures - this.freeAttempts));
+  }
+
+  /** A record is forgotten once it is not locked and its window has passed. */
+  expired(record: Pick<FailureRecord, 'firstAt' | 'blockedUntil'>, now: number): boolean {
+    return record.blockedUntil <= now && now - record.firstAt > this.windowMs;
+  }
+
+  /** Seconds from `now` until `until`, rounded up; 0 when it has passed. */
+  static secondsUntil(until: number, now: number): number {
+    return until > now ? Math.ceil((until - now) / 1000) : 0;
+  }
+}
+
+/** The memory store: records of this process only, bounded as the head of this file says. */
+export class LoginThrottle implements Throttle {
+  /** Source → username → record; each inner map is ordered by last failure, oldest first. */
+  private readonly sources = new Map<string, Map<string, FailureRecord>>();
+  private count = 0;
+  private readonly policy: ThrottlePolicy;
+  private readonly maxKeys: number;
+  private readonly maxKeysPerSource: number;
+
+  constructor(options: ThrottleOptions = {}) {
+    this.policy = new ThrottlePolicy(options);
+    this.maxKeys = this.policy.maxKeys;
+    this.maxKeysPerSource = this.policy.maxKeysPerSource;
+  }
+
   /** Records held, for tests and diagnostics. */
   get size(): number {
     return this.count;
   }
 
   /** Seconds to wait before an attempt for `name` from `source` is accepted, or 0. */
-  retryAfterSec(source: string, name: string, now: number): number {
+  retryAfterSec(rawSource: string, rawName: string, now: number): number {
+    const { source, name } = throttleKey(rawSource, rawName);
     const record = this.current(source, name, now);
     const until = record ? record.blockedUntil : this.refusedUntil(source, now);
-    return until > now ? Math.ceil((until - now) / 1000) : 0;
+    return ThrottlePolicy.secondsUntil(until, now);
   }
 
   /** Records a failed attempt. */
-  fail(source: string, name: string, now: number): void {
+  fail(rawSource: string, rawName: string, now: number): void {
+    const { source, name } = throttleKey(rawSource, rawName);
     let record = this.current(source, name, now);
     if (!record) {
       if (!this.makeRoom(source, now)) return; // refused: retryAfterSec says so until a lock ends
@@ -72,10 +131,7 @@ export class LoginThrottle {
     }
     record.failures++;
     record.lastAt = now;
-    if (record.failures >= this.freeAttempts) {
-      const delay = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** (record.failures - this.freeAttempts));
-      record.blockedUntil = now + delay;
-    }
+    if (record.failures >= this.policy.freeAttempts) record.blockedUntil = this.policy.blockedUntil(record.failures, now);
     let names = this.sources.get(source);
     if (!names) this.sources.set(source, (names = new Map()));
     names.delete(name);
@@ -83,7 +139,8 @@ export class LoginThrottle {
   }
 
   /** Clears the record after a successful attempt. */
-  succeed(source: string, name: string): void {
+  succeed(rawSource: string, rawName: string): void {
+    const { source, name } = throttleKey(rawSource, rawName);
     const names = this.sources.get(source);
     if (names?.delete(name)) {
       this.count--;
@@ -92,7 +149,7 @@ export class LoginThrottle {
   }
 
   private expired(record: FailureRecord, now: number): boolean {
-    return record.blockedUntil <= now && now - record.firstAt > this.windowMs;
+    return this.policy.expired(record, now);
   }
 
   /** The live record, dropping it when it has expired. */

@@ -10,6 +10,10 @@ import type { SqlDatabase, WriteTx } from '../../core/store/database.js';
 import type { LibraryScope } from '../../core/rest/operation.js';
 import { parseScopes } from '../../core/rest/scopes.js';
 import type { RoleName } from './roles.js';
+import { loginThrottleTable } from '../../core/auth/login-throttle-sql.js';
+
+/** Failed sign-ins per source address and user name, shared by every instance on the database (core/auth/login-throttle-sql.ts). */
+export const LOGIN_THROTTLE_TABLE = 'accounts_login_failures';
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -63,6 +67,7 @@ export const MIGRATIONS: readonly Migration[] = [
       await tx.run('UPDATE accounts_tokens SET revoked_at = ? WHERE revoked_at IS NULL AND owner_user_id IN (SELECT id FROM accounts_users WHERE disabled = 1)', [Date.now()]);
     },
   },
+  { id: 3, name: 'failed sign-ins counted in the database', up: loginThrottleTable(LOGIN_THROTTLE_TABLE) },
 ];
 
 export interface UserRecord {
