@@ -8,7 +8,7 @@
  */
 import { generatePassword, hashPassword, PASSWORD_COST, type ScryptCost } from '../../core/auth/passwords.js';
 import { firstAdminLine, firstAdminPassword, passwordFromEnv } from '../../core/auth/first-admin.js';
-import { LoginThrottle } from '../../core/auth/login-throttle.js';
+import { SqlLoginThrottle } from '../../core/auth/login-throttle-sql.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { AccountsAuthenticator } from './authenticator.js';
@@ -16,7 +16,7 @@ import { RefusalAudit } from './refusal-audit.js';
 import { accountOperations } from './operations.js';
 import { SESSION_ABSOLUTE_MS, SESSION_IDLE_MS } from '../../core/auth/sessions.js';
 import { newId } from '../../core/rest/ids.js';
-import { AccountStore, MIGRATIONS } from './store.js';
+import { AccountStore, LOGIN_THROTTLE_TABLE, MIGRATIONS } from './store.js';
 import { accountGrants } from './within.js';
 import { auditActor, SYSTEM_ACTOR } from '../../core/rest/principal.js';
 
@@ -68,10 +68,13 @@ export function createAccountsPlugin(options: { passwordCost?: ScryptCost } = {}
         }),
       );
       const dummyHash = await hashPassword(generatePassword(), passwordCost);
-      for (const op of accountOperations({ ctx, store, throttle: new LoginThrottle(), passwordCost, dummyHash })) ctx.rest.define(op);
+      // Failed sign-ins are counted in the database, so every instance on it sees them (docs/security.md, "Login throttling").
+      const throttle = new SqlLoginThrottle(ctx.db, LOGIN_THROTTLE_TABLE);
+      for (const op of accountOperations({ ctx, store, throttle, passwordCost, dummyHash })) ctx.rest.define(op);
       const sweep = setInterval(() => {
         const now = ctx.now();
         store.expireSessions(now - SESSION_IDLE_MS, now - SESSION_ABSOLUTE_MS).catch((err: unknown) => ctx.logger.warn({ err }, 'expired sessions not deleted'));
+        throttle.prune(now).catch((err: unknown) => ctx.logger.warn({ err }, 'expired sign-in failures not deleted'));
       }, SESSION_SWEEP_MS);
       sweep.unref();
       return { stop: () => clearInterval(sweep) };

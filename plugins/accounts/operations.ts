@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { hashPassword, needsRehash, verifyPassword, type ScryptCost } from '../../core/auth/passwords.js';
-import type { LoginThrottle } from '../../core/auth/login-throttle.js';
+import type { Throttle } from '../../core/auth/login-throttle.js';
 import { defineOperation, type AnyRestOperation } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
@@ -20,7 +20,7 @@ import { MAX_PASSWORD_LENGTH, meView, passwordSchema, scopesSchema, userOut, use
 export interface AccountsDeps {
   ctx: ProgramsContext;
   store: AccountStore;
-  throttle: LoginThrottle;
+  throttle: Throttle;
   passwordCost: ScryptCost;
   /** A hash at the production cost, verified for unknown users so that their login takes as long. */
   dummyHash: string;
@@ -43,12 +43,12 @@ const SESSION_OPERATIONS: readonly AccountOperation[] = [
       handler: async ({ body }, { request }) => {
         const now = ctx.now();
         const key = body.username.toLowerCase();
-        const wait = throttle.retryAfterSec(request.sourceIp, key, now);
+        const wait = await throttle.retryAfterSec(request.sourceIp, key, now);
         if (wait > 0) throw new ProblemError('too-many-requests', `too many failed sign-ins; try again in ${wait} s`, { retryAfterSec: wait });
         const user = await store.userByName(body.username);
         const ok = await verifyPassword(body.password, user?.passwordHash ?? deps.dummyHash);
         if (!user || !ok || user.disabled) {
-          throttle.fail(request.sourceIp, key, now);
+          await throttle.fail(request.sourceIp, key, now);
           await ctx.db.write(
             (tx) => ctx.audit.append(tx, {
               principalName: body.username.slice(0, 128), authMethod: 'password', category: 'auth', action: 'login.failed',
@@ -58,7 +58,7 @@ const SESSION_OPERATIONS: readonly AccountOperation[] = [
           );
           throw new ProblemError('unauthenticated', 'unknown user name or wrong password');
         }
-        throttle.succeed(request.sourceIp, key);
+        await throttle.succeed(request.sourceIp, key);
         const session = newSession();
         const rehash = needsRehash(user.passwordHash, deps.passwordCost) ? await hashPassword(body.password, deps.passwordCost) : null;
         await ctx.db.write(async (tx) => {
