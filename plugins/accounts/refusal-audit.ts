@@ -4,6 +4,11 @@
  * key and window, so a flood of refusals cannot grow the audit without
  * bound. The key says what repeats: the source address for invalid
  * credentials, the principal and operation for a refusal.
+ *
+ * The window is kept in this instance's memory on purpose: N instances on
+ * one database write at most N records per key and window, still bounded,
+ * while a shared count would put a database write on every refused request
+ * (docs/operations.md, "What is per instance").
  */
 import type { AuditChain, AuditEntry } from '../../core/roles/programs/audit/chain.js';
 import type { SqlDatabase } from '../../core/store/database.js';
