@@ -89,22 +89,37 @@ const SESSION_OPERATIONS: readonly AccountOperation[] = [
       return { status: 204, headers: { 'set-cookie': setCookieHeader(ctx.secure || request.secure, null) } };
     },
   }),
-  ({ ctx, store, passwordCost }) => defineOperation({
-    operationId: 'changePassword', method: 'POST', path: '/auth/change-password', summary: 'Change your password; your other sessions end', tags: ['auth'], permission: 'account.self',
+  ({ ctx, store, passwordCost, throttle }) => defineOperation({
+    operationId: 'changePassword', method: 'POST', path: '/auth/change-password', summary: 'Change your password; your other sessions end', tags: ['auth'], permission: 'account.self', problems: [429],
     body: z.object({ currentPassword: z.string().min(1).max(MAX_PASSWORD_LENGTH), newPassword: passwordSchema }).strict(),
     responses: { 204: { description: 'Changed; every other session of this user has ended.' } },
-    handler: async ({ body }, { principal }) => {
+    handler: async ({ body }, { principal, request }) => {
       const p = principalOf(principal);
       if (p.kind !== 'user') throw new ProblemError('unacceptable', 'a service token has no password; sign in as a user');
       const user = await store.userById(p.id);
-      if (!user || !(await verifyPassword(body.currentPassword, user.passwordHash))) {
+      if (!user) throw new ProblemError('unauthenticated', 'this session\'s user no longer exists');
+      // A wrong current password counts as a failed sign-in of that user: a taken-over
+      // session must not become a way round the sign-in throttle to guess the password.
+      const now = ctx.now();
+      const key = user.username.toLowerCase();
+      const wait = await throttle.retryAfterSec(request.sourceIp, key, now);
+      if (wait > 0) throw new ProblemError('too-many-requests', `too many wrong passwords; try again in ${wait} s`, { retryAfterSec: wait });
+      if (!(await verifyPassword(body.currentPassword, user.passwordHash))) {
+        await throttle.fail(request.sourceIp, key, now);
+        await ctx.db.write(
+          (tx) => ctx.audit.append(tx, {
+            ...auditActor(p), category: 'auth', action: 'password.change.failed', entityType: 'user', entityId: user.id,
+            details: { sourceIp: request.sourceIp.slice(0, 64) },
+          }),
+          { transaction: true },
+        );
         throw new ProblemError('unacceptable', 'the current password is wrong', { errors: [{ field: 'body.currentPassword', message: 'does not match' }] });
       }
+      await throttle.succeed(request.sourceIp, key);
       if (body.newPassword === body.currentPassword) {
         throw new ProblemError('unacceptable', 'the new password must differ from the current one', { errors: [{ field: 'body.newPassword', message: 'same as the current password' }] });
       }
       const hash = await hashPassword(body.newPassword, passwordCost);
-      const now = ctx.now();
       await ctx.db.write(async (tx) => {
         await store.setPasswordHash(tx, user.id, hash, now);
         const ended = await store.deleteSessionsOf(tx, user.id, p.sessionId ?? null);

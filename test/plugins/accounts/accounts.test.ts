@@ -259,6 +259,28 @@ describe('accounts', () => {
     expect(JSON.stringify(audit)).not.toMatch(/guess-\d-secret|admin-password-123/);
   });
 
+  it('PV-10 PV-30 wrong current passwords on change-password count as failed sign-ins: 429 with Retry-After, even for the right one, and each is audited', async () => {
+    const { password } = await createUser('gwen', 'programmer');
+    const s = await login(svc, 'gwen', password);
+    for (let i = 0; i < 5; i++) {
+      const wrong = await svc.request('POST', '/api/v1/auth/change-password', { cookie: s.cookie, headers: s.headers, body: { currentPassword: `guess-${i}-secret`, newPassword: 'gwen-new-password-2' } });
+      expect(wrong.status).toBe(422);
+    }
+    const locked = await svc.request('POST', '/api/v1/auth/change-password', { cookie: s.cookie, headers: s.headers, body: { currentPassword: password, newPassword: 'gwen-new-password-2' } });
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
+    // The same count refuses a sign-in of that user from that address.
+    expect((await svc.request('POST', '/api/v1/auth/login', { body: { username: 'gwen', password } })).status).toBe(429);
+    const audit = await auditActions(svc);
+    expect(audit.filter((r) => r.action === 'password.change.failed' && r.principal_name === 'gwen')).toHaveLength(5);
+    expect(audit.some((r) => r.action === 'password.change' && r.principal_name === 'gwen')).toBe(false);
+    expect(JSON.stringify(audit)).not.toMatch(/guess-\d-secret/);
+    // Once the wait is over, the right password changes it.
+    clock.now += 31_000;
+    const changed = await svc.request('POST', '/api/v1/auth/change-password', { cookie: s.cookie, headers: s.headers, body: { currentPassword: password, newPassword: 'gwen-new-password-2' } });
+    expect(changed.status).toBe(204);
+  });
+
   it('PV-30 creating a user needs a unique name and a valid role; the audit records who created whom', async () => {
     await createUser('henry', 'auditor');
     const dup = await svc.request('POST', '/api/v1/admin/users', { cookie: admin.cookie, headers: admin.headers, body: { username: 'HENRY', password: 'henry-password-1', role: 'auditor' } });
