@@ -23,7 +23,7 @@ export { DEPLOYMENT_DEADLINE_MS } from './wiring.js';
 export interface DeploymentsOptions {
   /** Defaults of every trial's rules (a request's trialRules replace single fields). */
   trialRules?: TrialRulesInput;
-  /** This instance's lease on the deployments it drives: its holder id (new at each start unless given) and the lease time (30 s unless given). */
+  /** This instance's lease on the deployments it drives: its holder id (new at each start unless given) and the lease time (`programs.deployments.leaseSec`, 30 s, unless given). */
   lease?: { holder?: string; ms?: number };
 }
 
@@ -36,7 +36,10 @@ export function createDeploymentsPlugin(options: DeploymentsOptions = {}) {
     dependsOn: ['vault', 'gateways', 'assignments', 'webhooks'],
     migrations: [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS],
     async register(ctx) {
-      const { repo, trialRepo, runner, trialRunner, startBatch, service } = wireDeployments(ctx, leaseOf(options.lease));
+      // The plugin's own option first (tests), then the operator's setting.
+      const ms = options.lease?.ms ?? (ctx.settings.deployments ? ctx.settings.deployments.leaseSec * 1000 : undefined);
+      const lease = leaseOf({ ...options.lease, ...(ms !== undefined ? { ms } : {}) });
+      const { repo, trialRepo, runner, trialRunner, startBatch, service } = wireDeployments(ctx, lease);
       registerDeploymentMetrics(ctx.metrics, ctx.db, (id) => runner.waitingForSlot(id), ctx.now);
       ctx.services.provide('deployments', service);
       for (const op of deploymentOperations(ctx, repo, startBatch, trialDefaults, runner)) ctx.rest.define(op);

@@ -46,6 +46,17 @@ export const programsGatewaySyncSchema = z
   .strict();
 export type ProgramsGatewaySyncSettings = z.output<typeof programsGatewaySyncSchema>;
 
+/** How long an instance's lease on the deployments it drives lasts without renewal (docs/programs-deployments.md, "Several instances"). */
+export const DEFAULT_DEPLOYMENT_LEASE_SEC = 30;
+
+export const programsDeploymentsSchema = z
+  .object({
+    /** Seconds a deployment's lease lasts unless renewed (renewed every third of it): another instance takes a dead one's deployments over after it. */
+    leaseSec: z.number().int().min(2).max(3600).default(DEFAULT_DEPLOYMENT_LEASE_SEC),
+  })
+  .strict();
+export type ProgramsDeploymentSettings = z.output<typeof programsDeploymentsSchema>;
+
 const PROGRAMS_FIELDS = {
   host: z.string().default('0.0.0.0'),
   port: z.number().int().min(0).max(65535).default(DEFAULT_PROGRAMS_PORT),
@@ -57,6 +68,7 @@ const PROGRAMS_FIELDS = {
   /** The service's database on PostgreSQL, for several instances on one database (docs/operations.md); `programs.db` in the data directory without it. */
   databaseUrl: databaseUrlSchema.optional(),
   gatewaySync: programsGatewaySyncSchema.default({ intervalSec: DEFAULT_GATEWAY_SYNC_INTERVAL_SEC }),
+  deployments: programsDeploymentsSchema.default({ leaseSec: DEFAULT_DEPLOYMENT_LEASE_SEC }),
 };
 
 export const PROGRAMS_SECTION = {

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ProgramsWebhookSettings } from '../../../config/schema.js';
-import type { ProgramsGatewaySyncSettings } from './config.js';
+import type { ProgramsDeploymentSettings, ProgramsGatewaySyncSettings } from './config.js';
 import type { SharedFirstPassword } from '../../auth/first-admin.js';
 import type { EventBus } from '../../event-bus.js';
 import type { GatewayLink } from '../../gateway-link/types.js';
@@ -21,6 +21,8 @@ export interface ProgramsSettings {
   webhooks: ProgramsWebhookSettings;
   /** How often remote gateways are synced; `programs.gatewaySync.intervalSec` (300 s) when absent. */
   gatewaySync?: ProgramsGatewaySyncSettings;
+  /** The deployments' lease; `programs.deployments.leaseSec` (30 s) when absent. */
+  deployments?: ProgramsDeploymentSettings;
 }
 
 export const DEFAULT_PROGRAMS_SETTINGS: ProgramsSettings = Object.freeze({ webhooks: Object.freeze({ allowPrivateNetworks: false }) });
