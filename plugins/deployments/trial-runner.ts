@@ -17,7 +17,8 @@ import { keepLeases, repeatPasses } from './lease.js';
 import type { DeploymentOutcome } from './service.js';
 import type { AuditAppender, DeploymentRepository } from './store.js';
 import { storeTrialTransition } from './trial-effects.js';
-import { TRIAL_MACHINE_VERSION, trialMachine, trialStatusOf, type TrialEvent } from './trial-machine.js';
+import { carryOutDecisions } from './trial-decisions.js';
+import { TRIAL_MACHINE_VERSION, trialMachine, trialStatusOf, type TrialEvent, type TrialStatus } from './trial-machine.js';
 import type { TrialRepository, TrialRow } from './trial-store.js';
 import type { TrialEvidence, Verdict } from './trial-verdict.js';
 import { evaluateTrial } from './trial-watch.js';
@@ -38,6 +39,8 @@ export interface TrialRunnerOptions {
   takeOverAtStart?: boolean;
   /** How often the holder looks for decisions other instances stored for it, ms (1 s unless given). */
   decisionPollMs?: number;
+  /** How long an instance that received a decision for a trial another holds waits for it before answering 202, ms (trial-decisions.ts, 5 s unless given). */
+  decisionWaitMs?: number;
 }
 
 /** How often a holder looks for decisions other instances stored for it, ms. */
@@ -73,9 +76,14 @@ export class TrialRunner {
     private readonly options: TrialRunnerOptions = {},
   ) {}
 
-  /** Reads the machine and judges the trial now. */
-  evaluate(t: TrialRow): Promise<TrialEvidence> {
-    return evaluateTrial(this.ctx, t);
+  /** The service's clock. */
+  now(): number {
+    return this.ctx.now();
+  }
+
+  /** How long a decision for a trial another instance holds is waited for (undefined: the default). */
+  get decisionWaitMs(): number | undefined {
+    return this.options.decisionWaitMs;
   }
 
   /** The machine with this runner's actors, made once (providing it is not free). */
@@ -108,7 +116,7 @@ export class TrialRunner {
           const t = (await this.trials.get(input.trialId)) ?? first;
           let evidence: TrialEvidence;
           try {
-            evidence = await this.evaluate(t);
+            evidence = await evaluateTrial(this.ctx, t);
           } catch (err) {
             const reason = `the machine could not be read for the trial: ${String((err as Error)?.message ?? err).slice(0, 300)}`;
             await this.trials.setReason(t.id, reason, this.ctx.now());
@@ -168,7 +176,8 @@ export class TrialRunner {
     const open = await this.trials.claim(this.ctx.now(), { everything });
     await this.resumeClaimed(open);
     this.keeper = keepLeases(this.trials.lease, () => this.tend());
-    this.decisions = repeatPasses(this.options.decisionPollMs ?? DECISION_POLL_MS, () => this.carryOutDecisions());
+    this.decisions = repeatPasses(this.options.decisionPollMs ?? DECISION_POLL_MS, () =>
+      carryOutDecisions(this).catch((err: unknown) => this.logger.warn({ err }, 'trial decisions not carried out this round; tried again next round')));
     return open.length;
   }
 
@@ -205,24 +214,10 @@ export class TrialRunner {
     }
   }
 
-  /** Carries out, one at a time, the decisions other instances stored for trials this instance holds. */
-  private async carryOutDecisions(): Promise<void> {
-    try {
-      for (const { id, pending } of await this.trials.pendingDecisions()) {
-        if (this.stopping) return;
-        const event = { type: pending.type, decision: pending.decision } as TrialEvent;
-        if (this.can(id, event)) {
-          await this.send(id, event);
-          continue;
-        }
-        if (!this.actors.has(id)) continue;
-        const status = trialStatusOf(this.actors.get(id)?.getSnapshot().value);
-        const kind = pending.type === 'PROMOTE' ? 'promotion' : 'pull-back';
-        await this.trials.refuseDecision(id, pending.decision.requestId, `the ${kind} by ${pending.decision.by} was not carried out: the trial was ${status} when its holder received it`, this.ctx.now());
-      }
-    } catch (err) {
-      this.logger.warn({ err }, 'trial decisions not carried out this round; tried again next round');
-    }
+  /** The status of the trial's actor here (undefined: not run here). */
+  statusOf(trialId: string): TrialStatus | undefined {
+    const actor = this.actors.get(trialId);
+    return actor ? trialStatusOf(actor.getSnapshot().value) : undefined;
   }
 
   /** Whether this instance runs the trial's actor. */

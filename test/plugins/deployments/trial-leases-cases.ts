@@ -62,7 +62,7 @@ async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => bo
 
 export function trialLeasesCases(engine: EngineUnderTest, prefix: string): void {
   describe(`trials of two instances on one ${engine.name} database`, () => {
-    const MACHINES = ['A', 'B', 'C'].map((x) => `${prefix}-TL-${x}`);
+    const MACHINES = ['A', 'B', 'C', 'D'].map((x) => `${prefix}-TL-${x}`);
     const fleet: FleetMachine[] = MACHINES.map((machineId, i) => ({
       id: `mch_${prefix}tl${i + 1}`, gatewayId: 'gw_1', machineId, name: machineId, driver: 'scripted', present: true, programDir: DIR, transformProfile: null,
     }));
@@ -72,7 +72,8 @@ export function trialLeasesCases(engine: EngineUnderTest, prefix: string): void 
     const running: Instance[] = [];
 
     beforeAll(async () => {
-      gw = await startTestGateway({ machines: MACHINES.map(scriptedMachineConfig) }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });
+      // History committed every 20 ms: an alarm is in the history a trial reads a moment after it is sampled.
+      gw = await startTestGateway({ history: { flushIntervalMs: 20 }, machines: MACHINES.map(scriptedMachineConfig) }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });
     }, 30_000);
     afterAll(async () => {
       for (const i of running.splice(0)) await i.stop();
@@ -80,7 +81,7 @@ export function trialLeasesCases(engine: EngineUnderTest, prefix: string): void 
     });
 
     /** One instance: the plugin's wiring on its own connections; webhooks land in a table, in the transaction that enqueues them. */
-    const instance = async (database: { open(): Promise<SqlDatabase> }, holder: string): Promise<Instance> => {
+    const instance = async (database: { open(): Promise<SqlDatabase> }, holder: string, options: { decisionWaitMs?: number } = {}): Promise<Instance> => {
       const db = await database.open();
       await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS]);
       await db.write((tx) => tx.run('CREATE TABLE IF NOT EXISTS test_events (event TEXT NOT NULL, data TEXT NOT NULL)'));
@@ -97,7 +98,7 @@ export function trialLeasesCases(engine: EngineUnderTest, prefix: string): void 
         db, services, now: Date.now, logger: pino({ level: 'silent' }),
         audit: { appendMany: (tx: WriteTx, e: readonly AuditEntry[]) => audit.appendMany(tx, e), append: (tx: WriteTx, e: AuditEntry) => audit.appendMany(tx, [e]) },
       } as unknown as ProgramsContext;
-      const wiring = wireDeployments(ctx, leaseOf({ holder, ms: LEASE_MS }), { takeOverAtStart: false, decisionPollMs: 100 });
+      const wiring = wireDeployments(ctx, leaseOf({ holder, ms: LEASE_MS }), { takeOverAtStart: false, decisionPollMs: 100, ...options });
       await wiring.runner.resumeAll();
       await wiring.trialRunner.resumeAll();
       const ops = new Map(trialOperations(ctx, wiring.trialRepo, wiring.trialRunner).map((op) => [op.operationId, op]));
@@ -136,7 +137,7 @@ export function trialLeasesCases(engine: EngineUnderTest, prefix: string): void 
     };
 
     /** Version 1 released to the machine through `i`, then a trial of version 2 held by `i`, Active. */
-    const activeTrial = async (i: Instance, machine: FleetMachine): Promise<TrialRow> => {
+    const activeTrial = async (i: Instance, machine: FleetMachine, evaluateEverySec = 3600): Promise<TrialRow> => {
       const assignmentId = newId('asg');
       const one = async (content: Buffer, versionId: string, trial: boolean) => {
         const id = newId('dep');
@@ -148,8 +149,8 @@ export function trialLeasesCases(engine: EngineUnderTest, prefix: string): void 
           trials: trial ? [{
             id: trialId, deploymentId: id, assignmentId, machineId: machine.id, versionId, dir: DIR, fileName: 'O1000',
             previous: previous ? { versionId: previous.versionId, sha256: previous.sha256, dir: previous.dir, fileName: previous.fileName } : null,
-            // Read once an hour: the trial stays Active and watched while the test decides.
-            rules: trialRulesSchema.parse({ evaluateEverySec: 3600 }), trialHours: 1,
+            // Read once an hour unless asked: the trial stays Active and watched while the test decides.
+            rules: trialRulesSchema.parse({ evaluateEverySec }), trialHours: 1,
           }] : [],
           answer: (batchId) => ({ batchId }), audit: {},
         });
@@ -211,6 +212,29 @@ export function trialLeasesCases(engine: EngineUnderTest, prefix: string): void 
       expect(await events(b.db, t.id)).toEqual(['trial.started', 'trial.pulled-back']);
     }, 60_000);
 
+    it('PV-36 a decision whose holder cannot carry it out yet is answered 202 with the trial and its pending decision, refuses a second one, and is carried out once by the instance that takes the trial over', async () => {
+      const database = await engine.fresh();
+      const a = await instance(database, `${prefix}-trials-g`);
+      // Waits 200 ms for the holder instead of 5 s: the lease of the stopped holder runs longer.
+      const b = await instance(database, `${prefix}-trials-h`, { decisionWaitMs: 200 });
+      const machine = fleet[0]!;
+      const t = await activeTrial(a, machine);
+      await a.stopHard();
+
+      const answer = await decide(b, 'promote', t.id);
+      expect({ status: answer.status, trialStatus: answer.body.status, holder: answer.body.holder, pending: answer.body.pendingDecision })
+        .toEqual({ status: 202, trialStatus: 'Active', holder: a.holder, pending: { kind: 'promote', by: 'admin', requestedAt: expect.any(String) } });
+      const second = await decide(b, 'pull-back', t.id);
+      expect({ status: second.status, problem: second.body.problem }).toEqual({ status: 409, problem: expect.stringContaining('another decision') });
+
+      const done = await until('promoted', async () => (await b.trialRepo.get(t.id))!, (x) => x.finishedAt !== null);
+      expect({ status: done.status, holder: done.holder, pending: done.pendingDecision, note: done.decision?.note })
+        .toEqual({ status: 'Promoted', holder: b.holder, pending: null, note: `promote from ${b.holder}` });
+      expect(await b.repo.release(t.assignmentId, machine.id)).toMatchObject({ versionId: 'ver_2', sha256: sha(V2) });
+      expect(await audits(b.db, t.id)).toEqual(['trial.start', 'trial.promote']);
+      expect(await events(b.db, t.id)).toEqual(['trial.started', 'trial.promoted']);
+    }, 60_000);
+
     it('PV-36 the holder stopped hard in the middle of a pull-back: the other instance takes the trial and its pull-back deployment over, and the earlier program reaches the machine once', async () => {
       const database = await engine.fresh();
       const a = await instance(database, `${prefix}-trials-e`);
@@ -240,6 +264,32 @@ export function trialLeasesCases(engine: EngineUnderTest, prefix: string): void 
         expect(await events(b.db, t.id)).toEqual(['trial.started', 'trial.pulled-back']);
       } finally {
         m.uploadDelayMs = 0;
+      }
+    }, 60_000);
+    it('PV-25 the holder of a watched trial stopped hard: the instance that takes it over judges the machine, and its failing verdict pulls the trial back once', async () => {
+      const database = await engine.fresh();
+      const a = await instance(database, `${prefix}-trials-i`);
+      const b = await instance(database, `${prefix}-trials-j`);
+      const machine = fleet[3]!;
+      const t = await activeTrial(a, machine, 0.1);
+      await until('judged by its holder', async () => (await a.trialRepo.get(t.id))!, (x) => x.verdict !== null);
+      const m = scriptedMachine(machine.machineId);
+      const uploadsBefore = m.uploads;
+      await a.stopHard();
+      m.raiseAlarm('1204', 'SPINDLE OVERLOAD', 'alarm');
+      try {
+        const done = await until('pulled back', async () => (await b.trialRepo.get(t.id))!, (x) => x.finishedAt !== null);
+        expect({ status: done.status, holder: done.holder, verdict: done.verdict, automatic: done.decision?.automatic }).toEqual({ status: 'PulledBack', holder: b.holder, verdict: 'fail', automatic: true });
+        expect(done.evidence?.alarms).toEqual([expect.objectContaining({ code: '1204', level: 'alarm' })]);
+        // Counted at the machine: the earlier program put back once; the failing verdict, the pull-back and its end recorded once each.
+        expect({ uploads: m.uploads - uploadsBefore, onMachine: sha(m.files.get(`${DIR}O1000`) ?? Buffer.alloc(0)) }).toEqual({ uploads: 1, onMachine: sha(V1) });
+        const actions = await audits(b.db, t.id);
+        expect(actions.filter((x) => x !== 'trial.verdict')).toEqual(['trial.start', 'trial.pull-back', 'trial.pulled-back']);
+        const verdicts = await b.db.all<{ details: string }>("SELECT details FROM audit_log WHERE entity_id = ? AND action = 'trial.verdict' ORDER BY seq", [t.id]);
+        expect(verdicts.map((v) => (JSON.parse(v.details) as { verdict: string }).verdict).filter((v) => v === 'fail')).toEqual(['fail']);
+        expect(await events(b.db, t.id)).toEqual(['trial.started', 'trial.pulled-back']);
+      } finally {
+        m.clearAlarms();
       }
     }, 60_000);
   });
