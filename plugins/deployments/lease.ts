@@ -1,20 +1,21 @@
 /**
- * Leases: which program-service instance drives a deployment's actor. Every
- * instance has a holder id (host, process and a random part, new at each
- * start); a deployment's row names its holder and when the lease ends. The
- * holder renews its leases while it works (every third of the lease time) and
- * every state it stores renews that row's; a row whose lease has ended is
- * claimed by whichever instance looks first (`SELECT … FOR UPDATE SKIP LOCKED`
- * on PostgreSQL, so two instances never claim the same row), and its actor is
- * restored from the stored snapshot there. A state is stored only while its
- * instance still holds the row, so a deployment taken over ends once, by its
- * new holder. docs/programs-deployments.md, "Several instances".
+ * Leases: which program-service instance drives a deployment's or a trial's
+ * actor. Every instance has a holder id (host, process and a random part,
+ * new at each start); a leased row names its holder and when the lease
+ * ends. The holder renews its leases while it works (every third of the
+ * lease time) and every state it stores renews that row's; a row whose lease
+ * has ended is claimed by whichever instance looks first (`SELECT … FOR
+ * UPDATE SKIP LOCKED` on PostgreSQL, so two instances never claim the same
+ * row), and its actor is restored from the stored snapshot there. A state is
+ * stored only while its instance still holds the row, so work taken over
+ * ends once, by its new holder. docs/programs-deployments.md, "Several
+ * instances".
  */
 import { newInstanceId } from '../../core/instance-id.js';
 import type { SqlDatabase } from '../../core/store/sql-database.js';
 import { COLUMNS, rowOf, type DeploymentRow } from './records.js';
 
-/** How long a lease lasts without being renewed: a dead instance's deployments are taken over this long after its last renewal. */
+/** How long a lease lasts without being renewed: a dead instance's work is taken over this long after its last renewal. */
 export const DEFAULT_LEASE_MS = 30_000;
 
 export interface Lease {
@@ -30,39 +31,82 @@ export function leaseOf(options: { holder?: string; ms?: number } = {}): Lease {
   return { holder: options.holder ?? newInstanceId(), ms };
 }
 
-/** Deployments claimed in one pass; another pass follows while there are more. */
+/** Rows claimed in one pass; another pass follows while there are more. */
 export const CLAIM_LIMIT = 200;
 
+/** A table whose unfinished rows are leased: `id`, `holder`, `lease_until`, `finished_at`, `created_at` columns. */
+export interface LeasedTable {
+  readonly table: string;
+  /** The columns a claim answers. */
+  readonly columns: string;
+}
+
+const DEPLOYMENTS: LeasedTable = { table: 'deploy_deployments', columns: COLUMNS };
+export const TRIALS: LeasedTable = { table: 'deploy_trials', columns: '*' };
+
 /**
- * Claims unfinished deployments for `lease.holder`: those whose lease has
+ * Claims unfinished rows of `t` for `lease.holder`: those whose lease has
  * ended (or that nobody held), or with `everything` every unfinished one (a
  * SQLite database has one process, so at start whatever is unfinished was
  * left by this data directory's previous run). Answers the rows as claimed.
  */
-export async function claimDeployments(db: SqlDatabase, lease: Lease, now: number, options: { everything?: boolean; limit?: number } = {}): Promise<DeploymentRow[]> {
+export async function claimRows(
+  db: SqlDatabase, t: LeasedTable, lease: Lease, now: number, options: { everything?: boolean; limit?: number } = {},
+): Promise<Record<string, unknown>[]> {
   return db.write(async (tx) => {
     const expired = options.everything ? '' : ' AND (lease_until IS NULL OR lease_until < ?)';
     const rows = await tx.all(
-      `SELECT ${COLUMNS} FROM deploy_deployments WHERE finished_at IS NULL${expired} ORDER BY created_at, id${options.everything ? '' : ' LIMIT ?'}${tx.dialect.claimRows}`,
+      `SELECT ${t.columns} FROM ${t.table} WHERE finished_at IS NULL${expired} ORDER BY created_at, id${options.everything ? '' : ' LIMIT ?'}${tx.dialect.claimRows}`,
       options.everything ? [] : [now, options.limit ?? CLAIM_LIMIT],
     );
     if (rows.length === 0) return [];
     const ids = rows.map((r) => String(r.id));
-    await tx.run(`UPDATE deploy_deployments SET holder = ?, lease_until = ? WHERE id IN (${tx.dialect.textsOf})`, [lease.holder, now + lease.ms, JSON.stringify(ids)]);
-    return rows.map((r) => ({ ...rowOf(r), holder: lease.holder }));
+    await tx.run(`UPDATE ${t.table} SET holder = ?, lease_until = ? WHERE id IN (${tx.dialect.textsOf})`, [lease.holder, now + lease.ms, JSON.stringify(ids)]);
+    return rows.map((r) => ({ ...r, holder: lease.holder }));
   }, { transaction: true });
 }
 
-/** Renews this instance's leases; answers the ids of the unfinished deployments it still holds. */
-export async function renewDeployments(db: SqlDatabase, lease: Lease, now: number): Promise<Set<string>> {
+/** Renews this instance's leases on `t`; answers the ids of the unfinished rows it still holds. */
+export async function renewRows(db: SqlDatabase, t: LeasedTable, lease: Lease, now: number): Promise<Set<string>> {
   return db.write(async (tx) => {
-    await tx.run('UPDATE deploy_deployments SET lease_until = ? WHERE holder = ? AND finished_at IS NULL', [now + lease.ms, lease.holder]);
-    const held = await tx.all<{ id: string }>('SELECT id FROM deploy_deployments WHERE holder = ? AND finished_at IS NULL', [lease.holder]);
+    await tx.run(`UPDATE ${t.table} SET lease_until = ? WHERE holder = ? AND finished_at IS NULL`, [now + lease.ms, lease.holder]);
+    const held = await tx.all<{ id: string }>(`SELECT id FROM ${t.table} WHERE holder = ? AND finished_at IS NULL`, [lease.holder]);
     return new Set(held.map((r) => String(r.id)));
   }, { transaction: true });
 }
 
-/** Ends this instance's leases at once (a clean stop), so another instance takes its deployments over without waiting. */
-export async function releaseDeployments(db: SqlDatabase, lease: Lease): Promise<void> {
-  await db.write((tx) => tx.run('UPDATE deploy_deployments SET lease_until = NULL WHERE holder = ? AND finished_at IS NULL', [lease.holder]));
+/** Ends this instance's leases on `t` at once (a clean stop), so another instance takes its work over without waiting. */
+export async function releaseRows(db: SqlDatabase, t: LeasedTable, lease: Lease): Promise<void> {
+  await db.write((tx) => tx.run(`UPDATE ${t.table} SET lease_until = NULL WHERE holder = ? AND finished_at IS NULL`, [lease.holder]));
+}
+
+/** Claims unfinished deployments (see `claimRows`). */
+export async function claimDeployments(db: SqlDatabase, lease: Lease, now: number, options: { everything?: boolean; limit?: number } = {}): Promise<DeploymentRow[]> {
+  return (await claimRows(db, DEPLOYMENTS, lease, now, options)).map(rowOf);
+}
+
+/** Renews this instance's leases on deployments; answers the ids of the unfinished deployments it still holds. */
+export const renewDeployments = (db: SqlDatabase, lease: Lease, now: number): Promise<Set<string>> => renewRows(db, DEPLOYMENTS, lease, now);
+
+/** Ends this instance's leases on deployments at once (a clean stop). */
+export const releaseDeployments = (db: SqlDatabase, lease: Lease): Promise<void> => releaseRows(db, DEPLOYMENTS, lease);
+
+/** The lease keeper of a runner: runs `pass` (renew, stop what was lost, claim what ended) every third of the lease time. */
+export function keepLeases(lease: Lease, pass: () => Promise<void>): { stop(): Promise<void> } {
+  return repeatPasses(Math.max(100, Math.floor(lease.ms / 3)), pass);
+}
+
+/** Runs `pass` every `ms`, one pass at a time (a pass still running when the next is due lets it go); `stop` waits for the one under way. */
+export function repeatPasses(ms: number, pass: () => Promise<void>): { stop(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    running ??= pass().finally(() => (running = undefined));
+  }, ms);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

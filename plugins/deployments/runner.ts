@@ -17,7 +17,7 @@ import type { ProgramsServices } from '../../core/roles/programs/context.js';
 import { SYSTEM } from './common.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import type { SqlDatabase } from '../../core/store/sql-database.js';
-import { claimDeployments, releaseDeployments, renewDeployments } from './lease.js';
+import { claimDeployments, keepLeases, releaseDeployments, renewDeployments } from './lease.js';
 import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, isStepFailure, statusOf, type StepFailure } from './machine.js';
 import type { DeploymentRepository, DeploymentRow } from './store.js';
 
@@ -68,8 +68,7 @@ export class DeploymentRunner {
   private readonly resumed = new Set<string>();
 
   /** The lease keeper: renews this instance's leases and claims ended ones, every third of the lease time. */
-  private tending: NodeJS.Timeout | undefined;
-  private tendPass: Promise<void> | undefined;
+  private keeper: ReturnType<typeof keepLeases> | undefined;
 
   constructor(
     private readonly ctx: Pick<ProgramsContext, 'services' | 'now'> & { db: SqlDatabase },
@@ -215,11 +214,7 @@ export class DeploymentRunner {
   async resumeAll(): Promise<number> {
     const open = await claimDeployments(this.ctx.db, this.repo.lease, this.ctx.now(), { everything: this.takeOverAtStart, ...this.claimLimit() });
     await this.resumeClaimed(open);
-    const every = Math.max(100, Math.floor(this.repo.lease.ms / 3));
-    this.tending = setInterval(() => {
-      this.tendPass ??= this.tend().finally(() => (this.tendPass = undefined));
-    }, every);
-    this.tending.unref();
+    this.keeper = keepLeases(this.repo.lease, () => this.tend());
     return open.length;
   }
 
@@ -320,11 +315,11 @@ export class DeploymentRunner {
    */
   async stop(options: { release?: boolean } = { release: true }): Promise<void> {
     this.stopping = true;
-    clearInterval(this.tending);
+    const keeping = this.keeper?.stop();
     for (const actor of this.actors.values()) actor.stop();
     this.slotWaits.clear();
     this.actors.clear();
-    await Promise.allSettled([...this.writes, this.tendPass]);
+    await Promise.allSettled([...this.writes, keeping]);
     if (options.release) await releaseDeployments(this.ctx.db, this.repo.lease).catch((err: unknown) => this.logger.warn({ err }, 'deployment leases not released'));
   }
 }

@@ -76,7 +76,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-/** The lease of the instance that drives each deployment (plugins/deployments/lease.ts); after the trials' migration, so its id is 4. */
+/** The lease of the instance that drives each deployment and trial (plugins/deployments/lease.ts); after the trials' migration, so the ids are 4 and 5. */
 export const LEASE_MIGRATIONS: readonly Migration[] = [
   {
     id: 4,
@@ -86,6 +86,19 @@ export const LEASE_MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE deploy_deployments ADD COLUMN holder TEXT',
       'ALTER TABLE deploy_deployments ADD COLUMN lease_until BIGINT',
       'CREATE INDEX deploy_deployments_lease ON deploy_deployments(lease_until) WHERE finished_at IS NULL',
+    ],
+  },
+  {
+    id: 5,
+    name: 'trial leases and decisions',
+    up: [
+      // Trials written before leases have no holder: the first instance that looks claims them.
+      'ALTER TABLE deploy_trials ADD COLUMN holder TEXT',
+      'ALTER TABLE deploy_trials ADD COLUMN lease_until BIGINT',
+      // A promote or pull-back received by an instance that does not hold the trial, for its holder to carry out (JSON).
+      'ALTER TABLE deploy_trials ADD COLUMN pending_decision TEXT',
+      'CREATE INDEX deploy_trials_lease ON deploy_trials(lease_until) WHERE finished_at IS NULL',
+      'CREATE INDEX deploy_trials_pending ON deploy_trials(holder) WHERE pending_decision IS NOT NULL',
     ],
   },
 ];

@@ -29,6 +29,8 @@ export interface Decision {
   /** Why, in words (an automatic pull-back names the failed rules). */
   note: string;
   automatic: boolean;
+  /** Set on a decision received by an instance that did not hold the trial: how that instance knows its holder carried it out. */
+  requestId?: string;
 }
 
 export interface TrialContext {

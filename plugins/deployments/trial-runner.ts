@@ -2,34 +2,49 @@
  * Runs trial actors: each persisted at every transition (snapshot, status,
  * decision) in one transaction with its audit record and webhook; restored
  * at start. While a trial is active its machine is read through its gateway
- * (cycle times and alarms from the gateway's history) and judged against the
- * baseline of the release it replaced; a failing verdict pulls it back.
+ * (trial-watch.ts) and judged against the baseline of the release it
+ * replaced; a failing verdict pulls it back. Several instances on one
+ * database each run the trials they hold a lease on (lease.ts), and a
+ * decision received by an instance that does not hold the trial is stored
+ * for its holder (trial-decisions.ts).
  */
 import { createActor, fromPromise, type Actor, type SnapshotFrom } from 'xstate';
 import type { Logger } from 'pino';
-import type { GatewayLink, LinkHistoryRow } from '../../core/gateway-link/types.js';
 import type { RestPrincipal } from '../../core/rest/operation.js';
-import { SYSTEM } from './common.js';
 import type { ProgramsContext, ProgramsServices } from '../../core/roles/programs/context.js';
-import type { DeploymentOutcome } from './service.js';
-import type { DeploymentRepository } from './store.js';
-import { TRIAL_MACHINE_VERSION, trialMachine, trialStatusOf, type TrialEvent } from './trial-machine.js';
-import type { TrialRepository, TrialRow } from './trial-store.js';
-import { judge, programKey, type TrialAlarm, type TrialEvidence, type Verdict } from './trial-verdict.js';
 import { SYSTEM_ACTOR } from '../../core/rest/principal.js';
-
-/** Rows read per history call, and at most per window. */
-const HISTORY_PAGE = 1000;
-const HISTORY_MAX = 5000;
-
+import { keepLeases, repeatPasses } from './lease.js';
+import type { DeploymentOutcome } from './service.js';
+import type { AuditAppender, DeploymentRepository } from './store.js';
+import { storeTrialTransition } from './trial-effects.js';
+import { carryOutDecisions } from './trial-decisions.js';
+import { TRIAL_MACHINE_VERSION, trialMachine, trialStatusOf, type TrialEvent, type TrialStatus } from './trial-machine.js';
+import type { TrialRepository, TrialRow } from './trial-store.js';
+import type { TrialEvidence, Verdict } from './trial-verdict.js';
+import { evaluateTrial } from './trial-watch.js';
 
 export interface TrialDeps {
   /** Resolves when a deployment is Succeeded or Failed. */
   outcome(deploymentId: string): Promise<DeploymentOutcome>;
-  /** Starts a pull-back deployment of `trial`'s previous release; `inTx` records its id on the trial in the creating transaction. */
+  /** Starts a pull-back deployment of `trial`'s previous release, recording its id on the trial in the creating transaction. */
   deployPullBack(trial: TrialRow, principal: Pick<RestPrincipal, 'name' | 'onBehalfOf' | 'authMethod'>): Promise<string>;
-  outbox: ProgramsServices['webhooks.outbox'];
+  outbox: Pick<ProgramsServices['webhooks.outbox'], 'enqueue' | 'kick'>;
 }
+
+/** What the runner needs of the service: its fleet and clock, its database and the audit chain. */
+export type TrialRunnerContext = Pick<ProgramsContext, 'services' | 'now' | 'db'> & { audit: AuditAppender };
+
+export interface TrialRunnerOptions {
+  /** Whether at start every unfinished trial is this instance's at once: by default on SQLite (one process opens it), as for deployments. */
+  takeOverAtStart?: boolean;
+  /** How often the holder looks for decisions other instances stored for it, ms (1 s unless given). */
+  decisionPollMs?: number;
+  /** How long an instance that received a decision for a trial another holds waits for it before answering 202, ms (trial-decisions.ts, 5 s unless given). */
+  decisionWaitMs?: number;
+}
+
+/** How often a holder looks for decisions other instances stored for it, ms. */
+export const DECISION_POLL_MS = 1000;
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -49,64 +64,26 @@ export class TrialRunner {
   /** Callers waiting for a trial's next stored transition. */
   private readonly waiters = new Map<string, (() => void)[]>();
   private stopping = false;
+  private keeper: ReturnType<typeof keepLeases> | undefined;
+  private decisions: ReturnType<typeof repeatPasses> | undefined;
 
   constructor(
-    private readonly ctx: ProgramsContext,
-    private readonly trials: TrialRepository,
+    private readonly ctx: TrialRunnerContext,
+    readonly trials: TrialRepository,
     private readonly deployments: DeploymentRepository,
     private readonly deps: TrialDeps,
     private readonly logger: Logger,
+    private readonly options: TrialRunnerOptions = {},
   ) {}
 
-  /**
-   * Reads one class of rows for [from, to), page by page, up to HISTORY_MAX.
-   * The gateway's windows are whole seconds, so the read covers the seconds
-   * around the window and the rows are cut to it by their own times (in ms).
-   */
-  private async rows(link: GatewayLink, machineID: string, type: string, from: number, to: number): Promise<{ rows: LinkHistoryRow[]; truncated: boolean }> {
-    const rows: LinkHistoryRow[] = [];
-    if (to <= from) return { rows, truncated: false };
-    const start = Math.floor(from / 1000) * 1000;
-    const end = Math.ceil(to / 1000) * 1000 + 1000;
-    let afterSeq: number | undefined;
-    for (;;) {
-      const page = await link.history(machineID, type, start, end, HISTORY_PAGE, afterSeq);
-      rows.push(...page.rows.filter((r) => r.time >= from && r.time < to));
-      if (!page.limitReached || page.rows.length === 0) return { rows, truncated: false };
-      if (rows.length >= HISTORY_MAX) return { rows, truncated: true };
-      afterSeq = page.rows[page.rows.length - 1]?.seq;
-    }
+  /** The service's clock. */
+  now(): number {
+    return this.ctx.now();
   }
 
-  /** Reads the machine and judges the trial now. */
-  async evaluate(t: TrialRow): Promise<TrialEvidence> {
-    const fleet = this.ctx.services.get('gateway-machines');
-    const machine = await fleet.machine(t.machineId, SYSTEM);
-    if (!machine) throw new Error(`machine ${t.machineId} is no longer in the fleet`);
-    const link = await fleet.linkFor(machine);
-    const started = t.startedAt ?? t.createdAt;
-    const now = this.ctx.now();
-    const trialTo = Math.max(started, Math.min(now, t.endsAt ?? now));
-    const baselineFrom = t.createdAt - t.rules.baselineHours * 3_600_000;
-    const program = programKey(t.fileName);
-    const cycles = (rows: LinkHistoryRow[]) =>
-      rows.filter((r) => typeof r.data.program === 'string' && programKey(r.data.program) === program && typeof r.data.lastCycleTime === 'number' && r.data.lastCycleTime > 0)
-        .map((r) => r.data.lastCycleTime as number);
-    const [baseline, trial, alarmRows] = await Promise.all([
-      this.rows(link, machine.machineId, 'Count', baselineFrom, t.createdAt),
-      this.rows(link, machine.machineId, 'Count', started, trialTo + 1),
-      this.rows(link, machine.machineId, 'AlarmLog', started, trialTo + 1),
-    ]);
-    const alarms: TrialAlarm[] = alarmRows.rows
-      .filter((r) => r.data.event === 'start')
-      .map((r) => ({ code: String(r.data.code ?? ''), message: String(r.data.message ?? '').slice(0, 200), level: String(r.data.level ?? ''), at: r.time }));
-    return judge(t.rules, {
-      program,
-      baseline: { cycleSecs: cycles(baseline.rows), from: baselineFrom, to: t.createdAt },
-      trial: { cycleSecs: cycles(trial.rows), from: started, to: trialTo },
-      alarms,
-      truncated: baseline.truncated || trial.truncated || alarmRows.truncated,
-    });
+  /** How long a decision for a trial another instance holds is waited for (undefined: the default). */
+  get decisionWaitMs(): number | undefined {
+    return this.options.decisionWaitMs;
   }
 
   /** The machine with this runner's actors, made once (providing it is not free). */
@@ -139,23 +116,28 @@ export class TrialRunner {
           const t = (await this.trials.get(input.trialId)) ?? first;
           let evidence: TrialEvidence;
           try {
-            evidence = await this.evaluate(t);
+            evidence = await evaluateTrial(this.ctx, t);
           } catch (err) {
             const reason = `the machine could not be read for the trial: ${String((err as Error)?.message ?? err).slice(0, 300)}`;
             await this.trials.setReason(t.id, reason, this.ctx.now());
             throw new Error(reason, { cause: err });
           }
           const at = this.ctx.now();
-          await this.ctx.db.write(async (tx) => {
+          const held = await this.ctx.db.write(async (tx) => {
+            // Stored (and audited) only while this instance holds the trial: one taken over is judged by its new holder.
+            const now = await this.trials.heldTx(tx, t.id);
+            if (!now) return false;
             await this.trials.recordVerdict(tx, t.id, evidence, at);
             // A verdict that changed is audited with its evidence; the same verdict again is only stored.
-            if (evidence.verdict !== t.verdict) {
-              await this.ctx.audit.append(tx, {
+            if (evidence.verdict !== now.verdict) {
+              await this.ctx.audit.appendMany(tx, [{
                 ...SYSTEM_ACTOR, category: 'deployment', action: 'trial.verdict', entityType: 'trial', entityId: t.id, machine: t.machineId,
-                details: { verdict: evidence.verdict, previous: t.verdict, evidence },
-              });
+                details: { verdict: evidence.verdict, previous: now.verdict, evidence },
+              }]);
             }
+            return true;
           }, { transaction: true });
+          if (!held) return { verdict: null, expired: false, failedRules: [] };
           if (t.reason?.startsWith('the machine could not be read')) await this.trials.setReason(t.id, null, at);
           return { verdict: evidence.verdict, expired: at >= t.endsAt!, failedRules: evidence.failedRules };
         }),
@@ -183,9 +165,25 @@ export class TrialRunner {
     this.run(trialId, createActor(this.machine(), { input: { trialId } }));
   }
 
+  /**
+   * Claims the unfinished trials this instance may run now (at start on
+   * SQLite all of them; otherwise those whose lease has ended), restores
+   * each from its snapshot, and from then on keeps the leases and carries
+   * out the decisions other instances store for it.
+   */
   async resumeAll(): Promise<number> {
-    const open = await this.trials.unfinished();
+    const everything = this.options.takeOverAtStart ?? this.ctx.db.dialect.engine === 'sqlite';
+    const open = await this.trials.claim(this.ctx.now(), { everything });
+    await this.resumeClaimed(open);
+    this.keeper = keepLeases(this.trials.lease, () => this.tend());
+    this.decisions = repeatPasses(this.options.decisionPollMs ?? DECISION_POLL_MS, () =>
+      carryOutDecisions(this).catch((err: unknown) => this.logger.warn({ err }, 'trial decisions not carried out this round; tried again next round')));
+    return open.length;
+  }
+
+  private async resumeClaimed(open: readonly TrialRow[]): Promise<void> {
     for (const t of open) {
+      if (this.actors.has(t.id) || this.stopping) continue;
       if (t.machineVersion !== TRIAL_MACHINE_VERSION || !t.snapshot) {
         if (t.snapshot || t.machineVersion !== TRIAL_MACHINE_VERSION) {
           await this.trials.finishUnresumable(t.id, `interrupted by a restart with another version of the trial lifecycle (${t.machineVersion} → ${TRIAL_MACHINE_VERSION})`, this.ctx.now());
@@ -196,15 +194,41 @@ export class TrialRunner {
         continue;
       }
       const snapshot = JSON.parse(t.snapshot) as SnapshotFrom<typeof trialMachine>;
-      this.run(t.id, createActor(this.machine(), { snapshot: snapshot as never, input: { trialId: t.id } }));
+      // The restored state is stored already: only what follows it is stored (and audited) again.
+      this.run(t.id, createActor(this.machine(), { snapshot: snapshot as never, input: { trialId: t.id } }), JSON.stringify(snapshot.value));
     }
-    return open.length;
+  }
+
+  /** One pass of the lease keeper: renews, stops the actors of trials taken over meanwhile, claims trials whose lease ended. */
+  private async tend(): Promise<void> {
+    try {
+      const running = [...this.actors.keys()];
+      const held = await this.trials.renew(this.ctx.now());
+      for (const id of running) if (!held.has(id)) this.drop(id);
+      if (this.stopping) return;
+      const claimed = await this.trials.claim(this.ctx.now());
+      if (claimed.length > 0) this.logger.info({ trials: claimed.length, holder: this.trials.lease.holder }, 'trials taken over from an instance whose lease ended');
+      await this.resumeClaimed(claimed);
+    } catch (err) {
+      this.logger.warn({ err }, 'trial leases not kept this round; tried again next round');
+    }
+  }
+
+  /** The status of the trial's actor here (undefined: not run here). */
+  statusOf(trialId: string): TrialStatus | undefined {
+    const actor = this.actors.get(trialId);
+    return actor ? trialStatusOf(actor.getSnapshot().value) : undefined;
+  }
+
+  /** Whether this instance runs the trial's actor. */
+  runs(trialId: string): boolean {
+    return !this.stopping && this.actors.has(trialId);
   }
 
   /** Whether the trial's actor accepts `event` now. */
   can(trialId: string, event: TrialEvent): boolean {
     const actor = this.actors.get(trialId);
-    return Boolean(actor && actor.getSnapshot().can(event));
+    return Boolean(actor && !this.stopping && actor.getSnapshot().can(event));
   }
 
   /** Sends an event and resolves once the transition it caused is stored. */
@@ -220,21 +244,29 @@ export class TrialRunner {
     await stored;
   }
 
-  private run(id: string, actor: Actor<typeof trialMachine>): void {
+  /** Stops a trial's actor here without storing anything more: another instance holds it now. */
+  private drop(id: string): void {
+    const actor = this.actors.get(id);
+    this.actors.delete(id);
+    actor?.stop();
+    for (const resolve of this.waiters.get(id)?.splice(0) ?? []) resolve();
+  }
+
+  /** Runs an actor, storing each state it reaches after `last` (the restored one's, as JSON; '' for a new one). */
+  private run(id: string, actor: Actor<typeof trialMachine>, last = ''): void {
     this.actors.set(id, actor);
-    let last = '';
     actor.subscribe({
       next: (snapshot) => {
         const key = JSON.stringify(snapshot.value);
-        if (key === last || this.stopping) return;
+        if (key === last || this.stopping || this.actors.get(id) !== actor) return;
         const previous = last;
         last = key;
         const status = trialStatusOf(snapshot.value);
         const final = snapshot.status === 'done';
         const persisted = JSON.stringify(actor.getPersistedSnapshot());
-        const write = this.store(id, { status, previous, value: key, final, snapshot: persisted, context: snapshot.context })
+        const write = storeTrialTransition(this.ctx, this.trials, this.deployments, this.deps.outbox, id, { status, previous, final, snapshot: persisted, context: snapshot.context })
           .then(() => {
-            if (final) this.actors.delete(id);
+            if (final && this.actors.get(id) === actor) this.actors.delete(id);
             for (const resolve of this.waiters.get(id)?.splice(0) ?? []) resolve();
             this.deps.outbox.kick();
           })
@@ -247,49 +279,18 @@ export class TrialRunner {
     actor.start();
   }
 
-  /** Stores a transition with what it means: audit record, release on promotion, webhook. */
-  private async store(id: string, s: { status: ReturnType<typeof trialStatusOf>; previous: string; value: string; final: boolean; snapshot: string; context: SnapshotFrom<typeof trialMachine>['context'] }): Promise<void> {
-    const at = this.ctx.now();
-    await this.ctx.db.write(async (tx) => {
-      const t = await this.trials.getTx(tx, id);
-      if (!t || t.finishedAt !== null) return;
-      const decision = s.context.decision;
-      await this.trials.transition(tx, id, { status: s.status, reason: s.context.lastError, decision, snapshot: s.snapshot, machineVersion: TRIAL_MACHINE_VERSION, at, final: s.final });
-      const audit = (action: string, details: Record<string, unknown>, by = decision) =>
-        this.ctx.audit.append(tx, {
-          principalName: by?.by ?? 'system', onBehalfOf: by?.onBehalfOf ?? null, authMethod: by?.authMethod ?? 'internal', category: 'deployment', action,
-          entityType: 'trial', entityId: id, machine: t.machineId, details: { versionId: t.versionId, deploymentId: t.deploymentId, ...details },
-        });
-      const hook = (event: 'trial.promoted' | 'trial.pulled-back' | 'trial.started', data: Record<string, unknown> = {}) =>
-        this.deps.outbox.enqueue(tx, event, { trialId: id, machineId: t.machineId, assignmentId: t.assignmentId, versionId: t.versionId, previousVersionId: t.previous?.versionId ?? null, at: new Date(at).toISOString(), ...data });
-      if (s.status === 'Active' && s.previous.includes('deploying')) {
-        await audit('trial.start', { startedAt: t.startedAt, endsAt: t.endsAt, rules: t.rules }, null);
-        await hook('trial.started', { endsAt: t.endsAt === null ? null : new Date(t.endsAt).toISOString() });
-      } else if (s.status === 'PullingBack') {
-        await audit('trial.pull-back', { automatic: decision?.automatic ?? false, note: decision?.note ?? null, verdict: t.verdict, evidence: t.evidence, previousVersionId: t.previous?.versionId ?? null });
-      } else if (s.status === 'PulledBack') {
-        await audit('trial.pulled-back', { pullBackDeploymentId: t.pullBackDeploymentId, previousVersionId: t.previous?.versionId ?? null });
-        await hook('trial.pulled-back', { automatic: decision?.automatic ?? false, verdict: t.verdict, pullBackDeploymentId: t.pullBackDeploymentId });
-      } else if (s.status === 'Promoted') {
-        const d = await this.deployments.get(t.deploymentId);
-        if (d) {
-          await this.deployments.setRelease(tx, { assignmentId: t.assignmentId, machineId: t.machineId, versionId: t.versionId, sha256: d.sha256, dir: d.dir, fileName: d.fileName, deploymentId: d.id, releasedAt: at, releasedBy: decision?.by ?? 'system' });
-        }
-        await audit('trial.promote', { verdict: t.verdict, evidence: t.evidence, note: decision?.note ?? null });
-        await hook('trial.promoted', { verdict: t.verdict });
-      } else if (s.status === 'Cancelled') {
-        await audit('trial.cancelled', { reason: s.context.lastError }, null);
-      } else if (s.status === 'Active' && s.previous.includes('pullingBack')) {
-        await audit('trial.pull-back-failed', { reason: s.context.lastError });
-      }
-    }, { transaction: true });
-  }
-
-  async stop(): Promise<void> {
+  /**
+   * Stops every actor (their snapshots are stored; a restart, or another
+   * instance, resumes them) and waits for pending writes. With `release`
+   * (a clean stop) its leases end at once.
+   */
+  async stop(options: { release?: boolean } = { release: true }): Promise<void> {
     this.stopping = true;
+    const keeping = [this.keeper?.stop(), this.decisions?.stop()];
     for (const actor of this.actors.values()) actor.stop();
     this.actors.clear();
     for (const list of this.waiters.values()) for (const resolve of list.splice(0)) resolve();
-    await Promise.allSettled([...this.writes]);
+    await Promise.allSettled([...this.writes, ...keeping]);
+    if (options.release) await this.trials.release().catch((err: unknown) => this.logger.warn({ err }, 'trial leases not released'));
   }
 }

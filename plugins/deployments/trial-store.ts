@@ -6,7 +6,8 @@
 import type { SqlDatabase, WriteTx } from '../../core/store/sql-database.js';
 import { numOrNull } from '../../core/store/row-values.js';
 import type { Migration } from '../../core/store/migrations.js';
-import type { Decision, TrialStatus } from './trial-machine.js';
+import { claimRows, releaseRows, renewRows, TRIALS, type Lease } from './lease.js';
+import type { Decision, TrialEvent, TrialStatus } from './trial-machine.js';
 import type { TrialEvidence, TrialRules, Verdict } from './trial-verdict.js';
 
 export const TRIAL_MIGRATIONS: readonly Migration[] = [
@@ -78,6 +79,17 @@ export interface TrialRow {
   createdAt: number;
   updatedAt: number;
   finishedAt: number | null;
+  /** The instance that drives the trial (or, once ended, ended it); null until one claims it. */
+  holder: string | null;
+  /** A decision received by an instance that did not hold the trial, waiting for its holder. */
+  pendingDecision: PendingDecision | null;
+}
+
+/** A promote or pull-back stored for the trial's holder to carry out; `decision.requestId` names the request. */
+export interface PendingDecision {
+  type: TrialEvent['type'];
+  decision: Decision & { requestId: string };
+  at: number;
 }
 
 const json = <T>(v: unknown): T | null => (v === null || v === undefined ? null : (JSON.parse(String(v)) as T));
@@ -91,6 +103,7 @@ const rowOf = (r: Record<string, unknown>): TrialRow => ({
   pullBackDeploymentId: r.pull_back_deployment_id ? String(r.pull_back_deployment_id) : null, decision: json<Decision>(r.decision),
   reason: r.reason === null ? null : String(r.reason), snapshot: r.snapshot === null ? null : String(r.snapshot), machineVersion: Number(r.machine_version),
   createdBy: String(r.created_by), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at), finishedAt: numOrNull(r.finished_at),
+  holder: r.holder === null || r.holder === undefined ? null : String(r.holder), pendingDecision: json<PendingDecision>(r.pending_decision),
 });
 
 export interface NewTrial {
@@ -110,16 +123,23 @@ export interface NewTrial {
 }
 
 export class TrialRepository {
-  constructor(private readonly db: SqlDatabase) {}
+  constructor(
+    private readonly db: SqlDatabase,
+    /** This instance's lease: it stores the states of the trials it holds only. */
+    readonly lease: Lease,
+  ) {}
 
   async insert(tx: WriteTx, t: NewTrial, machineVersion: number): Promise<void> {
     await tx.run(
       `INSERT INTO deploy_trials (id, deployment_id, batch_id, assignment_id, machine_id, version_id, dir, file_name, previous_version_id, previous_sha256, previous_dir, previous_file_name,
-         status, verdict, evidence, evaluated_at, rules, trial_hours, started_at, ends_at, pull_back_deployment_id, decision, reason, snapshot, machine_version, created_by, created_at, updated_at, finished_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Deploying', NULL, NULL, NULL, ?, ?, NULL, NULL, NULL, NULL, NULL, NULL, ?, ?, ?, ?, NULL)`,
+         status, verdict, evidence, evaluated_at, rules, trial_hours, started_at, ends_at, pull_back_deployment_id, decision, reason, snapshot, machine_version, created_by, created_at, updated_at, finished_at,
+         holder, lease_until)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Deploying', NULL, NULL, NULL, ?, ?, NULL, NULL, NULL, NULL, NULL, NULL, ?, ?, ?, ?, NULL, ?, ?)`,
       [
         t.id, t.deploymentId, t.batchId, t.assignmentId, t.machineId, t.versionId, t.dir, t.fileName, t.previous?.versionId ?? null, t.previous?.sha256 ?? null,
         t.previous?.dir ?? null, t.previous?.fileName ?? null, JSON.stringify(t.rules), t.trialHours, machineVersion, t.createdBy, t.createdAt, t.createdAt,
+        // Held by the instance that stores it, which starts its actor at once.
+        this.lease.holder, t.createdAt + this.lease.ms,
       ],
     );
   }
@@ -129,9 +149,46 @@ export class TrialRepository {
     return r ? rowOf(r) : undefined;
   }
 
-  async getTx(tx: WriteTx, id: string): Promise<TrialRow | undefined> {
-    const r = await tx.get('SELECT * FROM deploy_trials WHERE id = ?', [id]);
+  /** The trial if this instance holds it and it has not ended, its row locked until the transaction ends. */
+  async heldTx(tx: WriteTx, id: string): Promise<TrialRow | undefined> {
+    const r = await tx.get(`SELECT * FROM deploy_trials WHERE id = ? AND holder = ? AND finished_at IS NULL${tx.dialect.lockRows}`, [id, this.lease.holder]);
     return r ? rowOf(r) : undefined;
+  }
+
+  /** Claims unfinished trials whose lease has ended (with `everything`, every unfinished one). */
+  async claim(now: number, options: { everything?: boolean } = {}): Promise<TrialRow[]> {
+    return (await claimRows(this.db, TRIALS, this.lease, now, options)).map(rowOf);
+  }
+
+  /** Renews this instance's leases on trials; answers the ids of those it still holds. */
+  renew(now: number): Promise<Set<string>> {
+    return renewRows(this.db, TRIALS, this.lease, now);
+  }
+
+  /** Ends this instance's leases on trials at once (a clean stop). */
+  release(): Promise<void> {
+    return releaseRows(this.db, TRIALS, this.lease);
+  }
+
+  /** Stores a decision for the holder of an unfinished trial, unless another one waits already; answers whether it was stored. */
+  async requestDecision(id: string, pending: PendingDecision): Promise<boolean> {
+    const r = await this.db.write((tx) => tx.run('UPDATE deploy_trials SET pending_decision = ? WHERE id = ? AND finished_at IS NULL AND pending_decision IS NULL', [JSON.stringify(pending), id]));
+    return r.changes === 1;
+  }
+
+  /** The decisions waiting for this instance, as holder. */
+  async pendingDecisions(): Promise<{ id: string; pending: PendingDecision }[]> {
+    const rows = await this.db.all('SELECT id, pending_decision FROM deploy_trials WHERE holder = ? AND pending_decision IS NOT NULL AND finished_at IS NULL ORDER BY id', [this.lease.holder]);
+    return rows.map((r) => ({ id: String(r.id), pending: json<PendingDecision>(r.pending_decision) as PendingDecision }));
+  }
+
+  /** Drops a waiting decision the holder could not carry out, with the reason on the trial. */
+  async refuseDecision(id: string, requestId: string, reason: string, at: number): Promise<void> {
+    await this.db.write(async (tx) => {
+      const t = await this.heldTx(tx, id);
+      if (t?.pendingDecision?.decision.requestId !== requestId) return;
+      await tx.run('UPDATE deploy_trials SET pending_decision = NULL, reason = ?, updated_at = ? WHERE id = ?', [reason, at, id]);
+    }, { transaction: true });
   }
 
   async unfinished(): Promise<TrialRow[]> {
@@ -165,22 +222,32 @@ export class TrialRepository {
     await this.db.write((tx) => tx.run('UPDATE deploy_trials SET started_at = ?, ends_at = ? WHERE id = ? AND started_at IS NULL', [startedAt, endsAt, id]));
   }
 
+  /** Stores a verdict on a trial this instance holds (locked by `heldTx` in the same transaction). */
   async recordVerdict(tx: WriteTx, id: string, evidence: TrialEvidence, at: number): Promise<void> {
-    await tx.run('UPDATE deploy_trials SET verdict = ?, evidence = ?, evaluated_at = ?, updated_at = ? WHERE id = ?', [evidence.verdict, JSON.stringify(evidence), at, at, id]);
+    await tx.run('UPDATE deploy_trials SET verdict = ?, evidence = ?, evaluated_at = ?, updated_at = ?, lease_until = ? WHERE id = ?', [evidence.verdict, JSON.stringify(evidence), at, at, at + this.lease.ms, id]);
   }
 
   async setReason(id: string, reason: string | null, at: number): Promise<void> {
-    await this.db.write((tx) => tx.run('UPDATE deploy_trials SET reason = ?, updated_at = ? WHERE id = ?', [reason, at, id]));
+    await this.db.write((tx) => tx.run('UPDATE deploy_trials SET reason = ?, updated_at = ? WHERE id = ? AND holder = ?', [reason, at, id, this.lease.holder]));
   }
 
+  /**
+   * Records the pull-back deployment made for a trial, in the transaction
+   * that makes it: only on a trial this instance holds that has none yet, so
+   * a trial taken over never gets a second one (the transaction fails and
+   * makes nothing). `null` forgets a failed one, so a new pull-back makes another.
+   */
   async setPullBack(tx: WriteTx, id: string, deploymentId: string | null): Promise<void> {
-    await tx.run('UPDATE deploy_trials SET pull_back_deployment_id = ? WHERE id = ?', [deploymentId, id]);
+    const r = await tx.run(`UPDATE deploy_trials SET pull_back_deployment_id = ? WHERE id = ? AND holder = ?${deploymentId === null ? '' : ' AND pull_back_deployment_id IS NULL'}`, [deploymentId, id, this.lease.holder]);
+    if (r.changes !== 1 && deploymentId !== null) throw new Error(`trial ${id} is held by another instance, or has a pull-back deployment already`);
   }
 
-  async transition(tx: WriteTx, id: string, update: { status: TrialStatus; reason: string | null; decision: Decision | null; snapshot: string; machineVersion: number; at: number; final: boolean }): Promise<void> {
-    await tx.run('UPDATE deploy_trials SET status = ?, reason = ?, decision = ?, snapshot = ?, machine_version = ?, updated_at = ?, finished_at = ? WHERE id = ?', [
-      update.status, update.reason, update.decision ? JSON.stringify(update.decision) : null, update.snapshot, update.machineVersion, update.at, update.final ? update.at : null, id,
-    ]);
+  /** Stores a transition of a trial this instance holds (locked by `heldTx`), renewing its lease; a decision it carried out is no longer pending. */
+  async transition(tx: WriteTx, id: string, update: { status: TrialStatus; reason: string | null; decision: Decision | null; snapshot: string; machineVersion: number; at: number; final: boolean; clearPending?: boolean }): Promise<void> {
+    await tx.run(
+      `UPDATE deploy_trials SET status = ?, reason = ?, decision = ?, snapshot = ?, machine_version = ?, updated_at = ?, finished_at = ?, lease_until = ?${update.clearPending ? ', pending_decision = NULL' : ''} WHERE id = ?`,
+      [update.status, update.reason, update.decision ? JSON.stringify(update.decision) : null, update.snapshot, update.machineVersion, update.at, update.final ? update.at : null, update.at + this.lease.ms, id],
+    );
   }
 
   async finishUnresumable(id: string, reason: string, at: number): Promise<void> {

@@ -11,6 +11,7 @@ import { iso, isoOrNull } from '../../core/rest/fields.js';
 import { idOf } from '../../core/rest/ids.js';
 import { principalOf } from '../../core/rest/principal.js';
 import { TRIAL_STATUSES, type TrialEvent } from './trial-machine.js';
+import { decideTrial } from './trial-decisions.js';
 import type { TrialRunner } from './trial-runner.js';
 import type { TrialRepository, TrialRow } from './trial-store.js';
 import { trialRulesSchema } from './trial-verdict.js';
@@ -35,6 +36,9 @@ export const trialView = z.object({
   decision: z.object({ by: z.string(), onBehalfOf: z.string().nullable(), automatic: z.boolean(), note: z.string() }).nullable(),
   reason: z.string().nullable().describe('Why it was cancelled, why a pull-back failed, or why the machine could not be read.'),
   createdBy: z.string(), createdAt: z.string(), updatedAt: z.string(), finishedAt: z.string().nullable(),
+  holder: z.string().nullable().describe('The program-service instance that drives the trial (its watching and pull-back); once ended, the one that ended it. Null until an instance claims it.'),
+  pendingDecision: z.object({ kind: z.enum(['promote', 'pull-back']), by: z.string(), requestedAt: z.string() }).nullable()
+    .describe('A promote or pull-back received by an instance that does not hold the trial, waiting for its holder to carry it out.'),
 });
 
 export function trialOut(t: TrialRow, now: number): z.infer<typeof trialView> {
@@ -55,6 +59,8 @@ export function trialOut(t: TrialRow, now: number): z.infer<typeof trialView> {
     evaluatedAt: isoOrNull(t.evaluatedAt), rules: t.rules, trialHours: t.trialHours, startedAt: isoOrNull(t.startedAt), endsAt: isoOrNull(t.endsAt), pullBackDeploymentId: t.pullBackDeploymentId,
     decision: t.decision ? { by: t.decision.by, onBehalfOf: t.decision.onBehalfOf, automatic: t.decision.automatic, note: t.decision.note } : null,
     reason: t.reason, createdBy: t.createdBy, createdAt: iso(t.createdAt), updatedAt: iso(t.updatedAt), finishedAt: isoOrNull(t.finishedAt),
+    holder: t.holder,
+    pendingDecision: t.pendingDecision ? { kind: t.pendingDecision.type === 'PROMOTE' ? 'promote' : 'pull-back', by: t.pendingDecision.decision.by, requestedAt: iso(t.pendingDecision.at) } : null,
   };
 }
 
@@ -78,6 +84,10 @@ export function trialOperations(ctx: ProgramsContext, repo: TrialRepository, run
       params: z.object({ id: idOf('trl') }), body: noteBody.default({ note: '' }),
       responses: {
         200: { description: kind === 'promote' ? 'Promoted.' : 'The pull-back deployment started (status PullingBack); poll the trial.', schema: trialView },
+        202: {
+          description: 'Another instance holds the trial and has not carried the decision out yet (it is in `pendingDecision`); it will, once; poll the trial.',
+          schema: trialView,
+        },
       },
       handler: async ({ params, body }, { principal }) => {
         const p = principalOf(principal);
@@ -90,11 +100,9 @@ export function trialOperations(ctx: ProgramsContext, repo: TrialRepository, run
         }
         const decision = { by: p.name, onBehalfOf: p.onBehalfOf, authMethod: p.authMethod, automatic: false, note: body.note };
         const event: TrialEvent = kind === 'promote' ? { type: 'PROMOTE', decision } : { type: 'PULL_BACK', decision };
-        if (!runner.can(t.id, event)) {
-          throw new ProblemError('state-conflict', t.status === 'Deploying' ? `trial ${t.id} is still deploying; wait until it is Active` : `trial ${t.id} is ${t.status}`, { extensions: { state: t.status } });
-        }
-        await runner.send(t.id, event);
-        return { status: 200, body: trialOut((await repo.get(t.id)) ?? t, ctx.now()) };
+        const result = await decideTrial(runner, t, event);
+        if (result.outcome === 'refused') throw new ProblemError('state-conflict', result.why, { extensions: { state: result.trial.status } });
+        return { status: result.outcome === 'done' ? 200 : 202, body: trialOut(result.trial, ctx.now()) };
       },
     });
 

@@ -16,11 +16,11 @@ import { SYSTEM } from './common.js';
 import { DEPLOYMENT_MACHINE_VERSION } from './machine.js';
 import { earlierAnswer, type BatchStarter } from './operations.js';
 import type { Lease } from './lease.js';
-import { DeploymentRunner, type FleetMachine } from './runner.js';
+import { DeploymentRunner, type FleetMachine, type RunnerOptions } from './runner.js';
 import type { DeploymentOutcome, DeploymentsService, ExpectedFile, RecentDeployment } from './service.js';
 import { DeploymentRepository, type DeploymentPurpose, type DeploymentRow } from './store.js';
 import { TRIAL_MACHINE_VERSION } from './trial-machine.js';
-import { TrialRunner } from './trial-runner.js';
+import { TrialRunner, type TrialRunnerOptions } from './trial-runner.js';
 import { TrialRepository } from './trial-store.js';
 
 /** Transient failures are retried until this long after the request. */
@@ -187,15 +187,16 @@ async function expectedOn(repo: DeploymentRepository, trialRepo: TrialRepository
   return { expected: [...byAssignment.values()], busy };
 }
 
-export function wireDeployments(ctx: ProgramsContext, lease: Lease): DeploymentsWiring {
+/** `options` are the runners' (how they claim at start, how often decisions are looked for); the defaults suit the service. */
+export function wireDeployments(ctx: ProgramsContext, lease: Lease, options: RunnerOptions & TrialRunnerOptions = {}): DeploymentsWiring {
   const outbox = ctx.services.get('webhooks.outbox');
   const repo = new DeploymentRepository(ctx.db, ctx.audit, lease, outbox);
-  const trialRepo = new TrialRepository(ctx.db);
+  const trialRepo = new TrialRepository(ctx.db, lease);
   const waiting = outcomes(repo);
   const runner = new DeploymentRunner(ctx, repo, ctx.logger, (row) => {
     outbox.kick();
     waiting.finished(row);
-  });
+  }, options);
   // The batch starter starts a batch's trials through the trial runner, made below.
   const startBatch = batchStarter(ctx, repo, trialRepo, runner, () => trialRunner);
   const direct = directDeployer(ctx, startBatch);
@@ -213,7 +214,7 @@ export function wireDeployments(ctx: ProgramsContext, lease: Lease): Deployments
       });
       return deploymentId;
     },
-  }, ctx.logger);
+  }, ctx.logger, options);
   const service: DeploymentsService = {
     deployFile: (r) => direct(r),
     outcome: waiting.outcome,

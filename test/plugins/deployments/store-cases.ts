@@ -38,8 +38,9 @@ export const batchOf = (id: string, key: string | null = null, createdAt = T0) =
 /** A migrated database with the deployments' and trials' tables, and the audit its final statuses append to. */
 export async function deploymentsDatabase(db: SqlDatabase): Promise<{ repo: DeploymentRepository; trials: TrialRepository }> {
   await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS]);
-  const repo = new DeploymentRepository(db, await auditOn(db), leaseOf({ holder: 'test-instance' }));
-  return { repo, trials: new TrialRepository(db) };
+  const lease = leaseOf({ holder: 'test-instance' });
+  const repo = new DeploymentRepository(db, await auditOn(db), lease);
+  return { repo, trials: new TrialRepository(db, lease) };
 }
 
 export function deploymentStoreCases(engine: EngineUnderTest): void {
