@@ -191,7 +191,8 @@ export function trialLeasesCases(engine: EngineUnderTest, prefix: string): void 
     it('PV-25 PV-36 the holder of an active trial stopped hard: a pull-back sent to the other instance waits in the trial, which that instance takes over within the lease and pulls back once', async () => {
       const database = await engine.fresh();
       const a = await instance(database, `${prefix}-trials-c`);
-      const b = await instance(database, `${prefix}-trials-d`);
+      // Waits longer than the takeover needs even on a loaded machine (the default 5 s would answer 202 there).
+      const b = await instance(database, `${prefix}-trials-d`, { decisionWaitMs: 15_000 });
       const machine = fleet[1]!;
       const t = await activeTrial(a, machine);
       const m = scriptedMachine(machine.machineId);
@@ -199,7 +200,7 @@ export function trialLeasesCases(engine: EngineUnderTest, prefix: string): void 
       await a.stopHard();
       const stoppedAt = Date.now();
 
-      // Received before the lease ran out: answered once the other instance holds the trial and has carried it out (within the 5 s it waits).
+      // Received before the lease ran out: answered once the other instance holds the trial and has carried it out (within the time it waits).
       const answer = await decide(b, 'pull-back', t.id);
       expect({ status: answer.status, holder: answer.body.holder, decision: answer.body.decision }).toEqual({ status: 200, holder: b.holder, decision: expect.objectContaining({ by: 'admin', note: `pull-back from ${b.holder}` }) });
       expect(['PullingBack', 'PulledBack']).toContain(answer.body.status);
