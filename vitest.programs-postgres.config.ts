@@ -12,6 +12,8 @@ export default defineConfig({
   test: {
     include: [
       'test/plugins/{accounts,assignments,audit-api,console,dashboard,deployments,gateways,mirror,programs-service,vault,webhooks}/**/*.test.ts',
+      // The /api/v1 surface itself, on a service with a test-only plugin.
+      'test/core/rest/surface.test.ts',
     ],
     exclude: [
       '**/node_modules/**',
