@@ -14,6 +14,8 @@ export default defineConfig({
       'test/plugins/{accounts,assignments,audit-api,console,dashboard,deployments,gateways,mirror,programs-service,vault,webhooks}/**/*.test.ts',
       // The /api/v1 surface itself, on a service with a test-only plugin.
       'test/core/rest/surface.test.ts',
+      // Programs as bytes from the vault to each program-capable driver and back.
+      'test/drivers/program-bytes.test.ts',
     ],
     exclude: [
       '**/node_modules/**',
