@@ -15,7 +15,7 @@ import { vaultPlugin } from '../../../plugins/vault/index.js';
 import { webhooksPlugin } from '../../../plugins/webhooks/index.js';
 import { parseCsv } from '../../fixtures/csv.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
-import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import { openProgramsDatabase, startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 import { scopedPlant } from '../../fixtures/scoped-plant.js';
 
@@ -224,5 +224,28 @@ describe('audit in scope', () => {
     expect(forScoped.body).toMatchObject({ intact: true, firstBrokenSeq: null });
     expect(forScoped.body.checked).toBeGreaterThanOrEqual(everything.length);
     expect(forScoped.body.checked).toBeGreaterThan(everything.filter(visibleToScoped).length);
+  });
+
+  // Last: it breaks the chain.
+  it('PV-54 a record whose details are not JSON (written behind the service) is hidden from a scoped caller, never an error', async () => {
+    const db = await openProgramsDatabase(svc.dataDir);
+    let seq: number;
+    try {
+      seq = await db.write(async (tx) => {
+        const head = await tx.get<{ seq: number; hash: string }>('SELECT seq, hash FROM audit_head WHERE id = 1');
+        const next = Number(head?.seq) + 1;
+        // The deletion record of a program no longer in the vault, as the rule for deleted programs reads it.
+        await tx.run(
+          "INSERT INTO audit_log (seq, ts, principal_name, auth_method, category, action, entity_type, entity_id, details, prev_hash, hash) VALUES (?, ?, 'intruder', 'session', 'program', 'program.delete', 'program', 'gone-program', '{not json', ?, ?)",
+          [next, Date.now(), head?.hash ?? '', 'f'.repeat(64)],
+        );
+        return next;
+      });
+    } finally {
+      await db.close();
+    }
+    const mine = await all(scoped);
+    expect(mine.length).toBeGreaterThan(0);
+    expect(mine.some((r) => r.seq === seq)).toBe(false);
   });
 });

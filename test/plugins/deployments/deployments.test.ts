@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
-import { Database } from '../../../core/store/database.js';
 import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
 import { deploymentsPlugin } from '../../../plugins/deployments/index.js';
 import { gatewaysPlugin } from '../../../plugins/gateways/index.js';
@@ -17,7 +16,7 @@ import { vaultPlugin } from '../../../plugins/vault/index.js';
 import { webhooksPlugin } from '../../../plugins/webhooks/index.js';
 import { CountingLink } from '../../fixtures/counting-link.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
-import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import { openProgramsDatabase, startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 
 const DIR = '//CNC_MEM/USER/PATH1/';
@@ -89,7 +88,7 @@ describe('deployments', () => {
     expect(content.toString()).toContain(`(V1 ${published.sha256.slice(0, 8)} M01)`);
     const listed = await get(`/api/v1/deployments?batchId=${res.body.batchId}&status=Succeeded`);
     expect(listed.body.items).toHaveLength(3);
-    const db = await Database.open(join(svc.dataDir, 'programs.db'));
+    const db = await openProgramsDatabase(svc.dataDir);
     try {
       const audited = await db.all<{ action: string }>("SELECT action FROM audit_log WHERE category = 'deployment' AND action = 'deployment.succeeded'");
       expect(audited.length).toBeGreaterThanOrEqual(3);
@@ -156,7 +155,7 @@ describe('deployments', () => {
     const both = await Promise.all([1, 2].map(() => post('/api/v1/deployments', body, admin, { 'idempotency-key': 'mes-order-race' })));
     expect(both.map((r) => r.status)).toEqual([201, 201]);
     expect(both[1]?.body).toEqual(both[0]?.body);
-    const db = await Database.open(join(svc.dataDir, 'programs.db'));
+    const db = await openProgramsDatabase(svc.dataDir);
     try {
       expect(await db.all("SELECT id FROM deploy_batches WHERE idempotency_key LIKE '%:mes-order-race'")).toEqual([{ id: both[0]?.body.batchId }]);
     } finally {
@@ -210,7 +209,7 @@ describe('deployments', () => {
     // The files were already on the machines: the resumed transfers read them back instead of sending them again.
     expect(link.uploads).toBe(0);
     expect(done.map((d) => d.transfers)).toEqual([1, 1, 1]);
-    const db = await Database.open(join(dataDir, 'programs.db'));
+    const db = await openProgramsDatabase(dataDir);
     try {
       for (const id of ids) {
         const finished = await db.all("SELECT seq FROM audit_log WHERE entity_id = ? AND action IN ('deployment.succeeded', 'deployment.failed')", [id]);
@@ -229,7 +228,7 @@ describe('deployments', () => {
     const dataDir = svc.dataDir;
     await svc.role.stop();
     // As if the service had stopped right after storing the batch: no snapshot, still Queued.
-    const db = await Database.open(join(dataDir, 'programs.db'));
+    const db = await openProgramsDatabase(dataDir);
     try {
       await db.write((tx) => tx.run("UPDATE deploy_deployments SET snapshot = NULL, status = 'Queued', transfers = 0 WHERE id = ?", [id]));
     } finally {

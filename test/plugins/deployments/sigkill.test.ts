@@ -11,9 +11,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Database } from '../../../core/store/database.js';
 import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { adminOf, startServiceProcess, type ServiceProcess } from '../../fixtures/programs-process.js';
+import { openProgramsDatabase, programsDatabaseFor } from '../../fixtures/programs.js';
 import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../../fixtures/scripted-machine.js';
 
 const DIR = '//CNC_MEM/USER/PATH1/';
@@ -45,7 +45,12 @@ describe('a deployment batch across a SIGKILL', () => {
   it('PV-24 PV-35 a service killed with SIGKILL mid-batch and started again finishes every deployment exactly once, with no transfer repeated', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'programs-kill-'));
     const configFile = join(dataDir, 'config.json');
-    writeFileSync(configFile, JSON.stringify({ roles: ['programs'], gateway: { dataDir, timeZone: 'UTC' }, programs: { host: '127.0.0.1', port: 0 }, logLevel: 'warn', machines: [] }));
+    // On SQLite programs.db in dataDir; in the PostgreSQL run, the database the suite made for dataDir.
+    const databaseUrl = await programsDatabaseFor(dataDir);
+    // The restarted service is a new instance: on PostgreSQL it takes the killed one's deployments
+    // over when their lease ends (on SQLite, the one file's only instance, at once), so a short lease.
+    const programs = { host: '127.0.0.1', port: 0, deployments: { leaseSec: 3 }, ...(databaseUrl ? { databaseUrl } : {}) };
+    writeFileSync(configFile, JSON.stringify({ roles: ['programs'], gateway: { dataDir, timeZone: 'UTC' }, programs, logLevel: 'warn', machines: [] }));
     service = await startServiceProcess(configFile, PASSWORD);
     let api = await adminOf(service.url, PASSWORD);
 
@@ -104,7 +109,7 @@ describe('a deployment batch across a SIGKILL', () => {
     service.child.kill('SIGTERM');
     expect((await service.exited).code).toBe(0);
     // Exactly one final record per deployment, whatever the crash cut off.
-    const db = await Database.open(join(dataDir, 'programs.db'));
+    const db = await openProgramsDatabase(dataDir);
     try {
       const finals = await db.all<{ entity_id: string; n: number }>(
         "SELECT entity_id, COUNT(*) AS n FROM audit_log WHERE action IN ('deployment.succeeded', 'deployment.failed') GROUP BY entity_id",

@@ -17,7 +17,7 @@ import { DeploymentRepository, MIGRATIONS, type NewDeployment } from '../../../p
 import { TRIAL_MACHINE_VERSION } from '../../../plugins/deployments/trial-machine.js';
 import { TRIAL_MIGRATIONS, TrialRepository } from '../../../plugins/deployments/trial-store.js';
 import { trialRulesSchema, type TrialEvidence } from '../../../plugins/deployments/trial-verdict.js';
-import { auditOn } from '../../fixtures/audit-log.js';
+import { AuditChain } from '../../../core/roles/programs/audit/chain.js';
 import type { EngineUnderTest } from '../../fixtures/database-engines.js';
 
 const T0 = Date.UTC(2026, 10, 26, 8, 0, 0);
@@ -39,7 +39,7 @@ export const batchOf = (id: string, key: string | null = null, createdAt = T0) =
 export async function deploymentsDatabase(db: SqlDatabase): Promise<{ repo: DeploymentRepository; trials: TrialRepository }> {
   await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS]);
   const lease = leaseOf({ holder: 'test-instance' });
-  const repo = new DeploymentRepository(db, await auditOn(db), lease);
+  const repo = new DeploymentRepository(db, await AuditChain.open(db, { timeZone: 'UTC' }), lease);
   return { repo, trials: new TrialRepository(db, lease) };
 }
 
@@ -113,7 +113,7 @@ export function deploymentStoreCases(engine: EngineUnderTest): void {
 
     it('stores a state only while its instance holds the deployment: one claimed elsewhere after its lease ended ends once, by its new holder', async () => {
       const { db, repo } = await store();
-      const other = new DeploymentRepository(db, await auditOn(db), leaseOf({ holder: 'other-instance', ms: 30_000 }));
+      const other = new DeploymentRepository(db, await AuditChain.open(db, { timeZone: 'UTC' }), leaseOf({ holder: 'other-instance', ms: 30_000 }));
       const rows = await db.write((tx) => repo.insertBatch(tx, batchOf('bat_1'), planned(3, Buffer.from('y')), DEPLOYMENT_MACHINE_VERSION), { transaction: true });
       repo.track(rows);
       expect(rows.map((r) => r.holder)).toEqual(['test-instance', 'test-instance', 'test-instance']);

@@ -30,7 +30,7 @@ import type { FleetMachine, GatewayMachines } from '../../../plugins/gateways/se
 import type { EngineUnderTest } from '../../fixtures/database-engines.js';
 import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../../fixtures/scripted-machine.js';
-import { auditOn } from '../../fixtures/audit-log.js';
+import { AuditChain } from '../../../core/roles/programs/audit/chain.js';
 
 const LEASE_MS = 1500;
 const DIR = '//CNC_MEM/USER/PATH1/';
@@ -85,7 +85,7 @@ export function trialLeasesCases(engine: EngineUnderTest, prefix: string): void 
       const db = await database.open();
       await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS]);
       await db.write((tx) => tx.run('CREATE TABLE IF NOT EXISTS test_events (event TEXT NOT NULL, data TEXT NOT NULL)'));
-      const audit = await auditOn(db);
+      const audit = await AuditChain.open(db, { timeZone: 'UTC' });
       const byId = new Map(fleet.map((m) => [m.id, m]));
       const link = new InProcessGatewayLink(gw.gateway.context.interfaces);
       const services = new ServiceRegistry<ProgramsServices>('programs');

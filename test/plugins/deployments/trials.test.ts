@@ -11,14 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
-import { Database } from '../../../core/store/database.js';
 import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
 import { createDeploymentsPlugin } from '../../../plugins/deployments/index.js';
 import { gatewaysPlugin } from '../../../plugins/gateways/index.js';
 import { vaultPlugin } from '../../../plugins/vault/index.js';
 import { webhooksPlugin } from '../../../plugins/webhooks/index.js';
 import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
-import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import { openProgramsDatabase, startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig, type ScriptedMachine } from '../../fixtures/scripted-machine.js';
 
@@ -166,7 +165,7 @@ describe('trials', { timeout: 60_000 }, () => {
     expect(done.decision).toMatchObject({ by: 'system', automatic: true });
     expect(done.decision.note).toMatch(/median cycle time 75 s is 25 % above the baseline's 60 s/);
     expect(onMachine('T3')).toBe(before);
-    const db = await Database.open(join(svc.dataDir, 'programs.db'));
+    const db = await openProgramsDatabase(svc.dataDir);
     try {
       const rows = await db.all<{ action: string; details: string }>("SELECT action, details FROM audit_log WHERE entity_id = ? ORDER BY seq", [d.trialId!]);
       expect(rows.map((r) => r.action)).toEqual(expect.arrayContaining(['trial.start', 'trial.verdict', 'trial.pull-back', 'trial.pulled-back']));

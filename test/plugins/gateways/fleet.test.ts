@@ -3,13 +3,11 @@
  * in-process (registered at first start), a second one over HTTP with a
  * secret key; sync, machines, groups, scopes and the files on a machine.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
-import { Database } from '../../../core/store/database.js';
 import { gatewaysPlugin } from '../../../plugins/gateways/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
-import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import { openProgramsDatabase, startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 
 const DIR = '//CNC_MEM/USER/PATH1/';
@@ -60,7 +58,7 @@ describe('the program service\'s fleet', () => {
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ name: 'hall-2', kind: 'http', url: remoteUrl, reachable: true });
     expect(created.text).not.toContain(remoteKey);
-    const db = await Database.open(join(svc.dataDir, 'programs.db'));
+    const db = await openProgramsDatabase(svc.dataDir);
     try {
       const dump = JSON.stringify(await db.all('SELECT * FROM fleet_gateways'));
       // The secret is everything after `<prefix>_<id>_`; base64url may itself contain '_'.

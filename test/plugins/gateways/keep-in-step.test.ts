@@ -3,14 +3,12 @@
  * gateway's machine changes reach it at once (the gateway's events), remote
  * gateways are read again on the interval and their failures recorded.
  */
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
 import { fleetChangesOf } from '../../../core/roles/gateway/events.js';
-import { Database } from '../../../core/store/database.js';
 import { gatewaysPlugin } from '../../../plugins/gateways/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
-import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import { openProgramsDatabase, startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, type Session } from '../../fixtures/programs-accounts.js';
 
 interface MachineItem { id: string; machineId: string; name: string; present: boolean; gatewayId: string }
@@ -70,7 +68,7 @@ describe('the fleet kept in step with its gateways', () => {
 
   it('the service\'s own syncs that change nothing write no audit record', async () => {
     const count = async () => {
-      const db = await Database.open(join(svc.dataDir, 'programs.db'));
+      const db = await openProgramsDatabase(svc.dataDir);
       try {
         return (await db.all("SELECT action FROM audit_log WHERE action = 'gateway.sync'")).length;
       } finally {

@@ -12,7 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
-import { Database } from '../../../core/store/database.js';
 import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
 import { createDeploymentsPlugin } from '../../../plugins/deployments/index.js';
 import { gatewaysPlugin } from '../../../plugins/gateways/index.js';
@@ -20,7 +19,7 @@ import { mirrorPlugin } from '../../../plugins/mirror/index.js';
 import { vaultPlugin } from '../../../plugins/vault/index.js';
 import { webhooksPlugin } from '../../../plugins/webhooks/index.js';
 import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
-import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import { openProgramsDatabase, startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../../fixtures/scripted-machine.js';
 
@@ -101,7 +100,7 @@ describe('mirror and drift', { timeout: 60_000 }, () => {
     expect(first).toMatchObject({ ok: true, files: 3, snapshots: 3, driftOpened: [] });
     const again = await checkin('R1');
     expect(again).toMatchObject({ ok: true, files: 3, snapshots: 0 });
-    const db = await Database.open(join(svc.dataDir, 'programs.db'));
+    const db = await openProgramsDatabase(svc.dataDir);
     try {
       const contents = await db.all<{ sha256: string }>('SELECT sha256 FROM mirror_contents');
       expect(contents.map((c) => c.sha256)).toContain(sha('%\nO0001 (SAME)\nM30\n%\n'));

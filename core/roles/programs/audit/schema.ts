@@ -85,6 +85,10 @@ export const AUDIT_POSTGRES_STATEMENTS: readonly string[] = [
   `CREATE OR REPLACE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
    BEGIN RAISE EXCEPTION 'audit records are append-only'; END $$`,
   'CREATE OR REPLACE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_append_only()',
+  // A field of a record's details as text; null when absent or when details are not JSON (SQLite's
+  // json_valid guard; PostgreSQL 15 has no IS JSON). Read by a scoped caller's condition (plugins/audit-api/scope.ts).
+  `CREATE OR REPLACE FUNCTION audit_detail(details text, field text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
+   BEGIN RETURN CAST(details AS json) ->> field; EXCEPTION WHEN others THEN RETURN NULL; END $$`,
 ];
 
 /** Creates the audit tables, indexes and triggers if missing, in one transaction (instances starting together take turns). */
