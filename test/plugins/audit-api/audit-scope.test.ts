@@ -23,6 +23,7 @@ interface AuditItem {
   seq: number;
   action: string;
   entityType: string | null;
+  details: Record<string, unknown> | null;
   entityId: string | null;
   machine: string | null;
 }
@@ -227,7 +228,7 @@ describe('audit in scope', () => {
   });
 
   // Last: it breaks the chain.
-  it('PV-54 a record whose details are not JSON (written behind the service) is hidden from a scoped caller, never an error', async () => {
+  it('PV-54 a record whose details are not JSON (written behind the service) is hidden from a scoped caller and shown as unreadable to others, never an error', async () => {
     const db = await openProgramsDatabase(svc.dataDir);
     let seq: number;
     try {
@@ -247,5 +248,11 @@ describe('audit in scope', () => {
     const mine = await all(scoped);
     expect(mine.length).toBeGreaterThan(0);
     expect(mine.some((r) => r.seq === seq)).toBe(false);
+    // An unscoped reader gets the listing and the export, the record's text shown as unreadable details.
+    const everything = await all(admin);
+    expect(everything.find((r) => r.seq === seq)?.details).toEqual({ unreadable: '{not json' });
+    const csv = await get(admin, '/api/v1/audit/export?format=csv');
+    expect(csv.status).toBe(200);
+    expect(csv.text).toContain('gone-program');
   });
 });

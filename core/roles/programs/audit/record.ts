@@ -130,12 +130,31 @@ export function hashedFieldsOf(row: AuditRow): HashedFields {
   };
 }
 
+/** How many characters of details that are not a JSON object a reader is shown. */
+const UNREADABLE_DETAILS_SHOWN = 256;
+
+/**
+ * Stored details as readers see them. The service writes a JSON object; text
+ * that is not one was written behind its back (`/audit/verify` says whether
+ * the chain still holds) and is shown as the start of that text under
+ * `unreadable`, so one such row never turns a whole listing into an error.
+ */
+function detailsOf(text: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // shown below
+  }
+  return { unreadable: text.slice(0, UNREADABLE_DETAILS_SHOWN) };
+}
+
 /** The record a stored row shows to readers. */
 export function recordOf(row: AuditRow): AuditRecord {
   // The hashed fields as stored, with details parsed for readers and the record's own hash.
   return {
     ...hashedFieldsOf(row),
-    details: row.details === null ? null : (JSON.parse(row.details) as Record<string, unknown>),
+    details: row.details === null ? null : detailsOf(row.details),
     hash: row.hash,
   };
 }
