@@ -70,10 +70,15 @@ export async function rawLoops(sim: RunningSimulator, machines: number): Promise
   };
 }
 
-/** Runs every machine's closed loop (next read when the previous one answered) for `seconds`. */
-export async function closedLoops(loops: Loops, machines: number, seconds: number): Promise<{ perSec: number; latencies: number[] }> {
+/**
+ * Runs every machine's closed loop (next read when the previous one answered)
+ * for `seconds`: reads per second of wall time, and per second of this
+ * process's CPU time (the simulator's share included).
+ */
+export async function closedLoops(loops: Loops, machines: number, seconds: number): Promise<{ perSec: number; perCpuSec: number; latencies: number[] }> {
   const deadline = performance.now() + seconds * 1000;
   const latencies: number[] = [];
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: machines }, async (_, machine) => {
@@ -84,7 +89,8 @@ export async function closedLoops(loops: Loops, machines: number, seconds: numbe
       }
     }),
   );
-  return { perSec: latencies.length / ((performance.now() - t0) / 1000), latencies };
+  const cpu = process.cpuUsage(cpu0);
+  return { perSec: latencies.length / ((performance.now() - t0) / 1000), perCpuSec: latencies.length / ((cpu.user + cpu.system) / 1e6), latencies };
 }
 
 export interface Comparison {
@@ -94,7 +100,16 @@ export interface Comparison {
   ratio: number;
   ratioMin: number;
   ratioMax: number;
+  /** The same per second of CPU time: reads/CPU-s of each, the median of the rounds' ratios and their range. */
+  rawPerCpuSec: number;
+  driverPerCpuSec: number;
+  cpuRatio: number;
+  cpuRatioMin: number;
+  cpuRatioMax: number;
   rounds: number;
+  /** Each round's ratios, in order. */
+  roundRatios: number[];
+  roundCpuRatios: number[];
   driverLatencyP99Ms: number;
 }
 
@@ -112,6 +127,9 @@ export async function compare(sim: RunningSimulator, machines: number, options: 
     const rawRates: number[] = [];
     const driverRates: number[] = [];
     const ratios: number[] = [];
+    const rawCpu: number[] = [];
+    const driverCpu: number[] = [];
+    const cpuRatios: number[] = [];
     const driverLatencies: number[] = [];
     for (let round = 0; round < options.rounds; round++) {
       const first = round % 2 === 0 ? raw : driver;
@@ -122,6 +140,9 @@ export async function compare(sim: RunningSimulator, machines: number, options: 
       rawRates.push(r.perSec);
       driverRates.push(d.perSec);
       ratios.push(d.perSec / r.perSec);
+      rawCpu.push(r.perCpuSec);
+      driverCpu.push(d.perCpuSec);
+      cpuRatios.push(d.perCpuSec / r.perCpuSec);
       for (const latency of d.latencies) driverLatencies.push(latency);
     }
     return {
@@ -130,7 +151,14 @@ export async function compare(sim: RunningSimulator, machines: number, options: 
       ratio: percentile(ratios, 50),
       ratioMin: Math.min(...ratios),
       ratioMax: Math.max(...ratios),
+      rawPerCpuSec: percentile(rawCpu, 50),
+      driverPerCpuSec: percentile(driverCpu, 50),
+      cpuRatio: percentile(cpuRatios, 50),
+      cpuRatioMin: Math.min(...cpuRatios),
+      cpuRatioMax: Math.max(...cpuRatios),
       rounds: options.rounds,
+      roundRatios: ratios,
+      roundCpuRatios: cpuRatios,
       driverLatencyP99Ms: percentile(driverLatencies, 99),
     };
   } finally {
