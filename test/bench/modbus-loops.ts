@@ -93,6 +93,9 @@ export async function closedLoops(loops: Loops, machines: number, seconds: numbe
   return { perSec: latencies.length / ((performance.now() - t0) / 1000), perCpuSec: latencies.length / ((cpu.user + cpu.system) / 1e6), latencies };
 }
 
+/** A full collection, with --expose-gc (which npm run bench sets). */
+const collect = () => (globalThis as { gc?: () => void }).gc?.();
+
 export interface Comparison {
   rawPerSec: number;
   driverPerSec: number;
@@ -115,7 +118,8 @@ export interface Comparison {
 
 /**
  * Warms both loops up, then runs `rounds` rounds of raw and driver for
- * `seconds` each, back to back, alternating which goes first. Reads/s are
+ * `seconds` each, back to back, alternating which goes first, each after a
+ * full collection. Reads/s are
  * the medians over the rounds, the ratio the median of the rounds' ratios.
  */
 export async function compare(sim: RunningSimulator, machines: number, options: { seconds: number; rounds: number; warmup: number }): Promise<Comparison> {
@@ -134,7 +138,10 @@ export async function compare(sim: RunningSimulator, machines: number, options: 
     for (let round = 0; round < options.rounds; round++) {
       const first = round % 2 === 0 ? raw : driver;
       const second = first === raw ? driver : raw;
+      // Each half starts from a collected heap, so neither pays for the other's garbage.
+      collect();
       const a = await closedLoops(first, machines, options.seconds);
+      collect();
       const b = await closedLoops(second, machines, options.seconds);
       const [r, d] = first === raw ? [a, b] : [b, a];
       rawRates.push(r.perSec);

@@ -16,11 +16,17 @@
  * How the ratio is measured: both sets of connections are open side by side,
  * both loops are warmed up (`--loop-warmup` s each), then `--rounds` rounds
  * each measure raw and driver for `--seconds` back to back, alternating which
- * goes first; the ratio is the median of the rounds' ratios (their range is
- * printed too). On a shared 2-core machine the raw loop alone moved between
- * 8,275 and 9,621 reads/s from one run to the next, and one 10 s run of each
- * at different moments let that drift decide the ratio (0.87 and 0.74 on the
- * same tree); a round's two halves see the same background load.
+ * goes first, each half after a full collection (so neither pays for the
+ * other's garbage); the ratio is the median of the rounds' ratios (their
+ * range is printed too). On a shared 2-core machine the raw loop alone moved
+ * between 8,275 and 9,621 reads/s from one run to the next, and one 10 s run
+ * of each, raw first, at different moments let that drift decide the ratio
+ * (0.87 and 0.74 on the same tree); a round's two halves see nearly the same
+ * background load, and the median drops the rounds a burst of it spoiled.
+ * Rounds of 5 s: shorter ones let one full collection or burst of other work
+ * weigh too much. What it cannot do is make a machine whose load average is
+ * four times its cores quiet (figures in docs/drivers/modbus.md); for a
+ * figure to compare with the target, run it on an idle machine.
  *
  * The ratio is also given per second of this process's CPU time. With 200
  * machines the loops keep the one event loop busy, so on an idle machine
@@ -38,7 +44,7 @@
  * varied with how fast they had run. In its own process (its own simulator,
  * the same machines) the fleet's figures are its own.
  *
- *   npm run bench -- modbus [--machines 200] [--seconds 3] [--rounds 5] [--loop-warmup 2]  [--fleet-seconds 10 (0: no fleet)] [--warmup 5]
+ *   npm run bench -- modbus [--machines 200] [--seconds 5] [--rounds 5] [--loop-warmup 2] [--fleet-seconds 10 (0: no fleet)] [--warmup 5]
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -113,7 +119,7 @@ const memoryRow = (label: string, m: PhaseMemory): [string, string, string] => [
 export async function run(args: string[]): Promise<void> {
   if (args.includes('--fleet-phase')) return fleetPhase(args);
   const machines = option(args, 'machines', 200);
-  const rounds = { seconds: option(args, 'seconds', 3), rounds: option(args, 'rounds', 5), warmup: option(args, 'loop-warmup', 2) };
+  const rounds = { seconds: option(args, 'seconds', 5), rounds: option(args, 'rounds', 5), warmup: option(args, 'loop-warmup', 2) };
   const sim = await startModbusSimulator({ machines: specsOf(benchMachines(machines)) });
   process.stdout.write(`modbus: simulator on ${sim.host}:${sim.port} with ${machines} unit ids; ${rounds.rounds} rounds of ${rounds.seconds}s raw and ${rounds.seconds}s driver after ${rounds.warmup}s warm-up each, then the fleet in its own process\n`);
   let one, many, memory;
