@@ -6,6 +6,13 @@
  * former). Requests are serialised, one in flight, each with the client's
  * transaction timeout set (the library default is to wait forever). A dead
  * link is never reused: `open()` throws the old socket and client away.
+ *
+ * Every request is given the link's one callback, never a closure of its
+ * own: the library keeps each request's callback in a table of 256
+ * transaction ids per connection that it never empties, so a per-request
+ * closure (or its promise API, which makes one) would keep that request's
+ * promise and answer alive until the id comes round again, about 1 kB per
+ * request, some 50 MB for 200 machines.
  */
 import { createConnection, type Socket } from 'node:net';
 import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
@@ -24,9 +31,21 @@ export interface ConnectionSettings {
 /** Words of a register read, or bits of a coil/discrete-input read. */
 export type ReadResult = number[] | boolean[];
 
+/** What the library calls back with; `data` is words or bits by function. */
+type Answer = (error: unknown, result?: { data: ReadResult }) => void;
+
 interface Link {
   socket: Socket;
   client: ModbusRTU;
+  /** The one callback every request on this link is sent with. */
+  answer: Answer;
+}
+
+/** The request in flight: how to settle it, and what it asked for (for errors). */
+interface InFlight {
+  resolve: (result: ReadResult) => void;
+  reject: (error: GatewayError) => void;
+  what: string;
 }
 
 interface ModbusLibraryError {
@@ -43,7 +62,7 @@ export class ModbusConnection {
   /** Bumped by open() and close(), so an open that was overtaken gives its socket up. */
   private generation = 0;
   private readonly queue = new SerialQueue();
-  private inFlight: ((error: GatewayError) => void) | undefined;
+  private inFlight: InFlight | undefined;
 
   constructor(
     private readonly settings: ConnectionSettings,
@@ -73,9 +92,8 @@ export class ModbusConnection {
       socket.destroy();
       throw this.notConnected(error instanceof Error ? error.message : String(error));
     }
-    client.setID(this.settings.unitId);
     client.setTimeout(this.settings.requestTimeoutMs);
-    const link = { socket, client };
+    const link: Link = { socket, client, answer: (error, result) => this.answered(link, error, result) };
     this.link = link;
     socket.once('close', () => this.dropped(link, 'connection closed by the device'));
   }
@@ -94,21 +112,24 @@ export class ModbusConnection {
   private send(fn: ModbusFunction, address: number, count: number): Promise<ReadResult> {
     const link = this.link;
     if (!link) return Promise.reject(this.notConnected('not connected'));
-    const what = `unit ${this.settings.unitId} ${fn} ${address}+${count}`;
+    const { unitId } = this.settings;
     return new Promise<ReadResult>((resolve, reject) => {
-      this.inFlight = reject;
-      const request =
-        fn === 'holding' ? link.client.readHoldingRegisters(address, count) :
-        fn === 'input' ? link.client.readInputRegisters(address, count) :
-        fn === 'coils' ? link.client.readCoils(address, count) :
-        link.client.readDiscreteInputs(address, count);
-      request.then(
-        (result) => resolve(result.data),
-        (error: unknown) => reject(this.translate(error, what)),
-      );
-    }).finally(() => {
-      this.inFlight = undefined;
+      this.inFlight = { resolve, reject, what: `unit ${unitId} ${fn} ${address}+${count}` };
+      const client = link.client;
+      if (fn === 'holding') client.writeFC3(unitId, address, count, link.answer);
+      else if (fn === 'input') client.writeFC4(unitId, address, count, link.answer);
+      else if (fn === 'coils') client.writeFC1(unitId, address, count, link.answer);
+      else client.writeFC2(unitId, address, count, link.answer);
     });
+  }
+
+  /** The library's answer to the request in flight on `link`; one from a link given up, or with none in flight, is dropped. */
+  private answered(link: Link, error: unknown, result: { data: ReadResult } | undefined): void {
+    const inFlight = this.inFlight;
+    if (this.link !== link || !inFlight) return;
+    this.inFlight = undefined;
+    if (error || !result) inFlight.reject(this.translate(error, inFlight.what));
+    else inFlight.resolve(result.data);
   }
 
   private connectSocket(): Promise<Socket> {
@@ -150,8 +171,9 @@ export class ModbusConnection {
       link.client.destroy(ignore);
       link.socket.destroy();
     }
-    this.inFlight?.(this.notConnected('connection closed'));
+    const inFlight = this.inFlight;
     this.inFlight = undefined;
+    inFlight?.reject(this.notConnected('connection closed'));
   }
 
   private translate(error: unknown, what: string): GatewayError {

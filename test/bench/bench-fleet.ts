@@ -8,7 +8,7 @@ import { parseConfig } from '../../core/roles/index.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../core/roles/gateway/compose.js';
-import { percentile } from './stats.js';
+import { percentile, settled, type SettledMemory } from './stats.js';
 
 const MACHINE_TYPES = ['lathe', 'mill', 'machiningCenter', 'turnMill', 'grinder'] as const;
 const SYSTEMS = ['FANUC', 'SIEMENS', 'HEIDENHAIN', 'MAZAK', 'OKUMA'] as const;
@@ -44,6 +44,8 @@ export interface FleetMeasurement {
   /** Machines by derived state, and how many were online, at the end. */
   statesAtEnd: Record<string, number>;
   online: number;
+  /** The process's memory after full collections at the end of the measuring, the gateway still running. */
+  memoryAtEnd: SettledMemory;
 }
 
 /** Starts a gateway on `machines` (SQLite in a temporary directory), measures it, and stops it. */
@@ -100,6 +102,7 @@ export async function measureFleet(
       statesAtEnd[view.derived.state] = (statesAtEnd[view.derived.state] ?? 0) + 1;
       if (view.connection.state === 'online') online++;
     }
+    const memoryAtEnd = await settled();
     return {
       seconds: wallMs / 1000,
       cpuPercentOfOneCore: ((cpu.user + cpu.system) / 1000 / wallMs) * 100,
@@ -111,6 +114,7 @@ export async function measureFleet(
       historyRowsPerSec: rows / (wallMs / 1000),
       statesAtEnd,
       online,
+      memoryAtEnd,
     };
   } finally {
     clearInterval(scraper);

@@ -15,7 +15,7 @@
  *   npm run bench -- mcp [--machines 1000] [--calls 10000] [--concurrency 4] [--rounds 5]
  */
 import { createServer, type Server as HttpServer } from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -25,7 +25,7 @@ import { parseConfig } from '../../core/roles/index.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { GATEWAY_PLUGINS } from '../../core/roles/gateway/compose.js';
-import { option, percentile, printTable } from './stats.js';
+import { option, percentile, printTable, settled, type SettledMemory } from './stats.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { benchMachines } from './bench-fleet.js';
@@ -81,18 +81,6 @@ class Load {
   }
 }
 
-/** Resident memory by kind from /proc (Linux): anonymous (heaps), file-backed (mapped files, code) and shared; zeros elsewhere. */
-function rssParts(): { rssAnon: number; rssFile: number; rssShmem: number } {
-  let status = '';
-  try {
-    status = readFileSync('/proc/self/status', 'utf8');
-  } catch {
-    // Not Linux.
-  }
-  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
-  return { rssAnon: kb('RssAnon'), rssFile: kb('RssFile'), rssShmem: kb('RssShmem') };
-}
-
 /** A gateway with `machines` simulated machines, listening, and an admin token for it. */
 async function startGateway(machines: number): Promise<{ gateway: Gateway; url: string; token: string; dataDir: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-mcp-'));
@@ -115,15 +103,7 @@ async function listMachinesResponse(url: string, token: string): Promise<Respons
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL, authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_machines', arguments: {} } }) });
 }
 
-/** The process's memory after full collections (with --expose-gc, which npm run bench sets), so growth means retained memory. */
-async function settled() {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  gc?.();
-  await new Promise((r) => setTimeout(r, 200));
-  gc?.();
-  return { ...process.memoryUsage(), ...rssParts() };
-}
-type Memory = Awaited<ReturnType<typeof settled>>;
+type Memory = SettledMemory;
 
 interface Total { latencies: number[]; calls: number; seconds: number }
 const totals = (): Total => ({ latencies: [], calls: 0, seconds: 0 });

@@ -1,4 +1,5 @@
 /** Small statistics for benchmark reports. */
+import { readFileSync } from 'node:fs';
 
 /** The p-th percentile (0-100) of `values` by nearest rank. */
 export function percentile(values: readonly number[], p: number): number {
@@ -35,3 +36,25 @@ export function printTable(title: string, rows: [string, string, string][]): voi
   for (const [k, v, t] of rows) lines.push(`${k.padEnd(w0)}  ${v.padEnd(w1)}  ${t}`);
   process.stdout.write(`${lines.join('\n')}\n`);
 }
+
+/** Resident memory by kind from /proc (Linux): anonymous (heaps), file-backed (mapped files, code) and shared; zeros elsewhere. */
+export function rssParts(): { rssAnon: number; rssFile: number; rssShmem: number } {
+  let status = '';
+  try {
+    status = readFileSync('/proc/self/status', 'utf8');
+  } catch {
+    // Not Linux.
+  }
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
+  return { rssAnon: kb('RssAnon'), rssFile: kb('RssFile'), rssShmem: kb('RssShmem') };
+}
+
+/** The process's memory after full collections (with --expose-gc, which npm run bench sets), so growth means retained memory. */
+export async function settled(): Promise<NodeJS.MemoryUsage & ReturnType<typeof rssParts>> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  await new Promise((r) => setTimeout(r, 200));
+  gc?.();
+  return { ...process.memoryUsage(), ...rssParts() };
+}
+export type SettledMemory = NodeJS.MemoryUsage & ReturnType<typeof rssParts>;

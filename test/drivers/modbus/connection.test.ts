@@ -1,10 +1,13 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import ModbusSerial from 'modbus-serial';
 import type { ServerTCP } from 'modbus-serial';
 import { freePort, startModbusSimulator } from '../../../drivers/modbus/simulator.js';
 import type { RunningSimulator } from '../../../drivers/protocol-simulator.js';
 import type { ModbusClient } from '../../../drivers/modbus/index.js';
+import { ModbusConnection } from '../../../drivers/modbus/connection.js';
 import { modbusClient, rejection } from './helpers.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -70,6 +73,12 @@ async function silentServer(): Promise<number> {
   });
   const address = server.address();
   return typeof address === 'object' && address ? address.port : 0;
+}
+
+/** A full garbage collection, for checking what is still reachable. */
+function collectGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
 }
 
 const holding = (address: number, type: string, extra: Record<string, unknown> = {}) => ({ function: 'holding', address, type, ...extra });
@@ -139,5 +148,20 @@ describe('modbus connection', () => {
     await client.connect();
     expect((await client.read('count')).partsTotal).toBeGreaterThanOrEqual(0);
     expect(losses).toHaveLength(1);
+  });
+
+  it('keeps no answer alive once its reader has let it go', async () => {
+    const sim = await simulator();
+    const connection = new ModbusConnection({ host: '127.0.0.1', port: sim.port, unitId: 1, connectTimeoutMs: 2000, requestTimeoutMs: 2000 }, () => undefined);
+    cleanups.push(async () => connection.close());
+    await connection.open();
+    const answers: WeakRef<object>[] = [];
+    for (let i = 0; i < 20; i++) answers.push(new WeakRef(await connection.read('holding', 0, 28)));
+    // WeakRefs hold their targets until the current job ends.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    collectGarbage();
+    expect(answers.filter((answer) => answer.deref() !== undefined)).toHaveLength(0);
+    // The connection still answers after the collection.
+    expect(await connection.read('holding', 0, 28)).toHaveLength(28);
   });
 });
