@@ -20,9 +20,9 @@ import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../../fixtures/scripted-machine.js';
+import { until } from '../../fixtures/until.js';
 
 const DIR = '//CNC_MEM/USER/PATH1/';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A port on 127.0.0.1 that nothing listens on (taken from the OS, then closed). */
 async function closedPort(): Promise<number> {
@@ -41,15 +41,6 @@ describe('dashboard', { timeout: 60_000 }, () => {
 
   const post = (path: string, body?: unknown, s: Session = admin) => svc.request('POST', path, { cookie: s.cookie, headers: s.headers, ...(body !== undefined ? { body } : {}) });
   const get = (path: string, s: Session = admin) => svc.request('GET', path, { cookie: s.cookie });
-  const until = async <T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 10_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await read();
-      if (done(v)) return v;
-      if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v).slice(0, 600)}`);
-      await sleep(50);
-    }
-  };
   const summary = async () => (await get('/api/v1/dashboard/summary')).body;
 
   beforeAll(async () => {

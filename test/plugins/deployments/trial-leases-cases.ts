@@ -31,11 +31,11 @@ import type { EngineUnderTest } from '../../fixtures/database-engines.js';
 import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../../fixtures/scripted-machine.js';
 import { AuditChain } from '../../../core/roles/programs/audit/chain.js';
+import { until } from '../../fixtures/until.js';
 
 const LEASE_MS = 1500;
 const DIR = '//CNC_MEM/USER/PATH1/';
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ADMIN: RestPrincipal = {
   kind: 'user', id: 'usr_admin', name: 'admin', role: 'admin', permissions: new Set(['trials.decide', 'deployments.read']), scopes: { libraries: '*', machineGroups: '*' },
   authMethod: 'session', onBehalfOf: null, requiresOperator: false,
@@ -48,16 +48,6 @@ interface Instance extends DeploymentsWiring {
   ops: Map<string, AnyRestOperation>;
   stopHard(): Promise<void>;
   stop(): Promise<void>;
-}
-
-async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await read();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v).slice(0, 600)}`);
-    await sleep(50);
-  }
 }
 
 export function trialLeasesCases(engine: EngineUnderTest, prefix: string): void {

@@ -20,6 +20,7 @@ import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { openProgramsDatabase, startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig, type ScriptedMachine } from '../../fixtures/scripted-machine.js';
+import { until } from '../../fixtures/until.js';
 
 const DIR = '//CNC_MEM/USER/PATH1/';
 const MACHINES = ['T1', 'T2', 'T3', 'T4', 'T5', 'T6', 'T7'];
@@ -39,15 +40,6 @@ describe('trials', { timeout: 60_000 }, () => {
 
   const post = (path: string, body?: unknown, s: Session = admin) => svc.request('POST', path, { cookie: s.cookie, headers: s.headers, ...(body !== undefined ? { body } : {}) });
   const get = (path: string, s: Session = admin) => svc.request('GET', path, { cookie: s.cookie });
-  const until = async <T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 15_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await read();
-      if (done(v)) return v;
-      if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v).slice(0, 600)}`);
-      await sleep(50);
-    }
-  };
   const trial = (id: string) => get(`/api/v1/trials/${id}`).then((r) => r.body);
   const deploy = async (versionId: string, machine: string, isTrial: boolean, extra: Record<string, unknown> = {}) => {
     const res = await post('/api/v1/deployments', { versionId, assignmentIds: [assignments[machine]], isTrial, trialHours: isTrial ? (extra.trialHours ?? 1) : null, ...(isTrial ? { trialRules: { evaluateEverySec: 0.1, minCycles: 3, maxCycleTimeIncreasePct: 10, ...(extra.trialRules as object) } } : {}) });

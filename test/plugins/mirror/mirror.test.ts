@@ -22,11 +22,11 @@ import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { openProgramsDatabase, startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../../fixtures/scripted-machine.js';
+import { until } from '../../fixtures/until.js';
 
 const DIR = '//CNC_MEM/USER/PATH1/';
 const MACHINES = ['R1', 'R2', 'R3', 'R4', 'R5', 'R6', 'R7'];
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('mirror and drift', { timeout: 60_000 }, () => {
   let gw: TestGateway;
@@ -41,15 +41,6 @@ describe('mirror and drift', { timeout: 60_000 }, () => {
 
   const post = (path: string, body?: unknown, s: Session = admin) => svc.request('POST', path, { cookie: s.cookie, headers: s.headers, ...(body !== undefined ? { body } : {}) });
   const get = (path: string, s: Session = admin) => svc.request('GET', path, { cookie: s.cookie });
-  const until = async <T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 10_000): Promise<T> => {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const v = await read();
-      if (done(v)) return v;
-      if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(v).slice(0, 600)}`);
-      await sleep(50);
-    }
-  };
   const checkin = async (id: string) => {
     const res = await post(`/api/v1/machines/${machines[id]}/request-checkin`, { wait: true });
     expect(res.status).toBe(200);

@@ -24,6 +24,7 @@ import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/g
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
 import { scopedPlant, type ScopedPlant } from '../../fixtures/scoped-plant.js';
+import { untilDefined } from '../../fixtures/until.js';
 
 const RECEIVER_ON_LOOPBACK = { webhooks: { allowPrivateNetworks: true } };
 
@@ -31,16 +32,6 @@ interface Event {
   path: string;
   type: string;
   data: Record<string, unknown>;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe('webhooks in scope', () => {
@@ -83,7 +74,7 @@ describe('webhooks in scope', () => {
     for (const [release, machineId] of [[onA, plant.machineA], [onB, plant.machineB], [onB, plant.machineA]] as const) {
       deployments.push({ machineId, deploymentId: (await plant.deploy(release, machineId)).deploymentId });
     }
-    await until('every event at the endpoint of everything', () => (got.filter((e) => e.path === '/all').length >= 5 ? true : undefined));
+    await untilDefined('every event at the endpoint of everything', () => (got.filter((e) => e.path === '/all').length >= 5 ? true : undefined));
   }, 60_000);
   afterAll(async () => {
     await svc.stop();
@@ -106,7 +97,7 @@ describe('webhooks in scope', () => {
     expect(toAll.filter((e) => e.type.startsWith('deployment.')).map((e) => e.data.deploymentId).sort()).toEqual(deployments.map((d) => d.deploymentId).sort());
     // The endpoint of library A and group A: library A's publication, and the two deployments to machine A (one of them library B's program).
     const onMachineA = deployments.filter((d) => d.machineId === plant.machineA).map((d) => d.deploymentId);
-    await until('the scoped endpoint\'s events', () => (got.filter((e) => e.path === '/a').length >= 3 ? true : undefined));
+    await untilDefined('the scoped endpoint\'s events', () => (got.filter((e) => e.path === '/a').length >= 3 ? true : undefined));
     const toA = got.filter((e) => e.path === '/a');
     expect(toA.filter((e) => e.type === 'version.published').map((e) => e.data.libraryId)).toEqual([plant.libraryA]);
     expect(toA.filter((e) => e.type.startsWith('deployment.')).map((e) => e.data.deploymentId).sort()).toEqual(onMachineA.sort());

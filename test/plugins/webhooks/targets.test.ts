@@ -12,16 +12,7 @@ import { createWebhooksPlugin } from '../../../plugins/webhooks/index.js';
 import { addressRefusal } from '../../../plugins/webhooks/targets.js';
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, type Session } from '../../fixtures/programs-accounts.js';
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+import { untilDefined } from '../../fixtures/until.js';
 
 /** A program service with webhooks (retries every 100 ms) and an administrator's session. */
 async function service(allowPrivateNetworks: boolean): Promise<{ svc: TestProgramService; admin: Session }> {
@@ -95,7 +86,7 @@ describe('webhook targets', () => {
     const created = await register(plain, `http://localhost:${port}/plain`);
     expect(created.status).toBe(201);
     await publish(plain, 'REBOUND');
-    const failed = await until('the delivery given up', async () => (await deliveries(plain, created.body.id)).find((d) => d.status === 'failed'));
+    const failed = await untilDefined('the delivery given up', async () => (await deliveries(plain, created.body.id)).find((d) => d.status === 'failed'));
     expect(failed.attempts).toBe(3);
     expect(failed.lastError).toMatch(/^refused: localhost resolves to (127\.0\.0\.1|::1), a loopback address; webhooks deliver to public addresses unless programs\.webhooks\.allowPrivateNetworks/);
     expect(got.filter((u) => u === '/plain')).toEqual([]);
@@ -111,7 +102,7 @@ describe('webhook targets', () => {
     const byAddress = await register(plant, `http://127.0.0.1:${port}/plant-literal`);
     await publish(plant, 'INSIDE');
     for (const hook of [byName, byAddress]) {
-      const delivered = await until('the delivery', async () => (await deliveries(plant, hook.body.id)).find((d) => d.status === 'delivered'));
+      const delivered = await untilDefined('the delivery', async () => (await deliveries(plant, hook.body.id)).find((d) => d.status === 'delivered'));
       expect(delivered.lastError).toBeNull();
     }
     expect(got).toEqual(expect.arrayContaining(['/plant', '/plant-literal']));

@@ -19,6 +19,7 @@ import { createWebhooksPlugin, sign } from '../../../plugins/webhooks/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, type Session } from '../../fixtures/programs-accounts.js';
+import { untilDefined } from '../../fixtures/until.js';
 
 /** The receiver listens on 127.0.0.1: the plant setting that allows private networks (loopback included) lets deliveries reach it. */
 const RECEIVER_ON_LOOPBACK = { webhooks: { allowPrivateNetworks: true } };
@@ -55,16 +56,6 @@ function verified(secret: string, r: Received): boolean {
     const given = Buffer.from(s.replace(/^v1,/, ''));
     return s.startsWith('v1,') && given.length === expected.length && timingSafeEqual(given, expected);
   });
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe('webhooks', () => {
@@ -114,11 +105,11 @@ describe('webhooks', () => {
   });
 
   it('PV-61 deployment.completed and deployment.failed fire when a deployment ends, signed as Standard Webhooks', async () => {
-    const published = await until('version.published', () => hook.got.find((r) => JSON.parse(r.body).type === 'version.published'));
+    const published = await untilDefined('version.published', () => hook.got.find((r) => JSON.parse(r.body).type === 'version.published'));
     expect(JSON.parse(published.body).data).toMatchObject({ versionId, number: 1 });
     const ok = await post('/api/v1/deployments', { versionId, assignmentIds: [assignmentId], isTrial: false, trialHours: null });
     const deploymentId = ok.body.deployments[0].id;
-    const completed = await until('deployment.completed', () => hook.got.find((r) => JSON.parse(r.body).data?.deploymentId === deploymentId));
+    const completed = await untilDefined('deployment.completed', () => hook.got.find((r) => JSON.parse(r.body).data?.deploymentId === deploymentId));
     const event = JSON.parse(completed.body);
     expect(event).toMatchObject({ type: 'deployment.completed', data: { deploymentId, status: 'Succeeded', versionId } });
     expect(event.data.readBackSha256).toBe(event.data.sha256);
@@ -138,7 +129,7 @@ describe('webhooks', () => {
     const machine = (await get('/api/v1/machines')).body.items[0].id;
     const a = (await post('/api/v1/machine-assignments', { programId: prg, machineId: machine, dir: '//CNC_MEM/USER/PATH1/', transform: { header: ['(V{version} {sha8} {machine})'] } })).body.id;
     const failedDeployment = (await post('/api/v1/deployments', { versionId: v, assignmentIds: [a], isTrial: false, trialHours: null })).body.deployments[0].id;
-    const failed = await until('deployment.failed', () => hook.got.find((r) => JSON.parse(r.body).data?.deploymentId === failedDeployment));
+    const failed = await untilDefined('deployment.failed', () => hook.got.find((r) => JSON.parse(r.body).data?.deploymentId === failedDeployment));
     expect(JSON.parse(failed.body)).toMatchObject({ type: 'deployment.failed', data: { status: 'Failed', reason: expect.stringMatching(/accepted: at most 4194304 bytes/) } });
     const deliveries = await get(`/api/v1/admin/webhooks/deliveries?webhookId=${webhookId}&status=delivered`);
     expect(deliveries.body.items.map((d: { event: string }) => d.event)).toEqual(expect.arrayContaining(['deployment.completed', 'deployment.failed', 'version.published']));
@@ -149,7 +140,7 @@ describe('webhooks', () => {
     const before = hook.got.length;
     const res = await post('/api/v1/deployments', { versionId, assignmentIds: [assignmentId], isTrial: false, trialHours: null });
     const deploymentId = res.body.deployments[0].id;
-    const pending = await until('a failed attempt', async () => {
+    const pending = await untilDefined('a failed attempt', async () => {
       const items = (await get('/api/v1/admin/webhooks/deliveries?status=pending&event=deployment.completed')).body.items as { attempts: number; lastStatusCode: number }[];
       return items.find((d) => d.attempts >= 1);
     });
@@ -160,7 +151,7 @@ describe('webhooks', () => {
     hook.status.code = 204;
     svc = await startTestProgramService({ plugins: plugins(), localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), dataDir, settings: RECEIVER_ON_LOOPBACK });
     admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
-    const got = await until('the delivery after the restart', () => hook.got.slice(before).find((r) => JSON.parse(r.body).data?.deploymentId === deploymentId));
+    const got = await untilDefined('the delivery after the restart', () => hook.got.slice(before).find((r) => JSON.parse(r.body).data?.deploymentId === deploymentId));
     expect(verified(secret, got)).toBe(true);
     expect(hook.got.slice(before).filter((r) => JSON.parse(r.body).data?.deploymentId === deploymentId)).toHaveLength(1);
   });
@@ -168,7 +159,7 @@ describe('webhooks', () => {
   it('PV-60 an endpoint that answers 410 Gone is disabled and its pending deliveries abandoned', async () => {
     hook.status.code = 410;
     await post('/api/v1/deployments', { versionId, assignmentIds: [assignmentId], isTrial: false, trialHours: null });
-    const disabled = await until('the endpoint disabled', async () => {
+    const disabled = await untilDefined('the endpoint disabled', async () => {
       const w = (await get('/api/v1/admin/webhooks')).body.items[0];
       return w.enabled ? undefined : w;
     });
