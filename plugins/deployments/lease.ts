@@ -91,9 +91,28 @@ export const renewDeployments = (db: SqlDatabase, lease: Lease, now: number): Pr
 /** Ends this instance's leases on deployments at once (a clean stop). */
 export const releaseDeployments = (db: SqlDatabase, lease: Lease): Promise<void> => releaseRows(db, DEPLOYMENTS, lease);
 
-/** The lease keeper of a runner: runs `pass` (renew, stop what was lost, claim what ended) every third of the lease time. */
-export function keepLeases(lease: Lease, pass: () => Promise<void>): { stop(): Promise<void> } {
-  return repeatPasses(Math.max(100, Math.floor(lease.ms / 3)), pass);
+/** How often at most an instance looks for rows whose lease has ended, so a dead instance's work waits at most this long after its lease. */
+export const CLAIM_EVERY_MS = 1_000;
+
+/**
+ * The lease keeper of a runner: runs `pass` every `CLAIM_EVERY_MS` (or every
+ * third of the lease time when that is shorter), each claiming what ended,
+ * and with `renew` true at least every third of the lease time (renew, stop
+ * what was lost). A dead holder's last renewal was at most a third of the lease before
+ * it died, so its work is taken over within the lease plus one claim interval
+ * of its death, not the lease plus a third of it.
+ */
+export function keepLeases(lease: Lease, pass: (renew: boolean) => Promise<void>): { stop(): Promise<void> } {
+  const renewEvery = Math.max(100, Math.floor(lease.ms / 3));
+  const every = Math.min(renewEvery, CLAIM_EVERY_MS);
+  // Real time, as the interval's: the runner's clock may be a test's.
+  let renewedAt = performance.now();
+  return repeatPasses(every, () => {
+    // Renewed at the last pass before a third of the lease has gone by, never after it.
+    const renew = performance.now() - renewedAt + every >= renewEvery;
+    if (renew) renewedAt = performance.now();
+    return pass(renew);
+  });
 }
 
 /** Runs `pass` every `ms`, one pass at a time (a pass still running when the next is due lets it go); `stop` waits for the one under way. */

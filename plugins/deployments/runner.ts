@@ -214,7 +214,7 @@ export class DeploymentRunner {
   async resumeAll(): Promise<number> {
     const open = await claimDeployments(this.ctx.db, this.repo.lease, this.ctx.now(), { everything: this.takeOverAtStart, ...this.claimLimit() });
     await this.resumeClaimed(open);
-    this.keeper = keepLeases(this.repo.lease, () => this.tend());
+    this.keeper = keepLeases(this.repo.lease, (renew) => this.tend(renew));
     return open.length;
   }
 
@@ -246,16 +246,19 @@ export class DeploymentRunner {
   }
 
   /**
-   * One pass of the lease keeper: renews this instance's leases, stops the
-   * actors of deployments another instance has taken over meanwhile (this one
-   * renewed too late), and claims deployments whose lease has ended.
+   * One pass of the lease keeper: with `renew`, renews this instance's leases
+   * and stops the actors of deployments another instance has taken over
+   * meanwhile (this one renewed too late); then claims deployments whose
+   * lease has ended.
    */
-  private async tend(): Promise<void> {
+  private async tend(renew: boolean): Promise<void> {
     try {
-      // Only actors started before the renewal read its rows: one started since holds a row the renewal may not have seen.
-      const running = [...this.actors.keys()];
-      const held = await renewDeployments(this.ctx.db, this.repo.lease, this.ctx.now());
-      for (const id of running) if (!held.has(id)) this.drop(id);
+      if (renew) {
+        // Only actors started before the renewal read its rows: one started since holds a row the renewal may not have seen.
+        const running = [...this.actors.keys()];
+        const held = await renewDeployments(this.ctx.db, this.repo.lease, this.ctx.now());
+        for (const id of running) if (!held.has(id)) this.drop(id);
+      }
       for (;;) {
         if (this.stopping) return;
         const claimed = await claimDeployments(this.ctx.db, this.repo.lease, this.ctx.now(), this.claimLimit());

@@ -175,7 +175,7 @@ export class TrialRunner {
     const everything = this.options.takeOverAtStart ?? this.ctx.db.dialect.engine === 'sqlite';
     const open = await this.trials.claim(this.ctx.now(), { everything });
     await this.resumeClaimed(open);
-    this.keeper = keepLeases(this.trials.lease, () => this.tend());
+    this.keeper = keepLeases(this.trials.lease, (renew) => this.tend(renew));
     this.decisions = repeatPasses(this.options.decisionPollMs ?? DECISION_POLL_MS, () =>
       carryOutDecisions(this).catch((err: unknown) => this.logger.warn({ err }, 'trial decisions not carried out this round; tried again next round')));
     return open.length;
@@ -199,12 +199,14 @@ export class TrialRunner {
     }
   }
 
-  /** One pass of the lease keeper: renews, stops the actors of trials taken over meanwhile, claims trials whose lease ended. */
-  private async tend(): Promise<void> {
+  /** One pass of the lease keeper: with `renew`, renews and stops the actors of trials taken over meanwhile; then claims trials whose lease ended. */
+  private async tend(renew: boolean): Promise<void> {
     try {
-      const running = [...this.actors.keys()];
-      const held = await this.trials.renew(this.ctx.now());
-      for (const id of running) if (!held.has(id)) this.drop(id);
+      if (renew) {
+        const running = [...this.actors.keys()];
+        const held = await this.trials.renew(this.ctx.now());
+        for (const id of running) if (!held.has(id)) this.drop(id);
+      }
       if (this.stopping) return;
       const claimed = await this.trials.claim(this.ctx.now());
       if (claimed.length > 0) this.logger.info({ trials: claimed.length, holder: this.trials.lease.holder }, 'trials taken over from an instance whose lease ended');
