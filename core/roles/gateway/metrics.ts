@@ -41,32 +41,23 @@ export function gatewayMetrics(metrics: RoleMetrics): GatewayMetrics {
   const flushes = metrics.histogram({ name: 'gateway_history_flush_seconds', help: 'Time to commit one batch of history rows.', buckets: FLUSH_BUCKETS });
   let sources: { fleet: Fleet; history: { stats: HistoryWriterStats } } | undefined;
 
-  metrics.gauge({
-    name: 'gateway_machines', help: 'Machines by derived state.', labelNames: ['state'],
-    collect() {
-      this.reset();
-      if (!sources) return;
-      const counts = new Map<string, number>(DERIVED_STATES.map((s) => [s, 0]));
-      for (const id of sources.fleet.ids()) {
-        const state = sources.fleet.snapshot(id).derived.state;
-        counts.set(state, (counts.get(state) ?? 0) + 1);
-      }
-      for (const [state, n] of counts) this.set({ state }, n);
-    },
-  });
-  metrics.gauge({
-    name: 'gateway_machine_connections', help: 'Machines by the health of their driver\'s connection.', labelNames: ['state'],
-    collect() {
-      this.reset();
-      if (!sources) return;
-      const counts = new Map<string, number>(CONNECTION_STATES.map((s) => [s, 0]));
-      for (const id of sources.fleet.ids()) {
-        const state = sources.fleet.snapshot(id).connection.state;
-        counts.set(state, (counts.get(state) ?? 0) + 1);
-      }
-      for (const [state, n] of counts) this.set({ state }, n);
-    },
-  });
+  /** A gauge of machines by one state of their snapshot, every known state present (0 when none). */
+  const machinesBy = (name: string, help: string, states: readonly string[], stateOf: (snapshot: ReturnType<Fleet['snapshot']>) => string) =>
+    metrics.gauge({
+      name, help, labelNames: ['state'],
+      collect() {
+        this.reset();
+        if (!sources) return;
+        const counts = new Map<string, number>(states.map((s) => [s, 0]));
+        for (const id of sources.fleet.ids()) {
+          const state = stateOf(sources.fleet.snapshot(id));
+          counts.set(state, (counts.get(state) ?? 0) + 1);
+        }
+        for (const [state, n] of counts) this.set({ state }, n);
+      },
+    });
+  machinesBy('gateway_machines', 'Machines by derived state.', DERIVED_STATES, (s) => s.derived.state);
+  machinesBy('gateway_machine_connections', 'Machines by the health of their driver\'s connection.', CONNECTION_STATES, (s) => s.connection.state);
   metrics.gauge({
     name: 'gateway_machine_driver_errors', help: 'Machines whose driver reports an error now, by driver scheme and error name.', labelNames: ['protocol', 'cause'],
     collect() {

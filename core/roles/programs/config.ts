@@ -46,12 +46,12 @@ export const programsGatewaySyncSchema = z
   .strict();
 export type ProgramsGatewaySyncSettings = z.output<typeof programsGatewaySyncSchema>;
 
-/** How long an instance's lease on the deployments it drives lasts without renewal (docs/programs-deployments.md, "Several instances"). */
+/** How long an instance's lease on the deployments and trials it drives lasts without renewal (docs/programs-deployments.md, "Several instances"). */
 export const DEFAULT_DEPLOYMENT_LEASE_SEC = 30;
 
 export const programsDeploymentsSchema = z
   .object({
-    /** Seconds a deployment's lease lasts unless renewed (renewed every third of it): another instance takes a dead one's deployments over after it. */
+    /** Seconds a lease on a deployment or trial lasts unless renewed (renewed at least every third of it): another instance takes a dead one's work over within it plus a second. */
     leaseSec: z.number().int().min(2).max(3600).default(DEFAULT_DEPLOYMENT_LEASE_SEC),
   })
   .strict();
