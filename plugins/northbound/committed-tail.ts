@@ -13,8 +13,24 @@
  * those are read from the database.
  */
 import type { SequencedRow } from '../../core/roles/gateway/history/sequence.js';
+import type { CommitListener, HistoryWriter } from '../../core/roles/gateway/history/writer.js';
 
 export class CommittedTail {
+  /**
+   * A tail that follows `writer` from now on: it starts listening in the
+   * same step as it takes the writer's last sequence number, so no commit
+   * can fall between (a commit it missed would be a row it vouches for and
+   * does not hold). `committed` is told after each flush is taken in.
+   */
+  static follow(writer: Pick<HistoryWriter, 'stats' | 'onCommit'>, maxRows: number, committed: CommitListener): { tail: CommittedTail; stop: () => void } {
+    const tail = new CommittedTail(writer.stats.lastSeq, maxRows);
+    const stop = writer.onCommit((rows, through) => {
+      tail.add(rows);
+      committed(rows, through);
+    });
+    return { tail, stop };
+  }
+
   /** Rows in sequence order from `head` on (the ones before are let go). */
   private rows: SequencedRow[] = [];
   private head = 0;

@@ -11,6 +11,7 @@
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { NorthboundStatus } from '../../core/roles/gateway/northbound-status.js';
+import '../../core/roles/gateway/northbound-service.js';
 import { CommittedTail } from './committed-tail.js';
 import { checkNorthbound, NORTHBOUND_ENV, NORTHBOUND_FIELDS } from './config.js';
 import { CURSOR_MIGRATIONS, CursorStore, type StoredPosition } from './cursor-store.js';
@@ -40,26 +41,24 @@ export const northboundPlugin = definePlugin<GatewayContext, typeof NORTHBOUND_F
     if (targets.length === 0) return;
 
     const store = new CursorStore(ctx.db, ctx.now);
-    const tail = new CommittedTail(ctx.history.stats.lastSeq, TAIL_ROWS);
-    const source = new RowSource({ db: ctx.db, tail, committedThrough: () => ctx.history.committedThrough });
-    const fleet = new FleetView(ctx.fleet);
     // The tail keeps the rows the connected targets have still to publish; a target away reads the database when it is back.
     const moved = () => {
       let slowest = ctx.history.committedThrough;
       for (const f of forwarders) if (f.connected) slowest = Math.min(slowest, f.cursor);
       tail.release(slowest);
     };
+    const { tail, stop: offCommit } = CommittedTail.follow(ctx.history, TAIL_ROWS, () => {
+      moved();
+      for (const f of forwarders) f.wake();
+    });
+    const source = new RowSource({ db: ctx.db, tail, committedThrough: () => ctx.history.committedThrough });
+    const fleet = new FleetView(ctx.fleet);
     for (const settings of targets) {
       const position = await startingPosition(store, settings.name, () => store.startOfRun(ctx.startedAt, ctx.history.committedThrough));
       const format = (keepBdSeq: (bdSeq: number) => void) => formatOf(settings, { ctx, fleet, lastBdSeq: position.bdSeq, keepBdSeq });
       const forwarder = new Forwarder({ settings, format, source, store, position, logger: ctx.logger, now: ctx.now, observeLag: lagOf(settings.name), moved });
       forwarders.push(forwarder);
     }
-    const offCommit = ctx.history.onCommit((rows) => {
-      tail.add(rows);
-      moved();
-      for (const f of forwarders) f.wake();
-    });
     const offSaved = ctx.bus.on('machine.saved', ({ config }) => {
       if (!config.isActive) for (const f of forwarders) f.machineGone(config.machineID, false);
     });

@@ -20,7 +20,10 @@ import { readAfterSeq, type SequencedRow } from '../../../core/roles/gateway/his
 import type { NorthboundTargetStatus } from '../../../core/roles/gateway/northbound-status.js';
 import { Database } from '../../../core/store/database.js';
 import { startBrokerPath } from '../../fixtures/broker-path.js';
-import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
+import { definePlugin } from '../../../core/plugin-host.js';
+import type { GatewayContext } from '../../../core/roles/gateway/context.js';
+import { northboundPlugin } from '../../../plugins/northbound/index.js';
+import { simMachine, startTestGateway, TEST_PLUGINS, type TestGateway } from '../../fixtures/gateway.js';
 import { until } from '../../fixtures/until.js';
 import { delivery, sparkplugMessages, sparkplugRuleBreaks, subscribe, unsRows, type Subscriber } from './subscriber.js';
 
@@ -117,6 +120,29 @@ describe('northbound store-and-forward', { timeout: 60_000 }, () => {
     expect(rows.slice(0, firstBacklog).every((r) => r.seq <= down.cursor)).toBe(true);
     const statuses = sub.messages.filter((m) => m.topic === `${ROOT}/_gateway/status`).map((m) => JSON.parse(m.payload.toString()).state as string);
     expect(statuses).toEqual(['online', 'offline', 'online', 'offline']);
+  });
+
+  it('rows committed while the plugin starts are forwarded too: the committed tail listens from the moment it vouches for the rows after its start', async () => {
+    const broker = await startBroker();
+    const sub = await listen(broker.url, [`${ROOT}/#`]);
+    // A plugin booted just before northbound records ten rows and commits them at the first turn of the event loop:
+    // while northbound reads and writes its cursors at start, after it took the history's position.
+    const recorder = definePlugin<GatewayContext>({
+      name: 'test-recorder',
+      register(ctx) {
+        setImmediate(() => {
+          for (let i = 0; i < 10; i++) ctx.history.push({ machineID: 'M1', cls: 'Note', ts: Date.now(), data: { i } });
+          void ctx.history.flush();
+        });
+      },
+    });
+    const plugins = [...TEST_PLUGINS.filter((p) => p.name !== 'northbound'), recorder, northboundPlugin];
+    const gw = await startTestGateway({ ...gatewayConfig([{ name: 'plant', brokerUrl: broker.url }]), machines: [] }, undefined, { plugins });
+    cleanup.push(() => gw.stop());
+    const after = await caughtUp(gw, 'plant');
+    expect(after.cursor).toBe(10);
+    await until('the ten rows', () => unsRows(sub.messages, ROOT).length, (n) => n >= 10, 5000).catch(() => undefined);
+    expect(unsRows(sub.messages, ROOT).map((r) => r.data)).toEqual(Array.from({ length: 10 }, (_, i) => ({ i })));
   });
 
   it('a broker that accepts and then drops every connection is retried with backoff, not hammered; nothing is acknowledged or lost, and all goes out once a broker keeps the connection', async () => {
