@@ -1,7 +1,8 @@
 /**
  * The northbound targets as others see them (gateway-info's `northbound`,
- * the fleet console's system page): the northbound plugin provides them as
- * the service `northbound`. Public fields only; a password never.
+ * the fleet console's system page, which imports these types): public
+ * fields only, a password never. Types only, so the console can import
+ * them; the service is declared in northbound-service.ts.
  */
 
 /** One target's state: where it publishes, how far the broker has acknowledged, what is left and what went wrong. */
@@ -47,10 +48,4 @@ export interface NorthboundTargetStatus {
 /** Every target, in configuration order; none when the configuration has no `northbound` section. */
 export interface NorthboundStatus {
   targets: NorthboundTargetStatus[];
-}
-
-declare module './context.js' {
-  interface GatewayServices {
-    northbound: { status(): Promise<NorthboundStatus> };
-  }
 }
