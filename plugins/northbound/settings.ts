@@ -49,8 +49,10 @@ function readPassword(file: string, field: string): string {
 export function resolveTargets(config: NorthboundConfig | undefined, gatewayName: string, env: Readonly<Record<string, string | undefined>>): TargetSettings[] {
   if (!config) return [];
   return configuredTargets(config).map(({ target, path }) => {
-    const at = (field: string) => [...path, field].join('.');
-    const fromEnv = env[passwordVariable(target.name)] || (target.name === SHORTHAND_TARGET ? env.NORTHBOUND_PASSWORD : undefined) || undefined;
+    const at = (field: string) => [...path, field].map((key, i) => (typeof key === 'number' ? `[${key}]` : i ? `.${key}` : key)).join('');
+    const variable = target.name === SHORTHAND_TARGET && env.NORTHBOUND_PASSWORD ? 'NORTHBOUND_PASSWORD' : passwordVariable(target.name);
+    const fromEnv = env[variable] || undefined;
+    if (fromEnv !== undefined && target.username === undefined) throw new Error(`${variable} (environment) is set, but ${at('username')} is not: a password needs a username`);
     const password = fromEnv ?? target.password ?? (target.passwordFile !== undefined ? readPassword(target.passwordFile, at('passwordFile')) : undefined);
     const tls = target.tls;
     return {

@@ -109,8 +109,10 @@ describe('northbound configuration', () => {
     writeFileSync(join(dir, 'pw'), 'from-file\n');
     const config = section({ northbound: { targets: [target({ name: 'uns-a', username: 'u', passwordFile: join(dir, 'pw') }), target({ name: 'b', username: 'u', password: 'in-file' }), target({ name: 'c', username: 'u', passwordFile: join(dir, 'missing') })] } });
     expect(passwordVariable('uns-a')).toBe('NORTHBOUND_PASSWORD_UNS_A');
-    expect(() => resolveTargets(config, 'gw', {})).toThrow(/northbound\.targets\.2\.passwordFile: cannot read .*missing.*ENOENT/);
+    expect(() => resolveTargets(config, 'gw', {})).toThrow(/northbound\.targets\[2\]\.passwordFile: cannot read .*missing.*ENOENT/);
     const env = { NORTHBOUND_PASSWORD_C: 'from-env' };
     expect(resolveTargets(config, 'gw', env).map((t) => t.password)).toEqual(['from-file', 'in-file', 'from-env']);
+    const anonymous = section({ northbound: { targets: [target({ name: 'open' })] } });
+    expect(() => resolveTargets(anonymous, 'gw', { NORTHBOUND_PASSWORD_OPEN: 'x' })).toThrow('NORTHBOUND_PASSWORD_OPEN (environment) is set, but northbound.targets[0].username is not: a password needs a username');
   });
 });
