@@ -32,7 +32,8 @@ const CATALOG_CLASSES = Object.keys(METRIC_CATALOG);
 
 export class SparkplugDevices {
   private readonly devices = new Map<string, Device>();
-  private readonly aliases = new Map<string, number>();
+  /** Each machine's metric aliases, by metric name. */
+  private readonly aliases = new Map<string, Map<string, number>>();
   private nextAlias = 1;
 
   constructor(private readonly db: Database) {}
@@ -49,11 +50,12 @@ export class SparkplugDevices {
 
   /** The alias of a device's metric (a new one on first use). */
   alias(machineID: string, name: string): number {
-    const key = `${machineID}\u0000${name}`;
-    let alias = this.aliases.get(key);
+    let ofMachine = this.aliases.get(machineID);
+    if (!ofMachine) this.aliases.set(machineID, (ofMachine = new Map()));
+    let alias = ofMachine.get(name);
     if (alias === undefined) {
       alias = this.nextAlias++;
-      this.aliases.set(key, alias);
+      ofMachine.set(name, alias);
     }
     return alias;
   }
