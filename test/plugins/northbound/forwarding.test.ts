@@ -93,7 +93,8 @@ describe('northbound store-and-forward', { timeout: 60_000 }, () => {
     cleanup.push(() => path.close());
     const sub = await listen(broker.url, [`${ROOT}/#`]);
     const dataDir = mkdtempSync(join(tmpdir(), 'nb-outage-'));
-    const raw = gatewayConfig([{ name: 'plant', brokerUrl: path.url }]);
+    // At most five messages unacknowledged, however large the backlog.
+    const raw = gatewayConfig([{ name: 'plant', brokerUrl: path.url, maxInFlight: 5 }]);
     let gw = await start(raw, dataDir);
     await caughtUp(gw, 'plant');
 
@@ -106,8 +107,15 @@ describe('northbound store-and-forward', { timeout: 60_000 }, () => {
     gw = await start(raw, dataDir);
     await until('rows of the new run', () => targetStatus(gw, 'plant'), (t) => t.committedThrough > down.committedThrough + 20);
     path.set('pass');
-    const after = await caughtUp(gw, 'plant');
+    const inFlight: number[] = [];
+    const after = await until('the backlog forwarded', async () => {
+      const t = await targetStatus(gw, 'plant');
+      inFlight.push(t.inFlight);
+      return t;
+    }, (t) => t.state === 'connected' && t.cursor === t.committedThrough);
     expect(after.lostRows).toBe(0);
+    expect(after.maxInFlight).toBe(5);
+    expect(Math.max(...inFlight)).toBeLessThanOrEqual(5);
     await gw.stop();
 
     const rows = unsRows(sub.messages, ROOT);
@@ -233,6 +241,17 @@ describe('northbound store-and-forward', { timeout: 60_000 }, () => {
     expect(bdSeq(1)).toBe(bdSeq(0));
     expect(decoded.at(-1)?.type).toBe('NDEATH');
     expect(sparkplugRuleBreaks(decoded)).toEqual([]);
+  });
+
+  it('a target at QoS 0 publishes at most once: its cursor moves as each message is written, with no acknowledgement awaited', async () => {
+    const broker = await startBroker();
+    const sub = await listen(broker.url, [`${ROOT}/#`]);
+    const gw = await start(gatewayConfig([{ name: 'plant', brokerUrl: broker.url, qos: 0 }]));
+    const after = await caughtUp(gw, 'plant');
+    await until('the rows', () => unsRows(sub.messages, ROOT).length, (n) => n >= after.cursor);
+    await gw.stop();
+    const got = delivery(unsRows(sub.messages, ROOT), (await historyOf(gw.dataDir)).filter((r) => r.seq <= after.cursor));
+    expect(got).toMatchObject({ missing: [], unknown: [], outOfOrder: [], repeats: 0 });
   });
 
   it('GW-14 gateway-info, get_system_info over MCP and /metrics show each target\'s state, cursor, backlog and last error, never its password', async () => {
