@@ -16,7 +16,7 @@ import type { RoleMetrics } from '../../core/metrics.js';
 import type { NorthboundStatus, NorthboundTargetStatus } from '../../core/roles/gateway/northbound-status.js';
 
 /** Lag buckets: 10 ms to 2 min. */
-const LAG_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2.5, 5, 10, 30, 60, 120];
+const LAG_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 2, 3, 5, 10, 30, 60, 120];
 
 type Figure = (t: NorthboundTargetStatus) => number;
 
