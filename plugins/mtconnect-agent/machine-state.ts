@@ -1,0 +1,52 @@
+/**
+ * A replay started at any position of the history: each machine's last
+ * State, CNCStatus and Count rows before it and its last AlarmLog rows
+ * (gateway-reader.ts), replayed in sequence order, give what the rows before
+ * the position said. The observations that replay emits stand for the last
+ * observation of each data item; when the value was set by an older row than
+ * those, the observation carries the sequence number of the newest row that
+ * still says it (docs/mtconnect.md, "Sequence numbers").
+ */
+import type { SequencedRow } from '../../core/roles/gateway/history/sequence.js';
+import type { GatewayReader } from './gateway-reader.js';
+import { MachineReplay, type ReplayRow } from './replay.js';
+
+/** A committed history row with its data parsed; rows whose data is not a JSON object have an empty one. */
+export function parseRow(row: SequencedRow): ReplayRow {
+  let data: unknown;
+  try {
+    data = JSON.parse(row.data);
+  } catch {
+    data = undefined;
+  }
+  return { seq: row.seq, machineID: row.machineID, cls: row.cls, ts: row.ts, data: data !== null && typeof data === 'object' && !Array.isArray(data) ? (data as Record<string, unknown>) : {} };
+}
+
+/**
+ * The replays of `machineIDs` as of just before `position` (the seq of the
+ * next row to apply) whose first row is at `ts`; with `alarmsOf(machineID)`
+ * true, the machine's open alarms are read too.
+ */
+export async function replaysAt(
+  reader: GatewayReader,
+  machineIDs: readonly string[],
+  position: number,
+  ts: number,
+  alarmsOf: (machineID: string) => boolean,
+): Promise<Map<string, MachineReplay>> {
+  const replays = new Map<string, MachineReplay>();
+  if (machineIDs.length === 0) return replays;
+  const [lastRows, alarmRows] = await Promise.all([
+    reader.lastRowsBefore(machineIDs, position, ts),
+    Promise.all(machineIDs.map((id) => (alarmsOf(id) ? reader.alarmRowsBefore(id, position, ts) : Promise.resolve([])))),
+  ]);
+  machineIDs.forEach((machineID, i) => {
+    const replay = new MachineReplay(machineID);
+    const last = lastRows.get(machineID) ?? {};
+    const rows = [...(alarmRows[i] ?? []), ...[last.CNCStatus, last.State, last.Count].filter((r): r is SequencedRow => r !== undefined)];
+    rows.sort((a, b) => a.seq - b.seq);
+    for (const row of rows) replay.apply(parseRow(row), () => undefined);
+    replays.set(machineID, replay);
+  });
+  return replays;
+}
