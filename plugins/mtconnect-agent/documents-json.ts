@@ -60,6 +60,7 @@ function observationJson(s: Served): Json {
   const { o, def } = s;
   const node: Json = { dataItemId: def.id, name: def.name, sequence: o.seq, timestamp: isoTime(o.ts) };
   if (def.category === 'CONDITION') node.type = def.type;
+  if (o.nativeCode !== undefined && (o.level === 'Fault' || o.level === 'Warning')) node.conditionId = o.nativeCode;
   if (o.nativeCode !== undefined) node.nativeCode = o.nativeCode;
   if (o.nativeSeverity !== undefined) node.nativeSeverity = o.nativeSeverity;
   if (def.category !== 'CONDITION' || o.value !== '') node.value = o.value;

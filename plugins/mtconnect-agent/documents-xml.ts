@@ -75,6 +75,8 @@ function observationNode(s: Served): XmlNode {
   const { o, def } = s;
   const node: XmlNode = { '@_dataItemId': def.id, '@_timestamp': isoTime(o.ts), '@_name': def.name, '@_sequence': o.seq };
   if (def.category === 'CONDITION') node['@_type'] = def.type;
+  // An active condition is identified by its conditionId; as cppagent, its native code.
+  if (o.nativeCode !== undefined && (o.level === 'Fault' || o.level === 'Warning')) node['@_conditionId'] = xmlText(o.nativeCode);
   if (o.nativeCode !== undefined) node['@_nativeCode'] = xmlText(o.nativeCode);
   if (o.nativeSeverity !== undefined) node['@_nativeSeverity'] = o.nativeSeverity;
   if (o.value !== '') node['#text'] = xmlText(o.value);
