@@ -9,7 +9,7 @@
  */
 import type { SequencedRow } from '../../core/roles/gateway/history/sequence.js';
 import type { GatewayReader } from './gateway-reader.js';
-import { parseRow, replaysAt } from './machine-state.js';
+import { lastObservationsAt, parseRow } from './machine-state.js';
 import { MachineReplay, type Observation } from './replay.js';
 
 type ObservationListener = (observations: readonly Observation[]) => void;
@@ -32,7 +32,7 @@ export class LiveState {
     live.unsubscribe = reader.onCommit((rows, committedThrough) => live.committed(rows, committedThrough));
     const through = reader.committedThrough();
     const ids = reader.machines().map((m) => m.machineID);
-    const replays = await replaysAt(reader, ids, through + 1, Number.MAX_SAFE_INTEGER, () => true);
+    const replays = await lastObservationsAt(reader, ids, through + 1);
     for (const [id, replay] of replays) live.replays.set(id, replay);
     live.through = through;
     // Rows committed before the subscription but after `through` (a flush that overtook a retried one) come from the table.

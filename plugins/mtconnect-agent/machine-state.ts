@@ -2,14 +2,18 @@
  * A replay started at any position of the history: each machine's last
  * State, CNCStatus and Count rows before it and its last AlarmLog rows
  * (gateway-reader.ts), replayed in sequence order, give what the rows before
- * the position said. The observations that replay emits stand for the last
- * observation of each data item; when the value was set by an older row than
- * those, the observation carries the sequence number of the newest row that
+ * the position said. Where the last observation of each data item matters
+ * (/current), the replay starts RECENT_ROWS rows earlier and replays them:
+ * an observation made within them has its own sequence number; a value set
+ * by an older row is shown with the sequence number of the newest row that
  * still says it (docs/mtconnect.md, "Sequence numbers").
  */
 import type { SequencedRow } from '../../core/roles/gateway/history/sequence.js';
 import type { GatewayReader } from './gateway-reader.js';
 import { MachineReplay, type ReplayRow } from './replay.js';
+
+/** History rows replayed before a position to find where each data item's last observation was made. */
+export const RECENT_ROWS = 20_000;
 
 /** A committed history row with its data parsed; rows whose data is not a JSON object have an empty one. */
 export function parseRow(row: SequencedRow): ReplayRow {
@@ -48,5 +52,27 @@ export async function replaysAt(
     for (const row of rows) replay.apply(parseRow(row), () => undefined);
     replays.set(machineID, replay);
   });
+  return replays;
+}
+
+/**
+ * The replays of `machineIDs` as of just before `position`, each data item's
+ * last observation exact when it was made within the RECENT_ROWS rows before.
+ */
+export async function lastObservationsAt(reader: GatewayReader, machineIDs: readonly string[], position: number): Promise<Map<string, MachineReplay>> {
+  const first = (await reader.firstRowSeq()) ?? position;
+  const start = Math.max(first, position - RECENT_ROWS);
+  const ts = (await reader.tsAt(start)) ?? Number.MAX_SAFE_INTEGER;
+  const replays = await replaysAt(reader, machineIDs, start, ts, () => true);
+  const wanted = new Set(machineIDs);
+  let after = start - 1;
+  while (after < position - 1) {
+    const rows = await reader.rowsAfter(after, position - 1, 5_000);
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      after = row.seq;
+      if (wanted.has(row.machineID)) replays.get(row.machineID)?.apply(parseRow(row), () => undefined);
+    }
+  }
   return replays;
 }

@@ -8,10 +8,10 @@
 import { AgentError, outOfRange } from './agent-error.js';
 import type { GatewayReader } from './gateway-reader.js';
 import type { LiveState } from './live-state.js';
-import { parseRow, replaysAt } from './machine-state.js';
+import { lastObservationsAt, parseRow, replaysAt } from './machine-state.js';
 import type { DataItemDef, DeviceModel } from './model.js';
 import { VALUE_ITEMS, type MachineReplay, type Observation } from './replay.js';
-import { observationSeq, rowOfSeq, SLOTS_PER_ROW } from './sequence-numbers.js';
+import { observationSeq, rowOfSeq } from './sequence-numbers.js';
 
 /** An observation with the data item it belongs to. */
 export interface Served {
@@ -79,15 +79,10 @@ export async function currentAt(reader: GatewayReader, model: DeviceModel, heade
   if (at < header.firstSequence || at > header.lastSequence) throw outOfRange('at', at, header.firstSequence, header.lastSequence);
   const row = rowOfSeq(at);
   const machineIDs = machinesOf(model, filter);
-  const ts = (await reader.tsAt(row)) ?? Number.MAX_SAFE_INTEGER;
-  const replays = await replaysAt(reader, machineIDs, row + 1, ts, () => true);
-  // Observations of the row itself above `at` are not yet there: replay the row's part up to `at` on a copy started before it.
+  // The rows before the one `at` is in, then that row's observations up to `at`.
+  const replays = await lastObservationsAt(reader, machineIDs, row);
   const [atRow] = await reader.rowsAfter(row - 1, row, 1);
-  if (atRow && observationSeq(row, SLOTS_PER_ROW - 1) > at && replays.has(atRow.machineID)) {
-    const before = (await replaysAt(reader, [atRow.machineID], row, ts, () => true)).get(atRow.machineID)!;
-    before.apply(parseRow(atRow), () => undefined, at);
-    replays.set(atRow.machineID, before);
-  }
+  if (atRow?.seq === row) replays.get(atRow.machineID)?.apply(parseRow(atRow), () => undefined, at);
   const wanted = (id: string) => !filter || filter.has(id);
   const out: Served[] = wanted(agent.def.id) && agent.o.seq <= at ? [agent] : [];
   for (const replay of replays.values()) lastObservations(model, replay, wanted, out);
