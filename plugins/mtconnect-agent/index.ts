@@ -29,41 +29,53 @@ function listenError(host: string, port: number, err: unknown): Error {
   return new Error(`${where}: ${e.message} (mtconnect.host, mtconnect.port or MTCONNECT_PORT)`);
 }
 
-export const mtconnectAgentPlugin = definePlugin<GatewayContext, typeof MTCONNECT_FIELDS>({
-  name: 'mtconnect-agent',
-  dependsOn: ['machine-actors', 'system'],
-  config: MTCONNECT_CONFIG,
-  async register(ctx) {
-    const settings = ctx.settings;
-    if (!settings.enabled) return undefined;
-    const files = roleTlsFiles(settings.tls, ctx.env);
-    const logger = ctx.logger;
-    const tls = files ? TlsSource.open(files, logger) : undefined;
-    const reader = new GatewayReader(ctx);
-    const live = await LiveState.open(reader);
-    const agent = new Agent(reader, live, {
-      version: ctx.version,
-      sender: ctx.identity.name,
-      instanceId: await reader.instanceId(),
-      gatewayId: ctx.services.find('gateway-identity')?.gatewayID ?? ctx.identity.name,
-      startedAt: ctx.now(),
-    });
-    const server = new AgentServer(agent, logger, tls);
-    let url: string;
-    try {
-      url = await server.listen(settings.host, settings.port);
-    } catch (err) {
-      live.close();
-      await server.close();
-      throw listenError(settings.host, settings.port, err);
-    }
-    ctx.services.provide('mtconnect-agent', { url, streams: () => server.streamCount });
-    logger.info({ url }, 'MTConnect agent listening');
-    return {
-      async stop() {
-        await server.close();
+export interface MtconnectAgentOptions {
+  /** Where to listen when the configuration file does not say (`mtconnect.host`, `.port`): the tests' loopback and a free port. */
+  listener?: { host: string; port: number };
+}
+
+/** The plugin; `options.listener` replaces the default listener (tests). */
+export function createMtconnectAgentPlugin(options: MtconnectAgentOptions = {}) {
+  return definePlugin<GatewayContext, typeof MTCONNECT_FIELDS>({
+    name: 'mtconnect-agent',
+    dependsOn: ['machine-actors', 'system'],
+    config: MTCONNECT_CONFIG,
+    async register(ctx) {
+      const settings = { ...ctx.settings };
+      if (!settings.enabled) return undefined;
+      if (options.listener && !ctx.configWrites('host')) settings.host = options.listener.host;
+      if (options.listener && !ctx.configWrites('port')) settings.port = options.listener.port;
+      const files = roleTlsFiles(settings.tls, ctx.env);
+      const logger = ctx.logger;
+      const tls = files ? TlsSource.open(files, logger) : undefined;
+      const reader = new GatewayReader(ctx);
+      const live = await LiveState.open(reader);
+      const agent = new Agent(reader, live, {
+        version: ctx.version,
+        sender: ctx.identity.name,
+        instanceId: await reader.instanceId(),
+        gatewayId: ctx.services.find('gateway-identity')?.gatewayID ?? ctx.identity.name,
+        startedAt: ctx.now(),
+      });
+      const server = new AgentServer(agent, logger, tls);
+      let url: string;
+      try {
+        url = await server.listen(settings.host, settings.port);
+      } catch (err) {
         live.close();
-      },
-    };
-  },
-});
+        await server.close();
+        throw listenError(settings.host, settings.port, err);
+      }
+      ctx.services.provide('mtconnect-agent', { url, streams: () => server.streamCount });
+      logger.info({ url }, 'MTConnect agent listening');
+      return {
+        async stop() {
+          await server.close();
+          live.close();
+        },
+      };
+    },
+  });
+}
+
+export const mtconnectAgentPlugin = createMtconnectAgentPlugin();

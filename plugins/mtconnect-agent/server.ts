@@ -40,8 +40,10 @@ function send(reply: FastifyReply, answer: Answer): FastifyReply {
   return reply.code(answer.status).header('content-type', answer.contentType).header('cache-control', 'no-store, max-age=0').send(answer.body);
 }
 
-/** Serves the agent's requests on `app`; the streams it runs are in `streams`. */
-function route(app: FastifyInstance, agent: Agent, streams: Set<StreamSession>, logger: Logger): void {
+type Fail = (request: FastifyRequest, reply: FastifyReply, err: unknown, document: string) => Promise<FastifyReply>;
+
+/** Serves the agent's requests on `app`; the streams it runs are in `streams`. Answers how a refusal is sent. */
+function route(app: FastifyInstance, agent: Agent, streams: Set<StreamSession>, logger: Logger): Fail {
   const fail = async (request: FastifyRequest, reply: FastifyReply, err: unknown, document: string) => {
     const error = err instanceof AgentError ? err : new AgentError('InternalError', 'The agent could not answer this request');
     if (!(err instanceof AgentError)) logger.error({ err, url: request.url.slice(0, URI_MAX) }, 'mtconnect: request failed');
@@ -124,6 +126,7 @@ function route(app: FastifyInstance, agent: Agent, streams: Set<StreamSession>, 
     const error = err.statusCode !== undefined && err.statusCode < 500 ? new AgentError('InvalidRequest', 'The request could not be read') : err;
     return fail(request, reply, error, 'MTConnectDevices');
   });
+  return fail;
 }
 
 /** The agent's HTTP(S) listener. */
@@ -136,7 +139,10 @@ export class AgentServer {
     private readonly logger: Logger,
     private readonly tls: TlsSource | undefined,
   ) {
+    let fail: Fail | undefined;
     this.app = Fastify({
+      // A path the router cannot read (bad escapes, a segment over maxParamLength) is a URI the agent does not serve.
+      frameworkErrors: (_err, request, reply) => void fail?.(request, reply, new AgentError('InvalidURI', 'No MTConnect request at this URI'), 'MTConnectDevices'),
       ...(tls ? { https: tls.httpsOptions() } : {}),
       logger: false,
       // A device name or asset id longer than this is not the model's.
@@ -144,7 +150,7 @@ export class AgentServer {
       bodyLimit: 1024,
       forceCloseConnections: true,
     }) as unknown as FastifyInstance;
-    route(this.app, agent, this.streams, logger);
+    fail = route(this.app, agent, this.streams, logger);
   }
 
   /** Listens; answers the base URL a client points at. */
