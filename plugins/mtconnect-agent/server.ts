@@ -139,10 +139,11 @@ export class AgentServer {
     private readonly logger: Logger,
     private readonly tls: TlsSource | undefined,
   ) {
-    let fail: Fail | undefined;
+    // The router's refusals are answered by the routes' own refusal, known once the routes are made.
+    const refusal: { fail?: Fail } = {};
     this.app = Fastify({
       // A path the router cannot read (bad escapes, a segment over maxParamLength) is a URI the agent does not serve.
-      frameworkErrors: (_err, request, reply) => void fail?.(request, reply, new AgentError('InvalidURI', 'No MTConnect request at this URI'), 'MTConnectDevices'),
+      frameworkErrors: (_err, request, reply) => void refusal.fail?.(request, reply, new AgentError('InvalidURI', 'No MTConnect request at this URI'), 'MTConnectDevices'),
       ...(tls ? { https: tls.httpsOptions() } : {}),
       logger: false,
       // A device name or asset id longer than this is not the model's.
@@ -150,7 +151,7 @@ export class AgentServer {
       bodyLimit: 1024,
       forceCloseConnections: true,
     }) as unknown as FastifyInstance;
-    fail = route(this.app, agent, this.streams, logger);
+    refusal.fail = route(this.app, agent, this.streams, logger);
   }
 
   /** Listens; answers the base URL a client points at. */
