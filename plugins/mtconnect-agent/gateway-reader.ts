@@ -113,13 +113,22 @@ export class GatewayReader {
     return out;
   }
 
-  /** A machine's last ALARM_LOOKBACK_ROWS AlarmLog rows with seq < beforeSeq and ts ≤ beforeTs, oldest first. */
-  async alarmRowsBefore(machineID: string, beforeSeq: number, beforeTs: number): Promise<SequencedRow[]> {
-    const rows = await this.ctx.db.all<SequencedRow>(
-      `SELECT seq, machine_id AS machineID, class AS cls, ts, data FROM history WHERE machine_id = ? AND class = 'AlarmLog' AND ts <= ? AND seq < ? ORDER BY ts DESC, seq DESC LIMIT ${ALARM_LOOKBACK_ROWS}`,
-      [machineID, beforeTs, beforeSeq],
+  /**
+   * Each machine's last ALARM_LOOKBACK_ROWS AlarmLog rows with seq < beforeSeq
+   * and ts ≤ beforeTs, oldest first: one statement, an index range per machine.
+   */
+  async alarmRowsBefore(machineIDs: readonly string[], beforeSeq: number, beforeTs: number): Promise<Map<string, SequencedRow[]>> {
+    const out = new Map<string, SequencedRow[]>();
+    if (machineIDs.length === 0) return out;
+    const rows = await this.ctx.db.all<{ machineID: string; alarms: string | null }>(
+      `SELECT m.value AS machineID, (SELECT json_group_array(json_array(a.seq, a.ts, a.data)) FROM (SELECT h.seq, h.ts, h.data FROM history h WHERE h.machine_id = m.value AND h.class = 'AlarmLog' AND h.ts <= ?1 AND h.seq < ?2 ORDER BY h.ts DESC, h.seq DESC LIMIT ${ALARM_LOOKBACK_ROWS}) a) AS alarms FROM json_each(?3) m`,
+      [beforeTs, beforeSeq, JSON.stringify(machineIDs)],
     );
-    return rows.reverse();
+    for (const row of rows) {
+      const packed = row.alarms === null ? [] : (JSON.parse(row.alarms) as [number, number, string][]);
+      out.set(row.machineID, packed.map(([seq, ts, data]) => ({ seq, ts, data, machineID: row.machineID, cls: 'AlarmLog' })).reverse());
+    }
+    return out;
   }
 
   /** The ts of the first replayed row with seq ≥ `seq`; undefined when there is none. */

@@ -40,14 +40,11 @@ export async function replaysAt(
 ): Promise<Map<string, MachineReplay>> {
   const replays = new Map<string, MachineReplay>();
   if (machineIDs.length === 0) return replays;
-  const [lastRows, alarmRows] = await Promise.all([
-    reader.lastRowsBefore(machineIDs, position, ts),
-    Promise.all(machineIDs.map((id) => (alarmsOf(id) ? reader.alarmRowsBefore(id, position, ts) : Promise.resolve([])))),
-  ]);
-  machineIDs.forEach((machineID, i) => {
+  const [lastRows, alarmRows] = await Promise.all([reader.lastRowsBefore(machineIDs, position, ts), reader.alarmRowsBefore(machineIDs.filter(alarmsOf), position, ts)]);
+  machineIDs.forEach((machineID) => {
     const replay = new MachineReplay(machineID);
     const last = lastRows.get(machineID) ?? {};
-    const rows = [...(alarmRows[i] ?? []), ...[last.CNCStatus, last.State, last.Count].filter((r): r is SequencedRow => r !== undefined)];
+    const rows = [...(alarmRows.get(machineID) ?? []), ...[last.CNCStatus, last.State, last.Count].filter((r): r is SequencedRow => r !== undefined)];
     rows.sort((a, b) => a.seq - b.seq);
     for (const row of rows) replay.apply(parseRow(row), () => undefined);
     replays.set(machineID, replay);

@@ -113,14 +113,17 @@ export async function run(args: string[]): Promise<void> {
     const url = gateway.context.services.get('mtconnect-agent').url;
     process.stdout.write(`mtconnect: ${machines} machines at 1 Hz, agent at ${url}; warming up ${warmup}s\n`);
     await sleep(warmup * 1000);
+    process.stdout.write(`/current ${requests} times\n`);
     const current = await currentLatency(url, requests);
+    process.stdout.write('/sample?count=10000 from the oldest kept row, XML then JSON\n');
     const xml = await sampleThroughput(url, 'text/xml');
     const json = await sampleThroughput(url, 'application/json');
     process.stdout.write(`measuring the fleet alone ${seconds}s, then with ${clients} streams ${seconds}s\n`);
     const alone = await cpuOver(seconds);
     child = startClients(url, clients);
-    await sleep(3000);
-    const streams = gateway.context.services.get('mtconnect-agent').streams();
+    const agent = gateway.context.services.get('mtconnect-agent');
+    for (let waited = 0; agent.streams() < clients && waited < 120; waited++) await sleep(1000);
+    const streams = agent.streams();
     const withStreams = await cpuOver(seconds);
     const figures = {
       machines,
