@@ -69,7 +69,8 @@ function route(app: FastifyInstance, agent: Agent, streams: Set<StreamSession>, 
     formatParam(query);
     const p = currentParams(query);
     const filter = agent.filter(params.device !== undefined ? agent.device(params.device) : undefined, p.path, deviceTypeParam(query));
-    if (p.interval === undefined) return send(reply, await agent.current(formatOf(request), filter, p.at));
+    // HEAD of a stream answers one document's head: a stream would never end.
+    if (p.interval === undefined || request.method === 'HEAD') return send(reply, await agent.current(formatOf(request), filter, p.at));
     const session = openStream(request, reply);
     void session.run(() => session.current(filter, p.interval!));
   });
@@ -80,7 +81,7 @@ function route(app: FastifyInstance, agent: Agent, streams: Set<StreamSession>, 
     formatParam(query);
     const p = sampleParams(query);
     const filter = agent.filter(params.device !== undefined ? agent.device(params.device) : undefined, p.path, deviceTypeParam(query));
-    if (p.interval === undefined) return send(reply, (await agent.sample(formatOf(request), { from: p.from, to: p.to, count: p.count, filter })).answer);
+    if (p.interval === undefined || request.method === 'HEAD') return send(reply, (await agent.sample(formatOf(request), { from: p.from, to: p.to, count: p.count, filter })).answer);
     checkSampleRange(await agent.header(), { from: p.from, count: p.count });
     if (p.count < 0) throw new AgentError('InvalidRequest', "A stream reads forward: 'count' must be positive");
     const session = openStream(request, reply);

@@ -193,5 +193,8 @@ describe('MTConnect requests: bad input is an MTConnectError naming it', () => {
       expect(res.headers.get('allow')).toBe('GET, HEAD');
     }
     expect((await fetch(`${agent.url}/probe`, { method: 'HEAD' })).status).toBe(200);
+    // HEAD of a stream is one document's head, not a stream that never ends.
+    const head = await fetch(`${agent.url}/sample?interval=1000`, { method: 'HEAD' });
+    expect([head.status, head.headers.get('content-type')]).toEqual([200, 'text/xml']);
   });
 });
