@@ -73,7 +73,7 @@ describe('MTConnect sequence numbers from the history', () => {
         const restarted = headerOf((await agent.get('/current')).body);
         expect(restarted.instanceId).toBe(first.instanceId);
         // The machines report again after the restart, so there is something new to resume to.
-        await until('rows after the restart', async () => headerOf((await agent.get('/current')).body).nextSequence, (n) => n > restarted.nextSequence);
+        await until('rows after the restart', async () => headerOf((await agent.get('/current')).body).nextSequence, (n) => n > restarted.nextSequence, 60_000);
         const after = await readAll(agent, before.next);
         expect(after.observations.length).toBeGreaterThan(0);
         expect(after.observations.every((o) => o.seq >= before.next)).toBe(true);
