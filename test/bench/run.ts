@@ -19,6 +19,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   console: () => import('./console.js'),
   backup: () => import('./backup.js'),
   'rate-limit': () => import('./rate-limit.js'),
+  mtconnect: () => import('./mtconnect.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);
