@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { CredentialBox } from '../../core/store/credential-box.js';
-import { fleetDeps } from './operations/deps.js';
+import { fleetDeps, type FleetDeps } from './operations/deps.js';
 import { fleetOperations, fleetService } from './operations/index.js';
 import { FleetRepository, MIGRATIONS } from './store.js';
 import { syncGateway } from './sync.js';
@@ -43,7 +43,14 @@ export const gatewaysPlugin = definePlugin<ProgramsContext>({
   async register(ctx) {
     const repo = new FleetRepository(ctx.db);
     const here = await localEntry(ctx, repo);
-    const deps = fleetDeps(ctx, repo, CredentialBox.open(ctx.dataDir), here?.local);
+    let deps: FleetDeps;
+    try {
+      deps = fleetDeps(ctx, repo, CredentialBox.open(ctx.dataDir), here?.local);
+    } catch (err) {
+      // Not started after all: the entry is given back at once.
+      await here?.stop();
+      throw err;
+    }
     for (const op of fleetOperations(deps)) ctx.rest.define(op);
     ctx.services.provide('gateway-machines', fleetService(deps));
     const keeper = new FleetKeeper(deps, ctx.logger);
