@@ -6,8 +6,9 @@
  * start (docs/programs-fleet.md, "The gateway in each instance"):
  *
  * - the entry keyed by this gateway's ID is this gateway's, unless an
- *   instance elsewhere (another host or data directory) runs it now: then
- *   two gateways share one ID (a copied `gateway-id`) and the start is refused;
+ *   instance elsewhere (another host or data directory) runs it now on the
+ *   same PostgreSQL database: then two gateways share one ID (a copied
+ *   `gateway-id`) and the start is refused;
  * - on SQLite (one process per database) the database's in-process entry is
  *   this gateway's: an entry from before gateways were told apart is taken
  *   over, one keyed by another gateway's ID refuses the start;
@@ -57,8 +58,13 @@ export type LocalEntryDecision =
   | { kind: 'new'; name: string }
   | { kind: 'refuse'; message: string };
 
-/** Whether another instance (elsewhere) runs the entry's gateway now. */
-const heldElsewhere = (e: GatewayRecord, f: LocalEntryFacts) => e.servedBy !== null && e.servedBy !== f.servedBy && e.servedUntil !== null && e.servedUntil > f.now;
+/**
+ * Whether another instance (elsewhere) runs the entry's gateway now, on this
+ * database. Only a shared database can have one: a SQLite database is one
+ * process's, and a hold in a copy of it (a backup restored elsewhere) is the
+ * copied one's.
+ */
+const heldElsewhere = (e: GatewayRecord, f: LocalEntryFacts) => f.shared && e.servedBy !== null && e.servedBy !== f.servedBy && e.servedUntil !== null && e.servedUntil > f.now;
 const described = (e: GatewayRecord) => `'${e.name}' (${e.id})`;
 
 /** The decision on an entry `programs.adoptGateway` names; undefined when the rule goes on as without it. */

@@ -116,6 +116,12 @@ describe('the fleet entry of the gateway in an instance', () => {
     expect(await registerLocalGateway(ctx, repo, facts(C, 'host-c:/var/lib/cnc', { now: T0 + SERVING_LEASE_MS + 2 }))).toMatchObject({ decision: 'own', entry: { id: c.entry.id, host: 'host-c' } });
   });
 
+  it('on SQLite a copy of a running instance\'s database (a backup restored elsewhere) is this gateway\'s: the hold in the copy is the copied one\'s', async () => {
+    const c = await registerLocalGateway(ctx, repo, facts(C, 'host-c:/var/lib/cnc', { shared: false }));
+    const restored = await registerLocalGateway(ctx, repo, facts(C, 'host-c:/srv/restored', { shared: false, now: T0 + 1000 }));
+    expect(restored).toMatchObject({ decision: 'own', entry: { id: c.entry.id, servedBy: 'host-c:/srv/restored' } });
+  });
+
   it('programs.adoptGateway naming no gateway, a remote one, or one that another running instance holds refuses the start naming the setting', async () => {
     const unknown = await refusal(facts(C, 'host-c:/x', { adopt: 'gw_0123456789abcdef' }));
     expect(unknown?.message).toContain('programs.adoptGateway (PROGRAMS_ADOPT_GATEWAY) names gw_0123456789abcdef, which is no gateway of this database');
