@@ -31,7 +31,8 @@ const updateBody = z.object({
 async function refuseOtherGateway(g: GatewayRecord, url: string, key: string): Promise<{ error: string | null }> {
   let who: { gatewayID: string; name: string };
   try {
-    who = await new HttpGatewayLink(url, key).identity();
+    // A person waits for this answer: a shorter wait than a transfer's.
+    who = await new HttpGatewayLink(url, key, { timeoutMs: 10_000 }).identity();
   } catch (err) {
     if (err instanceof GatewayLinkError) return { error: err.message };
     throw err;
@@ -119,6 +120,9 @@ export const GATEWAY_OPERATIONS: readonly FleetOperation[] = [
       const p = principalOf(principal);
       const g = await d.repo.gateway(params.id);
       if (!g) throw new ProblemError('not-found', `no gateway ${params.id}`);
+      if (body.name === undefined && body.url === undefined && body.secretKey === undefined) {
+        throw new ProblemError('invalid-request', 'nothing to change: give name, url or secretKey', { errors: [{ field: 'body', message: 'names no field to change', accepted: 'name, url, secretKey' }] });
+      }
       const { changed, contact } = await changedGateway(d, g, body);
       await d.ctx.db.write(async (tx) => {
         await d.repo.updateGateway(tx, changed);

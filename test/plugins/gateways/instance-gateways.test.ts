@@ -157,8 +157,31 @@ describe('the gateways of other instances', () => {
     expect(elsewhere.body.errors).toEqual([expect.objectContaining({ field: 'body.url', message: 'leads to another gateway' })]);
     expect(elsewhere.body.detail).toContain(`is ${b.gatewayID}`);
     expect((await get(`/api/v1/gateways/${entryC}`)).body).toMatchObject({ url: 'in-process', gatewayID: c.gatewayID });
+    const nothing = await patch(`/api/v1/gateways/${entryC}`, {});
+    expect(nothing.status).toBe(400);
+    expect(nothing.body.errors).toEqual([expect.objectContaining({ field: 'body', accepted: 'name, url, secretKey' })]);
     const renamed = await patch(`/api/v1/gateways/${entryC}`, { name: 'cell C' });
     expect(renamed.body).toMatchObject({ name: 'cell C', url: 'in-process' });
+  });
+
+  it('PV-33 PATCH changes a remote gateway\'s key alone (sealed, never answered or audited) and its name, each audited as gateway.update', async () => {
+    const [b] = others as [Awaited<ReturnType<typeof otherGateway>>];
+    const remote = await post('/api/v1/gateways', { name: 'plant b', url: b.url, secretKey: 'gwk_wrong_0000000000000000' });
+    expect(remote.body).toMatchObject({ kind: 'http', reachable: false });
+    const fixed = await patch(`/api/v1/gateways/${remote.body.id}`, { secretKey: b.key, name: 'plant B' });
+    expect(fixed.status).toBe(200);
+    expect(fixed.body).toMatchObject({ name: 'plant B', url: b.url, reachable: true, lastError: null });
+    expect(JSON.stringify(fixed.body)).not.toContain(b.key);
+    const db = await openProgramsDatabase(svc.dataDir);
+    try {
+      const audit = await db.all<{ action: string; details: string }>('SELECT action, details FROM audit_log WHERE entity_id = ? ORDER BY seq', [remote.body.id]);
+      expect(audit.map((r) => r.action)).toEqual(['gateway.register', 'gateway.update']);
+      expect(JSON.parse(audit[1]?.details ?? '{}')).toEqual({ changed: ['name', 'secretKey'], name: 'plant B', url: b.url });
+      expect(JSON.stringify(await db.all('SELECT * FROM audit_log'))).not.toContain(b.key.split('_').slice(2).join('_'));
+      expect(JSON.stringify(await db.all('SELECT * FROM fleet_gateways'))).not.toContain(b.key.split('_').slice(2).join('_'));
+    } finally {
+      await db.close();
+    }
   });
 
   it('an address that leads to another gateway now sends nothing there: the link asks who answers first', async () => {
