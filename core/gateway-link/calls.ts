@@ -5,7 +5,7 @@
  */
 import { isRecord } from '../json-value.js';
 import { ProgramBytes } from '../program-bytes.js';
-import { GatewayLinkError, type GatewayLinkFailure, type LinkCurrentProgram, type LinkGroup, type LinkHistoryRow, type LinkMachine, type LinkProgramCapability, type LinkProgramFile, type LinkTransfer } from './types.js';
+import { GatewayLinkError, type GatewayLinkFailure, type LinkCurrentProgram, type LinkGroup, type LinkHistoryRow, type LinkIdentity, type LinkMachine, type LinkProgramCapability, type LinkProgramFile, type LinkTransfer } from './types.js';
 
 /** errorCode → what a caller can do about it (core/errors.ts is the table). */
 const FAILURE_BY_CODE: Record<number, GatewayLinkFailure> = {
@@ -73,6 +73,13 @@ function programDirOf(m: Record<string, unknown>): { programDir?: string } {
 }
 
 export const CALLS = {
+  identity: (): LinkCall<LinkIdentity> => ({
+    method: 'GET', path: '/api/system/gateway-info', input: {},
+    read: (data) => {
+      if (!isRecord(data)) throw unexpected('its identity');
+      return { gatewayID: str(data.gatewayID, 'its gatewayID'), name: str(data.name, 'its name') };
+    },
+  }),
   machines: (): LinkCall<LinkMachine[]> => ({
     method: 'GET', path: '/api/config/machines', input: {},
     read: (data) => {
@@ -155,6 +162,10 @@ export const CALLS = {
 /** A link that makes every call through `call`: the two implementations differ only in how. */
 export abstract class CallingGatewayLink {
   protected abstract call<T>(call: LinkCall<T>): Promise<T>;
+
+  identity() {
+    return this.call(CALLS.identity());
+  }
 
   listMachines() {
     return this.call(CALLS.machines());
