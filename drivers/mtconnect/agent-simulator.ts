@@ -230,6 +230,8 @@ export async function startMtconnectAgentSimulator(options: AgentSimulatorOption
     let next = from;
     let lastSent = 0;
     const part = (body: string) => {
+      // A client that does not read is dropped rather than buffered for without end.
+      if (response.writableLength > 4 * 1024 * 1024) return response.destroy();
       response.write(`--${boundary}\r\nContent-type: text/xml\r\nContent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}\r\n`);
       lastSent = now();
     };

@@ -284,7 +284,12 @@ export class AgentSource implements MtconnectSource {
         else this.lose(reason, session);
       },
     }, this.http);
-    if (opened.kind === 'document') return this.applySample(this.parse('/sample', opened.document));
+    if (opened.kind === 'document') {
+      // An agent that answers the streaming request with one document does not stream: poll it instead.
+      const outcome = this.applySample(this.parse('/sample', opened.document));
+      if (outcome.kind === 'ok') this.schedulePoll(session, intervalMs);
+      return outcome;
+    }
     this.stream = opened;
     this.watch(session, 2 * heartbeatMs + this.settings.requestTimeoutMs);
     const outcome = await withTimeout(firstAnswer, this.settings.requestTimeoutMs, () => ({

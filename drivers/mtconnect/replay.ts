@@ -8,14 +8,15 @@
  * the agent stand-in turns them into observations.
  */
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../../core/package-root.js';
 import { DataItemIndex, type DeviceModel } from './device-model.js';
 import { parseDevices, pickDevice } from './probe.js';
 import { tokenize } from './shdr-tokenizer.js';
 
-/** The recorded lathe: its SHDR log and its Devices file. */
-export const LATHE_RECORDING = fileURLToPath(new URL('./recordings/lathe.shdr', import.meta.url));
-export const LATHE_DEVICES = fileURLToPath(new URL('./recordings/lathe.devices.xml', import.meta.url));
+/** The recorded lathe: its SHDR log and its Devices file (in the sources, found from dist/ too). */
+export const LATHE_RECORDING = join(PACKAGE_ROOT, 'drivers', 'mtconnect', 'recordings', 'lathe.shdr');
+export const LATHE_DEVICES = join(PACKAGE_ROOT, 'drivers', 'mtconnect', 'recordings', 'lathe.devices.xml');
 
 /** One entry: a line, or a multiline asset's lines, at its offset into the round. */
 export interface RecordedEntry {

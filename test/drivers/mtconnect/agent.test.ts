@@ -81,6 +81,27 @@ describe('mtconnect driver: an MTConnect agent', () => {
     expect((await c.read('status')).adjustedStatus).toBe('RUNNING');
   });
 
+  it('polls an agent that answers the streaming request with one document', async () => {
+    const sim = await agent({ replay: false });
+    // A proxy in front of the stand-in that drops `interval`, so /sample answers one document as to a poll.
+    const proxy = http.createServer((request, response) => {
+      const url = new URL(request.url ?? '/', 'http://proxy');
+      url.searchParams.delete('interval');
+      http.get(`http://127.0.0.1:${sim.port}${url.pathname}${url.search}`, (answer) => {
+        response.writeHead(answer.statusCode ?? 500, answer.headers);
+        answer.pipe(response);
+      }).on('error', () => response.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    closing.push(() => new Promise((resolve) => proxy.close(resolve)));
+    closing.push(async () => proxy.closeAllConnections());
+    sim.feed('MT-L02', `${stamp()}|avail|AVAILABLE|execution|READY|part_count|1`);
+    const c = client((proxy.address() as net.AddressInfo).port, { agent: { intervalMs: 50 }, device: 'MT-L02' });
+    await c.connect();
+    sim.feed('MT-L02', `${stamp()}|part_count|2`);
+    await until('part 2', () => c.read('count'), (count) => count.partCount === 2, 5_000);
+  });
+
   it('reads every observation once, with no gap and no repeat, though its stream keeps being dropped', async () => {
     const sim = await agent({ replay: false });
     sim.feed(START.machineID, `${stamp()}|avail|AVAILABLE|execution|ACTIVE|part_count|0`);
