@@ -7,7 +7,12 @@
  * MTConnect documents have none, and refusing it rules out entity expansion.
  * See docs/drivers/mtconnect.md ("XML") for why sax over a tree builder.
  */
-import sax from 'sax';
+import { createRequire } from 'node:module';
+import type * as Sax from 'sax';
+
+/** sax, loaded at the first document read, so a gateway without MTConnect machines does not load it. */
+let saxModule: typeof Sax | undefined;
+const sax = (): typeof Sax => (saxModule ??= createRequire(import.meta.url)('sax') as typeof Sax);
 
 export interface XmlLimits {
   /** Longest document, in characters. */
@@ -47,7 +52,7 @@ const localName = (qualified: string): string => {
 /** Reads `text` through `handlers`; throws XmlProblem naming what is wrong. */
 export function readXml(text: string, handlers: XmlHandlers, limits: XmlLimits = DEFAULT_XML_LIMITS): void {
   if (text.length > limits.maxChars) throw new XmlProblem(`document of ${text.length} characters is longer than ${limits.maxChars}`);
-  const parser = sax.parser(true, { trim: false, normalize: false, position: true });
+  const parser = sax().parser(true, { trim: false, normalize: false, position: true });
   const stack: Array<{ element: XmlElement; text: string[] | undefined; length: number }> = [];
   let elements = 0;
   // sax only records some errors (an unclosed root at the end); throwing here makes every one end the read.
