@@ -20,7 +20,7 @@ import { GatewayError } from '../../core/errors.js';
 import { fetchDocument, openStream, type FetchedDocument } from './agent-http.js';
 import { parseAssets } from './assets.js';
 import { DataItemIndex, type DataItem, type DeviceModel } from './device-model.js';
-import { InputProblems } from './input-problems.js';
+import { InputProblems, tooManyConditions } from './input-problems.js';
 import { UNAVAILABLE, type ObservationStore } from './observations.js';
 import type { AgentSettings } from './options.js';
 import { parseDevices, pickDevice } from './probe.js';
@@ -372,7 +372,10 @@ export class AgentSource implements MtconnectSource {
     if (live) this.onObservation?.(time, now, o.sequence);
     const item = this.index?.find(o.dataItemId);
     if (!item) return this.problems.report('unknownDataItem', `data item '${o.dataItemId.slice(0, 64)}' is not in the device's /probe and is ignored`, o.dataItemId);
-    if (o.condition) return this.store.setCondition(item.id, { ...o.condition, ...(o.value ? { message: o.value } : {}) }, time);
+    if (o.condition) {
+      if (!this.store.setCondition(item.id, { ...o.condition, ...(o.value ? { message: o.value } : {}) }, time)) this.problems.report('tooManyConditions', tooManyConditions(item));
+      return;
+    }
     const value = o.value.toUpperCase() === UNAVAILABLE ? UNAVAILABLE : o.value;
     this.store.setValue(item.id, value, time, now);
     if (!live || value === UNAVAILABLE) return;

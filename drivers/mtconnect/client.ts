@@ -19,7 +19,7 @@ import type { ProblemCount } from './input-problems.js';
 import { readFamily, type FamilyRead } from './mapping.js';
 import { ObservationStore, UNAVAILABLE } from './observations.js';
 import { DEFAULT_AGENT_PORT, DEFAULT_AGENT_SETTINGS, DEFAULT_ADAPTER_PORT, parseAdapterAddress, type MtconnectOptions } from './options.js';
-import { servedFamilies } from './roles.js';
+import { servedFamilies, type Roles } from './roles.js';
 import { ShdrSource } from './shdr-source.js';
 import type { MtconnectSource } from './source.js';
 
@@ -87,7 +87,7 @@ export class MtconnectClient implements DriverClient {
 
   /** Bad input skipped so far, by kind, with the latest of each. */
   inputProblems(): Record<string, ProblemCount> {
-    return (this.source as { problems?: { snapshot(): Record<string, ProblemCount> } }).problems?.snapshot() ?? {};
+    return this.source.problems.snapshot();
   }
 
   async connect(): Promise<void> {
@@ -108,8 +108,8 @@ export class MtconnectClient implements DriverClient {
   read<F extends ReadableFamily>(family: F, options: ReadOptions = {}): Promise<FamilyValues[F]> {
     try {
       assertFamily(this, family);
-      this.ensureReachable();
-      const first = readFamily(this.store, this.source.roles!, family, options);
+      const roles = this.ensureReachable();
+      const first = readFamily(this.store, roles, family, options);
       if (first.kind !== 'missing') return Promise.resolve(this.settle(first));
       return this.waitFor(family, options);
     } catch (error) {
@@ -148,14 +148,17 @@ export class MtconnectClient implements DriverClient {
     for (const waiter of this.waiters) waiter.check();
   }
 
-  private ensureReachable(): void {
+  /** The device's roles while the link is up and the machine there; throws MACHINE_NOT_CONNECTED otherwise. */
+  private ensureReachable(): Roles {
     if (this.closed) throw this.notConnected('client closed');
-    if (!this.source.alive) throw this.notConnected(`no link to ${this.source.where}`);
+    const roles = this.source.roles;
+    if (!this.source.alive || !roles) throw this.notConnected(`no link to ${this.source.where}`);
     const absent = this.absence();
     if (absent) {
       this.lose(absent);
       throw this.notConnected(absent);
     }
+    return roles;
   }
 
   /** Waits for the family's missing values, up to requestTimeoutMs; fails at once on a loss or a final answer. */
@@ -171,8 +174,7 @@ export class MtconnectClient implements DriverClient {
       const waiter: Waiter = {
         check: () => {
           try {
-            this.ensureReachable();
-            const answer = readFamily(this.store, this.source.roles!, family, options);
+            const answer = readFamily(this.store, this.ensureReachable(), family, options);
             if (answer.kind === 'missing') last = answer.detail;
             else finish(() => resolve(this.settle(answer)));
           } catch (error) {

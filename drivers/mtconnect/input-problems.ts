@@ -8,6 +8,7 @@
  * the machine's connection error says why.
  */
 import type { Logger } from 'pino';
+import type { DataItem } from './device-model.js';
 
 /** Names of unknown data items logged per connection; the rest are counted only. */
 const MAX_LOGGED_KEYS = 20;
@@ -48,3 +49,7 @@ export class InputProblems {
     return Object.fromEntries([...this.counts].map(([kind, c]) => [kind, { ...c }]));
   }
 }
+
+/** What a refused condition entry is reported as. */
+export const tooManyConditions = (item: DataItem): string =>
+  `a new entry of condition '${(item.name ?? item.id).slice(0, 64)}' was not kept: it holds the most active entries it keeps`;

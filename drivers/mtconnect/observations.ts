@@ -63,9 +63,6 @@ export class ObservationStore {
   private readonly values = new Map<string, Observed>();
   private readonly conditions = new Map<string, ConditionState>();
   private readonly assets = new Map<string, StoredAsset>();
-  /** Entries or assets refused by a bound since the store was made, for the driver's report. */
-  refused = { conditions: 0, assets: 0 };
-
   constructor(private readonly limits: StoreLimits) {}
 
   setValue(id: string, value: string, timestamp: number, receivedAt: number): void {
@@ -80,9 +77,10 @@ export class ObservationStore {
    * A condition observation, as the reference agent keeps them: NORMAL
    * without a native code clears every entry, NORMAL with one clears that
    * entry, WARNING and FAULT add or replace the entry of their code, and
-   * UNAVAILABLE clears all and marks the condition unknown.
+   * UNAVAILABLE clears all and marks the condition unknown. Returns false
+   * when a new entry was refused: the condition holds the most it keeps.
    */
-  setCondition(id: string, report: ConditionReport, timestamp: number): void {
+  setCondition(id: string, report: ConditionReport, timestamp: number): boolean {
     let state = this.conditions.get(id);
     if (!state) {
       state = { unavailable: false, active: new Map(), timestamp };
@@ -93,19 +91,16 @@ export class ObservationStore {
     if (report.level === 'UNAVAILABLE') {
       state.unavailable = true;
       state.active.clear();
-      return;
+      return true;
     }
     state.unavailable = false;
     if (report.level === 'NORMAL') {
       if (code === '') state.active.clear();
       else state.active.delete(code);
-      return;
+      return true;
     }
     const previous = state.active.get(code);
-    if (!previous && state.active.size >= this.limits.maxActiveConditionsPerItem) {
-      this.refused.conditions++;
-      return;
-    }
+    if (!previous && state.active.size >= this.limits.maxActiveConditionsPerItem) return false;
     state.active.set(code, {
       level: report.level,
       nativeCode: code,
@@ -114,6 +109,7 @@ export class ObservationStore {
       message: report.message ?? '',
       since: previous && previous.level === report.level ? previous.since : timestamp,
     });
+    return true;
   }
 
   condition(id: string): ConditionState | undefined {
@@ -126,10 +122,7 @@ export class ObservationStore {
       this.assets.delete(asset.assetId);
       return true;
     }
-    if (!this.assets.has(asset.assetId) && this.assets.size >= this.limits.maxAssets) {
-      this.refused.assets++;
-      return false;
-    }
+    if (!this.assets.has(asset.assetId) && this.assets.size >= this.limits.maxAssets) return false;
     this.assets.set(asset.assetId, { type: asset.type, tool: toolLifeOf(asset), receivedAt });
     return true;
   }

@@ -8,7 +8,7 @@
 import type { Logger } from 'pino';
 import type { DataItem, DeviceModel } from './device-model.js';
 import { DataItemIndex } from './device-model.js';
-import { InputProblems } from './input-problems.js';
+import { InputProblems, tooManyConditions } from './input-problems.js';
 import type { ObservationStore } from './observations.js';
 import { rolesOf, type Roles } from './roles.js';
 import { ShdrConnection } from './shdr-connection.js';
@@ -142,7 +142,7 @@ export class ShdrSource implements MtconnectSource {
         stored(item, timestamp);
       },
       condition: (item, report, timestamp) => {
-        this.store.setCondition(item.id, report, timestamp);
+        if (!this.store.setCondition(item.id, report, timestamp)) this.problems.report('tooManyConditions', tooManyConditions(item));
         stored(item, timestamp);
       },
       asset: (asset) => {

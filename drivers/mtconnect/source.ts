@@ -5,6 +5,7 @@
  * lost; the client answers reads from the store.
  */
 import type { DataItem } from './device-model.js';
+import type { InputProblems } from './input-problems.js';
 import type { Roles } from './roles.js';
 
 export interface SourceEvents {
@@ -19,6 +20,8 @@ export interface MtconnectSource {
   readonly where: string;
   /** True from a successful open until the link is lost or closed. */
   readonly alive: boolean;
+  /** Bad input skipped while the stream went on. */
+  readonly problems: InputProblems;
   /** The roles of the device's data items; undefined until the device is known. */
   readonly roles: Roles | undefined;
   /** Whether a data item counts as there: in the probe or Devices file, or, with the names table, received once. */
