@@ -164,3 +164,12 @@ function fetchBody(url: URL, response: http.IncomingMessage, limits: HttpLimits)
     });
   });
 }
+
+/** `promise`, or `fallback()` once `ms` passed without it. */
+export function withFallback<T>(promise: Promise<T>, ms: number, fallback: () => T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback()), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}

@@ -17,17 +17,18 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Logger } from 'pino';
 import { GatewayError } from '../../core/errors.js';
-import { fetchDocument, openStream, type FetchedDocument } from './agent-http.js';
-import { parseAssets } from './assets.js';
+import { fetchDocument, openStream, withFallback, type FetchedDocument } from './agent-http.js';
+import { AgentAssets } from './agent-assets.js';
 import { DataItemIndex, type DataItem, type DeviceModel } from './device-model.js';
 import { InputProblems, tooManyConditions } from './input-problems.js';
 import { UNAVAILABLE, type ObservationStore } from './observations.js';
 import type { AgentSettings } from './options.js';
-import { parseDevices, pickDevice } from './probe.js';
+import { parseProbeAnswer, pickDevice } from './probe.js';
 import { rolesOf, type Roles } from './roles.js';
 import { parseIsoTime } from './shdr-timestamp.js';
 import type { MtconnectSource, SourceEvents } from './source.js';
-import { parseStreams, type AgentError, type StreamObservation, type StreamsDocument } from './streams.js';
+import { judgeSample, type SampleOutcome } from './agent-sequence.js';
+import { inSequenceOrder, parseStreams, type AgentError, type StreamObservation, type StreamsDocument } from './streams.js';
 import { XmlProblem, type XmlLimits } from './xml-reader.js';
 
 export interface AgentSourceSettings {
@@ -42,15 +43,6 @@ export interface AgentSourceSettings {
   now: () => number;
 }
 
-/**
- * How an attempt to sample went: on; or failed for now (the position is
- * kept, the next attempt resumes); or why it must start over, from /current
- * (OUT_OF_RANGE) or from /probe (the agent restarted, or refused the device).
- */
-type SampleOutcome = { kind: 'ok' } | { kind: 'failed'; reason: string } | { kind: 'current'; reason: string } | { kind: 'restart'; reason: string };
-
-/** Asset ids waiting to be fetched after ASSET_CHANGED; more are dropped until the queue drains. */
-const MAX_PENDING_ASSETS = 100;
 
 export class AgentSource implements MtconnectSource {
   readonly problems: InputProblems;
@@ -67,9 +59,8 @@ export class AgentSource implements MtconnectSource {
   private closed = false;
   /** Bumped at every open and close, so late answers of an older session are ignored. */
   private session = 0;
-  private readonly pendingAssets = new Set<string>();
-  private fetchingAssets = false;
   private readonly limits: XmlLimits;
+  private readonly assets: AgentAssets;
   /** Told of every observation a /sample answer brings, with its sequence (tests check there is no gap or repeat). */
   onObservation: ((timestamp: number, receivedAt: number, sequence: number) => void) | undefined;
 
@@ -82,6 +73,10 @@ export class AgentSource implements MtconnectSource {
     this.problems = new InputProblems(logger, () => this.where);
     this.http = this.newHttpAgent();
     this.limits = { maxChars: settings.maxDocumentBytes, maxDepth: 64, maxElements: 2_000_000, maxTextChars: 65_536 };
+    this.assets = new AgentAssets(
+      { get: (url) => this.get(url), url: (path, query) => this.url(path, query), describeErrors: (errors) => this.describeErrors(errors) },
+      store, this.problems, { maxAssets: settings.maxAssets, limits: this.limits, now: settings.now },
+    );
   }
 
   get where(): string {
@@ -122,7 +117,7 @@ export class AgentSource implements MtconnectSource {
     }
     if (!this.model) await this.probe();
     await this.current();
-    await this.loadAssets();
+    await this.assets.loadAll();
     const outcome = await this.sample(session);
     if (outcome.kind !== 'ok') {
       if (outcome.kind === 'restart') this.forget();
@@ -156,7 +151,7 @@ export class AgentSource implements MtconnectSource {
     this.stream = undefined;
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.pendingAssets.clear();
+    this.assets.stop();
   }
 
   /** The agent restarted: forget the device, the position and every value. */
@@ -201,7 +196,7 @@ export class AgentSource implements MtconnectSource {
     let model: DeviceModel;
     let instanceId: number | undefined;
     try {
-      const parsed = parseStreamsOrDevices(answer.text, this.limits);
+      const parsed = parseProbeAnswer(answer.text, this.limits);
       if (parsed.kind === 'error') {
         const hint = parsed.errors.some((e) => e.code === 'NO_DEVICE') ? '; check driverOptions.device' : '';
         throw this.fail('/probe', `${this.describeErrors(parsed.errors)}${hint}`);
@@ -229,7 +224,7 @@ export class AgentSource implements MtconnectSource {
     }
     this.instanceId = document.header.instanceId;
     this.store.clear();
-    for (const observation of bySequence(document.observations)) this.ingest(observation, false);
+    for (const observation of inSequenceOrder(document.observations)) this.ingest(observation, false);
     this.next = document.header.nextSequence;
     this.events.changed();
   }
@@ -240,18 +235,6 @@ export class AgentSource implements MtconnectSource {
     } catch (error) {
       if (error instanceof XmlProblem) throw this.fail(what, `HTTP ${answer.status}, ${error.message}`);
       throw error;
-    }
-  }
-
-  private async loadAssets(): Promise<void> {
-    if (this.settings.maxAssets === 0) return;
-    try {
-      const answer = await this.get(this.url('assets', { type: 'CuttingTool', count: this.settings.maxAssets }));
-      const parsed = parseAssets(answer.text, this.limits);
-      if (parsed.kind === 'error') return this.problems.report('assets', `/assets answered ${this.describeErrors(parsed.errors)}`);
-      for (const asset of parsed.assets) this.store.putAsset(asset, this.settings.now());
-    } catch (error) {
-      this.problems.report('assets', `/assets could not be read: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 
@@ -292,7 +275,7 @@ export class AgentSource implements MtconnectSource {
     }
     this.stream = opened;
     this.watch(session, 2 * heartbeatMs + this.settings.requestTimeoutMs);
-    const outcome = await withTimeout(firstAnswer, this.settings.requestTimeoutMs, () => ({
+    const outcome = await withFallback(firstAnswer, this.settings.requestTimeoutMs, () => ({
       kind: 'failed' as const,
       reason: `mtconnect: ${this.where} sent no document within ${this.settings.requestTimeoutMs} ms of opening the stream (driverOptions.requestTimeoutMs)`,
     }));
@@ -313,27 +296,15 @@ export class AgentSource implements MtconnectSource {
 
   /** Applies a /sample answer: its new observations, or why sampling must start over. */
   private applySample(document: StreamsDocument): SampleOutcome {
-    if (document.kind === 'error' && this.instanceId !== undefined && document.instanceId !== undefined && document.instanceId !== this.instanceId) {
-      return { kind: 'restart', reason: `mtconnect: ${this.where} restarted (instanceId ${this.instanceId} → ${document.instanceId}); starting over from /probe` };
-    }
-    if (document.kind === 'error') {
-      const reason = `mtconnect: ${this.where} answered /sample?from=${this.next} with ${this.describeErrors(document.errors)}`;
-      if (document.errors.some((e) => e.code === 'OUT_OF_RANGE')) {
-        this.next = undefined;
-        return { kind: 'current', reason: `${reason}: the observations wanted left its buffer; starting over from /current` };
-      }
-      return { kind: 'restart', reason };
-    }
-    const { header } = document;
-    if (this.instanceId !== undefined && header.instanceId !== this.instanceId) {
-      return { kind: 'restart', reason: `mtconnect: ${this.where} restarted (instanceId ${this.instanceId} → ${header.instanceId}); starting over from /probe` };
-    }
-    const from = this.next ?? 0;
-    for (const observation of bySequence(document.observations)) if (observation.sequence >= from) this.ingest(observation, true);
-    this.next = Math.max(from, header.nextSequence);
-    if (document.observations.length > 0) this.events.changed();
+    const judged = judgeSample(document, { instanceId: this.instanceId, next: this.next }, this.where, (errors) => this.describeErrors(errors));
+    if (judged.kind === 'current') this.next = undefined;
+    if (judged.kind !== 'ok') return judged;
+    for (const observation of judged.observations) this.ingest(observation, true);
+    this.next = judged.next;
+    if (judged.observations.length > 0) this.events.changed();
     return { kind: 'ok' };
   }
+
 
   private watch(session: number, silenceMs: number): void {
     this.timer = setTimeout(() => {
@@ -379,62 +350,7 @@ export class AgentSource implements MtconnectSource {
     const value = o.value.toUpperCase() === UNAVAILABLE ? UNAVAILABLE : o.value;
     this.store.setValue(item.id, value, time, now);
     if (!live || value === UNAVAILABLE) return;
-    if (item.type === 'ASSET_CHANGED' && (o.assetType === undefined || o.assetType === 'CuttingTool')) this.queueAsset(value);
+    if (item.type === 'ASSET_CHANGED' && (o.assetType === undefined || o.assetType === 'CuttingTool')) this.assets.changed(value);
     else if (item.type === 'ASSET_REMOVED') this.store.removeAsset(value);
   }
-
-  private queueAsset(assetId: string): void {
-    if (this.settings.maxAssets === 0 || this.pendingAssets.size >= MAX_PENDING_ASSETS) return;
-    this.pendingAssets.add(assetId);
-    if (!this.fetchingAssets) void this.fetchAssets(this.session);
-  }
-
-  /** Fetches the changed assets one at a time. */
-  private async fetchAssets(session: number): Promise<void> {
-    this.fetchingAssets = true;
-    try {
-      for (let id = firstOf(this.pendingAssets); id !== undefined && session === this.session; id = firstOf(this.pendingAssets)) {
-        this.pendingAssets.delete(id);
-        try {
-          const parsed = parseAssets((await this.get(this.url(`asset/${encodeURIComponent(id)}`))).text, this.limits);
-          if (session !== this.session) return;
-          if (parsed.kind === 'assets') for (const asset of parsed.assets) this.store.putAsset(asset, this.settings.now());
-          else this.problems.report('assets', `/asset/${id.slice(0, 64)} answered ${this.describeErrors(parsed.errors)}`);
-        } catch (error) {
-          this.problems.report('assets', `/asset/${id.slice(0, 64)} could not be read: ${error instanceof Error ? error.message : String(error)}`);
-        }
-      }
-    } finally {
-      this.fetchingAssets = false;
-    }
-  }
-}
-
-const firstOf = (set: ReadonlySet<string>): string | undefined => set.values().next().value;
-
-/**
- * A document's observations in sequence order: an agent groups them by
- * component and kind, so a condition's FAULT may stand before the NORMAL
- * that came earlier. Applied in document order, the older one would win.
- */
-function bySequence(observations: StreamObservation[]): StreamObservation[] {
-  return observations.sort((a, b) => a.sequence - b.sequence);
-}
-
-/** A /probe answer: the devices, or the agent's error. */
-function parseStreamsOrDevices(text: string, limits: XmlLimits): { kind: 'devices'; devices: ReturnType<typeof parseDevices> } | { kind: 'error'; errors: AgentError[] } {
-  if (/<(\w+:)?MTConnectError[\s>]/.test(text.slice(0, 4096))) {
-    const parsed = parseStreams(text, limits);
-    if (parsed.kind === 'error') return parsed;
-  }
-  return { kind: 'devices', devices: parseDevices(text, limits) };
-}
-
-/** `promise`, or `fallback()` once `ms` passed without it. */
-function withTimeout<T>(promise: Promise<T>, ms: number, fallback: () => T): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<T>((resolve) => {
-    timer = setTimeout(() => resolve(fallback()), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }

@@ -4,6 +4,7 @@
  * type, subType and category, and the component whose `DataItems` hold it.
  */
 import { CATEGORIES, type Category, type DataItem, type DeviceModel } from './device-model.js';
+import { parseStreams, type AgentError } from './streams.js';
 import { integerAttribute, readXml, XmlProblem, type XmlElement, type XmlLimits } from './xml-reader.js';
 
 export interface DevicesDocument {
@@ -97,4 +98,13 @@ export function pickDevice(document: DevicesDocument, wanted: string | undefined
   const found = devices.find((d) => d.name === wanted) ?? devices.find((d) => d.uuid === wanted);
   if (!found) throw new XmlProblem(`${where} has no device '${wanted}'; it has ${named(devices) || 'none'}`);
   return found;
+}
+
+/** An agent's /probe answer: the devices, or the agent's error (an MTConnectError document). */
+export function parseProbeAnswer(text: string, limits?: XmlLimits): { kind: 'devices'; devices: DevicesDocument } | { kind: 'error'; errors: AgentError[] } {
+  if (/<(\w+:)?MTConnectError[\s>]/.test(text.slice(0, 4096))) {
+    const parsed = parseStreams(text, limits);
+    if (parsed.kind === 'error') return parsed;
+  }
+  return { kind: 'devices', devices: parseDevices(text, limits) };
 }

@@ -127,3 +127,12 @@ export function parseStreams(text: string, limits?: XmlLimits): StreamsDocument 
   if (!head) throw new XmlProblem('an MTConnectStreams document without a Header');
   return { kind: 'streams', header: head, observations };
 }
+
+/**
+ * A document's observations in sequence order: an agent groups them by
+ * component and kind, so a condition's FAULT may stand before the NORMAL
+ * that came earlier. Applied in document order, the older one would win.
+ */
+export function inSequenceOrder(observations: StreamObservation[]): StreamObservation[] {
+  return observations.sort((a, b) => a.sequence - b.sequence);
+}
