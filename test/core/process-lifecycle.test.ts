@@ -85,7 +85,9 @@ function scriptCommand(name: string): [string, string[]] {
 }
 
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const SIM_PORTS_FROM_OS = { SIM_OPCUA_PORT: '0', SIM_MODBUS_PORT: '0', SIM_MQTT_PORT: '0', SIM_FOCAS_PORT: '0' };
+const SIM_PORTS_FROM_OS = {
+  SIM_OPCUA_PORT: '0', SIM_MODBUS_PORT: '0', SIM_MQTT_PORT: '0', SIM_FOCAS_PORT: '0', SIM_MTCONNECT_PORT: '0', SIM_MTCONNECT_AGENT_PORT: '0',
+};
 
 async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
   const end = Date.now() + ms;
