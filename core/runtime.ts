@@ -235,5 +235,5 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
 /** The role's pool on PostgreSQL; a pooled connection that fails later is logged and replaced. */
 function openPostgres(url: string, options: RoleRuntimeOptions): Promise<PostgresDatabase> {
   const logger = options.logger.child({ role: options.role, component: 'database' });
-  return PostgresDatabase.open(url, { applicationName: `cnc-${options.role}`, onError: (err) => logger.warn({ err }, 'an idle PostgreSQL connection failed; the pool replaces it') });
+  return PostgresDatabase.open(url, { applicationName: `cnc-${options.role}`, onError: (failure) => logger.warn({ failure }, 'an idle PostgreSQL connection failed; the pool replaces it') });
 }

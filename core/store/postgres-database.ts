@@ -50,8 +50,26 @@ export interface PostgresOptions {
   max?: number;
   /** Shown in pg_stat_activity. */
   applicationName?: string;
-  /** An idle pooled connection failed (the server restarted, the network dropped); the pool replaces it. */
-  onError?: (err: Error) => void;
+  /**
+   * An idle pooled connection failed (the server restarted, the network
+   * dropped); the pool replaces it. Given the error's message and code only:
+   * the error of a dead connection carries its client (user name, host,
+   * backend pid, cancel key), which must not reach a log.
+   */
+  onError?: (failure: DatabaseFailure) => void;
+}
+
+/** What may be told of a failed connection: the message and the SQLSTATE or system code, nothing of the client. */
+export interface DatabaseFailure {
+  message: string;
+  code?: string;
+}
+
+/** The message and code of `err`, the message cut to 500 characters. */
+export function databaseFailure(err: unknown): DatabaseFailure {
+  const message = String((err as Error | undefined)?.message ?? err).slice(0, 500);
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? { message, code } : { message };
 }
 
 const noRowsAfterEnd = (): never => {
@@ -80,7 +98,8 @@ export class PostgresDatabase implements SqlDatabase {
       connectionString: url, max: Math.max(2, options.max ?? 10), types: TYPES, connectionTimeoutMillis: 10_000,
       application_name: options.applicationName ?? 'cnc-machine-gateway',
     });
-    pool.on('error', (err) => options.onError?.(err));
+    // Always listened to: a pool 'error' without a listener would end the process.
+    pool.on('error', (err) => options.onError?.(databaseFailure(err)));
     try {
       await pool.query('SELECT 1');
     } catch (err) {

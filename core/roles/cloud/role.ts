@@ -18,7 +18,7 @@ import { MCP_BODY_LIMIT } from '../../mcp/http-door.js';
 import type { InProcessBroker } from '../../mqtt/broker.js';
 import { RoleRuntime } from '../../runtime.js';
 import { ServiceRegistry } from '../../services.js';
-import { PostgresDatabase } from '../../store/postgres-database.js';
+import { PostgresDatabase, type DatabaseFailure } from '../../store/postgres-database.js';
 import { roleTlsFiles } from '../../tls.js';
 import { CLOUD_PLUGINS } from './compose.js';
 import { cloudRoleSettings } from './config.js';
@@ -78,7 +78,8 @@ export class CloudRole {
     const tls = roleTlsFiles(ownTls, env);
     // The tokens on PostgreSQL (shared by several instances), or in cloud.db beside the rest.
     const shared = tokenDatabaseSource(settings, env);
-    const tokenDb = shared ? await openTokenPostgres(shared, now) : undefined;
+    const onError = (failure: DatabaseFailure) => logger.warn({ failure }, 'an idle PostgreSQL connection of the token database failed; the pool replaces it');
+    const tokenDb = shared ? await openTokenPostgres(shared, { now, onError }) : undefined;
     let runtime: RoleRuntime;
     try {
       runtime = await RoleRuntime.open({

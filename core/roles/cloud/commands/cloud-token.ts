@@ -29,7 +29,7 @@ const USAGE = 'usage: npm run cloud-token -- [admin] create NAME | list | revoke
 /** The tokens' database as the cloud opens it: CLOUD_DATABASE_URL or `cloud.databaseUrl` (PostgreSQL), else cloud.db in the data directory. */
 async function openTokens(config: { dataDir: string; cloud?: { databaseUrl?: string | undefined } }, env: NodeJS.ProcessEnv): Promise<SqlDatabase> {
   const shared = tokenDatabaseSource(config.cloud ?? {}, env);
-  if (shared) return openTokenPostgres(shared, Date.now, 'cnc-cloud-token');
+  if (shared) return openTokenPostgres(shared, { applicationName: 'cnc-cloud-token' });
   const dataDir = resolve(config.dataDir);
   prepareDataDirectory(dataDir);
   const db = await Database.open(join(dataDir, CLOUD_DATABASE_FILE));
