@@ -19,11 +19,11 @@
  * core/backup-cli.ts).
  */
 import { createLogger } from './logger.js';
-import { BACKUP_COMMANDS } from './backup-cli.js';
+import { backupCommands } from './backup-cli.js';
 import { runCommand } from './commands.js';
 import { ConfigError, configNotices, selectRoles, type RoleSelection } from './config.js';
-import { commandsOf, RoleStartError, startRoles, type RunningRoles } from './role.js';
-import { loadConfig, loadConfigForCli, ROLES } from './roles/index.js';
+import { commandsOf, RoleStartError, sharedDatabasesOf, startRoles, type RunningRoles } from './role.js';
+import { KEPT_FILES, loadConfig, loadConfigForCli, ROLES } from './roles/index.js';
 import { StopOnSignals } from './process-signals.js';
 import { rolesBanner } from './startup-banner.js';
 
@@ -33,7 +33,9 @@ const STOP_DEADLINE_MS = 15_000;
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const commandArgs = argv.slice(1);
-  const exitCode = await runCommand([...commandsOf(ROLES), ...BACKUP_COMMANDS], argv, {
+  // Backup and restore copy what the roles, their plugins and the runtime declare they keep.
+  const backup = backupCommands({ kept: KEPT_FILES, sharedDatabases: (config, env) => sharedDatabasesOf(ROLES, config, env) });
+  const exitCode = await runCommand([...commandsOf(ROLES), ...backup], argv, {
     loadConfig: () => loadConfigForCli(commandArgs),
     env: process.env,
     stdout: process.stdout,

@@ -13,6 +13,7 @@
 import type { Logger } from 'pino';
 import { rolesPart, RUNTIME_CONFIG, type GatewayConfig } from '../config/schema.js';
 import type { Command } from './commands.js';
+import { keptPlan, RUNTIME_KEEPS, type KeptFiles, type KeptPlan } from './kept-files.js';
 import { RUNTIME_OWNER, type ConfigPart, type OwnedConfigPart } from './config-parts.js';
 import type { GatewayLink } from './gateway-link/types.js';
 import type { Plugin } from './plugin-host.js';
@@ -71,6 +72,14 @@ export interface RoleDefinition {
   readonly plugins: readonly Plugin<never>[];
   /** The wing's own commands (`core/main.ts <name>`); its plugins declare theirs. */
   readonly commands: readonly Command[];
+  /** Files the role itself keeps in the data directory besides `databaseFile` (core/kept-files.ts); its plugins declare theirs. */
+  readonly keeps?: KeptFiles;
+  /**
+   * The PostgreSQL connection string the role's database is on with this
+   * configuration and environment, when it is not `databaseFile`: the backup
+   * says to dump it with pg_dump, as it is not in the data directory.
+   */
+  sharedDatabase?(config: GatewayConfig, env: NodeJS.ProcessEnv): string | undefined;
   /** Opens the role's runtime, boots its plugins and listens; throws RoleStartError to stop the process with its exit code. */
   start(facts: RoleStartFacts): Promise<StartedRole>;
 }
@@ -119,6 +128,29 @@ export function commandsOf(roles: readonly RoleDefinition[], runtime: readonly C
     }
   }
   return [...found.values()].map((e) => e.command);
+}
+
+/**
+ * What a build keeps in the data directory (core/kept-files.ts): per role
+ * its database, its own files and its plugins', then the runtime's; each
+ * path once.
+ */
+export function keptFilesOf(roles: readonly RoleDefinition[]): KeptPlan {
+  return keptPlan([
+    ...roles.flatMap((role) => [
+      { owner: `role '${role.name}'`, keeps: { databases: [role.databaseFile], ...role.keeps } },
+      ...role.plugins.flatMap((p) => (p.keeps ? [{ owner: `plugin '${p.name}'`, keeps: p.keeps }] : [])),
+    ]),
+    { owner: 'the runtime', keeps: RUNTIME_KEEPS },
+  ]);
+}
+
+/** The roles of `roles` whose database is on PostgreSQL under `config` and `env`, with its connection string. */
+export function sharedDatabasesOf(roles: readonly RoleDefinition[], config: GatewayConfig, env: NodeJS.ProcessEnv): { role: string; url: string }[] {
+  return roles.flatMap((role) => {
+    const url = role.sharedDatabase?.(config, env);
+    return url ? [{ role: role.name, url }] : [];
+  });
 }
 
 /** A role that could not start: exit 2 (as an invalid config) or 1 (e.g. its port is taken). */

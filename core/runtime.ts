@@ -27,7 +27,9 @@
  * (core/store/data-lock.ts): a second process of the same role on the same
  * directory, or a restore, is refused until it stops. With `databaseUrl`
  * the role's database is on PostgreSQL instead (core/store/postgres-database.ts),
- * shared by any number of instances, and no lock is taken: there is no file.
+ * shared by any number of instances, each with a data directory of its own;
+ * the lock is taken all the same, since the directory holds the role's keys,
+ * which a restore must not replace under a running role.
  *
  * Stop order: stop taking requests (in-flight ones finish) → plugins in
  * reverse boot order → the role's own closers in reverse order (e.g. the
@@ -92,8 +94,8 @@ export interface RoleRuntimeOptions {
 interface RuntimeParts {
   tls: TlsSource | undefined;
   metricsToken: MetricsToken;
-  /** None on PostgreSQL: there is no file, and several instances share the database. */
-  lock: DataLock | undefined;
+  /** The role's lock in the data directory, on either engine. */
+  lock: DataLock;
   options: RoleRuntimeOptions;
 }
 
@@ -138,14 +140,14 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
     const tls = options.tls ? TlsSource.open(options.tls, options.logger.child({ role: options.role })) : undefined;
     prepareDataDirectory(dataDir);
     const metricsToken = loadMetricsToken(dataDir, options.metricsToken);
-    const lock = options.databaseUrl ? undefined : DataLock.acquire(dataDir, options.databaseFile, options.role);
+    const lock = DataLock.acquire(dataDir, options.databaseFile, options.role);
     let db: SqlDatabase | undefined;
     try {
       db = options.databaseUrl ? await openPostgres(options.databaseUrl, options) : await SqliteDatabase.open(join(dataDir, options.databaseFile));
       if (options.baseMigrations?.length) await applyMigrations(db, BASE_SCHEMA_OWNER, options.baseMigrations, options.now);
     } catch (err) {
       await db?.close().catch(() => undefined);
-      lock?.release();
+      lock.release();
       throw err;
     }
     return new RoleRuntime(options.role, dataDir, db, options.logger, options.now, { tls, metricsToken, lock, options });
@@ -227,7 +229,7 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
     try {
       await this.db.close();
     } finally {
-      this.parts.lock?.release();
+      this.parts.lock.release();
     }
   }
 }

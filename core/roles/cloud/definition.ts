@@ -11,6 +11,7 @@ import { cloudTokenCommand } from './commands/cloud-token.js';
 import { CLOUD_PLUGINS } from './compose.js';
 import { CLOUD_ROLE_PART, cloudRoleSettings } from './config.js';
 import { CLOUD_DATABASE_FILE, CloudRole } from './role.js';
+import { tokenDatabaseSource } from './token-database.js';
 
 /**
  * The tools the cloud lists and relays: those the gateway of this build
@@ -63,5 +64,6 @@ export const cloudRole = defineRole({
   stopRank: 30,
   plugins: CLOUD_PLUGINS,
   commands: [cloudTokenCommand],
+  sharedDatabase: (config, env) => tokenDatabaseSource(cloudRoleSettings(config), env)?.url,
   start: startCloudRole,
 });

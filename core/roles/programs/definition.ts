@@ -1,6 +1,7 @@
 /** The program version service as a role: /api/v1 on `programs.host`:`programs.port` (8030), database programs.db in the data directory (`dataDir`) or PostgreSQL (`programs.databaseUrl`, PROGRAMS_DATABASE_URL). */
 import { defineRole, listenFailed, RoleStartError, type RoleStartFacts, type StartedRole } from '../../role.js';
 import { packageVersion } from '../../package-root.js';
+import { CREDENTIALS_KEY_FILE } from '../../store/credential-box.js';
 import { describePostgres } from '../../store/postgres-database.js';
 import { runtimeSettings } from '../../runtime.js';
 import { PROGRAMS_CONFIG, programsSettings } from './config.js';
@@ -64,5 +65,8 @@ export const programsRole = defineRole({
   stopRank: 10,
   plugins: PROGRAMS_PLUGINS,
   commands: [],
+  // The key sealing the secrets its plugins store (gateways' keys, webhooks' signing secrets).
+  keeps: { files: [CREDENTIALS_KEY_FILE] },
+  sharedDatabase: (config) => programsSettings(config).databaseUrl,
   start: startProgramsRole,
 });
