@@ -22,7 +22,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { DEPTH_ACCEPTED, installJsonBodyParser, JsonBodyError } from '../json-body.js';
 import { MAX_JSON_DEPTH } from '../json-depth.js';
-import { ILL_FORMED_ACCEPTED, ILL_FORMED_MESSAGE, illFormedField } from '../well-formed.js';
+import { findIllFormed, illFormedField, notTextAccepted, notTextMessage, type IllFormedAt } from '../well-formed.js';
 import { GatewayError, quote } from '../errors.js';
 import { describeIssues, formatPath } from '../schema-errors.js';
 import type { AnyRestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
@@ -78,15 +78,33 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
 export const refuseRateLimitedProblem: RefuseRequest = (request, reply, refusal) =>
   sendProblem(request, reply, new ProblemError('too-many-requests', refusal.message, { retryAfterSec: refusal.retryAfterSec }));
 
+/** The problem for a string that is not text (a lone surrogate, U+0000) at `at` of the request's `location` (`body`, `query`, `path`). */
+function notTextProblem(location: string, at: IllFormedAt, what: string): ProblemError {
+  const field = at.path.length ? `${location}.${illFormedField(at)}` : location;
+  const message = notTextMessage(at);
+  const detail = at.reason === 'nul' ? `${what}: ${field} ${message}` : `${what}: ${field} is ${message}`;
+  return new ProblemError('invalid-request', detail, { errors: [{ field, message, accepted: notTextAccepted(at) }] });
+}
+
+/**
+ * The query string and path parameters refused before any schema sees them
+ * when a value (or a query key) is not text: `%00` decodes to U+0000, which
+ * no text column of either engine takes (core/well-formed.ts).
+ */
+function urlProblem(request: FastifyRequest): ProblemError | undefined {
+  // Copied into plain objects: the router's and the query parser's objects have prototypes of their own, which the walk does not enter.
+  const inPath = findIllFormed({ ...(request.params as object) });
+  if (inPath) return notTextProblem('path', inPath, 'request path');
+  const inQuery = findIllFormed({ ...(request.query as object) });
+  return inQuery ? notTextProblem('query', inQuery, 'request query') : undefined;
+}
+
 /** The problem for a body the JSON parser refused (core/json-body.ts). */
 function bodyProblem(err: JsonBodyError): ProblemError {
   if (err.problem === 'depth') {
     return new ProblemError('invalid-request', `request body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { errors: [{ field: 'body', message: 'nested too deep', accepted: DEPTH_ACCEPTED }] });
   }
-  if (err.problem === 'ill-formed' && err.at) {
-    const field = err.at.path.length ? `body.${illFormedField(err.at)}` : 'body';
-    return new ProblemError('invalid-request', `request body: ${field} is ${ILL_FORMED_MESSAGE}`, { errors: [{ field, message: ILL_FORMED_MESSAGE, accepted: ILL_FORMED_ACCEPTED }] });
-  }
+  if (err.problem === 'ill-formed' && err.at) return notTextProblem('body', err.at, 'request body');
   return new ProblemError('invalid-request', 'request body: not valid JSON', { errors: [{ field: 'body', message: 'not valid JSON', accepted: 'a JSON document' }] });
 }
 
@@ -252,6 +270,8 @@ function inputProblem(err: unknown): ProblemError | undefined {
 }
 
 async function handle(op: AnyRestOperation, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const notText = urlProblem(request);
+  if (notText) return sendProblem(request, reply, notText);
   const errors: ProblemFieldError[] = [];
   const count = { issues: 0 };
   const params = parseInput(op.params, request.params, 'path', errors, count);
