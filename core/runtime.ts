@@ -12,7 +12,9 @@
  * `listen` on the pair is reloaded on a file change or SIGHUP
  * (core/tls.ts); every answer then carries Strict-Transport-Security.
  *
- * Every role's app also answers, from `startPlugins` on:
+ * Every answer of every role's app carries the security headers of
+ * core/response-headers.ts (nosniff, no-store unless the route sets a cache
+ * policy, a page policy for HTML), and it also answers, from `startPlugins` on:
  * - `/healthz` and `/readyz` (core/health.ts): ready once the database
  *   answers, the plugins started and the listener is up, plus whatever
  *   checks the role adds (`readiness.add`); not ready from the moment a
@@ -47,6 +49,7 @@ import { prepareDataDirectory, restrictDataDirectory } from './store/data-direct
 import { DataLock } from './store/data-lock.js';
 import { applyMigrations, BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
 import { HSTS_HEADER, TlsSource, type TlsFiles } from './tls.js';
+import { installResponseHeaders } from './response-headers.js';
 import { Readiness, serveProbes } from './health.js';
 import { RoleMetrics, serveMetrics } from './metrics.js';
 import { loadMetricsToken, type MetricsToken } from './metrics-token.js';
@@ -181,6 +184,7 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
     const host = new PluginHost<Ctx>(plugins, this.logger, (owner, migrations) => applyMigrations(this.db, owner, migrations, this.now), { ...options, facilities });
     this.host = host as unknown as PluginHost<never>;
     this.http = http;
+    installResponseHeaders(http);
     if (this.tls) http.addHook('onRequest', async (_request, reply) => void reply.header('strict-transport-security', HSTS_HEADER));
     serveProbes(http, this.readiness);
     serveMetrics(http, this.metrics, this.parts.metricsToken);
