@@ -48,7 +48,7 @@ import type { SqlDatabase } from './store/sql-database.js';
 import { prepareDataDirectory, restrictDataDirectory } from './store/data-directory.js';
 import { DataLock } from './store/data-lock.js';
 import { applyMigrations, BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
-import { HSTS_HEADER, TlsSource, type TlsFiles } from './tls.js';
+import { HSTS_HEADER, TlsSource, type TlsFiles, type TlsPolicy, type TlsServerOptions } from './tls.js';
 import { installResponseHeaders } from './response-headers.js';
 import { Readiness, serveProbes } from './health.js';
 import { RoleMetrics, serveMetrics } from './metrics.js';
@@ -85,6 +85,8 @@ export interface RoleRuntimeOptions {
   baseMigrations?: readonly Migration[];
   /** Serve HTTPS with this certificate and key (PEM files); plain HTTP without. */
   tls?: TlsFiles;
+  /** The protocol versions and TLS 1.2 suites offered (the configuration's `tls`); the modern default of core/tls.ts without. */
+  tlsPolicy?: TlsPolicy;
   /** The metrics token of the configuration (`metricsToken`, METRICS_TOKEN); one made at the first start when absent or empty. */
   metricsToken?: string;
   /** Limit requests as these settings say (core/rate-limit.ts); no limits without. */
@@ -140,7 +142,7 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
   static async open(options: RoleRuntimeOptions): Promise<RoleRuntime<SqlDatabase>> {
     const dataDir = resolve(options.dataDir);
     // A wrong certificate or key stops the start before anything is opened.
-    const tls = options.tls ? TlsSource.open(options.tls, options.logger.child({ role: options.role })) : undefined;
+    const tls = options.tls ? TlsSource.open(options.tls, options.logger.child({ role: options.role }), options.tlsPolicy) : undefined;
     prepareDataDirectory(dataDir);
     const metricsToken = loadMetricsToken(dataDir, options.metricsToken);
     const lock = DataLock.acquire(dataDir, options.databaseFile, options.role);
@@ -157,7 +159,7 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
   }
 
   /** What the role's fastify app is built with: `{https}` when the role serves TLS, else nothing. */
-  serverOptions(): { https?: { cert: Buffer; key: Buffer } } {
+  serverOptions(): { https?: TlsServerOptions } {
     return this.tls ? { https: this.tls.httpsOptions() } : {};
   }
 

@@ -84,7 +84,7 @@ export class CloudRole {
     try {
       runtime = await RoleRuntime.open({
         role: 'cloud', dataDir: options.dataDir, databaseFile: CLOUD_DATABASE_FILE, logger, now, ...(tokenDb ? {} : { baseMigrations: CLOUD_MIGRATIONS }),
-        rateLimits, metricsToken: options.metricsToken ?? options.config?.metricsToken ?? '', ...(tls ? { tls } : {}),
+        rateLimits, metricsToken: options.metricsToken ?? options.config?.metricsToken ?? '', ...(tls ? { tls, ...(options.config ? { tlsPolicy: options.config.tls } : {}) } : {}),
       });
     } catch (err) {
       await tokenDb?.close();
