@@ -27,6 +27,7 @@ import { GatewayError, quote } from '../errors.js';
 import { describeIssues, formatPath } from '../schema-errors.js';
 import type { AnyRestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
 import type { RefuseRequest } from '../rate-limit.js';
+import { drainsRefusedBody } from '../refused-body.js';
 import { ProblemError, type ProblemDocument, type ProblemFieldError, type ProblemTypeSlug } from './problem.js';
 
 declare module 'fastify' {
@@ -173,10 +174,6 @@ function requestInfo(request: FastifyRequest): RestRequestInfo {
   return { method: request.method, path: pathOf(request), headers: request.headers, sourceIp: request.ip, secure: request.protocol === 'https' };
 }
 
-function hasBody(request: FastifyRequest): boolean {
-  const length = request.headers['content-length'];
-  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
 
 /** Field errors for zod issues at `location` (`path`, `query`, `body`). */
 function fieldErrors(location: string, issues: readonly z.core.$ZodIssue[], raw: unknown): ProblemFieldError[] {
@@ -209,7 +206,7 @@ export function serveRest(app: FastifyInstance, registry: RestRegistry, options:
       onRequest: async (request, reply) => {
         const refused = await admit(registry, op, request);
         if (refused) {
-          if (hasBody(request)) reply.header('connection', 'close');
+          if (!drainsRefusedBody(request)) reply.header('connection', 'close');
           return sendProblem(request, reply, refused);
         }
       },
