@@ -7,7 +7,10 @@
  * stops them cleanly on SIGINT/SIGTERM (core/process-signals.ts: copies of
  * one Ctrl-C count once; a later press forces the exit; the stop has a
  * deadline), each role by its `stopRank`: the program service first, then
- * the gateway, then the cloud.
+ * the gateway, then the cloud. The stop listens from before the first
+ * listener opens, so a signal while the roles start ends the start and
+ * stops what has started the same way (a role waiting for its database
+ * stops waiting).
  *
  * A role is a definition in its wing (core/role.ts, core/roles/<name>/);
  * adding one is a folder and a line in core/roles/index.ts. This file
@@ -24,7 +27,7 @@ import { runCommand } from './commands.js';
 import { ConfigError, configNotices, selectRoles, type RoleSelection } from './config.js';
 import { commandsOf, RoleStartError, sharedDatabasesOf, startRoles, type RunningRoles } from './role.js';
 import { KEPT_FILES, loadConfig, loadConfigForCli, ROLES } from './roles/index.js';
-import { StopOnSignals } from './process-signals.js';
+import { StopOnSignals, type StopPart } from './process-signals.js';
 import { rolesBanner } from './startup-banner.js';
 
 /** A clean stop closes HTTP, the actors, the drivers and flushes history; past this it exits 1 naming what hung. */
@@ -60,25 +63,41 @@ async function main(): Promise<void> {
   const notices = configNotices(config);
   for (const notice of notices) logger.warn({ config: file }, notice);
 
-  let running: RunningRoles;
+  // The stop is ready before the first listener opens: a Ctrl-C while the roles start (the gateway already
+  // answering, the program service making its first administrator or waiting for its database) ends the start
+  // and stops what has started, cleanly, as a stop after it does.
+  const start = new AbortController();
+  let running: RunningRoles | undefined;
+  const stopping = new StopOnSignals({
+    parts: () => running?.stopParts ?? [stopTheStart],
+    inOrder: true,
+    onStopped: () => logger.info(running?.stoppedFacts() ?? {}, 'stopped cleanly'),
+    deadlineMs: STOP_DEADLINE_MS,
+  });
+  stopping.install();
+  const starting = startRoles(ROLES, selection.roles, { config, file, logger, env: process.env, signal: start.signal });
+  const stopTheStart: StopPart = {
+    name: 'the roles still starting',
+    stop: async () => {
+      start.abort();
+      // startRoles stops the roles it started when it sees the signal; a start that had just finished is stopped here.
+      const done = await starting.catch(() => undefined);
+      for (const part of done?.stopParts ?? []) await part.stop();
+    },
+  };
   try {
-    running = await startRoles(ROLES, selection.roles, { config, file, logger, env: process.env });
+    running = await starting;
   } catch (err) {
+    // A stop during the start: StopOnSignals finishes it and exits.
+    if (start.signal.aborted) return;
     if (err instanceof RoleStartError) {
       process.stderr.write(`${err.message}\n`);
       process.exit(err.exitCode);
     }
     throw err;
   }
+  if (start.signal.aborted) return;
   process.stdout.write(rolesBanner(running.banners, notices));
-
-  const stopping = new StopOnSignals({
-    parts: running.stopParts,
-    inOrder: true,
-    onStopped: () => logger.info(running.stoppedFacts(), 'stopped cleanly'),
-    deadlineMs: STOP_DEADLINE_MS,
-  });
-  stopping.install();
 }
 
 main().catch((err: unknown) => {

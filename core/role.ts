@@ -20,6 +20,7 @@ import type { Plugin } from './plugin-host.js';
 import type { StopPart } from './process-signals.js';
 import { SHARED_ADMIN_PASSWORD_ENV, SharedFirstPassword } from './auth/first-admin.js';
 import { sharedPasswordLines } from './startup-banner.js';
+import { StartCancelled } from './start-cancelled.js';
 
 /** What a role that started offers the roles that start after it. */
 export interface RoleOffers {
@@ -41,6 +42,8 @@ export interface RoleStartFacts {
   definitions: readonly RoleDefinition[];
   /** The first-start password shared by the administrators of the roles this process starts, when it starts two or more that have one and ADMIN_PASSWORD is not set (core/auth/first-admin.ts). */
   sharedFirstPassword?: SharedFirstPassword;
+  /** Ends the start: a stop signal arrived meanwhile (a role waiting for its database stops waiting, and throws StartCancelled). */
+  signal?: AbortSignal;
 }
 
 /** A role that started and listens: its banner section, its part of the stop, and what the final log line reports of it. */
@@ -204,7 +207,8 @@ function inStopOrder(started: readonly { definition: RoleDefinition; role: Start
 /**
  * Starts the roles of `definitions` named in `names`, in list order, each
  * given what the roles before it offer. When one fails, those already
- * started stop (by rank, failures logged) and the error is thrown on.
+ * started stop (by rank, failures logged) and the error is thrown on; so
+ * they do when `facts.signal` ends the start (StartCancelled).
  */
 export async function startRoles(
   definitions: readonly RoleDefinition[],
@@ -217,9 +221,12 @@ export async function startRoles(
   const shared = sharedFirstPasswordFor(selected, facts.env);
   for (const definition of selected) {
     try {
+      if (facts.signal?.aborted) throw new StartCancelled();
       const role = await definition.start({ ...facts, offers: { ...offers }, definitions, ...(shared ? { sharedFirstPassword: shared } : {}) });
       started.push({ definition, role });
       Object.assign(offers, role.offers);
+      // A stop that came while this role started: it stops too, with those before it.
+      if (facts.signal?.aborted) throw new StartCancelled();
     } catch (err) {
       for (const { definition: d, role } of inStopOrder(started)) {
         await role.stop.stop().catch((stopErr: unknown) => facts.logger.error({ err: stopErr, role: d.name }, 'stop failed'));

@@ -12,7 +12,8 @@
  * (core/json-body.ts), then path parameters, query and body are validated
  * (400 with one `errors` entry per bad field) and the handler runs. Every
  * failure is an RFC 9457 problem document; a GatewayError of the input from a
- * shared component is the problem of its status; an unexpected exception is
+ * shared component is the problem of its status; a database that does not
+ * answer is 503 with Retry-After (logged as a warning); an unexpected exception is
  * a 500 that says nothing about its cause (logged), and no input reaches one
  * by design.
  */
@@ -24,6 +25,7 @@ import { DEPTH_ACCEPTED, installJsonBodyParser, JsonBodyError } from '../json-bo
 import { MAX_JSON_DEPTH } from '../json-depth.js';
 import { findIllFormed, illFormedField, notTextAccepted, notTextMessage, type IllFormedAt } from '../well-formed.js';
 import { GatewayError, quote } from '../errors.js';
+import { DatabaseUnavailableError } from '../store/database-unavailable.js';
 import { describeIssues, formatPath } from '../schema-errors.js';
 import type { AnyRestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
 import type { RefuseRequest } from '../rate-limit.js';
@@ -100,6 +102,19 @@ function urlProblem(request: FastifyRequest): ProblemError | undefined {
   return inQuery ? notTextProblem('query', inQuery, 'request query') : undefined;
 }
 
+/** Seconds a client is told to wait when the database does not answer. */
+export const DATABASE_RETRY_AFTER_SEC = 5;
+
+/**
+ * A database that does not answer (a PostgreSQL server away,
+ * core/store/database-unavailable.ts): 503 `service-unavailable` with
+ * Retry-After, as the cloud answers, not a 500; undefined for anything else.
+ */
+function databaseProblem(err: unknown): ProblemError | undefined {
+  if (!(err instanceof DatabaseUnavailableError)) return undefined;
+  return new ProblemError('service-unavailable', `the service cannot reach its database now (${err.reason}); retry in a moment`, { retryAfterSec: DATABASE_RETRY_AFTER_SEC });
+}
+
 /** The problem for a body the JSON parser refused (core/json-body.ts). */
 function bodyProblem(err: JsonBodyError): ProblemError {
   if (err.problem === 'depth') {
@@ -113,6 +128,8 @@ function bodyProblem(err: JsonBodyError): ProblemError {
 function requestProblem(err: Error & { statusCode?: number; code?: string }, request: FastifyRequest): ProblemError {
   if (err instanceof ProblemError) return err;
   if (err instanceof JsonBodyError) return bodyProblem(err);
+  const unavailable = databaseProblem(err);
+  if (unavailable) return unavailable;
   if (err.statusCode === 413) {
     const limit = request.routeOptions.bodyLimit ?? DEFAULT_REST_BODY_LIMIT;
     return new ProblemError('payload-too-large', `request body: larger than the ${limit}-byte limit of ${request.method} ${quote(pathOf(request))}`, {
@@ -156,7 +173,7 @@ export function createRestApp(logger: Logger, options: { trustProxy?: false | st
   installJsonBodyParser(app, { emptyBody: 'undefined' });
   app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
     const problem = requestProblem(err, request);
-    if (problem.status >= 500) request.log.error({ err, url: pathOf(request) }, 'request failed');
+    if (problem.status >= 500 && !(err instanceof DatabaseUnavailableError)) request.log.error({ err, url: pathOf(request) }, 'request failed');
     return sendProblem(request, reply, problem);
   });
   app.setNotFoundHandler((request, reply) =>
@@ -224,7 +241,10 @@ async function admit(registry: RestRegistry, op: AnyRestOperation, request: Fast
     // A public operation (login) is served whatever stale or refused credentials come with it.
     if (op.permission === null && err instanceof ProblemError) principal = null;
     else if (err instanceof ProblemError) return err;
-    else {
+    else if (err instanceof DatabaseUnavailableError) {
+      request.log.warn({ reason: err.reason }, 'authentication: the database does not answer');
+      return databaseProblem(err) as ProblemError;
+    } else {
       request.log.error({ err }, 'authentication failed unexpectedly');
       return new ProblemError('internal-error', 'authentication failed unexpectedly; the failure is logged');
     }
@@ -286,8 +306,11 @@ async function handle(op: AnyRestOperation, request: FastifyRequest, reply: Fast
       { principal: request.restPrincipal, request: requestInfo(request), logger: request.log as unknown as Logger },
     );
   } catch (err) {
-    const problem = err instanceof ProblemError ? err : inputProblem(err);
-    if (problem) return sendProblem(request, reply, problem);
+    const problem = err instanceof ProblemError ? err : (inputProblem(err) ?? databaseProblem(err));
+    if (problem) {
+      if (problem.status === 503 && err instanceof DatabaseUnavailableError) request.log.warn({ operation: op.operationId, reason: err.reason }, 'the database does not answer');
+      return sendProblem(request, reply, problem);
+    }
     request.log.error({ err, operation: op.operationId }, 'operation failed unexpectedly');
     return sendProblem(request, reply, new ProblemError('internal-error', `${op.operationId} failed unexpectedly; the failure is logged`));
   }

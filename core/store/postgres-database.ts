@@ -12,6 +12,7 @@ import pg from 'pg';
 import { createHash } from 'node:crypto';
 import { bindable, lockOutsideTransaction, POSTGRES_DIALECT, WriteQueue, type Dialect, type Row, type SqlDatabase, type SqlValue, type WriteTx } from './sql-database.js';
 import { toPositional } from './sql-text.js';
+import { asUnavailable } from './database-unavailable.js';
 
 /** Type OIDs whose text is parsed so rows look as they do on SQLite. */
 const PARSERS = new Map<number, (text: string) => unknown>([
@@ -77,7 +78,29 @@ const noRowsAfterEnd = (): never => {
 };
 
 async function query(client: pg.Pool | pg.PoolClient, sql: string, params: SqlValue[] | undefined): Promise<pg.QueryResult<Row>> {
-  return client.query<Row>({ text: toPositional(sql), values: bindable(params) ?? [] });
+  try {
+    return await client.query<Row>({ text: toPositional(sql), values: bindable(params) ?? [] });
+  } catch (err) {
+    throw asUnavailable(err);
+  }
+}
+
+/** A pooled connection, or a DatabaseUnavailableError when the server cannot be reached. */
+async function connection(pool: pg.Pool): Promise<pg.PoolClient> {
+  try {
+    return await pool.connect();
+  } catch (err) {
+    throw asUnavailable(err);
+  }
+}
+
+/** A transaction statement (BEGIN, COMMIT, a cursor's FETCH) on `client`, failing as `query` does. */
+async function control<R extends Row = Row>(client: pg.PoolClient, sql: string): Promise<pg.QueryResult<R>> {
+  try {
+    return await client.query<R>(sql);
+  } catch (err) {
+    throw asUnavailable(err);
+  }
 }
 
 export class PostgresDatabase implements SqlDatabase {
@@ -118,7 +141,7 @@ export class PostgresDatabase implements SqlDatabase {
     if (this.closed) return Promise.reject(new Error('database is closed'));
     const inTransaction = options.transaction === true;
     return this.queue.run(async () => {
-      const client = await this.pool.connect();
+      const client = await connection(this.pool);
       let ended = false;
       let broken: Error | undefined;
       const on = (sql: string, params?: SqlValue[]) => (ended ? noRowsAfterEnd() : query(client, sql, params));
@@ -134,10 +157,10 @@ export class PostgresDatabase implements SqlDatabase {
       };
       try {
         if (!inTransaction) return await job(tx);
-        await client.query('BEGIN');
+        await control(client, 'BEGIN');
         try {
           const result = await job(tx);
-          await client.query('COMMIT');
+          await control(client, 'COMMIT');
           return result;
         } catch (err) {
           await client.query('ROLLBACK').catch((e: unknown) => {
@@ -162,19 +185,19 @@ export class PostgresDatabase implements SqlDatabase {
 
   /** Streams through a cursor in a read-only transaction, a batch of rows at a time. */
   async each<T extends Row = Row>(sql: string, params: SqlValue[], onRow: (row: T) => void): Promise<number> {
-    const client = await this.pool.connect();
+    const client = await connection(this.pool);
     let broken: Error | undefined;
     let count = 0;
     try {
-      await client.query('BEGIN READ ONLY');
+      await control(client, 'BEGIN READ ONLY');
       await query(client, `DECLARE rows_cursor NO SCROLL CURSOR FOR ${sql}`, params);
       for (;;) {
-        const batch = await client.query<T>('FETCH 500 FROM rows_cursor');
+        const batch = await control<T>(client, 'FETCH 500 FROM rows_cursor');
         for (const row of batch.rows) onRow(row);
         count += batch.rows.length;
         if (batch.rows.length < 500) break;
       }
-      await client.query('COMMIT');
+      await control(client, 'COMMIT');
       return count;
     } catch (err) {
       await client.query('ROLLBACK').catch((e: unknown) => {

@@ -58,8 +58,8 @@ export async function openTokenPostgres(
   try {
     db = await PostgresDatabase.open(source.url, { max: 5, applicationName, ...(onError ? { onError } : {}) });
   } catch (err) {
-    // PostgresDatabase's messages name the server without the user or password.
-    throw new TokenDatabaseError(`${source.key}: ${(err as Error).message}`);
+    // PostgresDatabase's messages name the server without the user or password; the cause says why (refused, timed out) to a wait.
+    throw new TokenDatabaseError(`${source.key}: ${(err as Error).message}`, { cause: (err as Error).cause });
   }
   try {
     await applyMigrations(db, BASE_SCHEMA_OWNER, CLOUD_MIGRATIONS, now);
