@@ -239,9 +239,10 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
   async listen(host: string, port: number): Promise<string> {
     if (!this.http) throw new Error(`role ${this.role}: start the plugins before listening`);
     if (this.tls && !(this.http.server instanceof TlsServer)) throw new Error(`role ${this.role}: serves TLS, so its app must be built with runtime.serverOptions()`);
-    // The probes' listener of the wait gives the port to the role's app.
+    // The probes' listener of the wait gives the port to the role's app (the same one when the OS chose it for 0).
+    const waited = this.parts.waiting?.port;
     await this.parts.waiting?.close();
-    await this.http.listen({ host, port });
+    await this.http.listen({ host, port: port === 0 && waited !== undefined ? waited : port });
     if (this.tls) this.tls.attach(this.http.server as unknown as TlsServer);
     const address = this.http.server.address();
     const actualPort = typeof address === 'object' && address ? address.port : port;

@@ -21,6 +21,8 @@ export const WAITING_RETRY_AFTER_SEC = 5;
 /** The probes' listener of a role still waiting for its database. */
 export class WaitingListener {
   private server: Server | undefined;
+  /** The port it listened on (the one the OS chose for 0), which the role's app then takes. */
+  port: number | undefined;
 
   constructor(
     private readonly readiness: Readiness,
@@ -41,6 +43,7 @@ export class WaitingListener {
     this.server = server;
     const address = server.address();
     const actual = typeof address === 'object' && address ? address.port : port;
+    this.port = actual;
     const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
     return `${this.https ? 'https' : 'http'}://${shown}:${actual}`;
   }

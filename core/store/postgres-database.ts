@@ -85,13 +85,36 @@ async function query(client: pg.Pool | pg.PoolClient, sql: string, params: SqlVa
   }
 }
 
-/** A pooled connection, or a DatabaseUnavailableError when the server cannot be reached. */
-async function connection(pool: pg.Pool): Promise<pg.PoolClient> {
+/** A connection taken from the pool, with what happened to it while taken. */
+interface Taken {
+  client: pg.PoolClient;
+  /** Gives it back; a connection that failed (or whose ROLLBACK did) is dropped by the pool. */
+  release(broken?: Error): void;
+}
+
+/**
+ * A pooled connection, or a DatabaseUnavailableError when the server cannot
+ * be reached. While taken it has a listener for its 'error': the pool
+ * listens only to idle connections, and a server that goes away under a
+ * taken one makes it emit an error that, unheard, would end the process.
+ */
+async function connection(pool: pg.Pool): Promise<Taken> {
+  let client: pg.PoolClient;
   try {
-    return await pool.connect();
+    client = await pool.connect();
   } catch (err) {
     throw asUnavailable(err);
   }
+  let lost: Error | undefined;
+  const onLost = (err: Error) => void (lost ??= err);
+  client.on('error', onLost);
+  return {
+    client,
+    release(broken) {
+      client.off('error', onLost);
+      client.release(broken ?? lost);
+    },
+  };
 }
 
 /** A transaction statement (BEGIN, COMMIT, a cursor's FETCH) on `client`, failing as `query` does. */
@@ -141,7 +164,8 @@ export class PostgresDatabase implements SqlDatabase {
     if (this.closed) return Promise.reject(new Error('database is closed'));
     const inTransaction = options.transaction === true;
     return this.queue.run(async () => {
-      const client = await connection(this.pool);
+      const taken = await connection(this.pool);
+      const { client } = taken;
       let ended = false;
       let broken: Error | undefined;
       const on = (sql: string, params?: SqlValue[]) => (ended ? noRowsAfterEnd() : query(client, sql, params));
@@ -170,7 +194,7 @@ export class PostgresDatabase implements SqlDatabase {
         }
       } finally {
         ended = true;
-        client.release(broken);
+        taken.release(broken);
       }
     });
   }
@@ -185,7 +209,8 @@ export class PostgresDatabase implements SqlDatabase {
 
   /** Streams through a cursor in a read-only transaction, a batch of rows at a time. */
   async each<T extends Row = Row>(sql: string, params: SqlValue[], onRow: (row: T) => void): Promise<number> {
-    const client = await connection(this.pool);
+    const taken = await connection(this.pool);
+    const { client } = taken;
     let broken: Error | undefined;
     let count = 0;
     try {
@@ -205,7 +230,7 @@ export class PostgresDatabase implements SqlDatabase {
       });
       throw err;
     } finally {
-      client.release(broken);
+      taken.release(broken);
     }
   }
 
