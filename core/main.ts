@@ -29,6 +29,7 @@ import { commandsOf, RoleStartError, sharedDatabasesOf, startRoles, type Running
 import { KEPT_FILES, loadConfig, loadConfigForCli, ROLES } from './roles/index.js';
 import { StopOnSignals, type StopPart } from './process-signals.js';
 import { rolesBanner } from './startup-banner.js';
+import { SecretFileError, withSecretFiles } from './secret-files.js';
 
 /** A clean stop closes HTTP, the actors, the drivers and flushes history; past this it exits 1 naming what hung. */
 const STOP_DEADLINE_MS = 15_000;
@@ -36,11 +37,20 @@ const STOP_DEADLINE_MS = 15_000;
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const commandArgs = argv.slice(1);
+  // Secrets named by <NAME>_FILE (systemd's LoadCredential=) are read before anything reads the environment.
+  let env: NodeJS.ProcessEnv;
+  try {
+    env = withSecretFiles(process.env);
+  } catch (err) {
+    if (!(err instanceof SecretFileError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
   // Backup and restore copy what the roles, their plugins and the runtime declare they keep.
   const backup = backupCommands({ kept: KEPT_FILES, sharedDatabases: (config, env) => sharedDatabasesOf(ROLES, config, env) });
   const exitCode = await runCommand([...commandsOf(ROLES), ...backup], argv, {
-    loadConfig: () => loadConfigForCli(commandArgs),
-    env: process.env,
+    loadConfig: () => loadConfigForCli(commandArgs, env),
+    env,
     stdout: process.stdout,
     stderr: process.stderr,
   });
@@ -49,7 +59,7 @@ async function main(): Promise<void> {
   let loaded;
   let selection: RoleSelection;
   try {
-    loaded = loadConfig(argv);
+    loaded = loadConfig(argv, env);
     selection = selectRoles(argv, loaded.config, ROLES.map((r) => r.name));
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -75,7 +85,7 @@ async function main(): Promise<void> {
     deadlineMs: STOP_DEADLINE_MS,
   });
   stopping.install();
-  const starting = startRoles(ROLES, selection.roles, { config, file, logger, env: process.env, signal: start.signal });
+  const starting = startRoles(ROLES, selection.roles, { config, file, logger, env, signal: start.signal });
   const stopTheStart: StopPart = {
     name: 'the roles still starting',
     stop: async () => {

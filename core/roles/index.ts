@@ -33,6 +33,6 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2), env:
 }
 
 /** For commands: the config as `npm start` reads it, or 2 after printing the mistake. */
-export function loadConfigForCli(argv: readonly string[]): LoadedConfig | 2 {
-  return loadForCliWithParts(argv, CONFIG_PARTS);
+export function loadConfigForCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): LoadedConfig | 2 {
+  return loadForCliWithParts(argv, CONFIG_PARTS, env);
 }
