@@ -26,6 +26,7 @@ import { roleTlsFiles } from '../../tls.js';
 import { CLOUD_PLUGINS } from './compose.js';
 import { cloudRoleSettings } from './config.js';
 import type { CloudContext, CloudRelayService } from './context.js';
+import { recordCloudStart } from './cloud-starts.js';
 import { cloudSection, envOf, extrasOf, type CloudRoleOptions } from './options.js';
 import { followRevocations } from './revocation-feed.js';
 import { openTokenPostgres, tokenDatabaseSource, type TokenDatabaseSource } from './token-database.js';
@@ -92,6 +93,8 @@ export class CloudRole {
         runtime.onStop('token database', () => tokenDb.close());
         runtime.readiness.add('token-database', tokenDatabaseCheck(tokenDb));
       }
+      // Recorded where the tokens are, so that npm run cloud-token can tell a database no cloud uses.
+      await recordCloudStart(tokenDb ?? runtime.db, now());
       // The largest body any route of the cloud reads; /admin's own are smaller.
       const http = Fastify({ logger: false, bodyLimit: MCP_BODY_LIMIT, ...runtime.serverOptions() });
       // Bodies as on every surface: depth-checked, securely parsed, every string well-formed Unicode (core/json-body.ts).
