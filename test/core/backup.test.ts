@@ -75,6 +75,7 @@ async function holdInAnotherProcess(dataDir: string, database = 'gateway.db'): P
   return { child, pid: await opened, stop };
 }
 
+/** The command line as an operator runs it; a spawned tsx start takes seconds on a busy machine, hence the longer timeouts below. */
 const cli = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'core/main.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
 
 describe('backup', () => {
@@ -131,7 +132,7 @@ describe('backup', () => {
   });
 });
 
-describe('backup of what the roles declare', () => {
+describe('backup of what the roles declare', { timeout: 90_000 }, () => {
   /** A role this build does not have, with a plugin: each declares what it keeps. */
   const testRole = defineRole({
     name: 'test-role', databaseFile: 'test-role.db', startsByDefault: false, stopRank: 40, config: [], commands: [],
@@ -208,7 +209,7 @@ describe('backup of what the roles declare', () => {
   });
 });
 
-describe('restore', () => {
+describe('restore', { timeout: 90_000 }, () => {
   it('refuses while a role runs on the data directory, in another process; restores once it stopped, keeping the files it replaced', async () => {
     const source = fresh('restore-src-');
     const runtime = await openGatewayDb(source);
@@ -255,7 +256,7 @@ describe('restore', () => {
   });
 });
 
-describe('npm run backup', () => {
+describe('npm run backup', { timeout: 90_000 }, () => {
   it('backs up a data directory, printing each file with its size and SHA-256', async () => {
     const dataDir = fresh('cli-data-');
     await (await openGatewayDb(dataDir)).stop();
