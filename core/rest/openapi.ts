@@ -218,7 +218,8 @@ export async function serveRestDocs(app: FastifyInstance, registry: RestRegistry
       routePrefix: REST_DOCS_PATH,
       transformSpecification: () => document(),
       transformSpecificationClone: false,
-      uiConfig: { deepLinking: true, docExpansion: 'list', tryItOutEnabled: true, withCredentials: true },
+      // No validator badge: it is an image from validator.swagger.io, which the page policy does not load (core/response-headers.ts).
+      uiConfig: { deepLinking: true, docExpansion: 'list', tryItOutEnabled: true, withCredentials: true, validatorUrl: null },
     });
   });
   // Without a console plugin at `/`, a person opening the address lands on the API reference.

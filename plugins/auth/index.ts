@@ -4,6 +4,7 @@
  * lists and the IP white list. Installs its policy as the interface
  * registry's AccessPolicy, so HTTP and MCP are checked the same way.
  */
+import { JWT_SIGNING_KEY_FILE } from '../../core/auth/jwt.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayAccessPolicy } from './access-policy.js';
@@ -37,6 +38,7 @@ export function createAuthPlugin(options: AuthPluginOptions = {}) {
     name: 'auth',
     config: AUTH_CONFIG,
     commands: [resetAdminPasswordCommand],
+    keeps: { files: [JWT_SIGNING_KEY_FILE] },
     async register(ctx) {
       const users = await UserStore.open(ctx.db, ctx.settings);
       const inFile = { settings: ctx.settings, writes: ctx.configWrites, file: ctx.configFile };

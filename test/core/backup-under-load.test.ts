@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backupDataDirectory, restoreDataDirectory } from '../../core/backup.js';
+import { KEPT_FILES } from '../../core/roles/index.js';
 import { InProcessGatewayLink } from '../../core/gateway-link/in-process.js';
 import type { GatewayLink } from '../../core/gateway-link/types.js';
 import { Database } from '../../core/store/database.js';
@@ -95,7 +96,7 @@ describe('backup under load', () => {
     await sleep(400);
 
     const out = join(mkdtempSync(join(tmpdir(), 'backup-load-out-')), 'backup');
-    const manifest = await backupDataDirectory(dataDir, out);
+    const manifest = await backupDataDirectory(dataDir, out, KEPT_FILES);
     expect(manifest.files.map((f) => f.name)).toEqual(expect.arrayContaining(['gateway.db', 'programs.db']));
     // Both roles stop (the program service first, as the runtime stops them), mid-batch.
     stops.length = 0;
@@ -104,7 +105,7 @@ describe('backup under load', () => {
 
     // Restored into another directory: what the backup holds, as the roles left it at that moment.
     const restored = mkdtempSync(join(tmpdir(), 'backup-load-restored-'));
-    await restoreDataDirectory(out, restored);
+    await restoreDataDirectory(out, restored, KEPT_FILES);
     const before = await historySeqs(restored);
     expect(before.length).toBeGreaterThanOrEqual(MACHINES);
     expect(before[0]).toBe(1);
