@@ -9,6 +9,7 @@ import { diffPrograms } from './nc/index.js';
 import { sha256Hex } from '../../core/hash.js';
 import type { WriteTx } from '../../core/store/database.js';
 import { newId } from '../../core/rest/ids.js';
+import { defaultFileName } from '../../core/roles/programs/file-name-template.js';
 import type { VaultStore } from './store.js';
 
 /** A version as other plugins use it. */
@@ -18,7 +19,8 @@ export interface VaultVersionForUse {
   state: 'draft' | 'submitted' | 'published' | 'obsolete';
   sha256: string;
   size: number;
-  program: { id: string; name: string; libraryId: string; controller: string };
+  /** `fileName`: the file name template its assignments take unless they name their own. */
+  program: { id: string; name: string; libraryId: string; controller: string; fileName: string };
   content: Buffer;
 }
 
@@ -58,7 +60,7 @@ const inScope = (p: RestPrincipal, libraryId: string): boolean => p.scopes.libra
 export function vaultVersions(store: VaultStore): VaultVersions {
   const program = async (programId: string, principal: RestPrincipal) => {
     const p = await store.program(programId);
-    return p && inScope(principal, p.libraryId) ? { id: p.id, name: p.name, libraryId: p.libraryId, controller: p.controller } : undefined;
+    return p && inScope(principal, p.libraryId) ? { id: p.id, name: p.name, libraryId: p.libraryId, controller: p.controller, fileName: p.fileName } : undefined;
   };
   const version = async (versionId: string, principal: RestPrincipal): Promise<VaultVersionForUse | undefined> => {
     const v = await store.version(versionId);
@@ -94,7 +96,7 @@ export function vaultVersions(store: VaultStore): VaultVersions {
     async addProgram(tx, p) {
       if (await tx.get('SELECT 1 AS x FROM vault_programs WHERE library_id = ? AND name_key = ?', [p.libraryId, p.name.toLowerCase()])) return 'name-taken';
       const id = newId('prg');
-      await store.insertProgram(tx, { id, libraryId: p.libraryId, name: p.name, controller: p.controller, description: p.description, createdBy: p.createdBy, createdAt: p.now, updatedAt: p.now });
+      await store.insertProgram(tx, { id, libraryId: p.libraryId, name: p.name, controller: p.controller, description: p.description, fileName: defaultFileName(p.name), createdBy: p.createdBy, createdAt: p.now, updatedAt: p.now });
       return { id };
     },
     pendingApprovals: () => store.countPendingApprovals(),
