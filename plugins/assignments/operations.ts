@@ -13,7 +13,7 @@ import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/r
 import { auditActor, principalOf } from '../../core/rest/principal.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext, ProgramsServices } from '../../core/roles/programs/context.js';
-import { noDirectoryMessage, placementProblems, type PlacedMachine } from './placement.js';
+import { noDirectoryMessage, placementDetail, placementProblems, type PlacedMachine } from './placement.js';
 import { previewWarnings } from './preview-warnings.js';
 import { rowOf, type Assignment } from './store.js';
 import { applyTransform, transformSchema, TransformError, type Transform } from './transform.js';
@@ -97,7 +97,7 @@ const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[
       if (!targets) throw new ProblemError('not-found', `no ${targetKind === 'machine' ? 'machine' : 'machine group'} ${targetId}`, { errors: [{ field: `body.${targetKind}Id`, message: 'no such target' }] });
       const transform = withFileName(body.transform, program);
       const misplaced = placementProblems(body.dir, transform, program.name, targets);
-      if (misplaced.length) throw new ProblemError('unacceptable', misplaced.map((e) => `${e.field} ${e.message}`).join('; '), { errors: misplaced });
+      if (misplaced.length) throw new ProblemError('unacceptable', placementDetail(misplaced), { errors: misplaced });
       const existing = await ctx.db.get('SELECT id FROM assignments WHERE program_id = ? AND target_kind = ? AND target_id = ?', [body.programId, targetKind, targetId]);
       if (existing) throw new ProblemError('conflict', `program ${body.programId} is already assigned to ${targetId} (${String(existing.id)})`, { extensions: { assignmentId: String(existing.id) } });
       const now = ctx.now();
@@ -155,7 +155,7 @@ const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[
       if (!program || !targets) throw new ProblemError('not-found', `no assignment ${params.id}`);
       const changed: Assignment = { ...a, dir: body.dir ?? a.dir, transform: body.transform ? withFileName(body.transform, program) : a.transform, updatedAt: d.ctx.now() };
       const misplaced = placementProblems(changed.dir, changed.transform, program.name, targets);
-      if (misplaced.length) throw new ProblemError('unacceptable', misplaced.map((e) => `${e.field} ${e.message}`).join('; '), { errors: misplaced });
+      if (misplaced.length) throw new ProblemError('unacceptable', placementDetail(misplaced), { errors: misplaced });
       await d.ctx.db.write(async (tx) => {
         await tx.run('UPDATE assignments SET dir = ?, transform = ?, updated_at = ? WHERE id = ?', [changed.dir, JSON.stringify(changed.transform), changed.updatedAt, a.id]);
         await d.ctx.audit.append(tx, {

@@ -31,7 +31,7 @@ export const FILE_NAME_ACCEPTED = "a template that gives a plain file name: 1-12
 /** A directory that climbs out of itself with a `..` segment. */
 function dirProblem(dir: string): ProblemFieldError | undefined {
   if (!dir.split(/[\\/]/).includes('..')) return undefined;
-  return { field: 'body.dir', message: "has a '..' segment, which climbs out of the directory", accepted: DIR_ACCEPTED };
+  return { field: 'body.dir', message: "the directory has a '..' segment, which climbs out of it", accepted: DIR_ACCEPTED };
 }
 
 /** The file name the transform gives for one machine, refused as the transfer would refuse it. */
@@ -85,4 +85,9 @@ export function placementProblems(dir: string, transform: Transform, program: st
     }
   }
   return problems;
+}
+
+/** The problem's detail for placement problems: their messages as sentences. */
+export function placementDetail(problems: readonly ProblemFieldError[]): string {
+  return problems.map((e) => `${e.message.charAt(0).toUpperCase()}${e.message.slice(1)}${/[.!?]$/.test(e.message) ? '' : '.'}`).join(' ');
 }
