@@ -31,7 +31,12 @@ export interface VaultVersions {
   program(programId: string, principal: RestPrincipal): Promise<VaultVersionForUse['program'] | undefined>;
   /** The newest published version of a program, or undefined. */
   latestPublished(programId: string, principal: RestPrincipal): Promise<VaultVersionForUse | undefined>;
-  /** The NC-aware diff's machine summary and unified text (docs/nc-diff.md). */
+  /**
+   * Two files compared line by line as written (comment-only lines
+   * included), with the NC-aware summary of what changes on the machine and
+   * the unified text (docs/nc-diff.md): what a preview or a drift item shows,
+   * so a header comment added or a comment changed at the machine is seen.
+   */
   diff(from: Buffer, to: Buffer): { identical: boolean; summary: ReturnType<typeof diffPrograms>['summary']; unified: string };
   /** The library; undefined when missing or outside the scope. */
   library(libraryId: string, principal: RestPrincipal): Promise<{ id: string; name: string } | undefined>;
@@ -55,6 +60,9 @@ declare module '../../core/roles/programs/context.js' {
   }
 }
 
+/** No rule of the canonical form: every line compared as written. */
+export const EVERY_LINE = { blockNumbers: false, comments: false, whitespace: false, case: false, numberFormat: false } as const;
+
 const inScope = (p: RestPrincipal, libraryId: string): boolean => p.scopes.libraries === '*' || p.scopes.libraries.includes(libraryId);
 
 export function vaultVersions(store: VaultStore): VaultVersions {
@@ -77,7 +85,7 @@ export function vaultVersions(store: VaultStore): VaultVersions {
       return latest ? version(latest.id, principal) : undefined;
     },
     diff(from, to) {
-      const d = diffPrograms(from, to, { unified: true });
+      const d = diffPrograms(from, to, { unified: true, ignore: EVERY_LINE });
       return { identical: d.identical, summary: d.summary, unified: d.unified ?? '' };
     },
     async library(libraryId, principal) {

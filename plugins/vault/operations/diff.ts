@@ -6,6 +6,7 @@ import { ProblemError } from '../../../core/rest/problem.js';
 import { idOf, idParams } from '../../../core/rest/ids.js';
 import { principalOf } from '../../../core/rest/principal.js';
 import { diffPrograms } from '../nc/index.js';
+import { EVERY_LINE } from '../service.js';
 import { DIALECTS } from '../nc/options.js';
 import type { VaultOperation } from './deps.js';
 import { diffView } from './views.js';
@@ -38,8 +39,7 @@ export const DIFF_OPERATIONS: readonly VaultOperation[] = [
       let diff;
       try {
         // Every line as written: no rule of the canonical form, so a reader sees every line that differs.
-        const ignore = query.compare === 'lines' ? { blockNumbers: false, comments: false, whitespace: false, case: false, numberFormat: false } : undefined;
-        diff = diffPrograms(from.content, to.content, { dialect: query.dialect, context: query.context, unified: true, ...(ignore ? { ignore } : {}) });
+        diff = diffPrograms(from.content, to.content, { dialect: query.dialect, context: query.context, unified: true, ...(query.compare === 'lines' ? { ignore: EVERY_LINE } : {}) });
       } catch (err) {
         if (err instanceof GatewayError) throw new ProblemError('unacceptable', err.message);
         throw err;
