@@ -79,6 +79,8 @@ describe('machine assignments', () => {
     expect(Buffer.from(preview.body.result.contentBase64, 'base64').toString()).toBe(preview.body.result.text);
     expect(preview.body.diff.identical).toBe(false);
     expect(preview.body.diff.unified).toContain('+O2001 (BRACKET)');
+    // Every line is compared as written: the header comment the transform adds is in the diff too.
+    expect(preview.body.diff.unified).toContain(`+(V1 ${preview.body.source.sha256.slice(0, 8)} 2026-11-24)`);
     const after = await gw.request('GET', '/api/cnc/readProgramList?machineID=M03&dirAtCNC=//CNC_MEM/USER/PATH1/');
     expect((after.body.data as { programs: unknown }).programs).toEqual((before.body.data as { programs: unknown }).programs);
   });
