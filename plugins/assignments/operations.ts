@@ -221,7 +221,7 @@ const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[
           versionId: version.id, sha256: version.sha256, sha8: version.sha256.slice(0, 8), date: iso(ctx.now()).slice(0, 10), machine: machine.machineId,
         }, machine);
       } catch (err) {
-        if (err instanceof TransformError) throw new ProblemError('unacceptable', err.message, { errors: [{ field: err.field, message: err.message }] });
+        if (err instanceof TransformError) throw new ProblemError('unacceptable', placementDetail([{ field: err.field, message: err.message }]), { errors: [{ field: err.field, message: err.message, ...(err.accepted ? { accepted: err.accepted } : {}) }] });
         throw err;
       }
       const { text, encoding } = programText(result.content);

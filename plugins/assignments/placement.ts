@@ -10,7 +10,7 @@
  * and the values a transfer adds in the shape it gives them.
  */
 import type { ProblemFieldError } from '../../core/rest/problem.js';
-import { fileNameRuleOf, type ControlOf } from './file-name-rules.js';
+import type { ControlOf } from './file-name-rules.js';
 import { applyTransform, TransformError, type TemplateValues, type Transform } from './transform.js';
 
 /** A machine an assignment's file goes to, as placement judges it. */
@@ -40,11 +40,7 @@ function fileNameProblem(transform: Transform, values: TemplateValues, control: 
     applyTransform(MINIMAL_PROGRAM, transform, values, control);
   } catch (err) {
     // Only the name is judged here; the other rules depend on the program's content and apply at the transfer.
-    if (err instanceof TransformError && err.field === 'transform.fileName') {
-      const rule = fileNameRuleOf(control.system);
-      const accepted = err.message.includes('not a plain file name') || !rule ? FILE_NAME_ACCEPTED : rule.accepted(control.model);
-      return { field: 'body.transform.fileName', message: err.message, accepted };
-    }
+    if (err instanceof TransformError && err.field === 'transform.fileName') return { field: 'body.transform.fileName', message: err.message, accepted: err.accepted ?? FILE_NAME_ACCEPTED };
   }
   return undefined;
 }

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { blockText, leadingBlanks } from '../../core/program-bytes.js';
 import { FILE_NAME_MAX, fileNameTemplateSchema, PRINTABLE, render, templateSchema, type TemplateValues } from '../../core/roles/programs/file-name-template.js';
-import { fileNameRefusal, type ControlOf } from './file-name-rules.js';
+import { fileNameRefusal, fileNameRuleOf, type ControlOf } from './file-name-rules.js';
 
 export { render, TEMPLATE_VARIABLES, type TemplateValues, type TemplateVariable } from '../../core/roles/programs/file-name-template.js';
 
@@ -38,6 +38,8 @@ export class TransformError extends Error {
   constructor(
     message: string,
     readonly field: string,
+    /** What would be accepted, when the rule says it (a control family's file names). */
+    readonly accepted?: string,
   ) {
     super(message);
     this.name = 'TransformError';
@@ -81,7 +83,7 @@ export function checkFileNameFor(fileName: string, machineId: string, control: C
   const refused = fileNameRefusal(control, fileName);
   if (!refused) return;
   const named = [control.system, control.model].filter(Boolean).join(' ');
-  throw new TransformError(`the file name ${JSON.stringify(fileName.slice(0, 64))} will not do on machine ${machineId} (${named}): ${refused}`, 'transform.fileName');
+  throw new TransformError(`the file name ${JSON.stringify(fileName.slice(0, 64))} will not do on machine ${machineId} (${named}): ${refused}`, 'transform.fileName', fileNameRuleOf(control.system)?.accepted(control.model));
 }
 
 /**

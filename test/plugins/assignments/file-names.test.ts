@@ -166,7 +166,8 @@ describe('file names checked at assignment, preview and deployment', () => {
     expect((await patch(`/api/v1/machine-groups/${group.body.id}`, { machineIds: [machines.F01, machines.F02, machines.S01] })).status).toBe(200);
     const preview = await post(`/api/v1/machine-assignments/${assigned.body.id}/preview-transform`, { machineId: machines.S01 });
     expect(preview.status).toBe(422);
-    expect(preview.body.errors[0]).toMatchObject({ field: 'transform.fileName', message: expect.stringContaining('"O1240" will not do on machine S01') });
+    expect(preview.body.errors[0]).toMatchObject({ field: 'transform.fileName', message: expect.stringContaining('"O1240" will not do on machine S01'), accepted: expect.stringMatching(/^a name of 1 to 24 letters, digits and _ as a main program NAME\.MPF/) });
+    expect(preview.body.detail).toMatch(/^The file name "O1240" will not do on machine S01/);
     expect((await post(`/api/v1/machine-assignments/${assigned.body.id}/preview-transform`, { machineId: machines.F02 })).status).toBe(200);
     const files = async () => ((await gw.request('GET', `/api/cnc/readProgramList?machineID=F01&dirAtCNC=${encodeURIComponent(DIR)}`)).body.data as { programs: unknown[] }).programs;
     const before = await files();
