@@ -256,4 +256,43 @@ describe('the program console speaks to the plant, in Chromium', { timeout: 180_
     await nav('Gateways').click();
     await noSeriousViolations(page, 'gateways with the key help');
   });
+
+  it('PV-31 a long program is drawn a page of lines at a time, in its text and in its whole diff, so the browser does not stall on it', async () => {
+    // 12,005 lines; version 2 changes line 3 only, so 11,999 unchanged lines follow the change.
+    const long = (feed: number) => Buffer.from(['%', 'O1250 (PLATE)', `G01 X0. F${feed}`, ...Array.from({ length: 12_000 }, (_, i) => `G01 X${i}. Y1.`), 'M30', '%', ''].join('\n'));
+    await nav('Programs').click();
+    await page.getByText('New program').click();
+    await page.locator('#new-program-name').fill('O1250 Plate');
+    await page.getByLabel('Library', { exact: true }).selectOption({ label: 'Fixtures' });
+    await page.getByRole('button', { name: 'Make the program' }).click();
+    await expect.poll(status).toMatch(/Program O1250 Plate made/);
+    for (const [n, feed] of [[1, 200], [2, 250]] as const) {
+      await page.locator('input[type="file"]').setInputFiles({ name: `O1250-v${n}.nc`, mimeType: 'text/plain', buffer: long(feed) });
+      await expect.poll(status).toMatch(new RegExp(`Version ${n} uploaded`));
+    }
+    await page.locator('tr[data-version="2"]').getByRole('button', { name: 'View O1250 Plate version 2' }).click();
+    const text = page.getByRole('region', { name: 'The text of O1250 Plate version 2' });
+    const rows = text.getByRole('table').locator('tr');
+    await expect.poll(() => text.textContent()).toMatch(/12005 lines/);
+    expect(await rows.count()).toBe(5000);
+    await text.getByRole('button', { name: 'Show lines 5001–10000 of 12005' }).click();
+    await expect.poll(() => rows.count()).toBe(10_000);
+    await text.getByRole('button', { name: 'Show lines 10001–12005 of 12005' }).click();
+    await expect.poll(() => rows.count()).toBe(12_005);
+    expect(await rows.last().locator('td').allTextContents()).toEqual(['12005', '%']);
+    expect(await text.getByRole('button', { name: /^Show lines/ }).count()).toBe(0);
+    await text.getByRole('button', { name: 'Close the text' }).click();
+
+    await page.locator('tr[data-version="2"]').getByRole('button', { name: 'Diff with 1' }).click();
+    const diff = page.getByRole('table', { name: 'Version 1 against version 2' });
+    await expect.poll(() => diff.locator('td.add').allTextContents()).toEqual(['added: G01 X0. F250']);
+    await diff.getByRole('button', { name: 'Show 5000 unchanged lines (7–5006 of 11999)' }).click();
+    await expect.poll(() => diff.locator('tbody.unfolded tr').count()).toBe(5000);
+    expect(await diff.textContent()).toContain('G01 X5002. Y1.');
+    expect(await diff.textContent()).not.toContain('G01 X5003. Y1.');
+    await diff.getByRole('button', { name: 'Show 5000 unchanged lines (5007–10006 of 6999)' }).click();
+    await diff.getByRole('button', { name: 'Show 1999 unchanged lines (10007–12005)' }).click();
+    await expect.poll(() => diff.locator('tbody.unfolded tr').count()).toBe(11_999);
+    expect(await diff.locator('tbody.fold').count()).toBe(0);
+  });
 });

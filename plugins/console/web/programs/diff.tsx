@@ -8,7 +8,7 @@
  */
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
-import { linesOf } from './version-text.js';
+import { LINES_AT_ONCE, linesOf } from './version-text.js';
 export interface DiffLine { op: ' ' | '-' | '+'; fromLine?: number; toLine?: number; text: string }
 export interface ValueChange { line: number; fromLine: number; from: number | string | null; to: number | string | null; changePercent: number | null }
 export interface Diff {
@@ -95,29 +95,35 @@ function foldsOf(hunks: Diff['hunks'], fromLines: number): { before: Fold[]; aft
   return { before, after: { fromLine: from + 1, toLine: to + 1, count: Math.max(0, fromLines - from) } };
 }
 
-function FoldRows({ fold, lines, shown, onShow }: { fold: Fold; lines: string[] | null; shown: boolean; onShow: () => void }) {
+/** A fold: its first `shown` lines drawn (a page at a time, LINES_AT_ONCE), the rest behind a button. */
+function FoldRows({ fold, lines, shown, onShow }: { fold: Fold; lines: string[] | null; shown: number; onShow: (n: number) => void }) {
   if (fold.count === 0) return null;
-  if (!shown || !lines) {
-    return (
-      <tbody class="fold"><tr><td colSpan={4}>
-        {lines ? <button type="button" class="small" onClick={onShow}>Show {fold.count} unchanged {fold.count === 1 ? 'line' : 'lines'} ({fold.fromLine}–{fold.fromLine + fold.count - 1})</button> : `${fold.count} unchanged lines`}
-      </td></tr></tbody>
-    );
-  }
+  const drawn = lines ? Math.min(shown, fold.count) : 0;
+  const left = fold.count - drawn;
+  const first = fold.fromLine + drawn;
   return (
-    <tbody class="unfolded">{Array.from({ length: fold.count }, (_, k) => (
-      <tr key={k}><td class="ln">{fold.fromLine + k}</td><td>{lines[fold.fromLine + k - 1]}</td><td class="ln">{fold.toLine + k}</td><td>{lines[fold.fromLine + k - 1]}</td></tr>
-    ))}</tbody>
+    <>
+      {drawn > 0 && (
+        <tbody class="unfolded">{Array.from({ length: drawn }, (_, k) => (
+          <tr key={k}><td class="ln">{fold.fromLine + k}</td><td>{lines?.[fold.fromLine + k - 1]}</td><td class="ln">{fold.toLine + k}</td><td>{lines?.[fold.fromLine + k - 1]}</td></tr>
+        ))}</tbody>
+      )}
+      {left > 0 && (
+        <tbody class="fold"><tr><td colSpan={4}>
+          {lines ? <button type="button" class="small" onClick={() => onShow(drawn + LINES_AT_ONCE)}>Show {Math.min(left, LINES_AT_ONCE)} unchanged {left === 1 ? 'line' : 'lines'} ({first}–{first + Math.min(left, LINES_AT_ONCE) - 1}{left > LINES_AT_ONCE ? ` of ${left}` : ''})</button> : `${left} unchanged lines`}
+        </td></tr></tbody>
+      )}
+    </>
   );
 }
 
 /** The diff; `fromText` (the older version's whole text) lets the folded runs be shown. */
 export function DiffView({ diff, fromText }: { diff: Diff; fromText?: string | null }) {
-  const [shown, setShown] = useState<Set<number>>(new Set());
+  const [shown, setShown] = useState<Map<number, number>>(new Map());
   if (diff.identical) return <p>Versions {diff.from.number} and {diff.to.number} are the same text, line for line.</p>;
   const lines = fromText ? linesOf(fromText).map((l) => l.body) : null;
   const folds = foldsOf(diff.hunks, lines?.length ?? diff.from.lines);
-  const show = (i: number) => setShown(new Set([...shown, i]));
+  const show = (i: number) => (n: number) => setShown(new Map([...shown, [i, n]]));
   return (
     <div class="diff">
       <MachineSummary summary={diff.summary} />
@@ -127,7 +133,7 @@ export function DiffView({ diff, fromText }: { diff: Diff; fromText?: string | n
         <thead><tr><th scope="col" colSpan={2}>Version {diff.from.number}</th><th scope="col" colSpan={2}>Version {diff.to.number}</th></tr></thead>
         {diff.hunks.map((h, hi) => (
           <Fragment key={hi}>
-            <FoldRows fold={folds.before[hi] as Fold} lines={lines} shown={shown.has(hi)} onShow={() => show(hi)} />
+            <FoldRows fold={folds.before[hi] as Fold} lines={lines} shown={shown.get(hi) ?? 0} onShow={show(hi)} />
             <tbody>
               {rows(h.lines).map((r, i) => (
                 <tr key={i}>
@@ -140,7 +146,7 @@ export function DiffView({ diff, fromText }: { diff: Diff; fromText?: string | n
             </tbody>
           </Fragment>
         ))}
-        <FoldRows fold={folds.after} lines={lines} shown={shown.has(-1)} onShow={() => show(-1)} />
+        <FoldRows fold={folds.after} lines={lines} shown={shown.get(-1) ?? 0} onShow={show(-1)} />
       </table>
     </div>
   );

@@ -25,6 +25,9 @@ export function linesOf(text: string): { body: string; end: string }[] {
 
 const ENDINGS: Record<string, string> = { '\r\n': 'CR LF', '\n': 'LF', '\r': 'CR', '': 'no line ending' };
 
+/** Lines drawn at once: a long program is drawn a page at a time, so a 4 MiB file does not stall the browser. */
+export const LINES_AT_ONCE = 5000;
+
 /** The download of a version's exact bytes (the session cookie goes with it; the service names the file). */
 export function DownloadLink({ versionId, label }: { versionId: string; label: string }) {
   return <a class="button small" href={`/api/v1/versions/${versionId}/content`} download aria-label={`Download ${label}`}>Download</a>;
@@ -35,6 +38,7 @@ export function VersionTextView({ versionId, label, onClose }: { versionId: stri
   const [read, setRead] = useState<VersionText | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [endings, setEndings] = useState(false);
+  const [drawn, setDrawn] = useState(LINES_AT_ONCE);
   useEffect(() => {
     void api.get<VersionText>(`/versions/${versionId}/text`).then(setRead, (err: unknown) => setError(message(err)));
   }, [versionId]);
@@ -54,13 +58,14 @@ export function VersionTextView({ versionId, label, onClose }: { versionId: stri
             <button type="button" onClick={onClose}>Close the text</button>
           </p>
           <table class="program-text" aria-label={`Lines of ${label}`}>
-            <tbody>{lines.map((l, i) => (
+            <tbody>{lines.slice(0, drawn).map((l, i) => (
               <tr key={i}>
                 <td class="ln">{i + 1}</td>
                 <td>{l.body}{endings && <span class="eol" title={ENDINGS[l.end]}>{l.end === '' ? '⊘' : l.end.replace('\r', '␍').replace('\n', '␊')}</span>}</td>
               </tr>
             ))}</tbody>
           </table>
+          {lines.length > drawn && <p class="actions"><button type="button" onClick={() => setDrawn(drawn + LINES_AT_ONCE)}>Show lines {drawn + 1}–{Math.min(lines.length, drawn + LINES_AT_ONCE)} of {lines.length}</button></p>}
         </>
       )}
     </section>
