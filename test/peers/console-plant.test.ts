@@ -10,7 +10,9 @@
  * evidence and a library without approvals are said in plant words; a
  * gateway registered on the Gateways page is synced at once, and the page
  * says where its key is made and what it needs. axe-core on each screen.
- * Screenshots go to docs/console/.
+ * Each test opens its own page and logs in, and what it reads is made for
+ * it (in beforeAll or by itself), so each one fails alone on a console
+ * without what it checks. Screenshots go to docs/console/.
  */
 import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,6 +39,7 @@ const lines = (clamp: string, feed: number) => [
 const V1 = Buffer.from(lines('LEFT', 250), 'latin1');
 const V2 = Buffer.from(lines('RIGHT', 300), 'latin1');
 const OP20 = Buffer.from('%\nO1240 (FLANGE OP20)\nG90 G54\nG01 X10. F200\nM30\n%\n');
+const PLATE = Buffer.from('%\nO1260 (PLATE OP10)\nG90 G54\nG01 X10. F200\nM30\n%\n');
 
 describe('the program console speaks to the plant, in Chromium', { timeout: 180_000 }, () => {
   let gw: TestGateway;
@@ -54,9 +57,12 @@ describe('the program console speaks to the plant, in Chromium', { timeout: 180_
     await page.getByRole('button', { name: 'Log in' }).click();
     await expect.poll(() => page.getByRole('dialog').count()).toBe(0);
   };
-  const logOut = async () => {
-    await page.getByRole('button', { name: 'Log out' }).click();
-    await expect.poll(() => page.getByRole('dialog').isVisible()).toBe(true);
+  /** A page of its own (its own cookies), logged in as `username`. */
+  const freshPage = async (username: string, password: string) => {
+    await page?.context().close();
+    page = await openPage(browser, { width: 1280, height: 900 });
+    await page.goto(`${svc.url}/`);
+    await logIn(username, password);
   };
   const nav = (name: string) => page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name, exact: true });
   const status = () => page.getByRole('status').textContent();
@@ -76,14 +82,19 @@ describe('the program console speaks to the plant, in Chromium', { timeout: 180_
     });
     admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     const post = async (path: string, body: unknown) => (await svc.request('POST', path, { cookie: admin.cookie, headers: admin.headers, body })).body;
-    await post('/api/v1/libraries', { name: 'Flanges', approvalPolicy: { mode: 'approvals', required: 1 } });
+    const flanges = await post('/api/v1/libraries', { name: 'Flanges', approvalPolicy: { mode: 'approvals', required: 1 } });
     await post('/api/v1/libraries', { name: 'Fixtures', approvalPolicy: { mode: 'autoRelease' } });
+    // Two versions waiting for approval, uploaded and submitted by the administrator.
+    const flange = await post('/api/v1/programs', { libraryId: flanges.id, name: 'O1234 Flange OP10', controller: 'fanuc' });
+    for (const bytes of [V1, V2]) {
+      const version = await post(`/api/v1/programs/${flange.id}/versions`, { contentBase64: bytes.toString('base64'), notes: '' });
+      await post(`/api/v1/versions/${version.id}/submit`, {});
+    }
     for (const m of (await svc.request('GET', '/api/v1/machines', { cookie: admin.cookie })).body.items as { id: string }[]) {
       await svc.request('PATCH', `/api/v1/machines/${m.id}`, { cookie: admin.cookie, headers: admin.headers, body: { programDir: DIR } });
     }
     arnePassword = (await userSession(svc, admin, 'arne', 'approver')).password;
     browser = await launchChromium();
-    page = await openPage(browser, { width: 1280, height: 900 });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -92,25 +103,24 @@ describe('the program console speaks to the plant, in Chromium', { timeout: 180_
     await gw?.stop();
   });
 
-  it('PV-34 the New-program form takes the file name from the program number; versions are uploaded and submitted for approval', async () => {
-    await page.goto(`${svc.url}/`);
-    await logIn('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
+  it('PV-34 the New-program form takes the file name from the program number; a version is uploaded and submitted for approval', async () => {
+    await freshPage('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     await nav('Programs').click();
     await page.getByText('New program').click();
-    await page.locator('#new-program-name').fill('O1234 Flange OP10');
-    expect(await page.getByLabel('File name on the machines').inputValue()).toBe('O1234');
+    await page.locator('#new-program-name').fill('O1230 Flange OP05');
+    expect(await page.getByLabel('File name on the machines').inputValue()).toBe('O1230');
     await page.getByLabel('Library', { exact: true }).selectOption({ label: 'Flanges' });
     await page.getByRole('button', { name: 'Make the program' }).click();
-    await expect.poll(status).toMatch(/Program O1234 Flange OP10 made \(file name on the machines: O1234\)/);
-    for (const [n, bytes] of [[1, V1], [2, V2]] as const) {
-      await page.locator('input[type="file"]').setInputFiles({ name: `O1234-v${n}.nc`, mimeType: 'text/plain', buffer: bytes });
-      await expect.poll(status).toMatch(new RegExp(`Version ${n} uploaded`));
-      await page.locator(`tr[data-version="${n}"]`).getByRole('button', { name: 'Submit for approval' }).click();
-      await expect.poll(status).toMatch(new RegExp(`Version ${n} submitted for approval`));
-    }
+    await expect.poll(status).toMatch(/Program O1230 Flange OP05 made \(file name on the machines: O1230\)/);
+    await page.locator('input[type="file"]').setInputFiles({ name: 'O1230.nc', mimeType: 'text/plain', buffer: V1 });
+    await expect.poll(status).toMatch(/Version 1 uploaded/);
+    await page.locator('tr[data-version="1"]').getByRole('button', { name: 'Submit for approval' }).click();
+    await expect.poll(status).toMatch(/Version 1 submitted for approval/);
   });
 
   it('PV-31 a version row\'s View shows the whole text as the preview reads it, with line numbers and line endings on request; Download gives the exact bytes', async () => {
+    await freshPage('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
+    await openProgram('O1234 Flange OP10');
     await page.locator('tr[data-version="1"]').getByRole('button', { name: 'View O1234 Flange OP10 version 1' }).click();
     const text = page.getByRole('region', { name: 'The text of O1234 Flange OP10 version 1' });
     await expect.poll(() => text.locator('[data-encoding]').getAttribute('data-encoding')).toBe('windows-1252');
@@ -127,11 +137,10 @@ describe('the program console speaks to the plant, in Chromium', { timeout: 180_
     const [download] = await Promise.all([page.waitForEvent('download'), page.locator('tr[data-version="1"]').getByRole('link', { name: 'Download O1234 Flange OP10 version 1' }).click()]);
     expect(download.suggestedFilename()).toBe('O1234_Flange_OP10-v1.nc');
     expect(readFileSync(await download.path()).equals(V1)).toBe(true);
-    await logOut();
   });
 
   it('PV-32 an approver reads what they sign: View and Download on the card, a first version too, and the whole diff with every line; no button their role cannot use', async () => {
-    await logIn('arne', arnePassword);
+    await freshPage('arne', arnePassword);
     await nav('Approvals').click();
     const v1 = page.locator('li.card', { hasText: 'O1234 Flange OP10 version 1' });
     await expect.poll(() => v1.textContent()).toMatch(/first version of this program to be published/);
@@ -164,11 +173,10 @@ describe('the program console speaks to the plant, in Chromium', { timeout: 180_
     for (const name of ['Deploy…', 'Submit for approval', 'Publish']) expect(await page.getByRole('button', { name }).count(), name).toBe(0);
     expect(await page.locator('.drop').count()).toBe(0);
     expect(await page.getByText('New program').count()).toBe(0);
-    await logOut();
   });
 
   it('PV-34 a file name the machine\'s control will not take is refused in plain words; the assignment form edits the file name and header lines and shows the name they give', async () => {
-    await logIn('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
+    await freshPage('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     await nav('Programs').click();
     await page.getByText('New program').click();
     await page.locator('#new-program-name').fill('Flange OP20');
@@ -210,6 +218,7 @@ describe('the program console speaks to the plant, in Chromium', { timeout: 180_
   });
 
   it('PV-70 a validation error is said in plant words, not as a list of fields', async () => {
+    await freshPage('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     await nav('Admin').click();
     const form = page.getByRole('form', { name: 'New user' });
     await form.getByLabel('User name').fill('eva');
@@ -221,16 +230,22 @@ describe('the program console speaks to the plant, in Chromium', { timeout: 180_
 
   it('PV-25 a trial\'s evidence is a table: cycles and cycle times before and during it, the change, the alarms', async () => {
     const get = async (path: string) => (await svc.request('GET', path, { cookie: admin.cookie })).body;
-    const program = (await get('/api/v1/programs')).items.find((p: { name: string }) => p.name === 'Flange OP20');
-    const version = (await get(`/api/v1/programs/${program.id}/versions`)).items[0];
-    const assignment = (await get(`/api/v1/machine-assignments?programId=${program.id}`)).items[0];
+    const post = async (path: string, body: unknown) => (await svc.request('POST', path, { cookie: admin.cookie, headers: admin.headers, body })).body;
+    // A published version of a program in the library without approvals, assigned to Mill 1.
+    const fixtures = (await get('/api/v1/libraries')).items.find((l: { name: string }) => l.name === 'Fixtures');
+    const program = await post('/api/v1/programs', { libraryId: fixtures.id, name: 'O1260 Plate OP10', controller: 'fanuc' });
+    const version = await post(`/api/v1/programs/${program.id}/versions`, { contentBase64: PLATE.toString('base64'), notes: '' });
+    await post(`/api/v1/versions/${version.id}/submit`, {});
+    const m1 = (await get('/api/v1/machines')).items.find((m: { machineId: string }) => m.machineId === 'M1');
+    const assignment = await post('/api/v1/machine-assignments', { programId: program.id, machineId: m1.id, dir: DIR });
     const trial = await svc.request('POST', '/api/v1/deployments', { cookie: admin.cookie, headers: admin.headers, body: { versionId: version.id, assignmentIds: [assignment.id], isTrial: true, trialHours: 2 } });
     expect(trial.status).toBe(201);
     await expect.poll(async () => (await get('/api/v1/trials')).items[0]?.evidence !== null, { timeout: 20_000 }).toBe(true);
+    await freshPage('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     await nav('Trials').click();
     const evidence = page.getByRole('table', { name: 'Evidence of the trial on Mill 1' });
     await expect.poll(() => evidence.count()).toBe(1);
-    expect(await evidence.locator('thead th').allTextContents()).toEqual(['O1241', 'Before the trial', 'During the trial']);
+    expect(await evidence.locator('thead th').allTextContents()).toEqual(['O1260', 'Before the trial', 'During the trial']);
     expect(await evidence.locator('tbody th').allTextContents()).toEqual(['Cycles', 'Median cycle time', 'Read from – to', 'Cycle time change', 'Alarms that judge it']);
     expect(await page.locator('pre.evidence').count()).toBe(0);
     await page.screenshot({ path: join(SHOTS, 'trial-evidence.png'), fullPage: true });
@@ -241,6 +256,7 @@ describe('the program console speaks to the plant, in Chromium', { timeout: 180_
     second = await startTestGateway({ machines: [simMachine('R1', { name: 'Hall 2 mill' }), simMachine('R2', { name: 'Hall 2 lathe' })] });
     const url = await second.gateway.listen({ host: '127.0.0.1', port: 0 });
     const key = ((await second.request('POST', '/api/security/secret-key/create', { username: 'admin', label: 'program service' })).body.data as { key: string }).key;
+    await freshPage('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     await nav('Gateways').click();
     await page.getByText('Where to make the gateway\'s secret key, and what it needs').click();
     const help = page.locator('details.key-help');
@@ -259,6 +275,7 @@ describe('the program console speaks to the plant, in Chromium', { timeout: 180_
 
   it('PV-31 a long program is drawn a page of lines at a time, in its text and in its whole diff, so the browser does not stall on it', async () => {
     // 12,005 lines; version 2 changes line 3 only, so 11,999 unchanged lines follow the change.
+    await freshPage('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     const long = (feed: number) => Buffer.from(['%', 'O1250 (PLATE)', `G01 X0. F${feed}`, ...Array.from({ length: 12_000 }, (_, i) => `G01 X${i}. Y1.`), 'M30', '%', ''].join('\n'));
     await nav('Programs').click();
     await page.getByText('New program').click();
