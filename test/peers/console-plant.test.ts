@@ -175,6 +175,18 @@ describe('the program console speaks to the plant, in Chromium', { timeout: 180_
     expect(await page.getByText('New program').count()).toBe(0);
   });
 
+  it('PV-32 an approver is offered nothing on the Drift page their role cannot do (no adopting a machine\'s files); an administrator is', async () => {
+    const m1 = ((await svc.request('GET', '/api/v1/machines', { cookie: admin.cookie })).body.items as { id: string; machineId: string }[]).find((m) => m.machineId === 'M1');
+    for (const [user, password, offered] of [['admin', TEST_PROGRAMS_ADMIN_PASSWORD, 1], ['arne', arnePassword, 0]] as const) {
+      await freshPage(user, password);
+      await nav('Drift').click();
+      await page.getByLabel('Machine', { exact: true }).selectOption(m1?.id as string);
+      await expect.poll(() => page.getByRole('table', { name: 'Files on the machine' }).count()).toBe(1);
+      expect(await page.getByRole('button', { name: 'Adopt all' }).count(), user).toBe(offered);
+      expect(await page.getByLabel('Adopt into').count(), user).toBe(offered);
+    }
+  });
+
   it('PV-34 a file name the machine\'s control will not take is refused in plain words; the assignment form edits the file name and header lines and shows the name they give', async () => {
     await freshPage('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     await nav('Programs').click();
