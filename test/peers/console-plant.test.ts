@@ -229,6 +229,21 @@ describe('the program console speaks to the plant, in Chromium', { timeout: 180_
     expect((file.body.data as { content: string }).content).toMatch(/^%\nO1240 \(FLANGE OP20\)\n\(V1 [0-9a-f]{8}\)\n/);
   });
 
+  it('PV-21 a draft in a library without approvals is offered Publish, not Submit for approval, and the page says it is published', async () => {
+    const get = async (path: string) => (await svc.request('GET', path, { cookie: admin.cookie })).body;
+    const fixtures = (await get('/api/v1/libraries')).items.find((l: { name: string }) => l.name === 'Fixtures');
+    const made = await svc.request('POST', '/api/v1/programs', { cookie: admin.cookie, headers: admin.headers, body: { libraryId: fixtures.id, name: 'O1270 Clamp', controller: 'fanuc' } });
+    await svc.request('POST', `/api/v1/programs/${made.body.id}/versions`, { cookie: admin.cookie, headers: admin.headers, body: { contentBase64: PLATE.toString('base64'), notes: '' } });
+    await freshPage('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
+    await openProgram('O1270 Clamp');
+    const row = page.locator('tr[data-version="1"]');
+    await expect.poll(() => row.getAttribute('data-state')).toBe('draft');
+    expect(await row.getByRole('button', { name: 'Submit for approval' }).count()).toBe(0);
+    await row.getByRole('button', { name: 'Publish' }).click();
+    await expect.poll(status).toBe('Version 1 published: it can be deployed now.');
+    await expect.poll(() => row.getAttribute('data-state')).toBe('published');
+  });
+
   it('PV-70 a validation error is said in plant words, not as a list of fields', async () => {
     await freshPage('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     await nav('Admin').click();
