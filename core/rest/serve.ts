@@ -10,7 +10,7 @@
  * body is read up to the operation's limit (413), its nesting checked on the
  * raw text, and once parsed every string checked to be well-formed Unicode
  * (core/json-body.ts), then path parameters, query and body are validated
- * (400 with one `errors` entry per bad field) and the handler runs. Every
+ * (400 with one `errors` entry per bad field, said in sentences: core/rest/plain-words.ts) and the handler runs. Every
  * failure is an RFC 9457 problem document; a GatewayError of the input from a
  * shared component is the problem of its status; a database that does not
  * answer is 503 with Retry-After (logged as a warning); an unexpected exception is
@@ -26,7 +26,8 @@ import { MAX_JSON_DEPTH } from '../json-depth.js';
 import { findIllFormed, illFormedField, notTextAccepted, notTextMessage, type IllFormedAt } from '../well-formed.js';
 import { GatewayError, quote } from '../errors.js';
 import { DatabaseUnavailableError } from '../store/database-unavailable.js';
-import { describeIssues, formatPath } from '../schema-errors.js';
+import { formatPath, foundValue } from '../schema-errors.js';
+import { detailInWords, issueInWords } from './plain-words.js';
 import type { AnyRestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
 import type { RefuseRequest } from '../rate-limit.js';
 import { drainsRefusedBody } from '../refused-body.js';
@@ -192,12 +193,11 @@ function requestInfo(request: FastifyRequest): RestRequestInfo {
 }
 
 
-/** Field errors for zod issues at `location` (`path`, `query`, `body`). */
+/** Field errors for zod issues at `location` (`path`, `query`, `body`): the field's path, a sentence, and the accepted values where the schema lists them. */
 function fieldErrors(location: string, issues: readonly z.core.$ZodIssue[], raw: unknown): ProblemFieldError[] {
   return issues.slice(0, MAX_FIELD_ERRORS).map((issue) => {
     const field = issue.path.length ? `${location}.${formatPath(issue.path)}` : location;
-    const line = describeIssues([issue], raw)[0] ?? issue.message;
-    const message = line.includes(': ') ? line.slice(line.indexOf(': ') + 2) : line;
+    const message = issueInWords(location, issue, foundValue(issue, raw));
     const values = 'values' in issue && Array.isArray(issue.values) ? issue.values.slice(0, 20).map(String) : undefined;
     return { field, message, ...(values?.length ? { accepted: values.join(', ') } : {}) };
   });
@@ -295,9 +295,7 @@ async function handle(op: AnyRestOperation, request: FastifyRequest, reply: Fast
   const query = parseInput(op.query, request.query, 'query', errors, count);
   const body = parseInput(op.body, request.body, 'body', errors, count);
   if (count.issues > 0) {
-    const more = count.issues > errors.length ? ` (${count.issues - errors.length} more not listed)` : '';
-    const detail = `${count.issues} invalid field(s): ${errors.slice(0, 3).map((e) => e.field).join(', ')}${count.issues > 3 ? ', …' : ''}${more}`;
-    return sendProblem(request, reply, new ProblemError('invalid-request', detail, { errors }));
+    return sendProblem(request, reply, new ProblemError('invalid-request', detailInWords(errors.map((e) => e.message), count.issues), { errors }));
   }
   let result: RestResult;
   try {

@@ -126,7 +126,7 @@ export async function run(args: string[]): Promise<void> {
       links.set(`gw_${g}`, new HttpGatewayLink(url, key, { timeoutMs: 120_000 }));
       for (const id of ids) {
         scriptedMachine(id).uploadDelayMs = transferMs;
-        fleet.push({ id: `mch_${id}`, gatewayId: `gw_${g}`, machineId: id, name: id, driver: 'scripted', present: true, programDir: DIR, transformProfile: null });
+        fleet.push({ id: `mch_${id}`, gatewayId: `gw_${g}`, machineId: id, name: id, driver: 'scripted', system: 'FANUC', model: '0i-MF', present: true, programDir: DIR, transformProfile: null });
       }
     }
     const linkOf = (gatewayId: string) => links.get(gatewayId) as GatewayLink;

@@ -135,9 +135,12 @@ async function startService(dir: string, linkA: CountingLink, hookUrl: string | 
 }
 
 /** A published version of a new program (its own file on the machines), assigned to the bench group. */
+/** The program number of the last program prepare made: each names its file on the (FANUC) machines by its own number. */
+let fileNumber = 7000;
+
 async function prepare(call: Call, groupId: string, name: string, bytes: Buffer): Promise<{ versionId: string; assignmentId: string }> {
   const lib = await call('POST', '/libraries', { name, approvalPolicy: { mode: 'autoRelease' } });
-  const prg = await call('POST', '/programs', { libraryId: lib.id, name: name.replace(/\W/g, '').toUpperCase(), controller: 'fanuc' });
+  const prg = await call('POST', '/programs', { libraryId: lib.id, name: name.replace(/\W/g, '').toUpperCase(), controller: 'fanuc', fileName: `O${++fileNumber}` });
   const version = await call('POST', `/programs/${String(prg.id)}/versions`, { contentBase64: bytes.toString('base64'), notes: 'bench' });
   await call('POST', `/versions/${String(version.id)}/submit`);
   const assignment = await call('POST', '/machine-assignments', { programId: prg.id, groupId, dir: DIR });

@@ -83,7 +83,7 @@ describe('backup under load', () => {
     const admin: Session = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     const post = (path: string, body?: unknown) => svc.request('POST', path, { cookie: admin.cookie, headers: admin.headers, ...(body !== undefined ? { body } : {}) });
     const lib = await post('/api/v1/libraries', { name: 'Load', approvalPolicy: { mode: 'autoRelease' } });
-    const programId = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'LOAD', controller: 'fanuc' })).body.id;
+    const programId = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'O2000 LOAD', controller: 'fanuc' })).body.id;
     const version = await post(`/api/v1/programs/${programId}/versions`, { contentBase64: Buffer.from('%\nO2000 (LOAD)\nM30\n%\n').toString('base64'), notes: '' });
     await post(`/api/v1/versions/${version.body.id}/submit`);
     const groupId = (await svc.request('GET', '/api/v1/machine-groups', { cookie: admin.cookie })).body.items[0].id;

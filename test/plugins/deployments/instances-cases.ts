@@ -29,7 +29,7 @@ export function instancesCases(engine: EngineUnderTest, prefix: string): void {
   describe(`two deployment runners on one ${engine.name} database`, () => {
     const MACHINES = Array.from({ length: 24 }, (_, i) => `${prefix}-M${String(i + 1).padStart(2, '0')}`);
     const fleet: FleetMachine[] = MACHINES.map((machineId, i) => ({
-      id: `mch_${prefix}${i + 1}`, gatewayId: 'gw_1', machineId, name: machineId, driver: 'scripted', present: true, programDir: DIR, transformProfile: null,
+      id: `mch_${prefix}${i + 1}`, gatewayId: 'gw_1', machineId, name: machineId, driver: 'scripted', system: 'FANUC', model: '0i-MF', present: true, programDir: DIR, transformProfile: null,
     }));
     let gw: TestGateway;
     const opened: SqlDatabase[] = [];

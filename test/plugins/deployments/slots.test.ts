@@ -67,7 +67,7 @@ describe('transfer slots', () => {
     const post = (path: string, body: unknown) => svc.request('POST', path, { cookie: admin.cookie, headers: admin.headers, body });
     const get = (path: string) => svc.request('GET', path, { cookie: admin.cookie });
     const lib = await post('/api/v1/libraries', { name: 'Slots', approvalPolicy: { mode: 'autoRelease' } });
-    const programId = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'SLOT', controller: 'fanuc' })).body.id;
+    const programId = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'O1000 SLOT', controller: 'fanuc' })).body.id;
     const v1 = await post(`/api/v1/programs/${programId}/versions`, { contentBase64: Buffer.from('%\nO1000\nM30\n%\n').toString('base64'), notes: '' });
     await post(`/api/v1/versions/${v1.body.id}/submit`, undefined);
     const groupId = (await get('/api/v1/machine-groups')).body.items[0].id;

@@ -3,7 +3,7 @@
  * cookie (HttpOnly, set by POST /auth/login) and its CSRF token, which every
  * request that changes something sends as X-CSRF-Token (read again from
  * GET /auth/me after a reload). Errors are problem documents (RFC 9457):
- * the `detail` and the field errors are what the page shows. A 401 brings
+ * their detail and field sentences, in plant words, are what the page shows. A 401 brings
  * the login back; the call waits for it and is sent again.
  */
 import { createLoginGate } from '../shared/login-gate.js';
@@ -16,9 +16,17 @@ export interface Problem {
   errors?: { field: string; message: string; accepted?: string }[];
 }
 
+/** A problem in words a person reads: its detail, and each field's sentence the detail does not already say. */
+export function problemWords(problem: Problem): string {
+  const detail = problem.detail ?? problem.title;
+  const said = detail.toLowerCase();
+  const more = (problem.errors ?? []).map((e) => e.message).filter((m) => m && !said.includes(m.toLowerCase().replace(/[.!?]$/, '')));
+  return [detail, ...more.map((m) => (/[.!?]$/.test(m) ? m : `${m}.`))].join(' ');
+}
+
 export class ProblemError extends Error {
   constructor(readonly problem: Problem) {
-    super([problem.detail ?? problem.title, ...(problem.errors ?? []).map((e) => `${e.field}: ${e.message}${e.accepted ? ` (accepted: ${e.accepted})` : ''}`)].join(' — '));
+    super(problemWords(problem));
   }
 }
 
