@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
 import type { SqlDatabase } from '../../../core/store/sql-database.js';
 import { DEPLOYMENT_MACHINE_VERSION } from '../../../plugins/deployments/machine.js';
+import { TRANSFERS_PER_GATEWAY } from '../../../plugins/deployments/runner.js';
 import type { DeploymentRow } from '../../../plugins/deployments/store.js';
 import type { FleetMachine } from '../../../plugins/gateways/service.js';
 import type { EngineUnderTest } from '../../fixtures/database-engines.js';
@@ -74,9 +75,11 @@ export function instancesCases(engine: EngineUnderTest, prefix: string): void {
         const held = (i: Instance) => rows.filter((r) => r.holder === i.holder);
         const [big] = [a, b].sort((x, y) => held(y).length - held(x).length) as [Instance];
         const mine = held(big);
-        // Some still Queued: the states read trail the actors by a write round, and a stop waits for
-        // the writes under way, so rows read as transferring may all have ended by the time it returns.
-        if (mine.some((r) => r.status === 'Succeeded') && mine.filter((r) => r.status === 'Queued').length >= 2 && held(big === a ? b : a).length > 0) {
+        // More not yet transferred than its gateway has slots: the states read trail the actors by a write round, and a stop waits
+        // for the writes under way, so a few rows read as transferring may all have ended by the time it returns; those waiting for
+        // a slot have not.
+        const waiting = mine.filter((r) => r.status === 'Queued' || r.status === 'Transferring').length;
+        if (mine.some((r) => r.status === 'Succeeded') && waiting >= TRANSFERS_PER_GATEWAY + 2 && held(big === a ? b : a).length > 0) {
           await big.runner.stop({ release: false });
           victim = big;
           unfinishedAtKill = (await all(a, `bat_${prefix}`)).filter((r) => r.holder === big.holder && r.finishedAt === null);
