@@ -123,6 +123,14 @@ export const CALLS = {
       return programOf(data, 'the downloaded program');
     },
   }),
+  hash: (machineID: string, dir: string, name: string, fence?: FencingToken): LinkCall<LinkTransfer> => ({
+    // The file is read from the machine and hashed there; its bytes do not travel.
+    method: 'GET', path: '/api/file/program/download', input: { machineID, dir, name, text: false, bytes: false, ...fenceInput(fence) },
+    read: (data) => {
+      if (!isRecord(data)) throw unexpected('the read-back');
+      return { size: num(data.size, 'the size read back'), sha256: sha(data.sha256, 'the hash read back') };
+    },
+  }),
   fences: (fences: readonly LinkFence[]): LinkCall<LinkFenceAnswer[]> => ({
     method: 'POST', path: '/api/file/program/fences',
     input: { fences: fences.map((f) => ({ machineID: f.machineID, dir: f.dir, name: f.name, fenceLease: f.fence.lease, fenceEpoch: f.fence.epoch })) },
@@ -190,6 +198,10 @@ export abstract class CallingGatewayLink {
 
   downloadProgram(machineID: string, dir: string, name: string, fence?: FencingToken) {
     return this.call(CALLS.download(machineID, dir, name, fence));
+  }
+
+  programHash(machineID: string, dir: string, name: string, fence?: FencingToken) {
+    return this.call(CALLS.hash(machineID, dir, name, fence));
   }
 
   announceFences(fences: readonly LinkFence[]) {

@@ -145,6 +145,8 @@ export interface GatewayLink {
   uploadProgram(machineID: string, dir: string, name: string, content: Buffer, fence?: FencingToken): Promise<LinkTransfer>;
   /** With `fence`, as `uploadProgram`: a read under a superseded epoch is refused too. */
   downloadProgram(machineID: string, dir: string, name: string, fence?: FencingToken): Promise<{ content: Buffer } & LinkTransfer>;
+  /** A read-back that compares hashes: the gateway reads the file from the machine and answers its size and SHA-256, not its bytes; `fence` as for a download. */
+  programHash(machineID: string, dir: string, name: string, fence?: FencingToken): Promise<LinkTransfer>;
   /**
    * Announces fencing tokens before the transfers that will carry them (at
    * most 500 at once), without contacting any machine: from then on the

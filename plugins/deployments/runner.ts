@@ -176,7 +176,7 @@ export class DeploymentRunner {
       await this.fencing.mustHold(id, epoch);
       if (resumed) {
         // After a restart or a failed call: if the file is already there, whole, it is not sent again.
-        const there = await this.fencing.call(fence, 'read-back', link.downloadProgram(machine.machineId, row.dir, row.fileName, fence)).catch((err: unknown) => {
+        const there = await this.fencing.call(fence, 'read-back', link.programHash(machine.machineId, row.dir, row.fileName, fence)).catch((err: unknown) => {
           if (this.repo.held.epochOf(id) !== epoch) throw err;
           return undefined;
         });
@@ -194,7 +194,8 @@ export class DeploymentRunner {
     const epoch = this.epochOf(id, signal);
     const { row, machine, link } = await target(id);
     await this.fencing.mustHold(id, epoch);
-    const back = await this.fencing.call({ lease: id, epoch }, 'read-back', link.downloadProgram(machine.machineId, row.dir, row.fileName, { lease: id, epoch }));
+    // The gateway hashes what it reads from the machine: the bytes need not travel to be compared.
+    const back = await this.fencing.call({ lease: id, epoch }, 'read-back', link.programHash(machine.machineId, row.dir, row.fileName, { lease: id, epoch }));
     if (back.sha256 !== row.sha256) {
       throw { ...failure(false, `read-back: the file on the machine has SHA-256 ${back.sha256}, not the transferred ${row.sha256}`), readBackSha256: back.sha256 };
     }

@@ -116,6 +116,7 @@ const downloadInput = z
     ...fileInput,
     ...fenceInput,
     text: queryBool().default(true).describe('false leaves out content and encoding: only the bytes (contentBase64), for a client that wants nothing else'),
+    bytes: queryBool().default(true).describe('false answers size and sha256 only: the file is read from the machine and hashed, not sent (a read-back that compares hashes)'),
   })
   .strict()
   .superRefine(checkFence);
@@ -150,13 +151,14 @@ export function defineProgramFileInterfaces(ctx: GatewayContext): void {
   ctx.interfaces.define({
     path: '/api/file/program/download',
     method: 'GET',
-    summary: 'Downloads a program file from the machine: its bytes (contentBase64), its text (content, in the encoding named), size in bytes and sha256.',
+    summary: 'Downloads a program file from the machine: its bytes (contentBase64), its text (content, in the encoding named), size in bytes and sha256; with bytes=false only its size and sha256.',
     tags: ['program files'],
     input: downloadInput,
-    handler: ({ machineID, dir, name, text, ...fence }, call) =>
+    handler: ({ machineID, dir, name, text, bytes: withBytes, ...fence }, call) =>
       fences.run({ machineID, dir, name }, fenceOf(fence), () =>
         requestMachine(ctx, { machineID, family: 'programFiles', what: `download of ${quote(name)} from ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
           const bytes = await client.downloadProgram(dir, name);
+          if (!withBytes) return { machineID, dir, name, size: bytes.length, sha256: sha256Hex(bytes) };
           return { machineID, dir, name, ...programAnswer(bytes, text) };
         })),
   });

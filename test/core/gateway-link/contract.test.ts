@@ -72,6 +72,16 @@ describe.each(implementations)('gateway link (%s)', (_name, make) => {
     expect(current.sha256).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it('PV-33 reads a program back by its hash: the size and SHA-256 of what the gateway read from the machine, without the bytes', async () => {
+    const link = make();
+    const name = `O${_name === 'http' ? 4131 : 4132}`;
+    const content = tapeProgram(name);
+    await link.uploadProgram('M1', DIR, name, content);
+    expect(await link.programHash('M1', DIR, name)).toEqual({ size: content.length, sha256: sha(content) });
+    expect(await link.programHash('M1', DIR, name, { lease: `dep_hash_${_name}`, epoch: 1 })).toEqual({ size: content.length, sha256: sha(content) });
+    expect((await failure(link.programHash('M1', DIR, 'O9998'))).kind).toBe('not-found');
+  });
+
   it('PV-33 a Windows-1252 tape program (CRLF, DC2 %, Ø comments, DC4 and NULs) goes up and comes back byte for byte, hashed by the gateway', async () => {
     const link = make();
     const name = `O${_name === 'http' ? 4111 : 4112}`;
