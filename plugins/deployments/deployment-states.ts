@@ -15,7 +15,15 @@ import type { DeploymentStatus } from './machine.js';
 import { COLUMNS, rowOf, type DeploymentRow, type Release, type TimelineEntry } from './records.js';
 
 /** One row of a round's VALUES list: its numbers cast, since PostgreSQL would take an untyped parameter there as text. */
-const CHANGE_ROW = '(?, ?, ?, ?, ?, CAST(? AS INTEGER), ?, CAST(? AS BIGINT), CAST(? AS BIGINT))';
+const CHANGE_ROW = '(?, CAST(? AS BIGINT), ?, ?, ?, ?, CAST(? AS INTEGER), ?, CAST(? AS BIGINT), CAST(? AS BIGINT))';
+/**
+ * Least time between the starts of two rounds, ms: changes that trickle in
+ * (an instance with few deployments running, or with its work spread over
+ * processes) go into one transaction per 50 ms instead of one each, at most
+ * 50 ms later. A deployment's steps take seconds.
+ */
+export const ROUND_GAP_MS = 50;
+
 /** One opened transfer of a round: the deployment, its epoch, the transfers it counts. */
 const OPEN_ROW = '(?, CAST(? AS BIGINT), CAST(? AS INTEGER))';
 
@@ -115,7 +123,7 @@ export class DeploymentStates {
         });
       }
     }
-  });
+  }, { gapMs: ROUND_GAP_MS });
 
   /**
    * Opened transfers, in rounds of their own (a transfer waits for its
@@ -150,47 +158,45 @@ export class DeploymentStates {
       }
     }
     for (const { item, resolve } of jobs) resolve(opened.has(`${item.id} ${item.epoch}`));
-  });
+  }, { gapMs: ROUND_GAP_MS });
 
   /**
    * Applies state changes, in order, with set-wide statements: the rows, then
    * the final statuses' audit records, releases and events. Only the changes
    * of deployments this instance still holds under the change's epoch,
-   * unfinished, are stored (their rows locked until commit, so no claim takes
+   * unfinished, are stored: the statement that writes the rows checks it and
+   * answers which it wrote (their rows locked until commit, so no claim takes
    * them meanwhile); each stored change renews its row's lease. Answers the
    * changes stored, a final status with its row as stored.
    */
   private async apply(tx: WriteTx, changes: readonly StateChange[]): Promise<Map<StateChange, DeploymentRow | null>> {
-    const changed = new Map<string, DeploymentRow>();
-    const stored = new Map<StateChange, DeploymentRow | null>();
-    const finished: { row: DeploymentRow; reason: string | null; at: number }[] = [];
-    const held = await this.held(tx, changes);
+    // A deployment's changes of one round are under one epoch: any under another (an actor stopped a moment ago) are left out.
+    const epochs = new Map(changes.map((c) => [c.id, c.epoch]));
+    const changed = new Map<string, { row: DeploymentRow; epoch: number }>();
+    const applied: { change: StateChange; row: DeploymentRow }[] = [];
     for (const c of changes) {
-      if (held.get(c.id) !== c.epoch) continue;
+      if (epochs.get(c.id) !== c.epoch) continue;
       const row = await this.appendTimeline(tx, c.id, { status: c.status, at: c.at, ...(c.reason ? { reason: c.reason } : {}) });
       if (!row || row.finishedAt !== null) continue;
       if (c.final) {
         Object.assign(row, { status: c.status, reason: c.reason, snapshot: c.snapshot, readBackSha256: c.readBackSha256 ?? row.readBackSha256, updatedAt: c.at, finishedAt: c.at });
-        this.live.delete(c.id);
-        finished.push({ row, reason: c.reason, at: c.at });
-        stored.set(c, row);
       } else {
         Object.assign(row, { status: c.status, reason: c.reason, snapshot: c.snapshot, machineVersion: c.machineVersion, updatedAt: c.at });
-        stored.set(c, null);
       }
-      changed.set(row.id, row);
+      changed.set(row.id, { row, epoch: c.epoch });
+      applied.push({ change: c, row });
     }
-    const rows = [...changed.values()];
-    const leaseUntil = Math.max(...changes.map((c) => c.at)) + this.lease.ms;
-    for (let i = 0; i < rows.length; i += 100) {
-      const part = rows.slice(i, i + 100);
-      await tx.run(
-        `WITH v(id, status, reason, timeline, snapshot, machine_version, read_back_sha256, updated_at, finished_at) AS (VALUES ${part.map(() => CHANGE_ROW).join(', ')})
-         UPDATE deploy_deployments SET status = v.status, reason = v.reason, timeline = v.timeline, snapshot = v.snapshot, machine_version = v.machine_version,
-           read_back_sha256 = v.read_back_sha256, updated_at = v.updated_at, finished_at = v.finished_at, lease_until = ?
-         FROM v WHERE deploy_deployments.id = v.id`,
-        [...part.flatMap((r) => [r.id, r.status, r.reason, JSON.stringify(r.timeline), r.snapshot, r.machineVersion, r.readBackSha256, r.updatedAt, r.finishedAt]), leaseUntil],
-      );
+    const held = await this.writeRows(tx, [...changed.values()], Math.max(...changes.map((c) => c.at)) + this.lease.ms);
+    // The rows kept of those not written hold changes that were not stored: they are read afresh next time.
+    this.forget(changes.filter((c) => !held.has(c.id)).map((c) => c.id));
+    const stored = new Map<StateChange, DeploymentRow | null>();
+    const finished: { row: DeploymentRow; reason: string | null; at: number }[] = [];
+    for (const { change: c, row } of applied) {
+      if (!held.has(c.id)) continue;
+      stored.set(c, c.final ? row : null);
+      if (!c.final) continue;
+      this.live.delete(c.id);
+      finished.push({ row, reason: c.reason, at: c.at });
     }
     if (finished.length === 0) return stored;
     await this.audit.appendMany(tx, finished.map(({ row, reason }) => ({
@@ -216,16 +222,30 @@ export class DeploymentStates {
     return stored;
   }
 
-  /** The deployments of `changes` this instance holds and that have not finished, each with its epoch, locked until the transaction ends. */
-  private async held(tx: WriteTx, changes: readonly StateChange[]): Promise<Map<string, number>> {
-    const ids = [...new Set(changes.map((c) => c.id))];
-    const rows = await tx.all<{ id: string; lease_epoch: number }>(
-      `SELECT id, lease_epoch FROM deploy_deployments WHERE id IN (${tx.dialect.textsOf}) AND holder = ? AND finished_at IS NULL${tx.dialect.lockRows}`,
-      [JSON.stringify(ids), this.lease.holder],
-    );
-    const held = new Map(rows.map((r) => [String(r.id), Number(r.lease_epoch)]));
-    this.forget(ids.filter((id) => !held.has(id)));
-    return held;
+  /**
+   * Writes the rows of a round, 100 to a statement, each only where this
+   * instance still holds it under `epoch` and it has not finished (the
+   * statement locks what it writes until the transaction ends); answers the
+   * ids written.
+   */
+  private async writeRows(tx: WriteTx, rows: readonly { row: DeploymentRow; epoch: number }[], leaseUntil: number): Promise<Set<string>> {
+    const written = new Set<string>();
+    for (let i = 0; i < rows.length; i += 100) {
+      const part = rows.slice(i, i + 100);
+      const answered = await tx.all<{ id: string }>(
+        `WITH v(vid, vepoch, status, reason, timeline, snapshot, machine_version, read_back_sha256, updated_at, finished_at) AS (VALUES ${part.map(() => CHANGE_ROW).join(', ')})
+         UPDATE deploy_deployments SET status = v.status, reason = v.reason, timeline = v.timeline, snapshot = v.snapshot, machine_version = v.machine_version,
+           read_back_sha256 = v.read_back_sha256, updated_at = v.updated_at, finished_at = v.finished_at, lease_until = ?
+         FROM v WHERE deploy_deployments.id = v.vid AND deploy_deployments.lease_epoch = v.vepoch AND deploy_deployments.holder = ? AND deploy_deployments.finished_at IS NULL
+         RETURNING id`,
+        [
+          ...part.flatMap(({ row: r, epoch }) => [r.id, epoch, r.status, r.reason, JSON.stringify(r.timeline), r.snapshot, r.machineVersion, r.readBackSha256, r.updatedAt, r.finishedAt]),
+          leaseUntil, this.lease.holder,
+        ],
+      );
+      for (const r of answered) written.add(String(r.id));
+    }
+    return written;
   }
 
   /** Stores a transition under `epoch`; answers whether it was stored (false: the deployment is no longer held under that epoch, or it finished). */

@@ -89,6 +89,8 @@ export class DeploymentRunner {
     return s;
   }
 
+  /** Deployments claimed and not yet looked up: their rows as the claim answered them. */
+  private readonly claimedRows = new Map<string, DeploymentRow>();
   /** What a deployment's steps need, read once per deployment while it runs. */
   private readonly targets = new Map<string, Promise<Target>>();
   /** The contents being sent, by SHA-256: a batch usually sends one file to every machine. */
@@ -114,7 +116,9 @@ export class DeploymentRunner {
   private provide() {
     const fleet = () => this.ctx.services.get('gateway-machines');
     const resolveTarget = async (deploymentId: string) => {
-      const row = await this.repo.get(deploymentId);
+      // A deployment just claimed has its row at hand.
+      const row = this.claimedRows.get(deploymentId) ?? (await this.repo.get(deploymentId));
+      this.claimedRows.delete(deploymentId);
       if (!row) throw failure(false, `deployment ${deploymentId} is gone`);
       const machine = await fleet().machine(row.machineId, SYSTEM);
       if (!machine) throw failure(false, `machine ${row.machineId} is no longer in the fleet`);
@@ -262,13 +266,14 @@ export class DeploymentRunner {
    * reads the file back first.
    */
   private async resumeClaimed(rows: readonly DeploymentRow[], at: number): Promise<void> {
-    this.repo.forget(rows.map((r) => r.id));
     for (const row of rows) {
       if (this.stopping) return;
       // Still running here under an older epoch (this instance renewed too late and claimed its own row again):
       // that actor stops, and the deployment goes on from what is stored, as after any claim.
       if (this.actors.has(row.id)) this.drop(row.id);
       this.repo.held.hold(row.id, row.leaseEpoch, at);
+      // As claimed (the claim locked it): its first state change appends to this timeline without reading it back.
+      this.repo.track([row]);
       if (row.machineVersion !== DEPLOYMENT_MACHINE_VERSION) {
         await this.repo.finish(row.id, row.leaseEpoch, 'Failed', `interrupted by a restart with another version of the deployment lifecycle (${row.machineVersion} → ${DEPLOYMENT_MACHINE_VERSION}); deploy again`, this.ctx.now(), null);
         this.repo.held.forget(row.id);
@@ -276,6 +281,8 @@ export class DeploymentRunner {
       }
       this.resumed.add(row.id);
       this.targets.delete(row.id);
+      // Its first step reads nothing back either.
+      this.claimedRows.set(row.id, row);
       if (!row.snapshot) {
         // Stored, but stopped before its first state change was: it starts from the beginning (its transfer reads the file back first).
         this.start(row.id, row.deadline);
@@ -321,6 +328,7 @@ export class DeploymentRunner {
     this.targets.delete(id);
     this.slotWaits.delete(id);
     this.resumed.delete(id);
+    this.claimedRows.delete(id);
     this.repo.forget([id]);
     this.repo.held.forget(id);
     actor?.stop();
@@ -346,6 +354,7 @@ export class DeploymentRunner {
               this.repo.held.forget(id);
             }
             this.targets.delete(id);
+            this.claimedRows.delete(id);
             if (row) this.onFinished(row);
           })
           : this.repo.transition(id, epoch, status, snapshot.context.lastError, this.ctx.now(), persisted, DEPLOYMENT_MACHINE_VERSION).then((stored) => {
