@@ -165,8 +165,10 @@ async function runPhase(location: DatabaseLocation, n: number, processes: boolea
     return inserted;
   }, { transaction: true });
   if (n === 1 && !processes) {
+    // As the service starts a batch it has just stored: with what the steps need at hand.
     first.started.repo.track(rows);
-    for (const r of rows) first.started.runner.start(r.id, r.deadline);
+    const machines = new Map(fleet.map((m) => [m.id, m]));
+    for (const r of rows) first.started.runner.start(r.id, r.deadline, { row: r, machine: machines.get(r.machineId) as FleetMachine, link: setup.linkOf(r.gatewayId), content });
   }
   await Promise.all(made.map((i) => i.resume()));
   let takeoverMs: number | null = null;
