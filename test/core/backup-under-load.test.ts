@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { backupDataDirectory, restoreDataDirectory } from '../../core/backup.js';
 import { KEPT_FILES } from '../../core/roles/index.js';
 import { InProcessGatewayLink } from '../../core/gateway-link/in-process.js';
-import type { GatewayLink } from '../../core/gateway-link/types.js';
+import type { FencingToken, GatewayLink } from '../../core/gateway-link/types.js';
 import { Database } from '../../core/store/database.js';
 import { assignmentsPlugin } from '../../plugins/assignments/index.js';
 import { auditApiPlugin } from '../../plugins/audit-api/index.js';
@@ -47,9 +47,9 @@ class SlowLink extends CountingLink {
     super(inner);
   }
 
-  override async uploadProgram(machineID: string, dir: string, name: string, content: Buffer) {
+  override async uploadProgram(machineID: string, dir: string, name: string, content: Buffer, fence?: FencingToken) {
     await sleep(this.delayMs);
-    return super.uploadProgram(machineID, dir, name, content);
+    return super.uploadProgram(machineID, dir, name, content, fence);
   }
 }
 

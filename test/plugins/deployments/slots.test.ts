@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
+import type { FencingToken } from '../../../core/gateway-link/types.js';
 import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
 import { dashboardPlugin } from '../../../plugins/dashboard/index.js';
 import { mirrorPlugin } from '../../../plugins/mirror/index.js';
@@ -33,10 +34,10 @@ class GatedLink extends CountingLink {
     this.open();
   }
 
-  override async uploadProgram(machineID: string, dir: string, name: string, content: Buffer) {
+  override async uploadProgram(machineID: string, dir: string, name: string, content: Buffer, fence?: FencingToken) {
     this.arrived++;
     await this.gate;
-    return super.uploadProgram(machineID, dir, name, content);
+    return super.uploadProgram(machineID, dir, name, content, fence);
   }
 }
 
