@@ -34,6 +34,8 @@ export interface SignedInContext {
   request: FastifyRequest;
   /** Whether the browser reached this console over HTTPS (cookie names and `Secure`). */
   secure: boolean;
+  /** For a re-authentication: the console's session it was started from (`OidcConsole.currentSession` at its start). */
+  session?: string;
 }
 
 /** What the role answers a sign-in: on to the console (with its cookies), or a page (a refusal). */
@@ -49,6 +51,12 @@ export interface OidcConsole {
   mappedClaims: readonly string[];
   /** The `max_age` of a re-authentication (a signature); undefined: the console asks for none. */
   reauthenticateMaxAgeSec?: number;
+  /**
+   * The console's session of a request (its id, not its secret), kept with a
+   * re-authentication under way: the provider's redirect back is a cross-site
+   * navigation, which a SameSite=Strict session cookie does not come with.
+   */
+  currentSession?(request: FastifyRequest): string | undefined;
   signedIn(identity: ProviderIdentity, context: SignedInContext): Promise<SignedIn>;
   /** Ends the sessions the token names; answers how many. */
   backchannelLogout(request: LogoutRequest): Promise<number>;
@@ -58,7 +66,7 @@ export interface OidcConsole {
 const pendingSchema = z.strictObject({
   state: z.string().min(16).max(128), nonce: z.string().min(16).max(128), codeVerifier: z.string().min(43).max(128),
   redirectUri: z.string().max(2048), returnTo: z.string().max(512), purpose: z.enum(['sign-in', 'reauthenticate']),
-  maxAgeSec: z.number().int().min(0).max(86_400).optional(), startedAt: z.number().int(),
+  maxAgeSec: z.number().int().min(0).max(86_400).optional(), startedAt: z.number().int(), session: z.string().max(128).optional(),
 });
 
 const isSecure = (request: FastifyRequest) => request.protocol === 'https';
@@ -112,7 +120,8 @@ export function serveOidcRoutes(http: FastifyInstance, c: OidcConsole, now: () =
         redirectUri: `${originOf(c, request)}${OIDC_PREFIX}/callback`, returnTo, purpose,
         ...(purpose === 'reauthenticate' ? { maxAgeSec: c.reauthenticateMaxAgeSec } : {}),
       });
-      const value = Buffer.from(JSON.stringify(pending)).toString('base64url');
+      const session = purpose === 'reauthenticate' ? c.currentSession?.(request) : undefined;
+      const value = Buffer.from(JSON.stringify(session ? { ...pending, session } : pending)).toString('base64url');
       return reply.header('set-cookie', pendingCookie(isSecure(request), value)).header('cache-control', 'no-store').redirect(url.href, 302);
     } catch (err) {
       return sendPage(reply, refusalPage(503, `${c.signIn.displayName} cannot be reached`, (err as Error).message, returnTo));
@@ -152,7 +161,7 @@ async function callback(c: OidcConsole, request: FastifyRequest, reply: FastifyR
     const title = e.reason === 'unreachable' ? `${c.signIn.displayName} cannot be reached` : 'Sign-in not completed';
     return sendPage(reply, refusalPage(status, title, e.message, pending.returnTo));
   }
-  const result = await c.signedIn(identity, { purpose: pending.purpose, returnTo: pending.returnTo, request, secure });
+  const result = await c.signedIn(identity, { purpose: pending.purpose, returnTo: pending.returnTo, request, secure, ...(pending.session ? { session: pending.session } : {}) });
   if ('page' in result) return sendPage(reply, result.page);
   reply.header('set-cookie', [pendingCookie(secure, null), ...(result.setCookie ?? [])]);
   return sendPage(reply, continuePage(result.next));

@@ -44,6 +44,8 @@ export interface PendingSignIn {
   maxAgeSec?: number;
   /** Unix ms. */
   startedAt: number;
+  /** A re-authentication's console session (its id), kept by the routes (core/auth/oidc-routes.ts). */
+  session?: string;
 }
 
 /** Who the provider says signed in. */

@@ -18,7 +18,7 @@ async function startProgramsRole({ config, file, logger: processLogger, env, off
   try {
     role = await ProgramsRole.create({
       dataDir, databaseUrl, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, sharedFirstPassword, version: packageVersion(),
-      trustProxy: config.communication.trustProxy, settings: { webhooks, gatewaySync, deployments }, rateLimits, metricsToken: config.metricsToken,
+      trustProxy: config.communication.trustProxy, settings: { webhooks, gatewaySync, deployments }, rateLimits, metricsToken: config.metricsToken, config,
       ...(tls ? { tls } : {}), ...(localGateway ? { localGateway } : {}),
     });
   } catch (err) {

@@ -47,6 +47,8 @@ export interface ProgramsRoleOptions {
   rateLimits?: RateLimitSettings;
   /** The configuration's `metricsToken` (METRICS_TOKEN); one made at the first start without. */
   metricsToken?: string;
+  /** The parsed configuration, from which plugins with config parts read theirs (the accounts' `programs.oidc`); without it, their defaults. */
+  config?: object;
 }
 
 const DESCRIPTION = [
@@ -95,7 +97,7 @@ export class ProgramsRole {
         http,
         logger: options.logger,
       };
-      const started = await runtime.startPlugins(options.plugins, context, http);
+      const started = await runtime.startPlugins(options.plugins, context, http, options.config ? { config: options.config } : {});
       serveRest(http, rest);
       await serveRestDocs(http, rest, { title: 'Program version service', version: options.version, description: DESCRIPTION }, options.logger);
       await http.ready();
