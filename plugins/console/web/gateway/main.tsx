@@ -1,12 +1,13 @@
 /**
  * The gateway's web console, served at `/`: the fleet page and a page
  * per machine, on the gateway's public HTTP interfaces only. Logs in with
- * the gateway's login (or a secret key); a session that expires brings the
+ * the gateway's login (or a secret key) or through the plant's provider
+ * (docs/identity.md); a session that expires brings the
  * login back over the page without losing what it shows.
  */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { hasToken, onAuthRequired, setToken } from '../shared/api.js';
+import { finishProviderSignIn, hasToken, logOut, onAuthRequired } from '../shared/api.js';
 import { LoginDialog } from '../shared/login.js';
 import { Fleet } from './fleet.js';
 import { MachinePage } from './machine.js';
@@ -37,7 +38,7 @@ function App() {
         <nav class="top" aria-label="Console">
           <a class="brand" href="#/">Machine gateway</a>
           <a href="/api/docs">API reference</a>
-          <button type="button" class="link" onClick={() => setToken(null)}>Log out</button>
+          <button type="button" class="link" onClick={() => void logOut()}>Log out</button>
         </nav>
         {where.page === 'fleet' ? <Fleet /> : <MachinePage key={where.machineID} machineID={where.machineID} />}
       </div>
@@ -46,4 +47,5 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app') as HTMLElement);
+// The end of a sign-in through the provider first trades its code for the JWT, so the page's first calls carry it.
+void finishProviderSignIn().finally(() => render(<App />, document.getElementById('app') as HTMLElement));
