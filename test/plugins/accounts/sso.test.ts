@@ -220,6 +220,31 @@ describe('sign-in through the provider (program service)', () => {
   });
 });
 
+describe('programs.oidc settings', () => {
+  const start = (oidc: Record<string, unknown>, env: NodeJS.ProcessEnv = {}) => startTestProgramService({
+    plugins: [TEST_ACCOUNTS], env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD, ...env }, config: parseConfig({ roles: ['programs'], programs: { oidc } }),
+  });
+
+  it('a settings mistake stops the start naming its path', async () => {
+    await expect(start({ clientId: 'x' })).rejects.toThrow(/programs\.oidc\.issuer.*OIDC_ISSUER/);
+    expect(() => parseConfig({ roles: ['programs'], programs: { oidc: { issuer: 'https://idp.plant.example', clientId: 'x', roles: { g: 'superuser' } } } })).toThrow(/programs\.oidc\.roles/);
+    expect(() => parseConfig({ roles: ['programs'], programs: { oidc: { issuer: 'https://idp.plant.example', clientId: 'x', libraries: { g: ['Shafts'] } } } })).toThrow(/programs\.oidc\.libraries/);
+    expect(() => parseConfig({ roles: ['programs'], programs: { oidc: { issuer: 'https://idp.plant.example', clientId: 'x', maxAuthAgeForApprovalSec: 0 } } })).toThrow(/programs\.oidc\.maxAuthAgeForApprovalSec/);
+  });
+
+  it('without publicUrl no access token is accepted, and the document declares no such scheme', async () => {
+    const svc = await start({ roles: {} }, { OIDC_ISSUER: 'https://idp.plant.example', OIDC_CLIENT_ID: 'consoles' });
+    try {
+      const doc = await svc.document();
+      expect(Object.keys((doc.components as { securitySchemes: object }).securitySchemes)).not.toContain('providerAccessToken');
+      const jwt = `${Buffer.from('{"alg":"RS256"}').toString('base64url')}.${Buffer.from('{"sub":"x"}').toString('base64url')}.c2ln`;
+      expect((await svc.request('GET', '/api/v1/auth/me', { token: jwt })).status).toBe(401);
+    } finally {
+      await svc.stop();
+    }
+  });
+});
+
 describe('sign-in through the provider across both consoles', () => {
   it('a sign-out at the provider ends the sessions of the same sign-in in the other console too (back-channel logout)', async () => {
     const [pPort, gPort] = [await freePort(), await freePort()];

@@ -130,6 +130,13 @@ describe('sign-in through the provider (gateway)', () => {
     expect((await usersOf(gw.url, adminJwt)).find((u) => u.username === 'bob')).toMatchObject({ isAdmin: false });
   });
 
+  it('a sign-in after the provider rotated its signing key goes through: the new key is fetched from its JWKS without a restart', async () => {
+    await signInForJwt(gw.url, 'alice-sub');
+    await op.rotateKeys();
+    const { token } = await signInForJwt(gw.url, 'alice-sub');
+    expect((await api(gw.url, '/api/security/users', token)).body?.errorCode).toBe(0);
+  });
+
   it('a user whose claims map to no role gets a page naming the values seen and the setting to map, and no account', async () => {
     const result = await consoleSignIn(gw.url, 'carol-sub');
     expect(result.status).toBe(403);
