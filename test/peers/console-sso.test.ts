@@ -3,7 +3,7 @@
  * (Debian's Chromium through playwright-core): a real provider
  * (oidc-provider) on 127.0.0.1, the gateway's fleet console and the program
  * service's console against it. Each console's "Sign in with …" through the
- * provider's own forms, the role mapping, an unmapped user's page, an
+ * provider's own forms (and the terminal's), the role mapping, an unmapped user's page, an
  * approval that asks for a fresh sign-in, a logout that ends the session in
  * the other console too (back-channel logout), and the local form when the
  * provider is down.
@@ -99,6 +99,16 @@ describe('sign-in through the provider in Chromium', { timeout: 120_000 }, () =>
     await programs.close();
   });
 
+  it('the terminal signs in through the provider too, and comes back to the terminal', async () => {
+    const other = await openPage(browser, { width: 1000, height: 800 });
+    await other.goto(`${pUrl}/terminal`);
+    await other.getByRole('link', { name: 'Sign in with Plant SSO' }).click();
+    await atProvider(other, 'pat-sub');
+    await other.waitForURL(`${pUrl}/terminal`);
+    await expect.poll(() => other.getByRole('dialog').count()).toBe(0);
+    await other.context().close();
+  });
+
   it('an unmapped user gets a page naming the claim values seen and that an administrator must map one', async () => {
     const other = await openPage(browser, { width: 1000, height: 800 });
     await other.goto(`${pUrl}/`);
@@ -139,6 +149,10 @@ describe('sign-in through the provider in Chromium', { timeout: 120_000 }, () =>
     const programs = await page.context().newPage();
     await programs.goto(`${pUrl}/`);
     await expect.poll(() => programs.locator('.who').textContent()).toBe('pat (approver)');
+    // The fleet console is signed in until then.
+    await page.reload();
+    await expect.poll(() => page.locator('li.tile').count(), { timeout: 10_000 }).toBe(1);
+    expect(await page.getByRole('dialog').count()).toBe(0);
     await programs.getByRole('button', { name: 'Log out' }).click();
     // The provider's "sign out?" page, confirmed; it then tells both consoles and comes back.
     await programs.waitForURL((u) => u.href.startsWith(op.issuer));
@@ -148,8 +162,7 @@ describe('sign-in through the provider in Chromium', { timeout: 120_000 }, () =>
     expect(op.backchannelDeliveries).toEqual(expect.arrayContaining([
       { uri: `${gUrl}/auth/oidc/backchannel-logout`, status: 200 }, { uri: `${pUrl}/auth/oidc/backchannel-logout`, status: 200 },
     ]));
-    // The fleet console's JWT no longer works: its next call brings the login back.
-    expect(await page.getByRole('dialog').count()).toBe(0);
+    // The fleet console's JWT no longer works: its next call (its live updates, or a reload) brings the login back.
     await page.reload();
     await expect.poll(() => page.getByRole('dialog').isVisible(), { timeout: 10_000 }).toBe(true);
     await programs.close();
