@@ -14,6 +14,7 @@
  * - `GET logout?returnTo=…`: on to the provider's end-session endpoint
  *   (after the console ended its own session), or back to the console.
  */
+import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { z } from 'zod';
@@ -70,14 +71,19 @@ const pendingSchema = z.strictObject({
 });
 
 const isSecure = (request: FastifyRequest) => request.protocol === 'https';
-const cookieName = (secure: boolean) => (secure ? '__Host-oidc_pending' : 'oidc_pending');
+/**
+ * The pending sign-in's cookie, named after the console's origin: a browser
+ * keeps one cookie jar per host whatever the port, and the gateway's and the
+ * program service's consoles often share a host.
+ */
+const cookieName = (secure: boolean, origin: string) => `${secure ? '__Host-' : ''}oidc_pending_${createHash('sha256').update(origin).digest('hex').slice(0, 12)}`;
 
-function pendingCookie(secure: boolean, value: string | null): string {
-  return [`${cookieName(secure)}=${value ?? ''}`, value === null ? 'Max-Age=0' : `Max-Age=${PENDING_TTL_MS / 1000}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', ...(secure ? ['Secure'] : [])].join('; ');
+function pendingCookie(secure: boolean, origin: string, value: string | null): string {
+  return [`${cookieName(secure, origin)}=${value ?? ''}`, value === null ? 'Max-Age=0' : `Max-Age=${PENDING_TTL_MS / 1000}`, 'Path=/', 'HttpOnly', 'SameSite=Lax', ...(secure ? ['Secure'] : [])].join('; ');
 }
 
-function readPending(request: FastifyRequest, now: number): PendingSignIn | null {
-  const raw = readCookie(request.headers.cookie, cookieName(isSecure(request)));
+function readPending(request: FastifyRequest, origin: string, now: number): PendingSignIn | null {
+  const raw = readCookie(request.headers.cookie, cookieName(isSecure(request), origin));
   if (!raw || raw.length > 4096) return null;
   try {
     const parsed = pendingSchema.safeParse(JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')));
@@ -122,7 +128,7 @@ export function serveOidcRoutes(http: FastifyInstance, c: OidcConsole, now: () =
       });
       const session = purpose === 'reauthenticate' ? c.currentSession?.(request) : undefined;
       const value = Buffer.from(JSON.stringify(session ? { ...pending, session } : pending)).toString('base64url');
-      return reply.header('set-cookie', pendingCookie(isSecure(request), value)).header('cache-control', 'no-store').redirect(url.href, 302);
+      return reply.header('set-cookie', pendingCookie(isSecure(request), originOf(c, request), value)).header('cache-control', 'no-store').redirect(url.href, 302);
     } catch (err) {
       return sendPage(reply, refusalPage(503, `${c.signIn.displayName} cannot be reached`, (err as Error).message, returnTo));
     }
@@ -145,8 +151,9 @@ export function serveOidcRoutes(http: FastifyInstance, c: OidcConsole, now: () =
 
 async function callback(c: OidcConsole, request: FastifyRequest, reply: FastifyReply, now: () => number): Promise<FastifyReply> {
   const secure = isSecure(request);
-  const pending = readPending(request, now());
-  reply.header('set-cookie', pendingCookie(secure, null));
+  const origin = originOf(c, request);
+  const pending = readPending(request, origin, now());
+  reply.header('set-cookie', pendingCookie(secure, origin, null));
   const first = c.consolePaths[0] as string;
   if (!pending) return sendPage(reply, refusalPage(400, 'Sign-in not recognised', 'This sign-in was not started from this console, or took longer than 10 minutes. Start it again from the login page.', first));
   const callbackUrl = new URL(pending.redirectUri);
@@ -163,7 +170,7 @@ async function callback(c: OidcConsole, request: FastifyRequest, reply: FastifyR
   }
   const result = await c.signedIn(identity, { purpose: pending.purpose, returnTo: pending.returnTo, request, secure, ...(pending.session ? { session: pending.session } : {}) });
   if ('page' in result) return sendPage(reply, result.page);
-  reply.header('set-cookie', [pendingCookie(secure, null), ...(result.setCookie ?? [])]);
+  reply.header('set-cookie', [pendingCookie(secure, origin, null), ...(result.setCookie ?? [])]);
   return sendPage(reply, continuePage(result.next));
 }
 

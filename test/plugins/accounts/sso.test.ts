@@ -12,8 +12,8 @@ import { vaultPlugin } from '../../../plugins/vault/index.js';
 import { freePort } from '../../fixtures/free-port.js';
 import { openProgramsDatabase, startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, userSession, type Session } from '../../fixtures/programs-accounts.js';
-import { startTestIssuer, type TestAccount, type TestIssuer } from '../../fixtures/oidc-issuer.js';
-import { consoleClient, consoleSignIn, cookieHeader, providerLogout } from '../../fixtures/oidc-consoles.js';
+import { signIn, startTestIssuer, type TestAccount, type TestIssuer } from '../../fixtures/oidc-issuer.js';
+import { consoleClient, consoleSignIn, cookieHeader, providerLogout, takeCookies } from '../../fixtures/oidc-consoles.js';
 
 const CLIENT = { id: 'programs-console', secret: 'programs-console-secret-of-thirty-two-characters' };
 const MES = { id: 'mes-system', secret: 'mes-system-secret-of-thirty-two-characters' };
@@ -258,6 +258,17 @@ describe('sign-in through the provider across both consoles', () => {
     const config2 = parseConfig({ roles: ['programs'], programs: { oidc: { issuer: op.issuer, clientId: 'second', clientSecret: 'second-secret-of-thirty-two-characters', roles: { 'qa-approvers': 'approver' } } } });
     const svc2 = await startTestProgramService({ plugins: [TEST_ACCOUNTS], env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, config: config2, port: gPort });
     try {
+      // Two consoles on one host: a browser keeps one cookie jar for the host whatever the port, so a sign-in started in each keeps its own state.
+      const jar = new Map<string, string>();
+      const startAt = async (at: string) => {
+        const started = await fetch(`${at}/auth/oidc/login`, { redirect: 'manual', headers: { cookie: cookieHeader(jar) } });
+        takeCookies(jar, started);
+        return started.headers.get('location') as string;
+      };
+      const toProvider = await startAt(pUrl);
+      await startAt(gUrl);
+      const walked = await signIn(toProvider, 'ann-sub');
+      expect((await fetch(walked.redirect, { redirect: 'manual', headers: { cookie: cookieHeader(jar) } })).status).toBe(200);
       const first = await ssoSession(svc, 'ann-sub');
       const second = await ssoSession(svc2, 'ann-sub', first.result.providerJar);
       const onward = await fetch(`${pUrl}/auth/oidc/logout`, { redirect: 'manual' });
