@@ -168,6 +168,23 @@ describe('sign-in through the provider in Chromium', { timeout: 120_000 }, () =>
     await programs.close();
   });
 
+  it('logout in the fleet console ends its session and goes on to the provider, which brings the browser back to the login', async () => {
+    const fleet = await openPage(browser, { width: 1000, height: 800 });
+    await fleet.goto(`${gUrl}/`);
+    await fleet.getByRole('link', { name: 'Sign in with Plant SSO' }).click();
+    await atProvider(fleet, 'pat-sub');
+    await expect.poll(() => fleet.locator('li.tile').count(), { timeout: 10_000 }).toBe(1);
+    const jwt = await fleet.evaluate(() => sessionStorage.getItem('gateway-console-token'));
+    await fleet.getByRole('button', { name: 'Log out' }).click();
+    await fleet.waitForURL((u) => u.href.startsWith(op.issuer));
+    await fleet.locator('button[name="logout"], button[value="yes"]').first().click();
+    await fleet.waitForURL(`${gUrl}/`);
+    await expect.poll(() => fleet.getByRole('dialog').isVisible()).toBe(true);
+    // The JWT it held is refused from now on.
+    expect((await fetch(`${gUrl}/api/security/users`, { headers: { authorization: `Bearer ${jwt}` } })).status).toBe(401);
+    await fleet.context().close();
+  });
+
   it('with the provider down the login says it cannot be reached, and the local form still works', async () => {
     op.pause();
     try {
