@@ -174,7 +174,7 @@ describe('sign-in through the provider in Chromium', { timeout: 120_000 }, () =>
     await fleet.getByRole('link', { name: 'Sign in with Plant SSO' }).click();
     await atProvider(fleet, 'pat-sub');
     await expect.poll(() => fleet.locator('li.tile').count(), { timeout: 10_000 }).toBe(1);
-    const jwt = await fleet.evaluate(() => sessionStorage.getItem('gateway-console-token'));
+    const jwt = await fleet.evaluate<string | null>('sessionStorage.getItem("gateway-console-token")');
     await fleet.getByRole('button', { name: 'Log out' }).click();
     await fleet.waitForURL((u) => u.href.startsWith(op.issuer));
     await fleet.locator('button[name="logout"], button[value="yes"]').first().click();
