@@ -109,6 +109,20 @@ describe('sign-in through the provider (program service)', () => {
     expect((await auditRows(svc, 'login.refused')).some((r) => r.principal_name === 'vic' && JSON.parse(r.details).reason === 'no role mapped')).toBe(true);
   });
 
+  it('a user an administrator disabled is not signed in through the provider, and is not enabled by it', async () => {
+    const { me } = await ssoSession(svc, 'cam-sub');
+    const disable = (disabled: boolean) => svc.request('PATCH', `/api/v1/admin/users/${me.id}`, { cookie: admin.cookie, headers: admin.headers, body: { disabled } });
+    expect((await disable(true)).status).toBe(200);
+    try {
+      const refused = await consoleSignIn(svc.url, 'cam-sub');
+      expect(refused.status).toBe(403);
+      expect(refused.html).toContain('Account disabled');
+      expect(refused.cookies.size).toBe(0);
+    } finally {
+      expect((await disable(false)).status).toBe(200);
+    }
+  });
+
   it('logout ends the session, and the console goes on to the provider\'s end_session_endpoint', async () => {
     const s = await ssoSession(svc, 'pat-sub');
     expect((await svc.request('POST', '/api/v1/auth/logout', { cookie: s.cookie, headers: s.headers })).status).toBe(204);
