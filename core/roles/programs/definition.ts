@@ -20,7 +20,7 @@ async function startProgramsRole({ config, file, logger: processLogger, env, off
   try {
     role = await ProgramsRole.create({
       dataDir, databaseUrl, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, sharedFirstPassword, version: packageVersion(),
-      trustProxy: config.communication.trustProxy, tlsPolicy: config.tls, settings: { webhooks, gatewaySync, deployments, ...(adoptGateway ? { adoptGateway } : {}) }, rateLimits, metricsToken: config.metricsToken,
+      trustProxy: config.communication.trustProxy, tlsPolicy: config.tls, settings: { webhooks, gatewaySync, deployments, ...(adoptGateway ? { adoptGateway } : {}) }, rateLimits, metricsToken: config.metricsToken, config,
       ...(tls ? { tls } : {}), ...(localGateway ? { localGateway } : {}),
       // A PostgreSQL server that does not answer yet is waited for, the probes answering on the role's port meanwhile.
       whileWaiting: { host, port, ...(signal ? { signal } : {}) },

@@ -52,6 +52,8 @@ export interface ProgramsRoleOptions {
   metricsToken?: string;
   /** Wait for a PostgreSQL database that does not answer at start, serving the probes here meanwhile (core/database-wait.ts); without, such a start fails at once. */
   whileWaiting?: WhileWaiting;
+  /** The parsed configuration, from which plugins with config parts read theirs (the accounts' `programs.oidc`); without it, their defaults. */
+  config?: object;
 }
 
 const DESCRIPTION = [
@@ -100,7 +102,7 @@ export class ProgramsRole {
         http,
         logger: options.logger,
       };
-      const started = await runtime.startPlugins(options.plugins, context, http);
+      const started = await runtime.startPlugins(options.plugins, context, http, options.config ? { config: options.config } : {});
       serveRest(http, rest);
       await serveRestDocs(http, rest, { title: 'Program version service', version: options.version, description: DESCRIPTION }, options.logger);
       await http.ready();

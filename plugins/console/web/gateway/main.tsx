@@ -1,13 +1,13 @@
 /**
  * The gateway's web console, served at `/`: the fleet page, a page per
  * machine, and the system page (secret keys), on the gateway's public HTTP
- * interfaces only. Logs in with
- * the gateway's login (or a secret key); a session that expires brings the
+ * interfaces only. Logs in with the gateway's login (or a secret key) or
+ * through the plant's provider (docs/identity.md); a session that expires brings the
  * login back over the page without losing what it shows.
  */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { hasToken, onAuthRequired, setToken } from '../shared/api.js';
+import { finishProviderSignIn, hasToken, logOut, onAuthRequired } from '../shared/api.js';
 import { LoginDialog } from '../shared/login.js';
 import { Fleet } from './fleet.js';
 import { MachinePage } from './machine.js';
@@ -43,7 +43,7 @@ function App() {
           <a class="brand" href="#/">Machine gateway</a>
           <a href="#/system" aria-current={where.page === 'system' ? 'page' : undefined}>System</a>
           <a href="/api/docs">API reference</a>
-          <button type="button" class="link" onClick={() => { setToken(null); setLoggedOut(loggedOut + 1); }}>Log out</button>
+          <button type="button" class="link" onClick={() => { void logOut(); setLoggedOut(loggedOut + 1); }}>Log out</button>
         </nav>
         {where.page === 'fleet' ? <Fleet /> : where.page === 'system' ? <SystemPage key={loggedOut} /> : <MachinePage key={where.machineID} machineID={where.machineID} />}
       </div>
@@ -52,4 +52,5 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app') as HTMLElement);
+// The end of a sign-in through the provider first trades its code for the JWT, so the page's first calls carry it.
+void finishProviderSignIn().finally(() => render(<App />, document.getElementById('app') as HTMLElement));
