@@ -6,8 +6,9 @@
  * body.
  */
 import { AgentError, quoted } from './agent-error.js';
-import { assetsJson, devicesJson, errorJson, streamsJson } from './documents-json.js';
-import { assetsXml, devicesXml, errorXml, streamsXml } from './documents-xml.js';
+import { CurrentStreams } from './current-streams.js';
+import { assetsJson, devicesJson, errorJson, streamsJson, streamsJsonOf } from './documents-json.js';
+import { assetsXml, devicesXml, errorXml, streamsXml, streamsXmlOf } from './documents-xml.js';
 import type { HeaderFacts } from './documents.js';
 import type { GatewayReader } from './gateway-reader.js';
 import type { LiveState } from './live-state.js';
@@ -38,12 +39,15 @@ export interface AgentOptions {
 
 export class Agent {
   private modelCache: { revision: number; model: DeviceModel; changedAt: number } | undefined;
+  private readonly currentStreams: CurrentStreams;
 
   constructor(
     readonly reader: GatewayReader,
     readonly live: LiveState,
     private readonly options: AgentOptions,
-  ) {}
+  ) {
+    this.currentStreams = new CurrentStreams(live);
+  }
 
   /** The device model of the machines as configured now. */
   model(): DeviceModel {
@@ -113,6 +117,13 @@ export class Agent {
     const model = this.model();
     const header = await this.header();
     const agent = agentAvailability(model, this.options.startedAt);
+    if (at === undefined && filter === undefined) {
+      // Every device: from the parts kept per device, written synchronously after the header (see sequenceHeader).
+      const parts = this.currentStreams.deviceStreams(format, model, agent);
+      const now = this.reader.now();
+      const body = format === 'json' ? streamsJsonOf(this.facts(), now, header, parts) : streamsXmlOf(this.facts(), now, header, parts);
+      return { status: 200, contentType: CONTENT_TYPES[format], body };
+    }
     const observations = at === undefined ? currentNow(model, this.live, filter, agent) : await currentAt(this.reader, model, header, at, filter, agent);
     return { status: 200, contentType: CONTENT_TYPES[format], body: this.streams(format, header, observations) };
   }

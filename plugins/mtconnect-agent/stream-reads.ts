@@ -47,14 +47,15 @@ export function agentAvailability(model: DeviceModel, startedAt: number): Served
 
 /** The header as of the live state: next after the last committed row, first at the oldest row kept. */
 export async function sequenceHeader(reader: GatewayReader, live: LiveState): Promise<SequenceHeader> {
-  const nextSequence = observationSeq(live.through + 1, 0);
   const firstRow = await reader.firstRowSeq();
+  // Taken after the read: a caller that writes /current at once writes the state this number is next after.
+  const nextSequence = observationSeq(live.through + 1, 0);
   const firstSequence = firstRow !== undefined && firstRow <= live.through ? observationSeq(firstRow, 0) : nextSequence;
   return { firstSequence, lastSequence: nextSequence - 1, nextSequence, bufferSize: Math.max(1, Math.min(MAX_BUFFER_SIZE, nextSequence - firstSequence)) };
 }
 
 /** A replay's last observation of each data item, kept when `wanted` selects it. */
-function lastObservations(model: DeviceModel, replay: MachineReplay, wanted: (id: string) => boolean, into: Served[]): void {
+export function lastObservations(model: DeviceModel, replay: MachineReplay, wanted: (id: string) => boolean, into: Served[]): void {
   const items = model.byMachine.get(replay.machineID);
   if (!items) return;
   for (const item of VALUE_ITEMS) {

@@ -120,6 +120,30 @@ describe('MTConnect reads of one running agent', () => {
   }, 60_000);
   afterAll(() => agent?.stop());
 
+  it('/current of every device, written from parts kept per device, says what the document written whole says and follows each new observation', async () => {
+    // A path selecting every device is written whole, observation by observation; the machines keep reporting,
+    // so the two are compared when they answer as of the same sequence number.
+    const everything = `/current?path=${encodeURIComponent('//Agent|//Device')}`;
+    const streamsOf = (body: string) => JSON.stringify(JSON.parse(body).MTConnectStreams.Streams);
+    const both = (accept?: string) =>
+      until(
+        'both as of one sequence number',
+        async () => [(await agent.get('/current', accept)).body, (await agent.get(everything, accept)).body] as const,
+        ([kept, whole]) => (accept ? JSON.parse(kept).MTConnectStreams.Header.nextSequence === JSON.parse(whole).MTConnectStreams.Header.nextSequence : headerOf(kept).nextSequence === headerOf(whole).nextSequence),
+      );
+    const [keptXml, wholeXml] = await both();
+    expect(observationsOf(keptXml)).toEqual(observationsOf(wholeXml));
+    expect(keptXml.slice(keptXml.indexOf('<Streams>'))).toBe(wholeXml.slice(wholeXml.indexOf('<Streams>')));
+    const [keptJson, wholeJson] = await both('application/json');
+    expect(streamsOf(keptJson)).toBe(streamsOf(wholeJson));
+    await agent.write([{ machineID: 'M01', cls: 'Count', ts: Date.now(), data: { delta: 1, partCount: 737373, partsTotal: 737373, lastCycleTime: 5, program: 'O1' } }]);
+    const [after] = await both();
+    expect(observationsOf(after).find((o) => o.id === 'M01_partcount')?.value).toBe('737373');
+    const [afterJson, wholeAfterJson] = await both('application/json');
+    expect(afterJson).toContain('"value":"737373"');
+    expect(streamsOf(afterJson)).toBe(streamsOf(wholeAfterJson));
+  });
+
   it('/current is the last observation of each data item that /sample gives from the start, and /sample from its nextSequence repeats nothing', async () => {
     const current = (await agent.get('/current')).body;
     const h = headerOf(current);
