@@ -14,6 +14,7 @@ import type { GatewayReader } from './gateway-reader.js';
 import type { LiveState } from './live-state.js';
 import { buildModel, dataItemIdsUnder, findDevice, type ComponentDef, type DeviceModel } from './model.js';
 import { selectDataItems } from './path-filter.js';
+import { ReplayCheckpoints } from './replay-checkpoints.js';
 import { agentAvailability, currentAt, currentNow, sample, sequenceHeader, type SequenceHeader, type Served } from './stream-reads.js';
 import { toolAssets } from './tool-assets.js';
 
@@ -40,6 +41,8 @@ export interface AgentOptions {
 export class Agent {
   private modelCache: { revision: number; model: DeviceModel; changedAt: number } | undefined;
   private readonly currentStreams: CurrentStreams;
+  /** Where forward /sample pages (and streams) left off, so the next one goes on from there. */
+  private readonly checkpoints = new ReplayCheckpoints();
 
   constructor(
     readonly reader: GatewayReader,
@@ -132,7 +135,7 @@ export class Agent {
   async sample(format: Format, request: { from?: number | undefined; to?: number | undefined; count: number; filter?: Set<string> | undefined }): Promise<{ answer: Answer; header: SequenceHeader; caughtUp: boolean }> {
     const through = this.live.through;
     const header = await this.header();
-    const result = await sample(this.reader, this.model(), header, request, through);
+    const result = await sample(this.reader, this.model(), header, request, through, this.checkpoints);
     const body = this.streams(format, result.header, result.observations);
     return { answer: { status: 200, contentType: CONTENT_TYPES[format], body }, header: result.header, caughtUp: result.header.nextSequence >= header.nextSequence };
   }
