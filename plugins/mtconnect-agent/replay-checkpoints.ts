@@ -23,8 +23,12 @@ export interface Checkpoint {
   rest: Served[];
 }
 
-/** How many places pages left off are kept. */
-const KEPT = 8;
+/**
+ * How many places pages left off are kept: one for each of a few dozen
+ * streams and paging clients (each place holds one small replay per machine
+ * met); beyond them, the oldest is read afresh next time.
+ */
+const KEPT = 32;
 
 /** The key of a page's filter. */
 export function filterKeyOf(filter: Set<string> | undefined): string {
