@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { readPart, type ConfigPart } from '../../config-parts.js';
 import { rateLimitsField } from '../../rate-limit.js';
+import { idOf } from '../../rest/ids.js';
 import { tlsFilesSchema } from '../../tls.js';
 
 /** The program version service's port (its /api/v1, /api/docs and /openapi/v1.json). */
@@ -69,6 +70,8 @@ const PROGRAMS_FIELDS = {
   databaseUrl: databaseUrlSchema.optional(),
   gatewaySync: programsGatewaySyncSchema.default({ intervalSec: DEFAULT_GATEWAY_SYNC_INTERVAL_SEC }),
   deployments: programsDeploymentsSchema.default({ leaseSec: DEFAULT_DEPLOYMENT_LEASE_SEC }),
+  /** The fleet entry (`gw_…`) the gateway in this process takes over as its own (docs/programs-fleet.md, "The gateway in each instance"). */
+  adoptGateway: idOf('gw').optional(),
 };
 
 export const PROGRAMS_SECTION = {
@@ -78,6 +81,7 @@ export const PROGRAMS_SECTION = {
     PROGRAMS_PORT: { field: 'port', type: 'port' },
     PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: { field: 'webhooks.allowPrivateNetworks', type: 'boolean' },
     PROGRAMS_DATABASE_URL: { field: 'databaseUrl', type: 'text' },
+    PROGRAMS_ADOPT_GATEWAY: { field: 'adoptGateway', type: 'text' },
   },
 } satisfies ConfigPart;
 

@@ -23,6 +23,8 @@ export interface ProgramsSettings {
   gatewaySync?: ProgramsGatewaySyncSettings;
   /** The deployments' lease; `programs.deployments.leaseSec` (30 s) when absent. */
   deployments?: ProgramsDeploymentSettings;
+  /** The fleet entry the gateway in this process takes over as its own (`programs.adoptGateway`, PROGRAMS_ADOPT_GATEWAY); absent unless set. */
+  adoptGateway?: string;
 }
 
 export const DEFAULT_PROGRAMS_SETTINGS: ProgramsSettings = Object.freeze({ webhooks: Object.freeze({ allowPrivateNetworks: false }) });
