@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { formatInZone } from '../../core/time.js';
 import type { CloudLinkStatus } from '../../core/roles/gateway/cloud-link-status.js';
+import type { NorthboundStatus } from '../../core/roles/gateway/northbound-status.js';
 
 export const GATEWAY_ID_FILE = 'gateway-id';
 
@@ -48,15 +49,20 @@ function cloudLinkStatus(ctx: GatewayContext): CloudLinkStatus {
   return ctx.services.find('cloud-link')?.status() ?? { configured: false, connected: false };
 }
 
+/** The northbound targets' state, from the northbound plugin when it runs: never a password. */
+function northboundStatus(ctx: GatewayContext): Promise<NorthboundStatus> {
+  return ctx.services.find('northbound')?.status() ?? Promise.resolve({ targets: [] });
+}
+
 export function defineGatewayInfoInterface(ctx: GatewayContext, gatewayID: string): void {
   ctx.interfaces.define({
     path: '/api/system/gateway-info',
     method: 'GET',
-    summary: 'The gateway identity: name, alias, stable gatewayID, version, start time and cloud link status. Never includes an access token.',
+    summary: 'The gateway identity: name, alias, stable gatewayID, version, start time, cloud link status and the northbound targets (state, cursor, backlog, last error). Never includes an access token or a password.',
     tags: ['system'],
     input: z.object({}).strict(),
     // An explicit allow-list: nothing from the config is spread in, so a secret added there later cannot leak here.
-    handler: () => ({
+    handler: async () => ({
       name: ctx.identity.name,
       alias: ctx.identity.alias,
       gatewayID,
@@ -64,6 +70,7 @@ export function defineGatewayInfoInterface(ctx: GatewayContext, gatewayID: strin
       startedAtMs: ctx.startedAt,
       startedAt: formatInZone(ctx.startedAt, ctx.timeZone),
       cloud: cloudLinkStatus(ctx),
+      northbound: await northboundStatus(ctx),
     }),
   });
 }

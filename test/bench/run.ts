@@ -21,6 +21,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   backup: () => import('./backup.js'),
   'rate-limit': () => import('./rate-limit.js'),
   mtconnect: () => import('./mtconnect.js'),
+  northbound: () => import('./northbound.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

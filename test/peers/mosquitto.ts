@@ -2,7 +2,8 @@
  * A real Mosquitto broker as a child process, for the peer tests: a
  * generated config in a temp dir (127.0.0.1 only, optionally a password file
  * made with mosquitto_passwd that can grow while it runs, an ACL file and
- * listener options), killed with SIGKILL and started again on the same port.
+ * listener options), killed with SIGKILL (or, keeping its sessions, stopped
+ * with SIGTERM) and started again on the same port.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -71,6 +72,14 @@ export interface MosquittoOptions {
    * as its documentation sets it up; no password file or ACL file then.
    */
   dynamicSecurity?: { adminUsername: string; adminPassword: string };
+  /**
+   * Keep persistent sessions and their queued messages across a restart:
+   * persistence in the broker's directory, and `stop` ends the broker with
+   * SIGTERM so that it writes them out (SIGKILL otherwise).
+   */
+  persistence?: boolean;
+  /** Lines of the broker's own options (before any listener), e.g. `max_packet_size 2048`. */
+  brokerLines?: readonly string[];
 }
 
 /** A Mosquitto whose password file can grow while it runs. */
@@ -88,7 +97,7 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
   const lines = [
     'per_listener_settings false',
     `allow_anonymous ${options.users || options.dynamicSecurity ? 'false' : 'true'}`,
-    'persistence false',
+    ...(options.persistence ? ['persistence true', `persistence_location ${dir}/`, 'max_queued_messages 1000000'] : ['persistence false']),
     // As docs/cloud-relay.md advises: small packets go out at once.
     'set_tcp_nodelay true',
     // Started as root, Mosquitto would switch to its own user, which cannot read this temp dir.
@@ -111,7 +120,7 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     writeFileSync(acl, options.acl);
     lines.push(`acl_file ${acl}`);
   }
-  lines.push(`listener ${port} 127.0.0.1`, ...(options.listenerLines ?? []));
+  lines.push(...(options.brokerLines ?? []), `listener ${port} 127.0.0.1`, ...(options.listenerLines ?? []));
   const config = join(dir, 'mosquitto.conf');
   writeFileSync(config, `${lines.join('\n')}\n`);
 
@@ -133,7 +142,7 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     child = undefined;
     if (!running || running.exitCode !== null) return;
     const exited = once(running, 'exit');
-    running.kill('SIGKILL');
+    running.kill(options.persistence ? 'SIGTERM' : 'SIGKILL');
     await exited;
   };
   await start();

@@ -123,6 +123,7 @@ describe('system interfaces', () => {
       startedAtMs: gw.gateway.context.startedAt,
       startedAt: expect.stringMatching(isIsoWithOffset),
       cloud: { configured: false, connected: false },
+      northbound: { targets: [] },
     });
     expect(readFileSync(join(dataDir, 'gateway-id'), 'utf8').trim()).toBe(info.gatewayID);
     expect(first.raw).not.toMatch(/accessToken/i);

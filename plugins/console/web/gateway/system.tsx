@@ -1,12 +1,14 @@
 /**
- * The gateway's system page: its secret keys (what a program service or
+ * The gateway's system page (`#/system`): its secret keys (what a program service or
  * another client uses instead of a password), listed without their secrets;
  * an administrator makes one for a user (shown once, then only its hash is
  * kept) and revokes one, which stops working at once. A user who is not an
- * administrator is told who can, and offered nothing they cannot use.
+ * administrator is told who can, and offered nothing they cannot use. Then
+ * the northbound targets the gateway publishes its history to.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, onAuthRequired } from '../shared/api.js';
+import { NorthboundTargets } from './northbound.js';
 
 interface SecretKey { id: string; username: string; label: string; createdAt: number; revokedAt: number | null; lastUsedAt: number | null }
 interface User { username: string; isAdmin: boolean }
@@ -112,6 +114,7 @@ export function SystemPage() {
         </section>
       )}
       {keys && <MakeKey users={users} onError={setError} onMade={async (made) => { setShown(made); setNotice(null); await load(); }} />}
+      <NorthboundTargets />
     </main>
   );
 }
