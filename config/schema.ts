@@ -4,13 +4,14 @@
  * the data directory and time zone every role shares (`dataDir`,
  * `timeZone`; formerly `gateway.dataDir` and `gateway.timeZone`, still read
  * with a deprecation line), and the proxies every listener trusts
- * (`communication.trustProxy`).
+ * (`communication.trustProxy`), and tracing (`telemetry`, docs/tracing.md).
  *
  * Every other section is declared by its owner, a role's wing or a plugin
  * (core/config-parts.ts), and the file is parsed once with all of them.
  */
 import { z } from 'zod';
 import type { ConfigPart } from '../core/config-parts.js';
+import { TELEMETRY_CONFIG, type TelemetrySection } from '../core/telemetry/settings.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -67,6 +68,7 @@ export const RUNTIME_CONFIG: readonly ConfigPart[] = [
   { section: 'dataDir', schema: dataDirSchema, aliases: { 'gateway.dataDir': 'dataDir' }, env: { GATEWAY_DATA_DIR: { type: 'text' } } },
   { section: 'timeZone', schema: timeZoneSchema, aliases: { 'gateway.timeZone': 'timeZone' } },
   { section: 'communication', fields: { trustProxy: trustProxySchema } },
+  TELEMETRY_CONFIG,
 ];
 
 /** The cloud relay's /mcp port. */
@@ -87,6 +89,8 @@ export type GatewayConfig = {
   dataDir: string;
   timeZone: string;
   communication: { trustProxy: z.output<typeof trustProxySchema> };
+  /** Tracing (core/telemetry/settings.ts; the OTEL_* variables override it). */
+  telemetry: TelemetrySection;
 };
 
 /** @deprecated import from core/roles/programs/config.ts. */

@@ -26,6 +26,7 @@ import { commandsOf, RoleStartError, startRoles, type RunningRoles } from './rol
 import { loadConfig, loadConfigForCli, ROLES } from './roles/index.js';
 import { StopOnSignals } from './process-signals.js';
 import { rolesBanner } from './startup-banner.js';
+import { startTelemetry, type ProcessTelemetry } from './telemetry/start.js';
 
 /** A clean stop closes HTTP, the actors, the drivers and flushes history; past this it exits 1 naming what hung. */
 const STOP_DEADLINE_MS = 15_000;
@@ -43,9 +44,11 @@ async function main(): Promise<void> {
 
   let loaded;
   let selection: RoleSelection;
+  let telemetry: ProcessTelemetry;
   try {
     loaded = loadConfig(argv);
     selection = selectRoles(argv, loaded.config, ROLES.map((r) => r.name));
+    telemetry = await startTelemetry(loaded.config.telemetry, process.env, selection.roles);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -54,7 +57,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const { config, file } = loaded;
-  const logger = createLogger(config.logLevel, undefined, config.logFile ? { file: config.logFile } : {});
+  const logger = createLogger(config.logLevel, undefined, config.logFile ? { file: config.logFile } : {}, telemetry.on);
   const notices = configNotices(config);
   for (const notice of notices) logger.warn({ config: file }, notice);
 
@@ -71,7 +74,8 @@ async function main(): Promise<void> {
   process.stdout.write(rolesBanner(running.banners, notices));
 
   const stopping = new StopOnSignals({
-    parts: running.stopParts,
+    // Tracing stops last, so the spans of the stop itself are exported.
+    parts: [...running.stopParts, { name: 'telemetry', stop: () => telemetry.stop() }],
     inOrder: true,
     onStopped: () => logger.info(running.stoppedFacts(), 'stopped cleanly'),
     deadlineMs: STOP_DEADLINE_MS,

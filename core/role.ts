@@ -19,6 +19,7 @@ import type { Plugin } from './plugin-host.js';
 import type { StopPart } from './process-signals.js';
 import { SHARED_ADMIN_PASSWORD_ENV, SharedFirstPassword } from './auth/first-admin.js';
 import { sharedPasswordLines } from './startup-banner.js';
+import { inRole } from './telemetry/tracing.js';
 
 /** What a role that started offers the roles that start after it. */
 export interface RoleOffers {
@@ -185,7 +186,8 @@ export async function startRoles(
   const shared = sharedFirstPasswordFor(selected, facts.env);
   for (const definition of selected) {
     try {
-      const role = await definition.start({ ...facts, offers: { ...offers }, definitions, ...(shared ? { sharedFirstPassword: shared } : {}) });
+      // Whatever the role sets going (timers, listeners, actors) inherits its service for tracing.
+      const role = await inRole(definition.name, () => definition.start({ ...facts, offers: { ...offers }, definitions, ...(shared ? { sharedFirstPassword: shared } : {}) }));
       started.push({ definition, role });
       Object.assign(offers, role.offers);
     } catch (err) {

@@ -19,6 +19,7 @@ import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../../rate-limit.js
 import { DEFAULT_PROGRAMS_SETTINGS, type ProgramsContext, type ProgramsSettings } from './context.js';
 import type { GatewayLink } from '../../gateway-link/types.js';
 import type { SqlDatabase } from '../../store/sql-database.js';
+import { traceHttp } from '../../telemetry/http.js';
 
 export const PROGRAMS_DATABASE_FILE = 'programs.db';
 
@@ -74,6 +75,7 @@ export class ProgramsRole {
       const audit = await AuditChain.open(runtime.db, { timeZone: options.timeZone, clock: now });
       const rest = new RestRegistry();
       const http = createRestApp(options.logger.child({ component: 'http' }), { trustProxy: options.trustProxy ?? false, ...runtime.serverOptions() });
+      traceHttp(http, runtime.role);
       const context: ProgramsContext = {
         dataDir: runtime.dataDir,
         db: runtime.db,
