@@ -27,7 +27,7 @@ import {
   type TextMapPropagator,
   type Tracer,
 } from '@opentelemetry/api';
-import { allowedAttributes } from './attributes.js';
+import { allowedAttributes, ATTRIBUTE_MAX_CHARS } from './attributes.js';
 
 /** What the started SDK gives the API (core/telemetry/sdk.ts). */
 export interface TracingBackend {
@@ -116,7 +116,8 @@ export function startSpan(name: string, options: SpanOptions = {}): OpenSpan | u
   const tracer = options.role ? backend.tracerOf(options.role) : (parent.getValue(ROLE_TRACER) as Tracer | undefined);
   if (!tracer) return undefined;
   if (options.childOnly && !trace.getSpan(parent)) return undefined;
-  const span = tracer.startSpan(name, { kind: KINDS[options.kind ?? 'internal'], attributes: allowedAttributes(options.attributes ?? {}) }, parent);
+  // A name may hold a client's text (a tool's name): bounded like an attribute.
+  const span = tracer.startSpan(name.length > ATTRIBUTE_MAX_CHARS ? name.slice(0, ATTRIBUTE_MAX_CHARS) : name, { kind: KINDS[options.kind ?? 'internal'], attributes: allowedAttributes(options.attributes ?? {}) }, parent);
   const inside = trace.setSpan(parent.setValue(ROLE_TRACER, tracer), span);
   return {
     span,
