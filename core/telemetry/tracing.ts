@@ -79,6 +79,8 @@ export interface SpanOptions {
   parent?: Context;
   /** Start no span unless one is active (background work such as a poll is not a trace of its own). */
   childOnly?: boolean;
+  /** Start a trace of its own even where a span is active (a periodic flush set going during a request is not part of it). */
+  root?: boolean;
 }
 
 /** A started span, for work that starts and ends in different callbacks; `context` runs work inside it. */
@@ -112,7 +114,8 @@ export function errorType(err: unknown): string {
 /** Starts a span (not made active); undefined while tracing is off or when there is no tracer or parent as `options` require. */
 export function startSpan(name: string, options: SpanOptions = {}): OpenSpan | undefined {
   if (!backend) return undefined;
-  const parent = options.parent ?? context.active();
+  const active = options.parent ?? context.active();
+  const parent = options.root ? trace.deleteSpan(active) : active;
   const tracer = options.role ? backend.tracerOf(options.role) : (parent.getValue(ROLE_TRACER) as Tracer | undefined);
   if (!tracer) return undefined;
   if (options.childOnly && !trace.getSpan(parent)) return undefined;
