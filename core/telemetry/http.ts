@@ -21,6 +21,7 @@ function pathOf(url: string): string {
 }
 
 function begin(role: string, request: FastifyRequest, reply: FastifyReply): void {
+  if (!tracingEnabled()) return;
   const route = request.routeOptions.url;
   const open = startSpan(route ? `${request.method} ${route}` : request.method, {
     kind: 'server',

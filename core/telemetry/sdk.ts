@@ -26,15 +26,19 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { SamplerName, TelemetrySettings } from './settings.js';
-import { setTracingBackend } from './tracing.js';
+import { setTracingBackend, type TracingBackend } from './tracing.js';
 
 /** The product's version, on every resource. */
 const SERVICE_VERSION = '0.1.0';
 
 /** The tracing of a process: stop flushes what is still buffered and turns the API off. */
 export interface StartedSdk {
+  /** What the API was given (a benchmark switches between several started SDKs with it). */
+  backend: TracingBackend;
   shutdown(): Promise<void>;
 }
+
+let contextManager: AsyncLocalStorageContextManager | undefined;
 
 export function samplerFor(name: SamplerName, ratio: number): Sampler {
   switch (name) {
@@ -71,8 +75,10 @@ async function exporterFor(settings: TelemetrySettings) {
  */
 export async function startSdk(settings: TelemetrySettings, processor?: SpanProcessor): Promise<StartedSdk> {
   const spanProcessor = processor ?? new BatchSpanProcessor(await exporterFor(settings));
-  const contextManager = new AsyncLocalStorageContextManager().enable();
-  context.setGlobalContextManager(contextManager);
+  if (!contextManager) {
+    contextManager = new AsyncLocalStorageContextManager().enable();
+    context.setGlobalContextManager(contextManager);
+  }
   const sampler = samplerFor(settings.sampler, settings.samplerArg);
   const providers = new Map<string, BasicTracerProvider>();
   for (const [role, serviceName] of Object.entries(settings.serviceNames)) {
@@ -80,14 +86,17 @@ export async function startSdk(settings: TelemetrySettings, processor?: SpanProc
     providers.set(role, new BasicTracerProvider({ resource, sampler, spanProcessors: [spanProcessor] }));
   }
   const tracers = new Map([...providers].map(([role, provider]) => [role, provider.getTracer('cncgw', SERVICE_VERSION)]));
-  setTracingBackend({ tracerOf: (role) => tracers.get(role), propagator: new W3CTraceContextPropagator() });
+  const backend: TracingBackend = { tracerOf: (role) => tracers.get(role), propagator: new W3CTraceContextPropagator() };
+  setTracingBackend(backend);
   return {
+    backend,
     async shutdown() {
       setTracingBackend(undefined);
       // The providers share the processor: one flush and one shutdown export everything.
       await spanProcessor.forceFlush();
       await spanProcessor.shutdown();
       context.disable();
+      contextManager = undefined;
     },
   };
 }
