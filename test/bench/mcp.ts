@@ -36,7 +36,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { benchMachines } from './bench-fleet.js';
 import type { LoadJob, LoadResult } from './mcp-load.js';
-import { startTracingModes, TRACING_MODES, type TracingMode } from './tracing-modes.js';
+import { addRun, modeTotals, reportTracing, startTracingModes, TRACING_MODES, type TracingMode } from './tracing-modes.js';
 
 const PROTOCOL = '2025-06-18';
 
@@ -216,25 +216,6 @@ function report(result: ReturnType<typeof resultOf>, callCount: number): void {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
-/** Per mode: list_machines throughput at `concurrency`, get_fleet_status latency one call at a time. */
-type ModeTotals = Record<TracingMode, { list: Total; fleet: Total }>;
-
-/** Prints each tracing mode's figures and their ratio to tracing off, with the targets. */
-export function reportTracing(title: string, by: ModeTotals): void {
-  const off = { list: asRun(by.off.list).perSec, p95: percentile(by.off.fleet.latencies, 95) };
-  const rows: [string, string, string][] = [];
-  for (const mode of TRACING_MODES) {
-    const list = asRun(by[mode].list).perSec;
-    const p95 = percentile(by[mode].fleet.latencies, 95);
-    const target = mode === 'ratio 0.1' ? 'within 10 %' : mode === 'ratio 1.0' ? 'within 25 %' : '';
-    rows.push([`${mode}: list_machines calls/s (of off)`, `${list.toFixed(0)} (${((list / off.list) * 100).toFixed(0)} %)`, target]);
-    rows.push([`${mode}: get_fleet_status p95 ms (of off)`, `${p95.toFixed(1)} (${((p95 / off.p95) * 100).toFixed(0)} %)`, target]);
-  }
-  printTable(title, rows);
-  process.stdout.write(`${JSON.stringify(Object.fromEntries(TRACING_MODES.map((m) => [m, { listMachinesPerSec: asRun(by[m].list).perSec, fleetStatusP95Ms: percentile(by[m].fleet.latencies, 95) }])))}
-`);
-}
-
 /** `--tracing`: the modes alternated round by round against one gateway. */
 async function runTracing(args: string[]): Promise<void> {
   const machines = option(args, 'machines', 1000);
@@ -248,13 +229,14 @@ async function runTracing(args: string[]): Promise<void> {
   process.stdout.write(`mcp --tracing: ${machines} machines; warming up\n`);
   await new Promise((r) => setTimeout(r, 3000));
   await load.run({ url, token, tool: 'list_machines', args: {}, calls: 300, concurrency });
-  const by = Object.fromEntries(TRACING_MODES.map((m) => [m, { list: totals(), fleet: totals() }])) as ModeTotals;
+  const by = modeTotals();
   const perRound = Math.ceil(calls / rounds);
   for (let round = 0; round < rounds; round++) {
-    for (const mode of TRACING_MODES) {
+    // The order turns each round, so no mode always runs first after a switch.
+    for (const mode of TRACING_MODES.map((_, i) => TRACING_MODES[(i + round) % TRACING_MODES.length] as TracingMode)) {
       modes.use(mode);
-      add(by[mode].list, await load.run({ url, token, tool: 'list_machines', args: {}, calls: perRound, concurrency }), perRound);
-      add(by[mode].fleet, await load.run({ url, token, tool: 'get_fleet_status', args: {}, calls: Math.ceil(perRound / 4), concurrency: 1 }), Math.ceil(perRound / 4));
+      addRun(by[mode].list, await load.run({ url, token, tool: 'list_machines', args: {}, calls: perRound, concurrency }), perRound);
+      addRun(by[mode].fleet, await load.run({ url, token, tool: 'get_fleet_status', args: {}, calls: Math.ceil(perRound / 4), concurrency: 1 }), Math.ceil(perRound / 4));
     }
     process.stdout.write(`  round ${round + 1}/${rounds} done; ${modes.exports()} OTLP exports so far\n`);
   }

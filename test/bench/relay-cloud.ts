@@ -3,7 +3,8 @@
  * are its own and it does not take turns with the gateway on one event
  * loop: a CloudRole with its embedded broker, and `tokens` gateway tokens
  * made at start. Answers IPC messages: `usage` (RSS and CPU time so far),
- * `literalCheck` (the SIMD literal check on or off) and `stop`.
+ * `literalCheck` (the SIMD literal check on or off), `tracing` (a tracing
+ * mode, when started with `tracing`) and `stop`.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { useSimdLiteralCheck } from '../../core/cloud-wire/literal-check.js';
 import { startTestCloud } from '../fixtures/cloud.js';
+import { startTracingModes, type TracingMode } from './tracing-modes.js';
 
 export interface CloudReady {
   kind: 'ready';
@@ -36,6 +38,8 @@ export interface LiteralCheckSwitch {
 }
 
 const tokenCount = Number(process.argv[2] ?? 1);
+// `tracing` (the relay benchmark's --tracing): the modes of tracing-modes.ts, switched by the `tracing` message; started before the cloud so its HTTP spans are installed.
+const modes = process.argv[3] === 'tracing' ? await startTracingModes(['cloud']) : undefined;
 const cloud = await startTestCloud({ dataDir: mkdtempSync(join(tmpdir(), 'relay-bench-cloud-')), logger: pino({ level: 'warn' }), version: 'bench' });
 const mcpUrl = `${await cloud.listen('127.0.0.1', 0)}/mcp`;
 const tokens: string[] = [];
@@ -50,6 +54,9 @@ process.on('message', (message: { kind: string }) => {
     // The benchmark switch between the SIMD and the scalar literal check (--literal-check).
     const { simd } = message as unknown as LiteralCheckSwitch;
     process.send?.({ kind: 'literalCheck', simd, simdAvailable: useSimdLiteralCheck(simd) } satisfies LiteralCheckSwitch);
+  } else if (message.kind === 'tracing') {
+    modes?.use((message as unknown as { mode: TracingMode }).mode);
+    process.send?.({ kind: 'tracing' });
   } else if (message.kind === 'stop') {
     void cloud.stop().then(() => process.exit(0));
   }
