@@ -76,4 +76,14 @@ describe('gateway spans', () => {
     expect(call?.attributes).toMatchObject({ 'cncgw.outcome': 'error', 'cncgw.error.code': 'GENERAL_MACHINE_ID_NOT_EXISTED', 'cncgw.machine.id': 'NOPE' });
     expect(call!.status.code).toBe(2);
   });
+
+  it('a live read is a client span of its driver request, with the machine and the protocol, under the interface\'s span', async () => {
+    const res = await fetch(`${url}/api/cnc/readCNCStatusDetails?machineID=D1`, { headers: { authorization: `Bearer ${gw.adminToken}` } });
+    expect(res.status).toBe(200);
+    const [read] = byName('read status');
+    const [call] = byName('/api/cnc/readCNCStatusDetails');
+    expect(read?.kind).toBe(2);
+    expect(read!.attributes).toMatchObject({ 'cncgw.machine.id': 'D1', 'cncgw.protocol': 'simulator' });
+    expect(parentOf(read!)).toBe(call!.spanContext().spanId);
+  });
 });
