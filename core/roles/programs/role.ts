@@ -20,6 +20,7 @@ import { DEFAULT_PROGRAMS_SETTINGS, type ProgramsContext, type ProgramsSettings 
 import type { GatewayLink } from '../../gateway-link/types.js';
 import type { SqlDatabase } from '../../store/sql-database.js';
 import { traceHttp } from '../../telemetry/http.js';
+import { traceQueries } from '../../telemetry/queries.js';
 
 export const PROGRAMS_DATABASE_FILE = 'programs.db';
 
@@ -78,7 +79,8 @@ export class ProgramsRole {
       traceHttp(http, runtime.role);
       const context: ProgramsContext = {
         dataDir: runtime.dataDir,
-        db: runtime.db,
+        // Its queries are spans under the request's while tracing is on.
+        db: traceQueries(runtime.db),
         audit,
         rest,
         bus: new EventBus(options.logger.child({ component: 'bus' })),
