@@ -3,8 +3,10 @@
  * Which roles run (`roles`, named after core/roles/index.ts), the log level,
  * the data directory and time zone every role shares (`dataDir`,
  * `timeZone`; formerly `gateway.dataDir` and `gateway.timeZone`, still read
- * with a deprecation line), and the proxies every listener trusts
- * (`communication.trustProxy`), and tracing (`telemetry`, docs/tracing.md).
+ * with a deprecation line), the proxies every listener trusts
+ * (`communication.trustProxy`), what every TLS listener accepts (`tls`:
+ * the minimum version and the TLS 1.2 suites), and tracing (`telemetry`,
+ * docs/tracing.md).
  *
  * Every other section is declared by its owner, a role's wing or a plugin
  * (core/config-parts.ts), and the file is parsed once with all of them.
@@ -12,6 +14,7 @@
 import { z } from 'zod';
 import type { ConfigPart } from '../core/config-parts.js';
 import { TELEMETRY_CONFIG, type TelemetrySection } from '../core/telemetry/settings.js';
+import { tlsPolicySchema, type TlsPolicy } from '../core/tls.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -69,6 +72,7 @@ export const RUNTIME_CONFIG: readonly ConfigPart[] = [
   { section: 'timeZone', schema: timeZoneSchema, aliases: { 'gateway.timeZone': 'timeZone' } },
   { section: 'communication', fields: { trustProxy: trustProxySchema } },
   TELEMETRY_CONFIG,
+  { section: 'tls', schema: tlsPolicySchema },
 ];
 
 /** The cloud relay's /mcp port. */
@@ -91,6 +95,8 @@ export type GatewayConfig = {
   communication: { trustProxy: z.output<typeof trustProxySchema> };
   /** Tracing (core/telemetry/settings.ts; the OTEL_* variables override it). */
   telemetry: TelemetrySection;
+  /** What every role's TLS listener accepts: the oldest protocol version and the TLS 1.2 suites (core/tls.ts). */
+  tls: TlsPolicy;
 };
 
 /** @deprecated import from core/roles/programs/config.ts. */

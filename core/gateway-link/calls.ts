@@ -5,7 +5,7 @@
  */
 import { isRecord } from '../json-value.js';
 import { ProgramBytes } from '../program-bytes.js';
-import { GatewayLinkError, type GatewayLinkFailure, type LinkCurrentProgram, type LinkGroup, type LinkHistoryRow, type LinkIdentity, type LinkMachine, type LinkProgramCapability, type LinkProgramFile, type LinkTransfer } from './types.js';
+import { GatewayLinkError, type FencingToken, type GatewayLinkFailure, type LinkFence, type LinkFenceAnswer, type LinkCurrentProgram, type LinkGroup, type LinkHistoryRow, type LinkIdentity, type LinkMachine, type LinkProgramCapability, type LinkProgramFile, type LinkTransfer } from './types.js';
 
 /** errorCode → what a caller can do about it (core/errors.ts is the table). */
 const FAILURE_BY_CODE: Record<number, GatewayLinkFailure> = {
@@ -13,6 +13,7 @@ const FAILURE_BY_CODE: Record<number, GatewayLinkFailure> = {
   3: 'unauthorized', 4: 'unauthorized', 5: 'unauthorized', 7: 'unauthorized',
   6: 'not-found', 13: 'not-found', 2005: 'not-found', 10003: 'not-found', 10005: 'not-found',
   2001: 'unsupported',
+  2006: 'superseded',
   2002: 'machine-unavailable', 2004: 'machine-unavailable', 10002: 'machine-unavailable',
   8: 'unreachable', 9: 'unreachable', 20001: 'unreachable',
 };
@@ -25,11 +26,11 @@ export function linkError(errorCode: number, message: string): GatewayLinkError 
   return new GatewayLinkError(FAILURE_BY_CODE[errorCode] ?? 'failed', text, errorCode);
 }
 
-/** One interface call: method, path and input (query for GET, JSON body for POST; program bytes as they are in the process, base64 in JSON). */
+/** One interface call: method, path and input (query for GET, JSON body for POST; program bytes as they are in the process, base64 in JSON; lists in POST bodies only). */
 export interface LinkCall<T> {
   method: 'GET' | 'POST';
   path: `/api/${string}`;
-  input: Record<string, string | number | boolean | ProgramBytes | undefined>;
+  input: Record<string, string | number | boolean | ProgramBytes | undefined | readonly Record<string, string | number>[]>;
   /** Turns the interface's `data` into the link's answer; throws GatewayLinkError('failed') on a shape it does not know. */
   read(data: unknown): T;
 }
@@ -72,6 +73,9 @@ function programDirOf(m: Record<string, unknown>): { programDir?: string } {
   return { programDir: dir };
 }
 
+/** A fencing token as the transfer interfaces take it: two fields, so that it fits a query as well as a body. */
+const fenceInput = (fence?: FencingToken): { fenceLease?: string; fenceEpoch?: number } => (fence ? { fenceLease: fence.lease, fenceEpoch: fence.epoch } : {});
+
 export const CALLS = {
   identity: (): LinkCall<LinkIdentity> => ({
     method: 'GET', path: '/api/system/gateway-info', input: {},
@@ -111,19 +115,39 @@ export const CALLS = {
       }));
     },
   }),
-  upload: (machineID: string, dir: string, name: string, content: Buffer): LinkCall<LinkTransfer> => ({
-    method: 'POST', path: '/api/file/program/upload', input: { machineID, dir, name, contentBase64: new ProgramBytes(content) },
+  upload: (machineID: string, dir: string, name: string, content: Buffer, fence?: FencingToken): LinkCall<LinkTransfer> => ({
+    method: 'POST', path: '/api/file/program/upload', input: { machineID, dir, name, contentBase64: new ProgramBytes(content), ...fenceInput(fence) },
     read: (data) => {
       if (!isRecord(data)) throw unexpected('the upload');
       return { size: num(data.size, 'the uploaded size'), sha256: sha(data.sha256, 'the uploaded hash') };
     },
   }),
-  download: (machineID: string, dir: string, name: string): LinkCall<{ content: Buffer } & LinkTransfer> => ({
+  download: (machineID: string, dir: string, name: string, fence?: FencingToken): LinkCall<{ content: Buffer } & LinkTransfer> => ({
     // Only the bytes: the service has no use for the text.
-    method: 'GET', path: '/api/file/program/download', input: { machineID, dir, name, text: false },
+    method: 'GET', path: '/api/file/program/download', input: { machineID, dir, name, text: false, ...fenceInput(fence) },
     read: (data) => {
       if (!isRecord(data)) throw unexpected('the download');
       return programOf(data, 'the downloaded program');
+    },
+  }),
+  hash: (machineID: string, dir: string, name: string, fence?: FencingToken): LinkCall<LinkTransfer> => ({
+    // The file is read from the machine and hashed there; its bytes do not travel.
+    method: 'GET', path: '/api/file/program/download', input: { machineID, dir, name, text: false, bytes: false, ...fenceInput(fence) },
+    read: (data) => {
+      if (!isRecord(data)) throw unexpected('the read-back');
+      return { size: num(data.size, 'the size read back'), sha256: sha(data.sha256, 'the hash read back') };
+    },
+  }),
+  fences: (fences: readonly LinkFence[]): LinkCall<LinkFenceAnswer[]> => ({
+    method: 'POST', path: '/api/file/program/fences',
+    input: { fences: fences.map((f) => ({ machineID: f.machineID, dir: f.dir, name: f.name, fenceLease: f.fence.lease, fenceEpoch: f.fence.epoch })) },
+    read: (data) => {
+      const answers = isRecord(data) ? data.fences : undefined;
+      if (!Array.isArray(answers) || answers.length !== fences.length) throw unexpected('the fences');
+      return answers.map((a) => {
+        if (!isRecord(a)) throw unexpected('a fence');
+        return { superseded: a.superseded === true, highestEpoch: num(a.highestEpoch, 'a fence\'s epoch') };
+      });
     },
   }),
   current: (machineID: string): LinkCall<LinkCurrentProgram> => ({
@@ -179,12 +203,20 @@ export abstract class CallingGatewayLink {
     return this.call(CALLS.programs(machineID, dir));
   }
 
-  uploadProgram(machineID: string, dir: string, name: string, content: Buffer) {
-    return this.call(CALLS.upload(machineID, dir, name, content));
+  uploadProgram(machineID: string, dir: string, name: string, content: Buffer, fence?: FencingToken) {
+    return this.call(CALLS.upload(machineID, dir, name, content, fence));
   }
 
-  downloadProgram(machineID: string, dir: string, name: string) {
-    return this.call(CALLS.download(machineID, dir, name));
+  downloadProgram(machineID: string, dir: string, name: string, fence?: FencingToken) {
+    return this.call(CALLS.download(machineID, dir, name, fence));
+  }
+
+  programHash(machineID: string, dir: string, name: string, fence?: FencingToken) {
+    return this.call(CALLS.hash(machineID, dir, name, fence));
+  }
+
+  announceFences(fences: readonly LinkFence[]) {
+    return this.call(CALLS.fences(fences));
   }
 
   currentProgram(machineID: string) {

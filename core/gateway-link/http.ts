@@ -4,6 +4,7 @@
  * answer is read only up to a bound, so a misbehaving gateway cannot
  * exhaust the service.
  */
+import { ProgramBytes } from '../program-bytes.js';
 import { CallingGatewayLink, linkError, type LinkCall } from './calls.js';
 import { GatewayLinkError, type GatewayLink } from './types.js';
 import { errorType, injectTrace, startSpan, tracingEnabled, type OpenSpan } from '../telemetry/tracing.js';
@@ -20,6 +21,35 @@ export interface HttpGatewayLinkOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * A POST body as bytes: the JSON of `input`, program bytes written into it as
+ * base64 once. Stringified as a whole, a program's base64 would be scanned
+ * for escapes, copied into the JSON text and encoded to UTF-8 again, and its
+ * length measured: three more passes over 1.4 times its size.
+ */
+export function postBody(input: LinkCall<unknown>['input']): Buffer {
+  const plain: Record<string, unknown> = {};
+  const programs: [string, string][] = [];
+  for (const [key, value] of Object.entries(input)) {
+    if (value instanceof ProgramBytes) programs.push([JSON.stringify(key), value.bytes.toString('base64')]);
+    else if (value !== undefined) plain[key] = value;
+  }
+  const json = JSON.stringify(plain);
+  if (programs.length === 0) return Buffer.from(json);
+  // `{…` + `,"key":"base64"` for each program + `}`: base64 needs no escaping, and its characters are one byte each.
+  const head = json.slice(0, -1);
+  const fields = programs.map(([key, base64], i) => ({ opening: `${i === 0 && head === '{' ? '' : ','}${key}:"`, base64 }));
+  const body = Buffer.allocUnsafe(fields.reduce((size, f) => size + Buffer.byteLength(f.opening) + f.base64.length + 1, Buffer.byteLength(head) + 1));
+  let at = body.write(head);
+  for (const f of fields) {
+    at += body.write(f.opening, at);
+    at += body.write(f.base64, at, 'latin1');
+    at += body.write('"', at);
+  }
+  body.write('}', at);
+  return body;
+}
 const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
@@ -60,7 +90,7 @@ export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
       response = await fetch(url, {
         method: call.method,
         headers: { authorization: `Bearer ${this.secretKey}`, accept: 'application/json', ...(call.method === 'POST' ? { 'content-type': 'application/json' } : {}), ...(open ? injectTrace({}, open.context) : {}) },
-        ...(call.method === 'POST' ? { body: JSON.stringify(call.input) } : {}),
+        ...(call.method === 'POST' ? { body: postBody(call.input) } : {}),
         redirect: 'error',
         signal: AbortSignal.timeout(this.timeoutMs),
       });

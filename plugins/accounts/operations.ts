@@ -4,7 +4,7 @@
  * Every change writes its audit record in the same transaction.
  */
 import { z } from 'zod';
-import { hashPassword, needsRehash, verifyPassword, type ScryptCost } from '../../core/auth/passwords.js';
+import { hashPassword, isPasswordHash, needsRehash, verifyPassword, type ScryptCost } from '../../core/auth/passwords.js';
 import type { Throttle } from '../../core/auth/login-throttle.js';
 import { defineOperation, type AnyRestOperation } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
@@ -18,7 +18,8 @@ import { auditActor, principalOf } from '../../core/rest/principal.js';
 import { MAX_PASSWORD_LENGTH, meView, passwordSchema, scopesSchema, userOut, userView } from './views.js';
 
 export interface AccountsDeps {
-  ctx: ProgramsContext;
+  /** The role's context (the accounts plugin's own settings in place of the role's). */
+  ctx: Omit<ProgramsContext, 'settings'>;
   store: AccountStore;
   throttle: Throttle;
   passwordCost: ScryptCost;
@@ -46,7 +47,9 @@ const SESSION_OPERATIONS: readonly AccountOperation[] = [
         const wait = await throttle.retryAfterSec(request.sourceIp, key, now);
         if (wait > 0) throw new ProblemError('too-many-requests', `too many failed sign-ins; try again in ${wait} s`, { retryAfterSec: wait });
         const user = await store.userByName(body.username);
-        const ok = await verifyPassword(body.password, user?.passwordHash ?? deps.dummyHash);
+        // A user made by a sign-in through the provider has no password: verified against the dummy, so the answer's time tells nothing.
+        const hashed = user !== undefined && isPasswordHash(user.passwordHash);
+        const ok = (await verifyPassword(body.password, hashed ? user.passwordHash : deps.dummyHash)) && hashed;
         if (!user || !ok || user.disabled) {
           await throttle.fail(request.sourceIp, key, now);
           await ctx.db.write(
@@ -139,6 +142,7 @@ const SESSION_OPERATIONS: readonly AccountOperation[] = [
         body: {
           kind: p.kind, id: p.id, name: p.name, role: p.role, scopes: p.scopes as z.infer<typeof scopesSchema>, permissions: [...p.permissions].sort(),
           authMethod: p.authMethod, onBehalfOf: p.onBehalfOf, ...(parsed ? { csrfToken: csrfTokenFor(parsed.secret) } : {}),
+          ...(p.identityProvider ? { identityProvider: { authTime: p.identityProvider.authTime === null ? null : new Date(p.identityProvider.authTime).toISOString() } } : {}),
         },
       };
     },

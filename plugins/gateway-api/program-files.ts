@@ -4,20 +4,22 @@
  * bytes, byte for byte; and what each machine's driver can carry
  * (program-capabilities.ts). The program version service deploys through
  * these. Names and directories are checked so that a request cannot step
- * outside the directory it names.
+ * outside the directory it names. Transfers of one machine file run one at a
+ * time, and a caller's fencing token is checked (program-fences.ts).
  */
 import { z } from 'zod';
 import { machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { DriverClient } from '../../core/driver.js';
 import { GatewayError, quote } from '../../core/errors.js';
-import { queryBool } from '../../core/interfaces.js';
+import { queryBool, queryInt } from '../../core/interfaces.js';
 import { sha256Hex } from '../../core/hash.js';
 import {
   ProgramBytes, bytesOf, describeRefusedByte, findRefusedByte, programBytesInput, programText, type ProgramEncoding,
 } from '../../core/program-bytes.js';
-import { requestMachine } from './machine-reads.js';
+import { activeMachineSnapshot, requestMachine } from './machine-reads.js';
 import { defineProgramCapabilities } from './program-capabilities.js';
+import { ProgramFences } from './program-fences.js';
 
 /** Largest program accepted for upload, in bytes after decoding. */
 export const MAX_PROGRAM_BYTES = 4 * 1024 * 1024;
@@ -62,9 +64,39 @@ const fileInput = {
     .describe('program file name, e.g. O1000'),
 };
 
+/** The optional fencing token of a transfer (program-fences.ts): both fields or neither. */
+const fenceInput = {
+  fenceLease: z.string().min(1).max(200).optional().describe('fencing token: the lease under which the caller transfers (the program service sends its deployment id); give fenceEpoch with it'),
+  fenceEpoch: queryInt().min(0).max(Number.MAX_SAFE_INTEGER).optional().describe('fencing token: the epoch the caller holds fenceLease with; a transfer under an epoch older than one seen for this machine file and lease is refused (2006)'),
+};
+
+/** Refuses half a fencing token. */
+function checkFence(body: { fenceLease?: string | undefined; fenceEpoch?: number | undefined }, check: z.RefinementCtx): void {
+  if ((body.fenceLease === undefined) === (body.fenceEpoch === undefined)) return;
+  const missing = body.fenceLease === undefined ? 'fenceLease' : 'fenceEpoch';
+  check.addIssue({ code: 'custom', path: [missing], input: undefined, message: 'a fencing token is fenceLease and fenceEpoch together; give both or neither' });
+}
+
+const fenceOf = (body: { fenceLease?: string | undefined; fenceEpoch?: number | undefined }) =>
+  body.fenceLease !== undefined && body.fenceEpoch !== undefined ? { lease: body.fenceLease, epoch: body.fenceEpoch } : undefined;
+
+/** Fencing tokens announced in one call. */
+export const FENCES_PER_CALL = 500;
+
+const fencesInput = z
+  .object({
+    fences: z
+      .array(z.object({ ...fileInput, fenceLease: fenceInput.fenceLease.unwrap(), fenceEpoch: fenceInput.fenceEpoch.unwrap() }).strict())
+      .min(1)
+      .max(FENCES_PER_CALL)
+      .describe('the files, each with the fencing token its transfers will carry'),
+  })
+  .strict();
+
 const uploadInput = z
   .object({
     ...fileInput,
+    ...fenceInput,
     content: z.string().optional().describe('the program as text, sent as its UTF-8 bytes; or give contentBase64'),
     contentBase64: programBytesInput('the program\'s bytes as base64, any bytes (Latin-1 comments, CR/LF/CRLF, tape characters); or give content').optional(),
   })
@@ -76,14 +108,18 @@ const uploadInput = z
     } else if (body.content === undefined && body.contentBase64 === undefined) {
       check.addIssue({ code: 'custom', path: ['content'], input: undefined, message: `give content or contentBase64; ${forms}` });
     }
+    checkFence(body, check);
   });
 
 const downloadInput = z
   .object({
     ...fileInput,
+    ...fenceInput,
     text: queryBool().default(true).describe('false leaves out content and encoding: only the bytes (contentBase64), for a client that wants nothing else'),
+    bytes: queryBool().default(true).describe('false answers size and sha256 only: the file is read from the machine and hashed, not sent (a read-back that compares hashes)'),
   })
-  .strict();
+  .strict()
+  .superRefine(checkFence);
 
 /** The upload's exact bytes and the field they came from; the size limit applies to the bytes. */
 function programContent(body: { content?: string | undefined; contentBase64?: string | ProgramBytes | undefined }): { bytes: Buffer; field: string } {
@@ -111,17 +147,20 @@ export function programAnswer(bytes: Buffer, withText = true): { content?: strin
 }
 
 export function defineProgramFileInterfaces(ctx: GatewayContext): void {
+  const fences = new ProgramFences();
   ctx.interfaces.define({
     path: '/api/file/program/download',
     method: 'GET',
-    summary: 'Downloads a program file from the machine: its bytes (contentBase64), its text (content, in the encoding named), size in bytes and sha256.',
+    summary: 'Downloads a program file from the machine: its bytes (contentBase64), its text (content, in the encoding named), size in bytes and sha256; with bytes=false only its size and sha256.',
     tags: ['program files'],
     input: downloadInput,
-    handler: ({ machineID, dir, name, text }, call) =>
-      requestMachine(ctx, { machineID, family: 'programFiles', what: `download of ${quote(name)} from ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
-        const bytes = await client.downloadProgram(dir, name);
-        return { machineID, dir, name, ...programAnswer(bytes, text) };
-      }),
+    handler: ({ machineID, dir, name, text, bytes: withBytes, ...fence }, call) =>
+      fences.run({ machineID, dir, name }, fenceOf(fence), () =>
+        requestMachine(ctx, { machineID, family: 'programFiles', what: `download of ${quote(name)} from ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
+          const bytes = await client.downloadProgram(dir, name);
+          if (!withBytes) return { machineID, dir, name, size: bytes.length, sha256: sha256Hex(bytes) };
+          return { machineID, dir, name, ...programAnswer(bytes, text) };
+        })),
   });
 
   ctx.interfaces.define({
@@ -131,13 +170,28 @@ export function defineProgramFileInterfaces(ctx: GatewayContext): void {
     tags: ['program files'],
     bodyLimit: PROGRAM_UPLOAD_BODY_LIMIT,
     input: uploadInput,
-    handler: ({ machineID, dir, name, content, contentBase64 }, call) => {
+    handler: ({ machineID, dir, name, content, contentBase64, ...fence }, call) => {
       const program = programContent({ content, contentBase64 });
-      return requestMachine(ctx, { machineID, family: 'programFiles', what: `upload of ${quote(name)} to ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
-        checkDriverCarries(client, machineID, program);
-        await client.uploadProgram(dir, name, program.bytes);
-        return { machineID, dir, name, size: program.bytes.length, sha256: sha256Hex(program.bytes) };
-      });
+      return fences.run({ machineID, dir, name }, fenceOf(fence), () =>
+        requestMachine(ctx, { machineID, family: 'programFiles', what: `upload of ${quote(name)} to ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
+          checkDriverCarries(client, machineID, program);
+          await client.uploadProgram(dir, name, program.bytes);
+          return { machineID, dir, name, size: program.bytes.length, sha256: sha256Hex(program.bytes) };
+        }));
+    },
+  });
+
+  ctx.interfaces.define({
+    path: '/api/file/program/fences',
+    method: 'POST',
+    summary: `Announces fencing tokens for program files before transferring them, without contacting any machine: each is noted, or answered superseded when a newer epoch of its lease has been seen for its file (at most ${FENCES_PER_CALL} per call).`,
+    tags: ['program files'],
+    input: fencesInput,
+    handler: ({ fences: list }) => {
+      for (const f of list) activeMachineSnapshot(ctx, f.machineID);
+      return {
+        fences: list.map((f) => ({ ...f, ...fences.note({ machineID: f.machineID, dir: f.dir, name: f.name }, { lease: f.fenceLease, epoch: f.fenceEpoch }) })),
+      };
     },
   });
 

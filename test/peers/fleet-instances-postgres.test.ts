@@ -176,7 +176,9 @@ describe('two processes each running a gateway and the program service on one Po
     a.process.child.kill('SIGKILL');
     expect((await a.process.exited).signal).toBe('SIGKILL');
     const left = (await rowsOf(b, batch.batchId)).filter((d) => d.finishedAt === null).map((d) => String(d.machineId));
-    expect(left).toEqual(expect.arrayContaining([on(aId, 'K01'), on(bId, CELL.at(-1) as string)]));
+    // A's K01 and some of B's cell are left (which of the cell depends on the order A's transfers ran in).
+    expect(left).toContain(on(aId, 'K01'));
+    expect(left.some((id) => CELL.some((c) => on(bId, c) === id))).toBe(true);
     // A comes back at once on its own directory and port (the address B has for it); B holds what A left by then.
     const a2 = await start('a', databaseUrl, aDir, a.gatewayPort, aMachines(0));
     const rows = await finished(b, batch.batchId, 45_000);

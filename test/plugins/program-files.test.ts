@@ -85,6 +85,14 @@ describe('program file download', () => {
     expect(data).toEqual({ machineID: 'P', dir, name: existing, contentBase64: expected.toString('base64'), size: expected.length, sha256: sha256(expected) });
   });
 
+  it('bytes=false answers the size and sha256 alone, read from the machine', async () => {
+    const full = await download({ machineID: 'P', dir, name: existing });
+    const { status, body } = await download({ machineID: 'P', dir, name: existing, bytes: 'false' });
+    expect(status).toBe(200);
+    const data = body.data as FileData;
+    expect(data).toEqual({ machineID: 'P', dir, name: existing, size: (full.body.data as FileData).size, sha256: (full.body.data as FileData).sha256 });
+  });
+
   it('a missing file answers 404 PROGRAM_NOT_FOUND', async () => {
     const res = await download({ machineID: 'P', dir, name: 'O9999' });
     expect([res.status, res.body.errorCode]).toEqual([404, 2005]);
@@ -160,7 +168,8 @@ describe('program files: names, machines and input', () => {
     for (const name of ['../O1', '..', '.', 'a/b', 'a\\b', 'O1\u0000', 'O1\n', 'O1\u007f']) {
       const up = await upload({ machineID: 'P', dir, name, content: 'M30' });
       expect([up.status, up.body.errorCode], JSON.stringify(name)).toEqual([400, 2]);
-      expect(up.body.errorMsg).toMatch(/name: found .*; must be a plain file name: no '\/', '\\', '\.\.' or control characters/);
+      // U+0000 is refused by the body reader for every text field before the name's own rule is asked.
+      expect(up.body.errorMsg).toMatch(name.includes('\u0000') ? /name: holds U\+0000 \(NUL\), which no text field takes/ : /name: found .*; must be a plain file name: no '\/', '\\', '\.\.' or control characters/);
       const down = await download({ machineID: 'P', dir, name });
       expect(down.status, JSON.stringify(name)).toBe(400);
     }
