@@ -4,14 +4,16 @@
  * the data directory and time zone every role shares (`dataDir`,
  * `timeZone`; formerly `gateway.dataDir` and `gateway.timeZone`, still read
  * with a deprecation line), the proxies every listener trusts
- * (`communication.trustProxy`), and what every TLS listener accepts (`tls`:
- * the minimum version and the TLS 1.2 suites).
+ * (`communication.trustProxy`), what every TLS listener accepts (`tls`:
+ * the minimum version and the TLS 1.2 suites), and tracing (`telemetry`,
+ * docs/tracing.md).
  *
  * Every other section is declared by its owner, a role's wing or a plugin
  * (core/config-parts.ts), and the file is parsed once with all of them.
  */
 import { z } from 'zod';
 import type { ConfigPart } from '../core/config-parts.js';
+import { TELEMETRY_CONFIG, type TelemetrySection } from '../core/telemetry/settings.js';
 import { tlsPolicySchema, type TlsPolicy } from '../core/tls.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -69,6 +71,7 @@ export const RUNTIME_CONFIG: readonly ConfigPart[] = [
   { section: 'dataDir', schema: dataDirSchema, aliases: { 'gateway.dataDir': 'dataDir' }, env: { GATEWAY_DATA_DIR: { type: 'text' } } },
   { section: 'timeZone', schema: timeZoneSchema, aliases: { 'gateway.timeZone': 'timeZone' } },
   { section: 'communication', fields: { trustProxy: trustProxySchema } },
+  TELEMETRY_CONFIG,
   { section: 'tls', schema: tlsPolicySchema },
 ];
 
@@ -90,6 +93,8 @@ export type GatewayConfig = {
   dataDir: string;
   timeZone: string;
   communication: { trustProxy: z.output<typeof trustProxySchema> };
+  /** Tracing (core/telemetry/settings.ts; the OTEL_* variables override it). */
+  telemetry: TelemetrySection;
   /** What every role's TLS listener accepts: the oldest protocol version and the TLS 1.2 suites (core/tls.ts). */
   tls: TlsPolicy;
 };

@@ -17,6 +17,8 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import { GatewayError, toGatewayError } from './errors.js';
 import { describeIssues, parseOrThrow } from './schema-errors.js';
+import { inInterfaceSpan } from './telemetry/calls.js';
+import { tracingEnabled } from './telemetry/tracing.js';
 
 /** Who is calling. */
 export interface Principal {
@@ -152,7 +154,17 @@ export class InterfaceRegistry {
 
   /** Runs an interface for an already-authenticated principal. Never throws. The data has the path's type in InterfaceOutputs. */
   call<P extends string>(path: P, input: unknown, ctx: CallerContext): Promise<CallResult<OutputOf<P>>>;
-  async call(path: string, input: unknown, ctx: CallerContext): Promise<CallResult> {
+  call(path: string, input: unknown, ctx: CallerContext): Promise<CallResult> {
+    if (!tracingEnabled()) return this.callUntraced(path, input, ctx);
+    return inInterfaceSpan(path, input, async (note) => {
+      const result = await this.callUntraced(path, input, ctx);
+      note.set({ 'cncgw.outcome': result.ok ? 'ok' : 'error', 'cncgw.error.code': result.ok ? undefined : result.error.errorName });
+      if (!result.ok) note.fail(result.error.errorName);
+      return result;
+    });
+  }
+
+  private async callUntraced(path: string, input: unknown, ctx: CallerContext): Promise<CallResult> {
     const logger = ctx.logger ?? this.logger;
     const full: CallContext = { ...ctx, logger: ctx.correlationId !== undefined && ctx.logger === undefined ? logger.child({ correlationId: ctx.correlationId }) : logger };
     const def = this.defs.get(path);

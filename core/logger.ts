@@ -17,6 +17,7 @@
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { activeTraceIds } from './telemetry/tracing.js';
 
 /** Paths pino censors in every log record. */
 export const REDACTED_PATHS = [
@@ -70,8 +71,15 @@ function outputStream(output: LogOutput): DestinationStream {
   return pino.destination({ dest: 1, sync: true });
 }
 
-/** A logger writing to `destination` (tests), or as `output` says (stdout: pretty on a terminal, else JSON). */
-export function createLogger(level: string, destination?: DestinationStream, output: LogOutput = {}): Logger {
-  const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+/** Adds `trace_id` and `span_id` of the active span to a log line; nothing outside a span. */
+const traceMixin = () => activeTraceIds() ?? {};
+
+/**
+ * A logger writing to `destination` (tests), or as `output` says (stdout:
+ * pretty on a terminal, else JSON). With `traced` (tracing is on) each line
+ * logged inside a span carries its `trace_id` and `span_id`.
+ */
+export function createLogger(level: string, destination?: DestinationStream, output: LogOutput = {}, traced = false): Logger {
+  const options = { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, ...(traced ? { mixin: traceMixin } : {}) };
   return pino(options, destination ?? outputStream(output));
 }

@@ -29,6 +29,7 @@ import { commandsOf, RoleStartError, sharedDatabasesOf, startRoles, type Running
 import { KEPT_FILES, loadConfig, loadConfigForCli, ROLES } from './roles/index.js';
 import { StopOnSignals, type StopPart } from './process-signals.js';
 import { rolesBanner } from './startup-banner.js';
+import { startTelemetry, type ProcessTelemetry } from './telemetry/start.js';
 import { SecretFileError, withSecretFiles } from './secret-files.js';
 
 /** A clean stop closes HTTP, the actors, the drivers and flushes history; past this it exits 1 naming what hung. */
@@ -58,9 +59,11 @@ async function main(): Promise<void> {
 
   let loaded;
   let selection: RoleSelection;
+  let telemetry: ProcessTelemetry;
   try {
     loaded = loadConfig(argv, env);
     selection = selectRoles(argv, loaded.config, ROLES.map((r) => r.name));
+    telemetry = await startTelemetry(loaded.config.telemetry, env, selection.roles);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -69,7 +72,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const { config, file } = loaded;
-  const logger = createLogger(config.logLevel, undefined, config.logFile ? { file: config.logFile } : {});
+  const logger = createLogger(config.logLevel, undefined, config.logFile ? { file: config.logFile } : {}, telemetry.on);
   const notices = configNotices(config);
   for (const notice of notices) logger.warn({ config: file }, notice);
 
@@ -79,7 +82,8 @@ async function main(): Promise<void> {
   const start = new AbortController();
   let running: RunningRoles | undefined;
   const stopping = new StopOnSignals({
-    parts: () => running?.stopParts ?? [stopTheStart],
+    // Tracing stops last, so the spans of the stop itself are exported.
+    parts: () => [...(running?.stopParts ?? [stopTheStart]), { name: 'telemetry', stop: () => telemetry.stop() }],
     inOrder: true,
     onStopped: () => logger.info(running?.stoppedFacts() ?? {}, 'stopped cleanly'),
     deadlineMs: STOP_DEADLINE_MS,

@@ -20,6 +20,7 @@ import type { Plugin } from './plugin-host.js';
 import type { StopPart } from './process-signals.js';
 import { SHARED_ADMIN_PASSWORD_ENV, SharedFirstPassword } from './auth/first-admin.js';
 import { sharedPasswordLines } from './startup-banner.js';
+import { inRole } from './telemetry/tracing.js';
 import { StartCancelled } from './start-cancelled.js';
 
 /** What a role that started offers the roles that start after it. */
@@ -222,7 +223,8 @@ export async function startRoles(
   for (const definition of selected) {
     try {
       if (facts.signal?.aborted) throw new StartCancelled();
-      const role = await definition.start({ ...facts, offers: { ...offers }, definitions, ...(shared ? { sharedFirstPassword: shared } : {}) });
+      // Whatever the role sets going (timers, listeners, actors) inherits its service for tracing.
+      const role = await inRole(definition.name, () => definition.start({ ...facts, offers: { ...offers }, definitions, ...(shared ? { sharedFirstPassword: shared } : {}) }));
       started.push({ definition, role });
       Object.assign(offers, role.offers);
       // A stop that came while this role started: it stops too, with those before it.

@@ -88,6 +88,8 @@ export interface RelayRequest {
   deadline: number;
   method: 'tools/call';
   params: { name: string; arguments?: Record<string, unknown> };
+  /** The W3C trace context of the cloud's relay span, while tracing is on (docs/tracing.md); the MQTT 5 user properties carry it too. */
+  trace?: { traceparent: string; tracestate?: string };
 }
 
 /**

@@ -7,6 +7,7 @@
 import { ProgramBytes } from '../program-bytes.js';
 import { CallingGatewayLink, linkError, type LinkCall } from './calls.js';
 import { GatewayLinkError, type GatewayLink } from './types.js';
+import { errorType, injectTrace, startSpan, tracingEnabled, type OpenSpan } from '../telemetry/tracing.js';
 
 export interface HttpGatewayLinkOptions {
   /** Per request; a program upload may take longer on a slow controller. */
@@ -71,11 +72,24 @@ export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
     const query = new URLSearchParams();
     if (call.method === 'GET') for (const [k, v] of Object.entries(call.input)) if (v !== undefined) query.set(k, String(v));
     const url = `${base}${call.path}${call.method === 'GET' && [...query].length ? `?${query}` : ''}`;
+    // A client span under the caller's (none for background work), continued by the gateway's server span.
+    const open = tracingEnabled() ? startSpan(`${call.method} ${call.path}`, { kind: 'client', childOnly: true, attributes: { 'http.request.method': call.method, 'url.path': call.path, 'cncgw.interface': call.path } }) : undefined;
+    try {
+      return await this.send(call, url, base, open);
+    } catch (err) {
+      open?.fail(errorType(err));
+      throw err;
+    } finally {
+      open?.end();
+    }
+  }
+
+  private async send<T>(call: LinkCall<T>, url: string, base: string, open: OpenSpan | undefined): Promise<T> {
     let response: Response;
     try {
       response = await fetch(url, {
         method: call.method,
-        headers: { authorization: `Bearer ${this.secretKey}`, accept: 'application/json', ...(call.method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+        headers: { authorization: `Bearer ${this.secretKey}`, accept: 'application/json', ...(call.method === 'POST' ? { 'content-type': 'application/json' } : {}), ...(open ? injectTrace({}, open.context) : {}) },
         ...(call.method === 'POST' ? { body: postBody(call.input) } : {}),
         redirect: 'error',
         signal: AbortSignal.timeout(this.timeoutMs),
@@ -84,6 +98,7 @@ export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
       const cause = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : ((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message);
       throw new GatewayLinkError('unreachable', `gateway ${base} unreachable: ${String(cause).slice(0, 200)}`);
     }
+    open?.set({ 'http.response.status_code': response.status });
     const text = await this.readBounded(response, base);
     let body: { errorCode?: unknown; errorMsg?: unknown; data?: unknown };
     try {

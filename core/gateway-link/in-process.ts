@@ -5,6 +5,7 @@
 import type { InterfaceRegistry, Principal } from '../interfaces.js';
 import { CallingGatewayLink, linkError, type LinkCall } from './calls.js';
 import type { FleetChangeSource, GatewayLink } from './types.js';
+import { inRole } from '../telemetry/tracing.js';
 
 /** Who the program service is on its own gateway: an internal principal, never a stored account. */
 export const PROGRAM_SERVICE_PRINCIPAL: Principal = Object.freeze({ username: 'program-service', isAdmin: true, method: 'internal' as const });
@@ -45,7 +46,8 @@ export class InProcessGatewayLink extends CallingGatewayLink implements GatewayL
 
   protected async call<T>(call: LinkCall<T>): Promise<T> {
     await this.turn();
-    const result = await this.interfaces.call(call.path, call.input, { principal: PROGRAM_SERVICE_PRINCIPAL });
+    // The call is the gateway's work: its spans belong to cncgw-gateway, under the caller's span.
+    const result = await inRole('gateway', () => this.interfaces.call(call.path, call.input, { principal: PROGRAM_SERVICE_PRINCIPAL }));
     if (!result.ok) throw linkError(result.error.errorCode, result.error.message);
     return call.read(result.data);
   }

@@ -12,6 +12,8 @@ import type { InterfaceRegistry, Principal } from '../interfaces.js';
 import { createToolCaller, ToolFailure, type ToolCatalogueReader } from './tools.js';
 import { parseOrThrow } from '../schema-errors.js';
 import { serverInstructions } from './instructions.js';
+import { inToolCallSpan } from '../telemetry/calls.js';
+import { tracingEnabled } from '../telemetry/tracing.js';
 
 /** The text of a successful result; a transport may keep large answers aside (the HTTP transport's frozen answers). */
 export type ResultRenderer = (result: unknown) => string;
@@ -67,25 +69,35 @@ export function createToolDispatcher(ctx: { interfaces: InterfaceRegistry; tools
   const registry = ctx.tools;
   return {
     list: lister(registry),
-    async call(request, principal, sourceIp, options = {}) {
-      const render = options.render ?? plainJson;
-      const { correlationId } = options;
-      const tool = registry.get(request.name);
-      if (!tool) return { content: [{ type: 'text', text: `Unknown tool ${quote(request.name)}; accepted: ${registry.names().join(', ')}` }], isError: true };
-      try {
-        let input: unknown;
-        try {
-          input = parseOrThrow(tool.input, request.arguments ?? {});
-        } catch (err) {
-          throw new ToolFailure(tool.primaryPath, toGatewayError(err));
-        }
-        const result = await tool.run(input, createToolCaller(ctx, principal, sourceIp, correlationId));
-        return { content: [{ type: 'text', text: render(result) }] };
-      } catch (err) {
-        const message = err instanceof ToolFailure ? err.message : toGatewayError(err).toToolMessage(tool.primaryPath);
-        if (!(err instanceof ToolFailure)) ctx.logger.error({ err, tool: tool.name, ...(correlationId !== undefined ? { correlationId } : {}) }, 'tool failed unexpectedly');
-        return { content: [{ type: 'text', text: message }], isError: true };
-      }
+    call(request, principal, sourceIp, options = {}) {
+      if (!tracingEnabled()) return callTool(request, principal, sourceIp, options);
+      return inToolCallSpan(request, async (note) => {
+        const result = await callTool(request, principal, sourceIp, options);
+        note.set({ 'cncgw.outcome': result.isError ? 'tool_error' : 'ok' });
+        if (result.isError) note.fail('tool_error');
+        return result;
+      });
     },
   };
+
+  async function callTool(request: { name: string; arguments?: unknown }, principal: Principal, sourceIp: string, options: { render?: ResultRenderer; correlationId?: string }): Promise<CallToolResult> {
+    const render = options.render ?? plainJson;
+    const { correlationId } = options;
+    const tool = registry.get(request.name);
+    if (!tool) return { content: [{ type: 'text', text: `Unknown tool ${quote(request.name)}; accepted: ${registry.names().join(', ')}` }], isError: true };
+    try {
+      let input: unknown;
+      try {
+        input = parseOrThrow(tool.input, request.arguments ?? {});
+      } catch (err) {
+        throw new ToolFailure(tool.primaryPath, toGatewayError(err));
+      }
+      const result = await tool.run(input, createToolCaller(ctx, principal, sourceIp, correlationId));
+      return { content: [{ type: 'text', text: render(result) }] };
+    } catch (err) {
+      const message = err instanceof ToolFailure ? err.message : toGatewayError(err).toToolMessage(tool.primaryPath);
+      if (!(err instanceof ToolFailure)) ctx.logger.error({ err, tool: tool.name, ...(correlationId !== undefined ? { correlationId } : {}) }, 'tool failed unexpectedly');
+      return { content: [{ type: 'text', text: message }], isError: true };
+    }
+  }
 }

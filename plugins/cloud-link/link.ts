@@ -13,7 +13,9 @@
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
 import { parseBearerToken } from '../../core/auth/bearer-tokens.js';
-import { answerPayloads, GATEWAY_TOKEN_PREFIX, gatewayClientId, readRequest, textLiteral, topics, type Presence } from '../../core/cloud-wire/protocol.js';
+import { answerPayloads, GATEWAY_TOKEN_PREFIX, gatewayClientId, readRequest, textLiteral, topics, type Presence, type RelayRequest } from '../../core/cloud-wire/protocol.js';
+import { messageParent } from '../../core/telemetry/messaging.js';
+import { injectTrace, inSpan, tracingEnabled, type SpanNote } from '../../core/telemetry/tracing.js';
 import type { Principal } from '../../core/interfaces.js';
 import type { ToolDispatcher } from '../../core/mcp/dispatch.js';
 import { FrozenAnswers, type Splices } from '../../core/mcp/frozen-answers.js';
@@ -59,7 +61,7 @@ interface Connection {
 }
 
 /** An answer's MQTT properties: where to answer and the correlation data (MQTT 5). */
-type RequestProperties = { responseTopic?: string; correlationData?: Buffer } | undefined;
+type RequestProperties = { responseTopic?: string; correlationData?: Buffer; userProperties?: Record<string, string | string[]> } | undefined;
 
 const presence = (p: Presence) => JSON.stringify(p);
 
@@ -211,6 +213,17 @@ export class CloudLink {
     const correlationId = request.id;
     const tool = request.params.name;
     if (Date.now() > request.deadline) return this.drop({ correlationId, tool }, 'cloud link: a call past its deadline was dropped');
+    if (!tracingEnabled()) return this.run(current, c, request, properties, undefined);
+    // The consumer span continues the cloud's relay span (MQTT 5 user properties, else the envelope).
+    const parent = messageParent(properties?.userProperties, request.trace);
+    const attributes = { 'messaging.system': 'mqtt', 'messaging.operation.type': 'process', 'messaging.operation.name': 'process', 'messaging.message.id': correlationId, 'gen_ai.tool.name': tool };
+    return inSpan(`process tools/call ${tool}`, { kind: 'consumer', attributes, ...(parent ? { parent } : {}) }, (note) => this.run(current, c, request, properties, note));
+  }
+
+  /** Runs a request that is due and answers it; `span` is its consumer span's note while tracing is on. */
+  private async run(current: Connection, c: MqttClient, request: RelayRequest, properties: RequestProperties, span: SpanNote | undefined): Promise<void> {
+    const correlationId = request.id;
+    const tool = request.params.name;
     const { user } = current.settings;
     const principal = this.o.principalFor(user);
     const started = Date.now();
@@ -224,7 +237,11 @@ export class CloudLink {
     if (!current.topics.isAnswerTopicOf(current.tokenId, replyTo, true)) return this.drop({ correlationId }, 'cloud link: a response topic other than this gateway\'s answer topic of a cloud was refused');
     const first = result.content[0];
     const text = first?.type === 'text' ? first.text : JSON.stringify(result.content);
-    const options = { qos: 1 as const, ...(current.protocolVersion === 5 ? { properties: { correlationData: properties?.correlationData ?? Buffer.from(correlationId) } } : {}) };
+    span?.set({ 'cncgw.outcome': result.isError ? 'tool_error' : 'ok' });
+    // On MQTT 5 the answer's parts carry the consumer span's context as well.
+    const trace = span ? injectTrace({}) : {};
+    const userProperties = trace.traceparent ? { userProperties: trace } : {};
+    const options = { qos: 1 as const, ...(current.protocolVersion === 5 ? { properties: { correlationData: properties?.correlationData ?? Buffer.from(correlationId), ...userProperties } } : {}) };
     // All parts go out at once (TCP keeps their order); waiting for each PUBACK would add a round trip per part.
     await Promise.all(answerPayloads(correlationId, splices.get(text) ?? textLiteral(text), result.isError === true).map((part) => c.publishAsync(replyTo, part, options)));
     const log = { correlationId, tool, ms: Date.now() - started, isError: result.isError === true };

@@ -21,10 +21,13 @@ import { Backoff } from '../../core/mqtt/backoff.js';
 import { keepNoDelay } from '../../core/mqtt/no-delay.js';
 import { Reconnector, type RetryStatus } from '../../core/mqtt/reconnect.js';
 import type { BrokerConnection, CloudRelayService, RelayOutcome } from '../../core/roles/cloud/context.js';
+import { targetAttributes } from '../../core/telemetry/calls.js';
+import { carrierOf, type TraceCarrier } from '../../core/telemetry/messaging.js';
+import { startSpan, tracingEnabled, type OpenSpan } from '../../core/telemetry/tracing.js';
 
 /** How the relay sends a request: through its MQTT client, or inside the embedded broker. */
 interface RequestSender {
-  send(topic: string, payload: string, replyTo: string, correlationId: string): Promise<void>;
+  send(topic: string, payload: string, replyTo: string, correlationId: string, trace?: TraceCarrier): Promise<void>;
   /** Removes the retained message of `topic` (an empty retained publish). */
   clearRetained(topic: string): Promise<void>;
   close(): Promise<void>;
@@ -100,10 +103,10 @@ export class CloudRelay implements CloudRelayService {
     const retry = new Reconnector(client, { name: 'cloud relay', logger, backoff: new Backoff({ ...(connection.reconnectMaxMs !== undefined ? { capMs: connection.reconnectMaxMs } : {}) }) });
     relay.retry = retry;
     relay.sender = {
-      send: (topic, payload, replyTo, correlationId) =>
+      send: (topic, payload, replyTo, correlationId, trace) =>
         client.publishAsync(topic, payload, {
           qos: 1,
-          ...(connection.protocolVersion === 5 ? { properties: { responseTopic: replyTo, correlationData: Buffer.from(correlationId) } } : {}),
+          ...(connection.protocolVersion === 5 ? { properties: { responseTopic: replyTo, correlationData: Buffer.from(correlationId), ...(trace ? { userProperties: { ...trace } } : {}) } } : {}),
         }).then(() => undefined),
       clearRetained: (topic) => client.publishAsync(topic, '', { qos: 1, retain: true }).then(() => undefined),
       close: async () => {
@@ -213,18 +216,38 @@ export class CloudRelay implements CloudRelayService {
     p.done(outcome);
   }
 
-  /** Sends one tool call to the token's gateway and waits for its answer until `deadlineMs`. */
+  /**
+   * Sends one tool call to the token's gateway and waits for its answer
+   * until `deadlineMs`. While tracing is on, the relay is a producer span
+   * (from the send until the answer is joined or given up) whose context
+   * the request carries to the gateway.
+   */
   call(tokenId: string, params: RelayRequest['params'], deadlineMs: number, correlationId: string): Promise<RelayOutcome> {
+    if (!tracingEnabled()) return this.relay(tokenId, params, deadlineMs, correlationId, undefined);
+    const open = startSpan(`send tools/call ${params.name}`, {
+      kind: 'producer',
+      attributes: { 'messaging.system': 'mqtt', 'messaging.operation.type': 'send', 'messaging.operation.name': 'send', 'messaging.message.id': correlationId, 'gen_ai.tool.name': params.name, ...targetAttributes(params.arguments) },
+    });
+    return this.relay(tokenId, params, deadlineMs, correlationId, open).then((outcome) => {
+      open?.set({ 'cncgw.outcome': outcome.ok ? (outcome.isError ? 'tool_error' : 'ok') : outcome.reason });
+      if (!outcome.ok) open?.fail(outcome.reason);
+      open?.end();
+      return outcome;
+    });
+  }
+
+  private relay(tokenId: string, params: RelayRequest['params'], deadlineMs: number, correlationId: string, open: OpenSpan | undefined): Promise<RelayOutcome> {
     if (!this.isOnline(tokenId)) return Promise.resolve({ ok: false, reason: 'offline' });
     const replyTo = this.t.responses(this.instanceId, tokenId);
-    const request: RelayRequest = { v: 1, id: correlationId, replyTo, deadline: Date.now() + deadlineMs, method: 'tools/call', params };
+    const trace = carrierOf(open);
+    const request: RelayRequest = { v: 1, id: correlationId, replyTo, deadline: Date.now() + deadlineMs, method: 'tools/call', params, ...(trace ? { trace } : {}) };
     return new Promise<RelayOutcome>((resolve) => {
       const timer = setTimeout(() => this.finish(correlationId, { ok: false, reason: 'timeout' }), deadlineMs);
       timer.unref();
       this.pending.set(correlationId, { tokenId, joiner: undefined, done: resolve, timer });
       const sender = this.sender;
       if (!sender) return this.finish(correlationId, { ok: false, reason: 'offline' });
-      sender.send(this.t.requests(tokenId), JSON.stringify(request), replyTo, correlationId).catch(() => this.finish(correlationId, { ok: false, reason: 'offline' }));
+      sender.send(this.t.requests(tokenId), JSON.stringify(request), replyTo, correlationId, trace).catch(() => this.finish(correlationId, { ok: false, reason: 'offline' }));
     });
   }
 

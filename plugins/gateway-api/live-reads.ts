@@ -14,6 +14,7 @@ import { queryInt, type CallContext, type OutputOf } from '../../core/interfaces
 import { currentProgramOutput } from '../../core/roles/gateway/api-outputs.js';
 import { requestMachine } from './machine-reads.js';
 import { programAnswer } from './program-files.js';
+import { inSpan, tracingEnabled } from '../../core/telemetry/tracing.js';
 
 /** Every input a live read may take; each interface picks machineID, channel and the ones it lists. */
 const liveReadInput = z
@@ -63,7 +64,12 @@ function liveRead<F extends ReadableFamily>(spec: {
     summary: spec.summary,
     inputs: spec.inputs ?? [],
     ...(spec.output ? { output: spec.output } : {}),
-    read: async (client, options, view) => spec.result(await client.read(spec.family, options), view),
+    read: async (client, options, view) => {
+      if (!tracingEnabled()) return spec.result(await client.read(spec.family, options), view);
+      // The driver request of a live read, under the request's span (docs/tracing.md).
+      const attributes = { 'cncgw.machine.id': view.config.machineID, 'cncgw.protocol': view.config.driver };
+      return spec.result(await inSpan(`read ${spec.family}`, { kind: 'client', childOnly: true, attributes }, () => client.read(spec.family, options)), view);
+    },
   };
 }
 

@@ -13,6 +13,12 @@
  * theirs alone.
  *
  *   npm run bench -- mcp [--machines 1000] [--calls 10000] [--concurrency 4] [--rounds 5]
+ *
+ * With `--tracing`, instead: list_machines calls/s and get_fleet_status p95
+ * with tracing off, at sampling 1.0 and at 0.1, the modes alternated round
+ * by round in one run (test/bench/tracing-modes.ts).
+ *
+ *   npm run bench -- mcp --tracing [--machines 1000] [--calls 3000] [--concurrency 4] [--rounds 3]
  */
 import { createServer, type Server as HttpServer } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,6 +36,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { benchMachines } from './bench-fleet.js';
 import type { LoadJob, LoadResult } from './mcp-load.js';
+import { addRun, modeTotals, reportTracing, startTracingModes, TRACING_MODES, type TracingMode } from './tracing-modes.js';
 
 const PROTOCOL = '2025-06-18';
 
@@ -209,7 +216,39 @@ function report(result: ReturnType<typeof resultOf>, callCount: number): void {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
+/** `--tracing`: the modes alternated round by round against one gateway. */
+async function runTracing(args: string[]): Promise<void> {
+  const machines = option(args, 'machines', 1000);
+  const calls = option(args, 'calls', 3000);
+  const concurrency = option(args, 'concurrency', 4);
+  const rounds = option(args, 'rounds', 3);
+  // Started first, so the gateway's HTTP spans are installed.
+  const modes = await startTracingModes(['gateway']);
+  const { gateway, url, token, dataDir } = await startGateway(machines);
+  const load = new Load();
+  process.stdout.write(`mcp --tracing: ${machines} machines; warming up\n`);
+  await new Promise((r) => setTimeout(r, 3000));
+  await load.run({ url, token, tool: 'list_machines', args: {}, calls: 300, concurrency });
+  const by = modeTotals();
+  const perRound = Math.ceil(calls / rounds);
+  for (let round = 0; round < rounds; round++) {
+    // The order turns each round, so no mode always runs first after a switch.
+    for (const mode of TRACING_MODES.map((_, i) => TRACING_MODES[(i + round) % TRACING_MODES.length] as TracingMode)) {
+      modes.use(mode);
+      addRun(by[mode].list, await load.run({ url, token, tool: 'list_machines', args: {}, calls: perRound, concurrency }), perRound);
+      addRun(by[mode].fleet, await load.run({ url, token, tool: 'get_fleet_status', args: {}, calls: Math.ceil(perRound / 4), concurrency: 1 }), Math.ceil(perRound / 4));
+    }
+    process.stdout.write(`  round ${round + 1}/${rounds} done; ${modes.exports()} OTLP exports so far\n`);
+  }
+  await load.close();
+  await gateway.stop();
+  await modes.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+  reportTracing(`MCP through the gateway with tracing (${machines} machines, concurrency ${concurrency}, Node ${process.version})`, by);
+}
+
 export async function run(args: string[]): Promise<void> {
+  if (args.includes('--tracing')) return runTracing(args);
   const machines = option(args, 'machines', 1000);
   const calls = option(args, 'calls', 10_000);
   const concurrency = option(args, 'concurrency', 4);

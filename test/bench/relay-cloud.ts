@@ -3,7 +3,8 @@
  * are its own and it does not take turns with the gateway on one event
  * loop: a CloudRole with its embedded broker, and `tokens` gateway tokens
  * made at start (and, given an issuer and a port, OAuth on /mcp). Answers IPC messages: `usage` (RSS and CPU time so far),
- * `literalCheck` (the SIMD literal check on or off) and `stop`.
+ * `literalCheck` (the SIMD literal check on or off), `tracing` (a tracing
+ * mode, when started with `tracing`) and `stop`.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,7 @@ import { pino } from 'pino';
 import { useSimdLiteralCheck } from '../../core/cloud-wire/literal-check.js';
 import { parseConfig } from '../../core/roles/index.js';
 import { startTestCloud } from '../fixtures/cloud.js';
+import { startTracingModes, type TracingMode } from './tracing-modes.js';
 
 export interface CloudReady {
   kind: 'ready';
@@ -37,8 +39,10 @@ export interface LiteralCheckSwitch {
 }
 
 const tokenCount = Number(process.argv[2] ?? 1);
+// `tracing` (the relay benchmark's --tracing): the modes of tracing-modes.ts, switched by the `tracing` message; started before the cloud so its HTTP spans are installed.
+const modes = process.argv.includes('tracing') ? await startTracingModes(['cloud']) : undefined;
 // With an issuer and a port (--gateways): /mcp takes that issuer's access tokens, every gateway visible to the claim value `all`.
-const [issuer, oauthPort] = [process.argv[3], Number(process.argv[4] ?? 0)];
+const [issuer, oauthPort] = process.argv[3]?.startsWith('http') ? [process.argv[3], Number(process.argv[4] ?? 0)] : [undefined, 0];
 const dataDir = mkdtempSync(join(tmpdir(), 'relay-bench-cloud-'));
 const mcpAuth = issuer ? { issuer, resource: `http://127.0.0.1:${oauthPort}/mcp`, gatewaysClaim: 'plants', gateways: { all: ['*'] } } : undefined;
 const cloud = await startTestCloud({
@@ -58,6 +62,9 @@ process.on('message', (message: { kind: string }) => {
     // The benchmark switch between the SIMD and the scalar literal check (--literal-check).
     const { simd } = message as unknown as LiteralCheckSwitch;
     process.send?.({ kind: 'literalCheck', simd, simdAvailable: useSimdLiteralCheck(simd) } satisfies LiteralCheckSwitch);
+  } else if (message.kind === 'tracing') {
+    modes?.use((message as unknown as { mode: TracingMode }).mode);
+    process.send?.({ kind: 'tracing' });
   } else if (message.kind === 'stop') {
     void cloud.stop().then(() => process.exit(0));
   }

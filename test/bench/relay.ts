@@ -14,6 +14,10 @@
  *
  *   npm run bench -- relay [--machines 1000] [--calls 2000] [--concurrency 4] [--rounds 4] [--links 1000] [--deaths 20]
  *
+ * `--tracing [--calls 2000] [--rounds 3]` measures instead relayed
+ * list_machines calls/s and get_fleet_status p95 with tracing off, at
+ * sampling 1.0 and at 0.1 (cloud and gateway alike), alternated round by round.
+ *
  * `--gateways 20 [--machines-each 50] [--calls 200] [--concurrency 4]` measures instead one agent across
  * plants: an OAuth caller (a token of a real authorization server) that sees every gateway asks
  * get_fleet_status without a gateway, so the cloud asks all of them at once; one of the gateways is
@@ -39,6 +43,8 @@ import { benchMachines } from './bench-fleet.js';
 import type { LoadJob, LoadResult } from './mcp-load.js';
 import type { CloudReady, CloudUsage, LiteralCheckSwitch } from './relay-cloud.js';
 import { option, percentile, printTable } from './stats.js';
+import { inRole } from '../../core/telemetry/tracing.js';
+import { addRun, modeTotals, reportTracing, startTracingModes, TRACING_MODES, type TracingMode } from './tracing-modes.js';
 
 const PROTOCOL = '2025-06-18';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -98,16 +104,17 @@ async function callOnce(url: string, token: string, name: string): Promise<{ tex
 }
 
 /** The cloud (its own process), a gateway of `machines` simulated machines linked to it, and the load generator (its own process). */
-async function startRig(machines: number) {
-  const cloud = new Child<CloudReady>('./relay-cloud.ts', ['1']);
+async function startRig(machines: number, tracing = false) {
+  const cloud = new Child<CloudReady>('./relay-cloud.ts', tracing ? ['1', 'tracing'] : ['1']);
   const ready = await cloud.ready;
   const token = ready.tokens[0] as string;
   const dataDir = mkdtempSync(join(tmpdir(), 'relay-bench-gw-'));
   const password = 'bench-admin-password';
-  const gateway = await Gateway.create({
+  // In the gateway's service, as `npm start` starts it, so the relay's consumer spans have their tracer.
+  const gateway = await inRole('gateway', () => Gateway.create({
     config: parseConfig({ gateway: { dataDir, timeZone: 'UTC' }, logLevel: 'warn', mtconnect: { host: '127.0.0.1', port: 0 }, machines: benchMachines(machines), cloudLink: { brokerUrl: ready.brokerUrl, accessToken: token }, communication: { rateLimits: { enabled: false } } }),
     drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger: pino({ level: 'warn' }), env: { GATEWAY_ADMIN_PASSWORD: password },
-  });
+  }));
   const base = await gateway.listen({ host: '127.0.0.1', port: 0 });
   const jwt = ((await (await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) })).json()) as { data: { token: string } }).data.token;
   while ((await cloud.ask<CloudUsage>({ kind: 'usage' })).online < 1) await sleep(50);
@@ -324,7 +331,37 @@ async function links(args: string[]) {
   };
 }
 
+/** `--tracing`: relayed list_machines and get_fleet_status with tracing off, at 1.0 and at 0.1 in the cloud and the gateway alike, alternated round by round. */
+async function relayTracing(args: string[]): Promise<void> {
+  const machines = option(args, 'machines', 1000);
+  const calls = option(args, 'calls', 2000);
+  const concurrency = option(args, 'concurrency', 4);
+  const rounds = option(args, 'rounds', 3);
+  const modes = await startTracingModes(['gateway']);
+  const rig = await startRig(machines, true);
+  const { cloud, loader, relay } = rig;
+  process.stdout.write(`relay --tracing: ${machines} machines; warming up\n`);
+  await sleep(3000);
+  await load(loader, { ...relay, tool: 'list_machines', args: {}, calls: 300, concurrency });
+  const by = modeTotals();
+  const perRound = Math.ceil(calls / rounds);
+  for (let round = 0; round < rounds; round++) {
+    // The order turns each round, so no mode always runs first after a switch.
+    for (const mode of TRACING_MODES.map((_, i) => TRACING_MODES[(i + round) % TRACING_MODES.length] as TracingMode)) {
+      modes.use(mode);
+      await cloud.ask({ kind: 'tracing', mode });
+      addRun(by[mode].list, await load(loader, { ...relay, tool: 'list_machines', args: {}, calls: perRound, concurrency }), perRound);
+      addRun(by[mode].fleet, await load(loader, { ...relay, tool: 'get_fleet_status', args: {}, calls: Math.ceil(perRound / 4), concurrency: 1 }), Math.ceil(perRound / 4));
+    }
+    process.stdout.write(`  round ${round + 1}/${rounds} done; ${modes.exports()} OTLP exports from the gateway so far\n`);
+  }
+  await rig.close();
+  await modes.stop();
+  reportTracing(`MCP through the cloud relay with tracing (${machines} machines, concurrency ${concurrency}, Node ${process.version})`, by);
+}
+
 export async function run(args: string[]): Promise<void> {
+  if (args.includes('--tracing')) return relayTracing(args);
   if (args.includes('--gateways')) return plants(args);
   if (args.includes('--literal-check')) {
     const r = await literalCheck(args);

@@ -31,6 +31,7 @@ import { cloudSection, envOf, extrasOf, type CloudRoleOptions } from './options.
 import { followRevocations } from './revocation-feed.js';
 import { openTokenPostgres, tokenDatabaseSource, type TokenDatabaseSource } from './token-database.js';
 import { AdminKeys, CLOUD_MIGRATIONS, GatewayTokens } from './tokens.js';
+import { traceHttp } from '../../telemetry/http.js';
 
 export type { CloudRoleOptions };
 
@@ -97,6 +98,7 @@ export class CloudRole {
       await recordCloudStart(tokenDb ?? runtime.db, now());
       // The largest body any route of the cloud reads; /admin's own are smaller.
       const http = Fastify({ logger: false, bodyLimit: MCP_BODY_LIMIT, ...runtime.serverOptions() });
+      traceHttp(http, runtime.role);
       // Bodies as on every surface: depth-checked, securely parsed, every string well-formed Unicode (core/json-body.ts).
       installJsonBodyParser(http);
       const context: CloudContext = {

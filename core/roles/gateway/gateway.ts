@@ -37,6 +37,7 @@ import { GATEWAY_MIGRATIONS } from './store/schema.js';
 import { gatewaySettings, type GatewaySettings } from './config.js';
 import { packageVersion } from '../../package-root.js';
 import { gatewayMetrics } from './metrics.js';
+import { traceHttp } from '../../telemetry/http.js';
 
 /** The gateway role's database file in the data directory. */
 export const GATEWAY_DATABASE_FILE = 'gateway.db';
@@ -132,6 +133,7 @@ export class Gateway {
       });
       metrics.collectFrom({ fleet, history });
       const http = createHttpApp(logger.child({ component: 'http' }), config.communication.trustProxy, runtime.serverOptions());
+      traceHttp(http, runtime.role);
       const tools = new McpToolRegistry();
       // A plugin reads its own part of the configuration (its `settings`); what the role's part says that plugins need is here.
       const context: GatewayContext = {

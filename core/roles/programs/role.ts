@@ -20,6 +20,8 @@ import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../../rate-limit.js
 import { DEFAULT_PROGRAMS_SETTINGS, type ProgramsContext, type ProgramsSettings } from './context.js';
 import type { GatewayLink } from '../../gateway-link/types.js';
 import type { SqlDatabase } from '../../store/sql-database.js';
+import { traceHttp } from '../../telemetry/http.js';
+import { traceQueries } from '../../telemetry/queries.js';
 
 export const PROGRAMS_DATABASE_FILE = 'programs.db';
 
@@ -81,9 +83,11 @@ export class ProgramsRole {
       const audit = await AuditChain.open(runtime.db, { timeZone: options.timeZone, clock: now });
       const rest = new RestRegistry();
       const http = createRestApp(options.logger.child({ component: 'http' }), { trustProxy: options.trustProxy ?? false, ...runtime.serverOptions() });
+      traceHttp(http, runtime.role);
       const context: ProgramsContext = {
         dataDir: runtime.dataDir,
-        db: runtime.db,
+        // Its queries are spans under the request's while tracing is on.
+        db: traceQueries(runtime.db),
         audit,
         rest,
         bus: new EventBus(options.logger.child({ component: 'bus' })),

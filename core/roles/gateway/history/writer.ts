@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Database, SqlValue } from '../../../store/database.js';
 import { HistoryRevisions, MIN_SETTLE_MS } from './revisions.js';
 import type { SequencedRow } from './sequence.js';
+import { errorType, startSpan, tracingEnabled } from '../../../telemetry/tracing.js';
 
 export interface HistoryRow {
   machineID: string;
@@ -162,6 +163,8 @@ export class HistoryWriter {
 
   private async writeRows(rows: SqlValue[][], lastSeq: number): Promise<void> {
     const started = performance.now();
+    // Each flush is a trace of its own (docs/tracing.md), whatever set its timer going.
+    const span = tracingEnabled() ? startSpan('history flush', { root: true, attributes: { 'db.system.name': 'sqlite', 'db.operation.name': 'INSERT', 'db.collection.name': 'history', 'cncgw.history.rows': rows.length } }) : undefined;
     try {
       await this.db.write(
         async (tx) => {
@@ -183,12 +186,15 @@ export class HistoryWriter {
       this.tellCommitted(rows, rows[0]![0] as number);
     } catch (err) {
       // Keep the rows for the next flush rather than losing them; the buffer bound protects memory.
+      span?.fail(errorType(err));
       this.stats.failedFlushes++;
       this.options.logger?.error({ err, rows: rows.length }, 'history flush failed; rows kept for retry');
       this.inFlightFirsts.delete(rows[0]![0] as number);
       this.putBack(rows);
       this.stats.pending = this.buffer.length;
       if (!this.closed && !this.timer) this.timer = setTimeout(() => void this.flush(), this.flushIntervalMs);
+    } finally {
+      span?.end();
     }
   }
 
