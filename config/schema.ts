@@ -88,6 +88,3 @@ export type GatewayConfig = {
   timeZone: string;
   communication: { trustProxy: z.output<typeof trustProxySchema> };
 };
-
-/** @deprecated import from core/roles/programs/config.ts. */
-export type { ProgramsWebhookSettings } from '../core/roles/programs/config.js';

@@ -156,10 +156,12 @@ export function parseConfig(raw: unknown, file: string, env: NodeJS.ProcessEnv, 
   if ('problem' in environment) throw new ConfigError(file, [environment.problem]);
   const result = schema.safeParse(copy, { reportInput: true });
   if (!result.success) throw new ConfigError(file, describeIssues(issuesAsWritten(result.error.issues, moved.used, environment.paths), copy));
-  sources.set(result.data, file);
-  written.set(result.data, wrote);
-  notices.set(result.data, moved.used.map((alias) => oldSpellingNotice(file, alias)));
-  return result.data;
+  // The runtime's own parts (config/schema.ts) are always among `parts`, so their keys are in every result.
+  const config = result.data as GatewayConfig;
+  sources.set(config, file);
+  written.set(config, wrote);
+  notices.set(config, moved.used.map((alias) => oldSpellingNotice(file, alias)));
+  return config;
 }
 
 /** Loads the config file named on the command line, or the default one, with the base schema and `parts`. */

@@ -14,16 +14,10 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { GatewayError, quote, toGatewayError } from './errors.js';
-import { ANONYMOUS, DEFAULT_BODY_LIMIT, type InterfaceDefinition, type InterfaceRegistry, type Principal } from './interfaces.js';
+import { ANONYMOUS, DEFAULT_BODY_LIMIT, type InterfaceDefinition, type InterfaceRegistry } from './interfaces.js';
 import { installJsonBodyParser } from './json-body.js';
 import type { RefuseRequest } from './rate-limit.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The authenticated caller, set by the route's onRequest hook; null on routes without one. */
-    principal: Principal | null;
-  }
-}
+import type {} from './request-callers.js';
 
 /** Characters of a framework's error message kept in an answer. */
 const FRAMEWORK_MESSAGE_MAX_CHARS = 200;

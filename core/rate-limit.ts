@@ -23,8 +23,7 @@ import { createRequire } from 'node:module';
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type {} from './http-server.js';
-import type {} from './rest/serve.js';
+import type {} from './request-callers.js';
 import { HEALTH_PATH, READY_PATH } from './health.js';
 import type { RoleMetrics } from './metrics.js';
 

@@ -24,17 +24,12 @@ import { DEPTH_ACCEPTED, installJsonBodyParser, JsonBodyError } from '../json-bo
 import { MAX_JSON_DEPTH } from '../json-depth.js';
 import { ILL_FORMED_ACCEPTED, ILL_FORMED_MESSAGE, illFormedField } from '../well-formed.js';
 import { GatewayError, quote } from '../errors.js';
-import { describeIssues, formatPath } from '../schema-errors.js';
+import { formatPath } from '../field-path.js';
+import { describeIssues } from '../schema-errors.js';
 import type { AnyRestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
 import type { RefuseRequest } from '../rate-limit.js';
+import type {} from '../request-callers.js';
 import { ProblemError, type ProblemDocument, type ProblemFieldError, type ProblemTypeSlug } from './problem.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The program service's caller, set by the route's onRequest hook. */
-    restPrincipal: RestPrincipal | null;
-  }
-}
 
 export const REST_PREFIX = '/api/v1';
 /** The body limit of an operation that does not set its own. */

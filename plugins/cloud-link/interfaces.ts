@@ -14,7 +14,8 @@ import { GATEWAY_TOKEN_PREFIX } from '../../core/cloud-wire/protocol.js';
 import { GatewayError } from '../../core/errors.js';
 import type { InterfaceRegistry } from '../../core/interfaces.js';
 import type { CloudLink } from './link.js';
-import { BROKER_URL, readStoredSettings, shownUrl, TOKEN_HINT, writeStoredSettings, type LinkSettings, type StoredSettings } from './settings.js';
+import { BROKER_URL } from './config.js';
+import { readStoredSettings, shownUrl, TOKEN_HINT, writeStoredSettings, type LinkSettings, type StoredSettings } from './settings.js';
 
 export interface CloudLinkInterfaceDeps {
   interfaces: InterfaceRegistry;

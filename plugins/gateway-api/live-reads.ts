@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { DriverClient, FamilyValues, ReadOptions, ReadableFamily, ToolLifeRecord } from '../../core/driver.js';
-import type { MachineSnapshot } from '../../core/roles/gateway/fleet/fleet.js';
+import type { MachineSnapshot } from '../../core/roles/gateway/fleet/machine-snapshot.js';
 import { queryInt, type CallContext, type OutputOf } from '../../core/interfaces.js';
 import { currentProgramOutput } from '../../core/roles/gateway/api-outputs.js';
 import { requestMachine } from './machine-reads.js';

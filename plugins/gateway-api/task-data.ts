@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, type GroupConfig, type GroupTaskClass, type MachineTaskClass, groupIdSchema, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { ERRORS, GatewayError } from '../../core/errors.js';
-import type { MachineSnapshot } from '../../core/roles/gateway/fleet/fleet.js';
+import type { MachineSnapshot } from '../../core/roles/gateway/fleet/machine-snapshot.js';
 import type { GroupTaskEntry } from '../../core/roles/gateway/fleet/group-tasks.js';
 import { taskDataEntry } from '../../core/roles/gateway/fleet/entries.js';
 import { activeMachineSnapshot, errorDetail } from './machine-reads.js';

@@ -25,13 +25,11 @@ import { CredentialBox, type SealedCredential } from '../../core/store/credentia
 import type { WriteTx } from '../../core/store/database.js';
 import { Poster, PostError } from './post.js';
 import { MIGRATIONS, WebhookRepository, type DeliveryRecord, type WebhookRecord } from './store.js';
+import { WEBHOOK_EVENTS, type WebhookEvent } from './events.js';
 import { subjectOf } from './scopes.js';
 import { SCHEMES_ACCEPTED, targetRefusal } from './targets.js';
 import { registerWebhookMetrics } from './metrics.js';
 
-/** The events an endpoint can subscribe to, with what their `data` holds (docs/programs-webhooks.md). */
-export const WEBHOOK_EVENTS = ['deployment.completed', 'deployment.failed', 'version.published', 'trial.started', 'trial.promoted', 'trial.pulled-back', 'drift.opened'] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** Delays after the 1st, 2nd, … failed attempt; after the last, the delivery is `failed`. */
 export const DEFAULT_RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000];

@@ -6,8 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { ProgramsWebhookSettings } from '../../../config/schema.js';
-import type { ProgramsDeploymentSettings, ProgramsGatewaySyncSettings } from './config.js';
+import type { ProgramsDeploymentSettings, ProgramsGatewaySyncSettings, ProgramsWebhookSettings } from './config.js';
 import type { SharedFirstPassword } from '../../auth/first-admin.js';
 import type { EventBus } from '../../event-bus.js';
 import type { GatewayLink } from '../../gateway-link/types.js';

@@ -9,7 +9,7 @@
 import { ERRORS } from '../../../errors.js';
 import { MACHINE_TASK_CLASSES, type MachineTaskClass } from '../machine-config.js';
 import type { HealthEntry, StatusEntry, TaskDataEntry } from '../api-outputs.js';
-import type { MachineSnapshot } from './fleet.js';
+import type { MachineSnapshot } from './machine-snapshot.js';
 import { memberShortfall } from './group-aggregates.js';
 
 /** Why an entry of `type` has nothing usable, in the order a group task reports it; null when its cached sample is usable. */

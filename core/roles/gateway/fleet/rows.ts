@@ -27,7 +27,7 @@
 import { literalContent } from '../../../mcp/frozen-answers.js';
 import type { HealthEntry, StatusEntry } from '../api-outputs.js';
 import { fleetStatusEntry, healthEntry, statusEntry } from './entries.js';
-import type { MachineSnapshot } from './fleet.js';
+import type { MachineSnapshot } from './machine-snapshot.js';
 import type { PublishKind } from './machine-actions.js';
 
 /** Removed machines remembered for readers asking what changed. */
