@@ -15,6 +15,10 @@ import tseslint from 'typescript-eslint';
  * - A plugin imports no other plugin, no driver and no wing's compose.ts or
  *   definition.ts.
  * - A driver imports no plugin and no wing.
+ * - config/ (the runtime's keys) imports no plugin, no driver and no wing.
+ *
+ * Import cycles are refused by dependency-cruiser (.dependency-cruiser.mjs),
+ * which `npm run lint` runs after ESLint.
  *
  * Imports are relative, so each rule is written per directory depth: at
  * depth d, `../` × d is the repository's top. A file matches exactly one
@@ -75,6 +79,11 @@ for (let d = 1; d <= MAX_DEPTH; d++) {
 importRules.push(restrict(['core/main.ts'], [
   NO_PLUGINS_OR_DRIVERS(1, 'core/main.ts'),
   { regex: '^\\./roles/(?!index\\.js$)', message: 'core/main.ts reaches the roles through their list (core/roles/index.ts) only.' },
+]));
+// config/: the runtime's keys of the configuration file, read by core/ itself, so under the runtime's rules.
+importRules.push(restrict(['config/*.{ts,tsx}'], [
+  NO_PLUGINS_OR_DRIVERS(1, 'config/'),
+  { regex: `^${up(1)}core/roles/`, message: 'config/ must not import a role\'s wing: it declares the runtime\'s keys, and each wing declares its own part (core/config-parts.ts).' },
 ]));
 // The role list imports each wing's definition, and nothing of plugins/ or drivers/.
 importRules.push(restrict(['core/roles/index.ts'], [NO_PLUGINS_OR_DRIVERS(2, 'The role list')]));
