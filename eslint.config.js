@@ -16,6 +16,8 @@ import tseslint from 'typescript-eslint';
  *   definition.ts.
  * - A driver imports no plugin and no wing.
  * - config/ (the runtime's keys) imports no plugin, no driver and no wing.
+ * - The gateway's contract (core/roles/gateway/contract/) is open to every
+ *   part: the runtime and the other wings may import it.
  *
  * Import cycles are refused by dependency-cruiser (.dependency-cruiser.mjs),
  * which `npm run lint` runs after ESLint.
@@ -26,6 +28,13 @@ import tseslint from 'typescript-eslint';
  */
 const MAX_DEPTH = 7;
 const up = (n) => (n === 0 ? '\\./' : '(\\.\\./)'.concat(`{${n}}`));
+
+/**
+ * The gateway's contract, relative to core/roles/: the one part of a wing every other part may import
+ * (the runtime's gateway link, the other wings, the consoles' types), since it is how they reach the
+ * gateway (docs/architecture.md, "The gateway's contract").
+ */
+const OPEN_CONTRACT = 'gateway/contract/';
 
 /** The wings: one folder per role under core/roles/. */
 const WINGS = readdirSync(new URL('./core/roles/', import.meta.url), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
@@ -55,7 +64,7 @@ for (let d = 1; d <= MAX_DEPTH; d++) {
   // The runtime: core/ outside core/roles/ (and core/main.ts, below). `../` × (d - 1) lands in core/.
   importRules.push(restrict(atDepth('core', d), [
     NO_PLUGINS_OR_DRIVERS(d, 'core/'),
-    { regex: `^${up(d - 1)}roles/`, message: 'The runtime (core/ outside core/roles/) must not import a role\'s wing: a role passes what it needs in (contexts, services, definitions).' },
+    { regex: `^${up(d - 1)}roles/(?!${OPEN_CONTRACT})`, message: 'The runtime (core/ outside core/roles/) must not import a role\'s wing: a role passes what it needs in (contexts, services, definitions). Only the gateway\'s contract (core/roles/gateway/contract/) is open to all.' },
   ], ['core/main.ts', 'core/roles/**']));
   importRules.push(restrict(atDepth('drivers', d), [
     { regex: `^${up(d)}plugins(/|$)`, message: 'A driver must not import plugins/: only the composition roots wire them.' },
@@ -66,7 +75,7 @@ for (let d = 1; d <= MAX_DEPTH; d++) {
     for (const wing of WINGS) {
       const files = [`core/roles/${wing}/${'*/'.repeat(d - 3)}*.{ts,tsx}`];
       const wingRules = [
-        { regex: `^${up(d - 2)}(?!${wing}/)[^./][^/]*/`, message: `The ${wing} wing must not import another role's wing: lift what both need into the runtime (core/).` },
+        { regex: `^${up(d - 2)}(?!${wing}/|${OPEN_CONTRACT})[^./][^/]*/`, message: `The ${wing} wing must not import another role's wing: lift what both need into the runtime (core/). Only the gateway's contract (core/roles/gateway/contract/) is open to all.` },
         { regex: `^${up(d - 2)}index\\.js$`, message: 'A wing must not import the role list (core/roles/index.ts): only core/main.ts does.' },
       ];
       const compose = `core/roles/${wing}/compose.ts`;

@@ -134,7 +134,7 @@ async function handle(
 ): Promise<FastifyReply> {
   const input = def.method === 'GET' ? request.query : (request.body ?? {});
   const principal = request.principal ?? ANONYMOUS;
-  const result = await registry.call(def.path, input, { principal, sourceIp: request.ip, logger: request.log as unknown as Logger });
+  const result = await registry.call(def, input, { principal, sourceIp: request.ip, logger: request.log as unknown as Logger });
   if (!result.ok) return sendError(reply, result.error);
   return reply.code(200).send({ errorCode: 0, errorMsg: 'OK', ...liftedFields(def, result.data), data: result.data });
 }

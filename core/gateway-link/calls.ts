@@ -1,11 +1,9 @@
 /**
- * The gateway interfaces a link calls, and how their answers and errors map
- * to the link's types. Shared by both implementations, so they cannot
- * disagree on paths, inputs or error meaning.
+ * What a gateway's errors mean to a link's caller: the errorCode of an
+ * answer (core/errors.ts is the table) as a GatewayLinkFailure. Shared by
+ * both implementations, so they cannot disagree on error meaning.
  */
-import { isRecord } from '../json-value.js';
-import { ProgramBytes } from '../program-bytes.js';
-import { GatewayLinkError, type GatewayLinkFailure, type LinkCurrentProgram, type LinkGroup, type LinkHistoryRow, type LinkMachine, type LinkProgramCapability, type LinkProgramFile, type LinkTransfer } from './types.js';
+import { GatewayLinkError, type GatewayLinkFailure } from './types.js';
 
 /** errorCode → what a caller can do about it (core/errors.ts is the table). */
 const FAILURE_BY_CODE: Record<number, GatewayLinkFailure> = {
@@ -20,171 +18,8 @@ const FAILURE_BY_CODE: Record<number, GatewayLinkFailure> = {
 /** Characters of a gateway's message kept in a link error. */
 const MESSAGE_MAX = 300;
 
+/** The link error for a gateway's errorCode and message; the message is cut to MESSAGE_MAX characters. */
 export function linkError(errorCode: number, message: string): GatewayLinkError {
   const text = message.length > MESSAGE_MAX ? `${message.slice(0, MESSAGE_MAX)}…` : message;
   return new GatewayLinkError(FAILURE_BY_CODE[errorCode] ?? 'failed', text, errorCode);
-}
-
-/** One interface call: method, path and input (query for GET, JSON body for POST; program bytes as they are in the process, base64 in JSON). */
-export interface LinkCall<T> {
-  method: 'GET' | 'POST';
-  path: `/api/${string}`;
-  input: Record<string, string | number | boolean | ProgramBytes | undefined>;
-  /** Turns the interface's `data` into the link's answer; throws GatewayLinkError('failed') on a shape it does not know. */
-  read(data: unknown): T;
-}
-
-const unexpected = (what: string): GatewayLinkError => new GatewayLinkError('failed', `the gateway answered ${what} in a form this service does not know`);
-const str = (v: unknown, what: string): string => {
-  if (typeof v !== 'string') throw unexpected(what);
-  return v;
-};
-const num = (v: unknown, what: string): number => {
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw unexpected(what);
-  return v;
-};
-
-const sha = (v: unknown, what: string): string => {
-  if (typeof v !== 'string' || !/^[0-9a-f]{64}$/.test(v)) throw unexpected(what);
-  return v;
-};
-
-/**
- * A program's bytes from an answer, with the gateway's size and SHA-256 (each
- * hash is computed once, where the bytes are read). In the process they come
- * as they are; over HTTP as base64, checked against the size given.
- */
-function programOf(data: Record<string, unknown>, what: string): { content: Buffer } & LinkTransfer {
-  const field = data.contentBase64;
-  const content = field instanceof ProgramBytes ? field.bytes : Buffer.from(str(field, what), 'base64');
-  const size = num(data.size, `${what}'s size`);
-  if (content.length !== size) throw new GatewayLinkError('failed', `the gateway answered ${what} with ${content.length} bytes, but a size of ${size}`);
-  return { content, size, sha256: sha(data.sha256, `${what}'s SHA-256`) };
-}
-
-/** Longest program directory taken from a gateway, as the service bounds a machine's programDir. */
-const PROGRAM_DIR_MAX = 1024;
-
-/** The program directory a machine's entry names in its driverOptions, when it names a usable one. */
-function programDirOf(m: Record<string, unknown>): { programDir?: string } {
-  const dir = isRecord(m.driverOptions) ? m.driverOptions.programDir : undefined;
-  if (typeof dir !== 'string' || dir.trim() === '' || dir.length > PROGRAM_DIR_MAX) return {};
-  return { programDir: dir };
-}
-
-export const CALLS = {
-  machines: (): LinkCall<LinkMachine[]> => ({
-    method: 'GET', path: '/api/config/machines', input: {},
-    read: (data) => {
-      if (!Array.isArray(data)) throw unexpected('its machines');
-      return data.filter(isRecord).map((m) => ({
-        machineID: str(m.machineID, 'a machine'), name: str(m.name, 'a machine name'), driver: String(m.driver ?? ''), system: String(m.system ?? ''),
-        model: String(m.model ?? ''), machineType: String(m.machineType ?? ''), isActive: m.isActive !== false, ...programDirOf(m),
-      }));
-    },
-  }),
-  groups: (): LinkCall<LinkGroup[]> => ({
-    method: 'GET', path: '/api/config/groups', input: {},
-    read: (data) => {
-      if (!Array.isArray(data)) throw unexpected('its groups');
-      return data.filter(isRecord).map((g) => ({
-        groupID: str(g.groupID, 'a group'), name: str(g.name, 'a group name'), isActive: g.isActive !== false,
-        machineIDs: Array.isArray(g.machineIDs) ? g.machineIDs.filter((id): id is string => typeof id === 'string') : [],
-      }));
-    },
-  }),
-  programs: (machineID: string, dir?: string): LinkCall<LinkProgramFile[]> => ({
-    method: 'GET', path: '/api/cnc/readProgramList', input: { machineID, ...(dir ? { dirAtCNC: dir } : {}) },
-    read: (data) => {
-      const programs = isRecord(data) ? data.programs : undefined;
-      if (!Array.isArray(programs)) throw unexpected('the program list');
-      return programs.filter(isRecord).map((p) => ({
-        dir: str(p.dir, 'a program directory'), name: str(p.name, 'a program name'), size: num(p.size, 'a program size'),
-        ...(typeof p.modified === 'number' ? { modified: p.modified } : {}), ...(typeof p.comment === 'string' ? { comment: p.comment } : {}),
-      }));
-    },
-  }),
-  upload: (machineID: string, dir: string, name: string, content: Buffer): LinkCall<LinkTransfer> => ({
-    method: 'POST', path: '/api/file/program/upload', input: { machineID, dir, name, contentBase64: new ProgramBytes(content) },
-    read: (data) => {
-      if (!isRecord(data)) throw unexpected('the upload');
-      return { size: num(data.size, 'the uploaded size'), sha256: sha(data.sha256, 'the uploaded hash') };
-    },
-  }),
-  download: (machineID: string, dir: string, name: string): LinkCall<{ content: Buffer } & LinkTransfer> => ({
-    // Only the bytes: the service has no use for the text.
-    method: 'GET', path: '/api/file/program/download', input: { machineID, dir, name, text: false },
-    read: (data) => {
-      if (!isRecord(data)) throw unexpected('the download');
-      return programOf(data, 'the downloaded program');
-    },
-  }),
-  current: (machineID: string): LinkCall<LinkCurrentProgram> => ({
-    method: 'GET', path: '/api/cnc/readCurrentProgram', input: { machineID },
-    read: (data) => {
-      if (!isRecord(data)) throw unexpected('the current program');
-      return {
-        dir: str(data.dir, 'the current directory'), name: str(data.name, 'the current program'), sha256: sha(data.sha256, 'the current program\'s SHA-256'),
-        ...(typeof data.block === 'number' ? { block: data.block } : {}),
-      };
-    },
-  }),
-  capabilities: (machineID?: string): LinkCall<LinkProgramCapability[]> => ({
-    method: 'GET', path: '/api/file/program/capabilities', input: { machineID },
-    read: (data) => {
-      const machines = isRecord(data) ? data.machines : undefined;
-      if (!Array.isArray(machines)) throw unexpected('the program capabilities');
-      return machines.filter(isRecord).map((m) => ({
-        machineID: str(m.machineID, 'a machine'), programFiles: m.programFiles !== false, limitsKnown: m.limitsKnown === true,
-        refusedBytes: (Array.isArray(m.refusedBytes) ? m.refusedBytes : []).filter(isRecord).map((r) => ({ from: num(r.from, 'a refused byte'), to: num(r.to, 'a refused byte') })),
-        ...(typeof m.reason === 'string' ? { reason: m.reason } : {}),
-      }));
-    },
-  }),
-  history: (machineID: string, type: string, start: number, end: number, limit: number, afterSeq?: number): LinkCall<{ rows: LinkHistoryRow[]; limitReached: boolean }> => ({
-    method: 'GET', path: '/api/history/machine',
-    input: { machineID, type, start: new Date(start).toISOString(), end: new Date(end).toISOString(), limit, ...(afterSeq !== undefined ? { afterSeq } : {}) },
-    read: (data) => {
-      if (!isRecord(data) || !Array.isArray(data.data)) throw unexpected('the history');
-      const rows = data.data.filter(isRecord).map((r) => ({ seq: num(r.seq, 'a history seq'), time: num(r.time, 'a history time'), data: isRecord(r.data) ? r.data : {} }));
-      return { rows, limitReached: data.limitReached === true };
-    },
-  }),
-};
-
-/** A link that makes every call through `call`: the two implementations differ only in how. */
-export abstract class CallingGatewayLink {
-  protected abstract call<T>(call: LinkCall<T>): Promise<T>;
-
-  listMachines() {
-    return this.call(CALLS.machines());
-  }
-
-  listGroups() {
-    return this.call(CALLS.groups());
-  }
-
-  listPrograms(machineID: string, dir?: string) {
-    return this.call(CALLS.programs(machineID, dir));
-  }
-
-  uploadProgram(machineID: string, dir: string, name: string, content: Buffer) {
-    return this.call(CALLS.upload(machineID, dir, name, content));
-  }
-
-  downloadProgram(machineID: string, dir: string, name: string) {
-    return this.call(CALLS.download(machineID, dir, name));
-  }
-
-  currentProgram(machineID: string) {
-    return this.call(CALLS.current(machineID));
-  }
-
-  programCapabilities(machineID?: string) {
-    return this.call(CALLS.capabilities(machineID));
-  }
-
-  history(machineID: string, type: string, start: number, end: number, limit: number, afterSeq?: number) {
-    return this.call(CALLS.history(machineID, type, start, end, limit, afterSeq));
-  }
 }

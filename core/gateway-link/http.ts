@@ -4,7 +4,10 @@
  * answer is read only up to a bound, so a misbehaving gateway cannot
  * exhaust the service.
  */
-import { CallingGatewayLink, linkError, type LinkCall } from './calls.js';
+import type { EntryInput, EntryOutput, InterfaceEntry } from '../interfaces.js';
+import { describeIssues } from '../schema-errors.js';
+import { linkError } from './calls.js';
+import { CallingGatewayLink } from './calling-link.js';
 import { GatewayLinkError, type GatewayLink } from './types.js';
 
 export interface HttpGatewayLinkOptions {
@@ -36,17 +39,18 @@ export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
-  protected async call<T>(call: LinkCall<T>): Promise<T> {
+  /** Sends the call (GET: the input as the query; POST: as JSON) and parses the answer's data with the entry's output schema. */
+  protected async call<E extends InterfaceEntry>(entry: E, input: EntryInput<E>): Promise<EntryOutput<E>> {
     const base = this.target.replace(/\/+$/, '');
     const query = new URLSearchParams();
-    if (call.method === 'GET') for (const [k, v] of Object.entries(call.input)) if (v !== undefined) query.set(k, String(v));
-    const url = `${base}${call.path}${call.method === 'GET' && [...query].length ? `?${query}` : ''}`;
+    if (entry.method === 'GET') for (const [k, v] of Object.entries(input as Record<string, unknown>)) if (v !== undefined) query.set(k, String(v));
+    const url = `${base}${entry.path}${entry.method === 'GET' && [...query].length ? `?${query}` : ''}`;
     let response: Response;
     try {
       response = await fetch(url, {
-        method: call.method,
-        headers: { authorization: `Bearer ${this.secretKey}`, accept: 'application/json', ...(call.method === 'POST' ? { 'content-type': 'application/json' } : {}) },
-        ...(call.method === 'POST' ? { body: JSON.stringify(call.input) } : {}),
+        method: entry.method,
+        headers: { authorization: `Bearer ${this.secretKey}`, accept: 'application/json', ...(entry.method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+        ...(entry.method === 'POST' ? { body: JSON.stringify(input) } : {}),
         redirect: 'error',
         signal: AbortSignal.timeout(this.timeoutMs),
       });
@@ -63,7 +67,11 @@ export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
     }
     const code = typeof body.errorCode === 'number' ? body.errorCode : response.ok ? 0 : -1;
     if (code !== 0) throw linkError(code, `${typeof body.errorMsg === 'string' ? body.errorMsg : `HTTP ${response.status}`}`);
-    return call.read(body.data);
+    const data = entry.output.safeParse(body.data);
+    if (!data.success) {
+      throw new GatewayLinkError('failed', `gateway ${base} answered ${entry.path} in a form this service does not know: ${describeIssues(data.error.issues, body.data).join('; ').slice(0, 300)}`);
+    }
+    return data.data as EntryOutput<E>;
   }
 
   private async readBounded(response: Response, base: string): Promise<string> {

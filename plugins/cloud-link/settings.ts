@@ -7,7 +7,8 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { DEFAULT_TOPIC_PREFIX } from '../../core/cloud-wire/protocol.js';
 import { FILE_MODE } from '../../core/store/data-directory.js';
-import { BROKER_URL, type CloudLinkConfig } from './config.js';
+import { BROKER_URL } from '../../core/roles/gateway/contract/security.js';
+import type { CloudLinkConfig } from './config.js';
 
 export const CLOUD_LINK_FILE = 'cloud-link.json';
 

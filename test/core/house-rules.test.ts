@@ -70,6 +70,14 @@ describe('house rules on wings', () => {
     expect(await restrictedImports('core/roles/programs/audit/chain.ts', '../../../store/database.js')).toEqual([]);
   });
 
+  it('the gateway\'s contract is open to the runtime and the other wings; the rest of its wing is not', async () => {
+    expect(await restrictedImports('core/gateway-link/x.ts', '../roles/gateway/contract/configuration.js')).toEqual([]);
+    expect(await restrictedImports('core/roles/programs/x.ts', '../gateway/contract/task-data.js')).toEqual([]);
+    expect(await restrictedImports('core/roles/cloud/commands/x.ts', '../../gateway/contract/system.js')).toEqual([]);
+    expect(await restrictedImports('core/gateway-link/x.ts', '../roles/gateway/machine-config.js')).toEqual([expect.stringMatching(/runtime .* must not import a role's wing/)]);
+    expect(await restrictedImports('core/roles/programs/x.ts', '../gateway/api-outputs.js')).toEqual([expect.stringMatching(/programs wing must not import another role's wing/)]);
+  });
+
   it('the runtime importing a wing is a lint error; core/main.ts reaches the roles only through their list', async () => {
     expect(await restrictedImports('core/mcp/x.ts', '../roles/gateway/context.js')).toEqual([expect.stringMatching(/runtime .* must not import a role's wing/)]);
     expect(await restrictedImports('core/event-bus.ts', './roles/gateway/events.js')).toEqual([expect.stringMatching(/runtime .* must not import a role's wing/)]);
