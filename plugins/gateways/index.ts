@@ -14,18 +14,19 @@ import { fleetOperations, fleetService } from './operations/index.js';
 import { FleetRepository, MIGRATIONS, type GatewayRecord } from './store.js';
 import { syncGateway } from './sync.js';
 import { FleetKeeper } from './keep-in-step.js';
-import { DEFAULT_GATEWAY_SYNC_INTERVAL_SEC } from '../../core/roles/programs/config.js';
+import { GATEWAYS_FIELDS, GATEWAYS_PART } from './config.js';
 
-export const gatewaysPlugin = definePlugin<ProgramsContext>({
+export const gatewaysPlugin = definePlugin<ProgramsContext, typeof GATEWAYS_FIELDS>({
   name: 'gateways',
   migrations: MIGRATIONS,
+  config: GATEWAYS_PART,
   async register(ctx) {
     const repo = new FleetRepository(ctx.db);
     const deps = fleetDeps(ctx, repo, CredentialBox.open(ctx.dataDir));
     for (const op of fleetOperations(deps)) ctx.rest.define(op);
     ctx.services.provide('gateway-machines', fleetService(deps));
     const keeper = new FleetKeeper(deps, ctx.logger);
-    const intervalSec = ctx.settings.gatewaySync?.intervalSec ?? DEFAULT_GATEWAY_SYNC_INTERVAL_SEC;
+    const intervalSec = ctx.settings.gatewaySync.intervalSec;
     const handle = { stop: () => keeper.stop() };
     if (!ctx.localGateway) {
       keeper.start(undefined, intervalSec);

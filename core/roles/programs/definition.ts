@@ -13,12 +13,12 @@ async function startProgramsRole({ config, file, logger: processLogger, env, off
   const logger = processLogger.child({ role: 'programs' });
   const localGateway = offers['gateway-link'];
   const { dataDir, timeZone } = runtimeSettings(config);
-  const { host, port, webhooks, gatewaySync, deployments, tls, databaseUrl, rateLimits } = programsSettings(config);
+  const { host, port, tls, databaseUrl, rateLimits } = programsSettings(config);
   let role: ProgramsRole;
   try {
     role = await ProgramsRole.create({
       dataDir, databaseUrl, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, sharedFirstPassword, version: packageVersion(),
-      trustProxy: config.communication.trustProxy, settings: { webhooks, gatewaySync, deployments }, rateLimits, metricsToken: config.metricsToken,
+      trustProxy: config.communication.trustProxy, config, rateLimits, metricsToken: config.metricsToken,
       ...(tls ? { tls } : {}), ...(localGateway ? { localGateway } : {}),
     });
   } catch (err) {
