@@ -3,6 +3,7 @@ import { registerDriver, type RegisteredDriver } from '../core/driver.js';
 import { focasDriver } from './focas/index.js';
 import { modbusDriver } from './modbus/index.js';
 import { mqttDriver } from './mqtt/index.js';
+import { mtconnectDriver } from './mtconnect/index.js';
 import { opcuaDriver } from './opcua/index.js';
 import { simulatorDriver } from './simulator/index.js';
 
@@ -12,4 +13,5 @@ export const DRIVERS: readonly RegisteredDriver[] = [
   registerDriver(modbusDriver),
   registerDriver(mqttDriver),
   registerDriver(focasDriver),
+  registerDriver(mtconnectDriver),
 ];

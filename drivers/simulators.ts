@@ -53,6 +53,23 @@ export const SIMULATOR_PLANS: readonly SimulatorPlan[] = [
     ],
     load: async () => (await import('./focas/simulator.js')).startFocasSimulator,
   },
+  {
+    // An SHDR adapter serves one device: one machine.
+    scheme: 'mtconnect',
+    port: 7878,
+    machines: [{ machineID: 'MT-L01', seed: 8101, machineType: 'lathe', system: 'OKUMA' }],
+    load: async () => (await import('./mtconnect/simulator.js')).startMtconnectAdapterSimulator,
+  },
+  {
+    // Beside a gateway that serves MTConnect itself on 5000, the stand-in takes the next port.
+    scheme: 'mtconnect-agent',
+    port: 5001,
+    machines: [
+      { machineID: 'MT-L02', seed: 8102, machineType: 'lathe', system: 'MAZAK' },
+      { machineID: 'MT-L03', seed: 8103, machineType: 'lathe', system: 'DMG MORI' },
+    ],
+    load: async () => (await import('./mtconnect/agent-simulator.js')).startMtconnectAgentSimulator,
+  },
 ];
 
 /** Starts the simulators of `schemes` (all when empty), each on `portFor(plan)`; stops those started if one fails. */
@@ -84,9 +101,9 @@ export async function startSimulators(
   return running;
 }
 
-/** The environment variable that moves a simulator off its documented port, e.g. SIM_MODBUS_PORT. */
+/** The environment variable that moves a simulator off its documented port, e.g. SIM_MODBUS_PORT, SIM_MTCONNECT_AGENT_PORT. */
 export function simulatorPortVariable(scheme: string): string {
-  return `SIM_${scheme.toUpperCase()}_PORT`;
+  return `SIM_${scheme.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_PORT`;
 }
 
 /**

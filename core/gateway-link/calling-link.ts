@@ -12,7 +12,8 @@ import { CONFIGURATION } from '../roles/gateway/contract/configuration.js';
 import { HISTORY } from '../roles/gateway/contract/history.js';
 import { LIVE_READS } from '../roles/gateway/contract/live-reads.js';
 import { PROGRAM_FILES } from '../roles/gateway/contract/program-files.js';
-import { GatewayLinkError, type LinkCurrentProgram, type LinkGroup, type LinkHistoryRow, type LinkMachine, type LinkProgramCapability, type LinkProgramFile, type LinkTransfer } from './types.js';
+import { SYSTEM } from '../roles/gateway/contract/system.js';
+import { GatewayLinkError, type LinkCurrentProgram, type LinkGroup, type LinkHistoryRow, type LinkIdentity, type LinkMachine, type LinkProgramCapability, type LinkProgramFile, type LinkTransfer } from './types.js';
 
 /** Longest program directory taken from a gateway, as the service bounds a machine's programDir. */
 const PROGRAM_DIR_MAX = 1024;
@@ -28,6 +29,11 @@ function programDirOf(driverOptions: Record<string, unknown>): { programDir?: st
 export abstract class CallingGatewayLink {
   /** Calls the interface of `entry` with `input`; answers its data, or throws a GatewayLinkError. */
   protected abstract call<E extends InterfaceEntry>(entry: E, input: EntryInput<E>): Promise<EntryOutput<E>>;
+
+  async identity(): Promise<LinkIdentity> {
+    const { gatewayID, name } = await this.call(SYSTEM.gatewayInfo, {});
+    return { gatewayID, name };
+  }
 
   async listMachines(): Promise<LinkMachine[]> {
     const machines = await this.call(CONFIGURATION.machines, {});

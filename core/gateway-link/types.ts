@@ -73,6 +73,14 @@ export interface LinkHistoryRow {
   data: Record<string, unknown>;
 }
 
+/** Who a gateway is, as it says itself (`/api/system/gateway-info`). */
+export interface LinkIdentity {
+  /** Its stable identity: a UUID made at its first start and kept in its data directory (`gateway-id`). */
+  gatewayID: string;
+  /** Its configured name (`gateway.name`). */
+  name: string;
+}
+
 /** Why a call through a link failed; `kind` says what a caller may do about it. */
 export type GatewayLinkFailure =
   /** The gateway did not answer (refused, timed out, DNS): retry later. */
@@ -110,6 +118,8 @@ export class GatewayLinkError extends Error {
 export interface GatewayLink {
   /** `in-process`, or the gateway's base URL. */
   readonly target: string;
+  /** Who the gateway at the other end is: its stable gatewayID and its name. */
+  identity(): Promise<LinkIdentity>;
   listMachines(): Promise<LinkMachine[]>;
   listGroups(): Promise<LinkGroup[]>;
   listPrograms(machineID: string, dir?: string): Promise<LinkProgramFile[]>;

@@ -129,7 +129,11 @@ export class DeploymentRunner {
       const machine = await fleet().machine(row.machineId, SYSTEM);
       if (!machine) throw failure(false, `machine ${row.machineId} is no longer in the fleet`);
       if (!machine.present) throw failure(false, `machine ${machine.machineId} is no longer listed by its gateway (sync the gateway)`);
-      return { row, machine, link: await fleet().linkFor(machine) };
+      // No way to the machine's gateway from here now (another instance's gateway without an address): retried until the deadline, never another gateway.
+      const link = await fleet().linkFor(machine).catch((err: unknown) => {
+        throw linkFailure(err, 'gateway');
+      });
+      return { row, machine, link };
     };
     const target = (deploymentId: string) => {
       let known = this.targets.get(deploymentId);

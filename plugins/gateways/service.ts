@@ -26,12 +26,21 @@ export interface GatewayMachines {
   machines(ids: readonly string[], principal: RestPrincipal): Promise<FleetMachine[]>;
   /** The group and its member machine ids; undefined when missing or outside the scope. */
   group(id: string, principal: RestPrincipal): Promise<{ id: string; name: string; machineIds: string[] } | undefined>;
-  /** The link to the machine's gateway. */
+  /**
+   * The link to the machine's gateway from this instance: never this process's
+   * own gateway for a machine of another; throws GatewayLinkError ('unreachable',
+   * transient) while there is no way to it.
+   */
   linkFor(machine: FleetMachine): Promise<GatewayLink>;
   /** Records the outcome of a call made through a link: contact (error null), or the gateway did not answer. */
   noteContact(gatewayId: string, error: string | null): Promise<void>;
-  /** Machines whose mirror is on (and that their gateway still lists), with the mirror interval. */
-  mirrored(): Promise<(FleetMachine & { mirrorIntervalSec: number })[]>;
+  /**
+   * Machines whose mirror is on (and that their gateway still lists), with the
+   * mirror interval, and whether this instance has a way to their gateway now
+   * (not when it is the gateway of another instance with no address registered:
+   * that instance reads them).
+   */
+  mirrored(): Promise<(FleetMachine & { mirrorIntervalSec: number; reachableHere: boolean })[]>;
   /** Gateways registered, and those whose last call failed to reach them. */
   gatewayCounts(): Promise<{ total: number; unreachable: number }>;
 }

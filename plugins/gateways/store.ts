@@ -61,14 +61,36 @@ export const MIGRATIONS: readonly Migration[] = [
        )`,
     ],
   },
+  {
+    id: 2,
+    name: 'each in-process gateway its own entry, by the gateway\'s own identity',
+    up: [
+      // The gateway's gatewayID (its data directory's gateway-id); null for remote gateways and for an in-process one registered before.
+      'ALTER TABLE fleet_gateways ADD COLUMN gateway_uid TEXT',
+      // Where an in-process gateway runs now: the host, and the instance's host and data directory with how long that holds unless renewed.
+      'ALTER TABLE fleet_gateways ADD COLUMN host TEXT',
+      'ALTER TABLE fleet_gateways ADD COLUMN served_by TEXT',
+      'ALTER TABLE fleet_gateways ADD COLUMN served_until BIGINT',
+      'CREATE UNIQUE INDEX fleet_gateways_uid ON fleet_gateways (gateway_uid)',
+    ],
+  },
 ];
 
 export interface GatewayRecord {
   id: string;
   name: string;
+  /** `in-process`: the gateway in the process of a program-service instance (reached in-process there, over HTTP at `url` from the others); `http`: a remote gateway. */
   kind: 'in-process' | 'http';
+  /** A remote gateway's base URL; for an in-process gateway `in-process`, or the address the other instances reach it at once one is registered. */
   url: string;
   sealedKey: string | null;
+  /** The gateway's own gatewayID, for an in-process gateway; null for a remote one and for one registered before gateways were told apart. */
+  gatewayUid: string | null;
+  /** The host of the instance whose process runs this in-process gateway. */
+  host: string | null;
+  /** That instance's host and data directory, while it runs (`servedUntil` not past). */
+  servedBy: string | null;
+  servedUntil: number | null;
   createdBy: string;
   createdAt: number;
   lastContactAt: number | null;
@@ -114,6 +136,7 @@ type Row = Record<string, unknown>;
 const gatewayOf = (r: Row): GatewayRecord => ({
   id: String(r.id), name: String(r.name), kind: r.kind as GatewayRecord['kind'], url: String(r.url), sealedKey: strOrNull(r.sealed_key), createdBy: String(r.created_by),
   createdAt: Number(r.created_at), lastContactAt: numOrNull(r.last_contact_at), lastError: strOrNull(r.last_error), lastErrorAt: numOrNull(r.last_error_at), lastSyncAt: numOrNull(r.last_sync_at),
+  gatewayUid: strOrNull(r.gateway_uid), host: strOrNull(r.host), servedBy: strOrNull(r.served_by), servedUntil: numOrNull(r.served_until),
 });
 
 const machineOf = (r: Row): MachineRecord => ({
@@ -131,14 +154,20 @@ export class FleetRepository {
     return r ? gatewayOf(r) : undefined;
   }
 
+  /** The gateway, read inside a write transaction. */
+  async gatewayIn(tx: WriteTx, id: string): Promise<GatewayRecord | undefined> {
+    const r = await tx.get('SELECT * FROM fleet_gateways WHERE id = ?', [id]);
+    return r ? gatewayOf(r) : undefined;
+  }
+
   async gatewayByName(name: string): Promise<GatewayRecord | undefined> {
     const r = await this.db.get('SELECT * FROM fleet_gateways WHERE name_key = ?', [name.toLowerCase()]);
     return r ? gatewayOf(r) : undefined;
   }
 
-  async inProcessGateway(): Promise<GatewayRecord | undefined> {
-    const r = await this.db.get("SELECT * FROM fleet_gateways WHERE kind = 'in-process'");
-    return r ? gatewayOf(r) : undefined;
+  /** The in-process gateways, in order of registration (the local entry's rule reads them all: there are few). */
+  async inProcessGateways(tx: WriteTx): Promise<GatewayRecord[]> {
+    return (await tx.all("SELECT * FROM fleet_gateways WHERE kind = 'in-process' ORDER BY created_at, id")).map(gatewayOf);
   }
 
   async listGateways(limit: number, afterId: string | null): Promise<GatewayRecord[]> {
@@ -147,10 +176,31 @@ export class FleetRepository {
 
   async insertGateway(tx: WriteTx, g: GatewayRecord): Promise<void> {
     await tx.run(
-      `INSERT INTO fleet_gateways (id, name, name_key, kind, url, sealed_key, created_by, created_at, last_contact_at, last_error, last_error_at, last_sync_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL)`,
-      [g.id, g.name, g.name.toLowerCase(), g.kind, g.url, g.sealedKey, g.createdBy, g.createdAt],
+      `INSERT INTO fleet_gateways (id, name, name_key, kind, url, sealed_key, created_by, created_at, last_contact_at, last_error, last_error_at, last_sync_at, gateway_uid, host, served_by, served_until)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, ?, ?, ?, ?)`,
+      [g.id, g.name, g.name.toLowerCase(), g.kind, g.url, g.sealedKey, g.createdBy, g.createdAt, g.gatewayUid, g.host, g.servedBy, g.servedUntil],
     );
+  }
+
+  /** Changes what a person may change of a gateway: its name, its URL, its sealed key. */
+  async updateGateway(tx: WriteTx, g: Pick<GatewayRecord, 'id' | 'name' | 'url' | 'sealedKey'>): Promise<void> {
+    await tx.run('UPDATE fleet_gateways SET name = ?, name_key = ?, url = ?, sealed_key = ? WHERE id = ?', [g.name, g.name.toLowerCase(), g.url, g.sealedKey, g.id]);
+  }
+
+  /** Marks an in-process gateway as this gateway's (`uid`), run by the instance at `servedBy` until `until`. */
+  async serve(tx: WriteTx, id: string, at: { uid: string; host: string; servedBy: string; until: number }): Promise<void> {
+    await tx.run('UPDATE fleet_gateways SET gateway_uid = ?, host = ?, served_by = ?, served_until = ? WHERE id = ?', [at.uid, at.host, at.servedBy, at.until, id]);
+  }
+
+  /** Extends the instance's hold on its gateway's entry; answers whether it still held it. */
+  async renewServing(id: string, servedBy: string, until: number): Promise<boolean> {
+    const { changes } = await this.db.write((tx) => tx.run('UPDATE fleet_gateways SET served_until = ? WHERE id = ? AND served_by = ?', [until, id, servedBy]));
+    return changes > 0;
+  }
+
+  /** Ends the instance's hold at once (a clean stop). */
+  async releaseServing(id: string, servedBy: string): Promise<void> {
+    await this.db.write((tx) => tx.run('UPDATE fleet_gateways SET served_until = NULL WHERE id = ? AND served_by = ?', [id, servedBy]));
   }
 
   /** Records the outcome of a call to a gateway: contact (error null) or the error. */

@@ -97,7 +97,8 @@ export class Mirror {
     const now = this.ctx.now();
     for (const m of machines) {
       if (this.stopped) return;
-      if (this.running.has(m.id) || (this.perGateway.get(m.gatewayId) ?? 0) >= READS_PER_GATEWAY) continue;
+      // A machine of another instance's gateway that this one has no way to is read by that instance.
+      if (!m.reachableHere || this.running.has(m.id) || (this.perGateway.get(m.gatewayId) ?? 0) >= READS_PER_GATEWAY) continue;
       const state = await this.repo.machine(m.id);
       if (dueAt(state?.lastRunAt ?? null, m.mirrorIntervalSec) > now) continue;
       // Another instance on the same database may be reading it, or have just read it.

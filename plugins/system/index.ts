@@ -14,12 +14,20 @@ import { defineProductInterfaces } from './product.js';
 import { defineServiceStatusInterface } from './service-status.js';
 import { defineTimeZoneInterface } from './time-zone.js';
 
+declare module '../../core/roles/gateway/context.js' {
+  interface GatewayServices {
+    /** The gateway's stable gatewayID (`<dataDir>/gateway-id`), for plugins that name the gateway to others. */
+    'gateway-identity': { gatewayID: string };
+  }
+}
+
 export const systemPlugin = definePlugin<GatewayContext>({
   name: 'system',
   dependsOn: ['machine-actors'],
   async register(ctx) {
     const gatewayID = await loadGatewayId(ctx.dataDir);
     defineGatewayInfoInterface(ctx, gatewayID);
+    ctx.services.provide('gateway-identity', { gatewayID });
     defineCoreInfoInterface(ctx);
     defineProductInterfaces(ctx);
     defineServiceStatusInterface(ctx);

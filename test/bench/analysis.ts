@@ -143,6 +143,7 @@ function benchConfig(dataDir: string) {
     dataDir,
     timeZone: 'UTC',
     logLevel: 'warn',
+    mtconnect: { host: '127.0.0.1', port: 0 },
     security: { securityControl: false },
     history: { heartbeatSec: HEARTBEAT_SEC },
     machines: [

@@ -54,7 +54,7 @@ export async function measureFleet(
   options: { seconds: number; warmup: number; label: string; scrapeSeconds?: number },
 ): Promise<FleetMeasurement> {
   const dataDir = mkdtempSync(join(tmpdir(), `gw-bench-${options.label}-`));
-  const config = parseConfig({ gateway: { dataDir, timeZone: 'UTC' }, logLevel: 'warn', machines });
+  const config = parseConfig({ gateway: { dataDir, timeZone: 'UTC' }, logLevel: 'warn', mtconnect: { host: '127.0.0.1', port: 0 }, machines });
   let measuring = false;
   const lags: number[] = [];
   const gateway = await Gateway.create({

@@ -50,7 +50,7 @@ export async function run(args: string[]): Promise<void> {
   // Just under 8 MiB, so that a gateway with an 8 MiB global limit reads the bodies whole (the case measured before).
   const bodyBytes = Math.floor(option(args, 'mb', 8) * 1024 * 1024) - 4096;
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-flood-'));
-  const config = parseConfig({ gateway: { dataDir, timeZone: 'UTC' }, logLevel: 'warn', machines: benchMachines(machines) });
+  const config = parseConfig({ gateway: { dataDir, timeZone: 'UTC' }, logLevel: 'warn', mtconnect: { host: '127.0.0.1', port: 0 }, machines: benchMachines(machines) });
   const gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger: pino({ level: 'warn' }), env: { GATEWAY_ADMIN_PASSWORD: 'bench-admin-password' } });
   const base = await gateway.listen({ host: '127.0.0.1', port: 0 });
   try {

@@ -30,7 +30,7 @@ export async function run(args: string[]): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-console-'));
   const password = 'bench-admin-password';
   const gateway = await Gateway.create({
-    config: parseConfig({ gateway: { dataDir, timeZone: 'UTC' }, logLevel: 'warn', machines: benchMachines(count) }),
+    config: parseConfig({ gateway: { dataDir, timeZone: 'UTC' }, logLevel: 'warn', mtconnect: { host: '127.0.0.1', port: 0 }, machines: benchMachines(count) }),
     drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger: pino({ level: 'warn' }), env: { GATEWAY_ADMIN_PASSWORD: password },
   });
   const url = await gateway.listen({ host: '127.0.0.1', port: 0 });

@@ -87,6 +87,7 @@ async function startGateway(machines: number): Promise<{ gateway: Gateway; url: 
   const config = parseConfig({
     gateway: { dataDir, timeZone: 'UTC' },
     logLevel: 'warn',
+    mtconnect: { host: '127.0.0.1', port: 0 },
     machines: benchMachines(machines),
     // Throughput is measured: the default limits would cut it at 1,200 calls a minute.
     communication: { rateLimits: { enabled: false } },

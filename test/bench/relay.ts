@@ -100,7 +100,7 @@ async function startRig(machines: number) {
   const dataDir = mkdtempSync(join(tmpdir(), 'relay-bench-gw-'));
   const password = 'bench-admin-password';
   const gateway = await Gateway.create({
-    config: parseConfig({ gateway: { dataDir, timeZone: 'UTC' }, logLevel: 'warn', machines: benchMachines(machines), cloudLink: { brokerUrl: ready.brokerUrl, accessToken: token }, communication: { rateLimits: { enabled: false } } }),
+    config: parseConfig({ gateway: { dataDir, timeZone: 'UTC' }, logLevel: 'warn', mtconnect: { host: '127.0.0.1', port: 0 }, machines: benchMachines(machines), cloudLink: { brokerUrl: ready.brokerUrl, accessToken: token }, communication: { rateLimits: { enabled: false } } }),
     drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger: pino({ level: 'warn' }), env: { GATEWAY_ADMIN_PASSWORD: password },
   });
   const base = await gateway.listen({ host: '127.0.0.1', port: 0 });

@@ -8,6 +8,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   mcp: () => import('./mcp.js'),
   analysis: () => import('./analysis.js'),
   modbus: () => import('./modbus.js'),
+  'mtconnect-adapters': () => import('./mtconnect-adapters.js'),
   'body-flood': () => import('./body-flood.js'),
   audit: () => import('./audit.js'),
   'audit-scope': () => import('./audit-scope.js'),
@@ -19,6 +20,7 @@ const benches: Record<string, () => Promise<{ run(args: string[]): Promise<void>
   console: () => import('./console.js'),
   backup: () => import('./backup.js'),
   'rate-limit': () => import('./rate-limit.js'),
+  mtconnect: () => import('./mtconnect.js'),
 };
 
 const [name, ...args] = process.argv.slice(2);

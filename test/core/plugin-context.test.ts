@@ -78,8 +78,8 @@ describe('plugin context extensions', () => {
   });
 
   it('a service one plugin provides is used by a plugin that depends on it, by name and type, without an import', () => {
-    // Beside the built-in plugins' own services (the cloud link's status).
-    expect(gw.gateway.context.services.names()).toEqual(['cloud-link', 'example.retirements']);
+    // Beside the built-in plugins' own services (the gateway's identity, the cloud link's status, the MTConnect agent's address).
+    expect(gw.gateway.context.services.names()).toEqual(['gateway-identity', 'cloud-link', 'mtconnect-agent', 'example.retirements']);
     expect(seen.list?.()).toEqual(['M2']);
   });
 
@@ -89,7 +89,7 @@ describe('plugin context extensions', () => {
       register: (ctx) => void ctx.services.get('example.absent'),
     });
     await expect(startTestGateway({}, undefined, { plugins: [...TEST_PLUGINS, needy] })).rejects.toThrow(
-      "plugin 'example-needy' failed to start: gateway service 'example.absent' is not provided (provided: cloud-link); list the plugin that provides it in dependsOn",
+      "plugin 'example-needy' failed to start: gateway service 'example.absent' is not provided (provided: gateway-identity, cloud-link, mtconnect-agent); list the plugin that provides it in dependsOn",
     );
   });
 });

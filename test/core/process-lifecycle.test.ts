@@ -42,7 +42,7 @@ interface Running {
 function startGateway(configFile: string): Running {
   const child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts', '--config', configFile], {
     cwd: ROOT,
-    env: { ...process.env, GATEWAY_PORT: '', GATEWAY_DATA_DIR: '', PROGRAMS_PORT: '0' },
+    env: { ...process.env, GATEWAY_PORT: '', GATEWAY_DATA_DIR: '', PROGRAMS_PORT: '0', MTCONNECT_PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -85,7 +85,9 @@ function scriptCommand(name: string): [string, string[]] {
 }
 
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const SIM_PORTS_FROM_OS = { SIM_OPCUA_PORT: '0', SIM_MODBUS_PORT: '0', SIM_MQTT_PORT: '0', SIM_FOCAS_PORT: '0' };
+const SIM_PORTS_FROM_OS = {
+  SIM_OPCUA_PORT: '0', SIM_MODBUS_PORT: '0', SIM_MQTT_PORT: '0', SIM_FOCAS_PORT: '0', SIM_MTCONNECT_PORT: '0', SIM_MTCONNECT_AGENT_PORT: '0',
+};
 
 async function waitFor(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
   const end = Date.now() + ms;
@@ -152,7 +154,7 @@ describe('gateway process', () => {
   // close that the forwarded copies of the signal arrive while the gateway is still stopping.
   it('Ctrl-C to the process group of `npm start` (npm, sh and cross-env each forward it) stops cleanly', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gw-npm-'));
-    const gw = startGroup(NPM, ['start', '--', '--config', 'config/simulators.json'], { GATEWAY_PORT: '0', GATEWAY_DATA_DIR: dataDir, PROGRAMS_PORT: '0' });
+    const gw = startGroup(NPM, ['start', '--', '--config', 'config/simulators.json'], { GATEWAY_PORT: '0', GATEWAY_DATA_DIR: dataDir, PROGRAMS_PORT: '0', MTCONNECT_PORT: '0' });
     try {
       await waitFor(() => gw.output().includes('Press Ctrl-C to stop'), 30_000, 'the banner');
       gw.interrupt();
@@ -170,7 +172,7 @@ describe('gateway process', () => {
   it('Ctrl-C to the process group of the start script without npm (cross-env, then node) exits 0 after a clean stop', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gw-xenv-'));
     const [bin, args] = scriptCommand('start');
-    const gw = startGroup(bin, [...args, '--config', 'config/simulators.json'], { GATEWAY_PORT: '0', GATEWAY_DATA_DIR: dataDir, PROGRAMS_PORT: '0' });
+    const gw = startGroup(bin, [...args, '--config', 'config/simulators.json'], { GATEWAY_PORT: '0', GATEWAY_DATA_DIR: dataDir, PROGRAMS_PORT: '0', MTCONNECT_PORT: '0' });
     try {
       await waitFor(() => gw.output().includes('Press Ctrl-C to stop'), 30_000, 'the banner');
       gw.interrupt();

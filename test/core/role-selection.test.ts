@@ -102,7 +102,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts', ...args], {
     cwd: ROOT,
-    env: { ...process.env, GATEWAY_PORT: '', GATEWAY_DATA_DIR: '', PROGRAMS_PORT: '0', ...env },
+    env: { ...process.env, GATEWAY_PORT: '', GATEWAY_DATA_DIR: '', PROGRAMS_PORT: '0', MTCONNECT_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -151,7 +151,7 @@ describe('the process', () => {
     writeFileSync(file, JSON.stringify({ roles: ['programs'], gateway: { dataDir, timeZone: 'UTC' }, communication: { host: '127.0.0.1', port: 0 } }));
     const child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts', '--config', file, '--role', 'gateway'], {
       cwd: ROOT,
-      env: { ...process.env, GATEWAY_PORT: '', GATEWAY_DATA_DIR: '', PROGRAMS_PORT: '0' },
+      env: { ...process.env, GATEWAY_PORT: '', GATEWAY_DATA_DIR: '', PROGRAMS_PORT: '0', MTCONNECT_PORT: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';

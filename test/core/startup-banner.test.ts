@@ -47,9 +47,9 @@ describe('start-up banner', () => {
     }
   });
 
-  it("README's sample output is the banner's URL block for http://localhost:8080", () => {
+  it("README's sample output is the banner's URL block for http://localhost:8080 with the MTConnect agent on :5000", () => {
     const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
-    const expected = bannerUrlLines('http://localhost:8080').join('\n');
+    const expected = bannerUrlLines('http://localhost:8080', 'http://localhost:5000').join('\n');
     expect(readme).toContain(`\`\`\`\n${expected}\n`);
   });
 

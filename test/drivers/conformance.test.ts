@@ -9,8 +9,8 @@ import { conformanceCases } from './conformance/cases.js';
 import { PEERS } from './conformance/peers.js';
 
 describe('driver conformance', () => {
-  it('has one row for every registered driver', () => {
-    expect(PEERS.map((row) => row.driver).sort()).toEqual(DRIVERS.map((driver) => driver.scheme).sort());
+  it('has a row for every registered driver', () => {
+    expect([...new Set(PEERS.map((row) => row.driver))].sort()).toEqual(DRIVERS.map((driver) => driver.scheme).sort());
   });
 });
 

@@ -13,6 +13,12 @@ import { EMERGENCY_STOP_WORDS, MODE_WORDS, SEVERITY_WORDS } from '../../drivers/
 import { readFamily } from '../../drivers/mqtt/mapping.js';
 import { mqttOptionsSchema, type MqttOptionsInput } from '../../drivers/mqtt/options.js';
 import { simulatedMachine } from '../../drivers/mqtt/publisher.js';
+import { DataItemIndex } from '../../drivers/mtconnect/device-model.js';
+import { readFamily as mtconnectRead } from '../../drivers/mtconnect/mapping.js';
+import { ObservationStore } from '../../drivers/mtconnect/observations.js';
+import { loadLathe } from '../../drivers/mtconnect/replay.js';
+import { rolesOf } from '../../drivers/mtconnect/roles.js';
+import { ShdrInterpreter } from '../../drivers/mtconnect/shdr-interpreter.js';
 import { ValueStore } from '../../drivers/mqtt/value-store.js';
 import { CHANNEL_MODES, CHANNEL_STATES, toAlarms, toCncStatus as opcuaStatus } from '../../drivers/opcua/mapping.js';
 import { EMERGENCY_STOP_SCENARIO as S, expectEmergencyStopStatus } from '../fixtures/emergency-stop.js';
@@ -97,6 +103,31 @@ describe('an emergency stop with no controller alarm reads the same through ever
       time: NOW,
     });
     expectEmergencyStopStatus('opcua', status);
+  });
+
+  it('mtconnect (adapter lines: EMERGENCY_STOP TRIGGERED, EXECUTION STOPPED, the SYSTEM condition NORMAL)', () => {
+    const { model } = loadLathe();
+    const store = new ObservationStore({ maxActiveConditionsPerItem: 10, maxAssets: 10 });
+    const interpreter = new ShdrInterpreter(
+      {
+        index: new DataItemIndex(model), deviceNames: [], maxFieldsPerLine: 100, maxAssetChars: 10_000, maxClockAheadMs: 60_000,
+        assetLimits: { maxChars: 10_000, maxDepth: 16, maxElements: 1_000, maxTextChars: 1_000 },
+      },
+      {
+        value: (item, value, time) => store.setValue(item.id, value, time, NOW),
+        condition: (item, report, time) => store.setCondition(item.id, report, time),
+        asset: () => undefined, removeAsset: () => undefined, removeAllAssets: () => undefined, command: () => undefined,
+        problem: (kind, detail) => {
+          throw new Error(`${kind}: ${detail}`);
+        },
+      },
+    );
+    const stamp = new Date(NOW).toISOString();
+    interpreter.feed(`${stamp}|estop|TRIGGERED|execution|STOPPED|mode|${MODE_WORDS[S.mode]}|program|${S.program}`, NOW);
+    interpreter.feed(`${stamp}|system|NORMAL||||`, NOW);
+    const read = mtconnectRead(store, rolesOf(model), 'status');
+    if (read.kind !== 'value') throw new Error(`mtconnect status read: ${read.kind} ${read.detail}`);
+    expectEmergencyStopStatus('mtconnect', read.value);
   });
 
   it('simulator (the machine model during its emergency-stop segment, which every protocol simulator publishes)', () => {

@@ -44,7 +44,7 @@ describe('cloud relay on Mosquitto', { timeout: 90_000 }, () => {
   };
   const startChild = (configFile: string) => {
     child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts', '--config', configFile, '--role', 'gateway'], {
-      cwd: ROOT, env: { ...process.env, GATEWAY_PORT: '0', GATEWAY_DATA_DIR: '', GATEWAY_CLOUD_TOKEN: tokens['plant-k'] as string }, stdio: 'ignore',
+      cwd: ROOT, env: { ...process.env, GATEWAY_PORT: '0', MTCONNECT_PORT: '0', GATEWAY_DATA_DIR: '', GATEWAY_CLOUD_TOKEN: tokens['plant-k'] as string }, stdio: 'ignore',
     });
   };
 

@@ -16,10 +16,12 @@ export interface BannerFacts {
   announcements: readonly string[];
   /** The database file in the data directory; `gateway.db` unless told. */
   databaseFile?: string;
+  /** The MTConnect agent's base URL, when it runs (its own listener). */
+  mtconnectUrl?: string | undefined;
 }
 
 /** The URL lines: label, URL and whether it needs a token (with security control on, the default). */
-export function bannerUrlLines(url: string): string[] {
+export function bannerUrlLines(url: string, mtconnectUrl?: string): string[] {
   return urlLines([
     ['console:', `${url}/`, `${NO_TOKEN}; the fleet console, log in there`],
     ['API docs:', `${url}/api/docs`, NO_TOKEN],
@@ -28,6 +30,7 @@ export function bannerUrlLines(url: string): string[] {
     ['fleet state:', `${url}/api/task/batchReadTaskData?type=CNCStatus`, TOKEN],
     ['errors:', `${url}/api/task/batchReadErrors`, TOKEN],
     ['MCP:', `${url}/mcp`, `${TOKEN}; Streamable HTTP`],
+    ...(mtconnectUrl ? [['MTConnect:', `${mtconnectUrl}/probe`, `${NO_TOKEN}; read-only, for MTConnect clients (/current, /sample)`] as const] : []),
   ]);
 }
 
@@ -40,7 +43,7 @@ export function gatewayBannerSection(facts: BannerFacts): string[] {
     `  time zone:   ${facts.timeZone}`,
     `  machines:    ${facts.machines.length} (${driversInUse(facts.machines)})`,
     '',
-    ...bannerUrlLines(facts.url),
+    ...bannerUrlLines(facts.url, facts.mtconnectUrl),
     ...networkLines(facts.networkUrls ?? []),
     '',
     ...announcementLines(facts.announcements),

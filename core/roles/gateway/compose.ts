@@ -18,11 +18,12 @@ import { openapiPlugin } from '../../../plugins/openapi/index.js';
 import { mcpPlugin } from '../../../plugins/mcp/index.js';
 import { cloudLinkPlugin } from '../../../plugins/cloud-link/index.js';
 import { consolePlugin } from '../../../plugins/console/index.js';
+import { mtconnectAgentPlugin } from '../../../plugins/mtconnect-agent/index.js';
 import { ensureBuilt } from '../../../plugins/console/build.js';
 
 export { DRIVERS } from '../../../drivers/registry.js';
 
-export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, machineActorsPlugin, groupTasksPlugin, historyPlugin, analysisPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin, mcpPlugin, cloudLinkPlugin, consolePlugin];
+export const GATEWAY_PLUGINS: readonly Plugin<GatewayContext>[] = [authPlugin, errorLogPlugin, machineActorsPlugin, groupTasksPlugin, historyPlugin, analysisPlugin, gatewayApiPlugin, systemPlugin, openapiPlugin, mcpPlugin, cloudLinkPlugin, consolePlugin, mtconnectAgentPlugin];
 
 /** Builds the web console now when its sources changed since the last build, so the first page load does not wait for it. */
 export const beforeListen = async (): Promise<void> => {

@@ -35,6 +35,7 @@ async function startGatewayRole({ config, file, logger, env, sharedFirstPassword
       url,
       networkUrls: networkUrls(url, gateway.settings.listener.host),
       announcements: context.announcements,
+      mtconnectUrl: context.services.find('mtconnect-agent')?.url,
     }),
     stop: {
       name: 'gateway (HTTP server, machine actors, drivers, history writer, database)',

@@ -4,15 +4,15 @@
  * machine-group scope of the caller.
  */
 import type { z } from 'zod';
-import { HttpGatewayLink } from '../../../core/gateway-link/http.js';
 import { GatewayLinkError, type GatewayLink } from '../../../core/gateway-link/types.js';
 import { iso } from '../../../core/rest/fields.js';
 import type { AnyRestOperation, RestPrincipal } from '../../../core/rest/operation.js';
 import { auditActor } from '../../../core/rest/principal.js';
 import { ProblemError } from '../../../core/rest/problem.js';
 import type { ProgramsContext } from '../../../core/roles/programs/context.js';
-import type { CredentialBox, SealedCredential } from '../../../core/store/credential-box.js';
+import type { CredentialBox } from '../../../core/store/credential-box.js';
 import type { WriteTx } from '../../../core/store/database.js';
+import { linkChooser, type LocalGateway } from '../link-choice.js';
 import type { FleetRepository, GatewayRecord, MachineRecord } from '../store.js';
 import type { machineRecordView } from './views.js';
 
@@ -23,8 +23,11 @@ export interface FleetDeps {
   ctx: ProgramsContext;
   repo: FleetRepository;
   box: CredentialBox;
+  /** The gateway in this process, when it runs one (its entry, its link). */
+  local: LocalGateway | undefined;
   /** Records a fleet action of the caller, or of the service itself (null). */
   audit(tx: WriteTx, p: RestPrincipal | null, entry: FleetAuditEntry): Promise<unknown>;
+  /** The link that reaches the gateway from this instance (link-choice.ts); throws GatewayLinkError when there is none now. */
   linkFor(g: GatewayRecord): GatewayLink;
   /** Runs a call through a gateway's link, recording contact or error; a link failure becomes a problem a person can act on. */
   through<T>(g: GatewayRecord, call: (link: GatewayLink) => Promise<T>): Promise<T>;
@@ -46,25 +49,26 @@ function linkProblem(g: GatewayRecord, err: GatewayLinkError): ProblemError {
   return new ProblemError('unacceptable', detail, { extensions: { gatewayError: err.kind } });
 }
 
-export function fleetDeps(ctx: ProgramsContext, repo: FleetRepository, box: CredentialBox): FleetDeps {
-  const linkFor = (g: GatewayRecord): GatewayLink => {
-    if (g.kind === 'in-process') {
-      if (!ctx.localGateway) throw new GatewayLinkError('unreachable', `gateway ${g.name} runs in the same process as this service, which was started without it (--role programs)`);
-      return ctx.localGateway;
-    }
-    return new HttpGatewayLink(g.url, box.open(`gateway:${g.id}`, 'secretKey', JSON.parse(g.sealedKey ?? 'null') as SealedCredential));
-  };
+export function fleetDeps(ctx: ProgramsContext, repo: FleetRepository, box: CredentialBox, local?: LocalGateway): FleetDeps {
+  const linkFor = linkChooser(box, local, ctx.now);
   const machineVisible = async (p: RestPrincipal, m: MachineRecord): Promise<boolean> => {
     const scope = p.scopes.machineGroups ?? '*';
     if (scope === '*') return true;
     return (await repo.groupIdsOf(m.id)).some((g) => scope.includes(g));
   };
   return {
-    ctx, repo, box, linkFor, machineVisible,
+    ctx, repo, box, local, linkFor, machineVisible,
     audit: (tx, p, entry) => ctx.audit.append(tx, { ...auditActor(p), category: 'fleet', ...entry }),
     through: async (g, call) => {
+      let link: GatewayLink;
       try {
-        const result = await call(linkFor(g));
+        link = linkFor(g);
+      } catch (err) {
+        // No way to it from this instance (the gateway of another instance without an address): nothing was called, so nothing is recorded on it.
+        throw err instanceof GatewayLinkError ? linkProblem(g, err) : err;
+      }
+      try {
+        const result = await call(link);
         await repo.recordContact(g.id, ctx.now(), null);
         return result;
       } catch (err) {

@@ -5,6 +5,7 @@
 import { GatewayLinkError } from '../../../core/gateway-link/types.js';
 import type { AnyRestOperation } from '../../../core/rest/operation.js';
 import type { GatewayMachines } from '../service.js';
+import { wayTo } from '../link-choice.js';
 import type { MachineRecord } from '../store.js';
 import type { FleetDeps } from './deps.js';
 import { FILE_OPERATIONS } from './files.js';
@@ -20,7 +21,7 @@ export function fleetOperations(deps: FleetDeps): AnyRestOperation[] {
 const forUse = (m: MachineRecord) => ({ id: m.id, gatewayId: m.gatewayId, machineId: m.machineId, name: m.name, driver: m.driver, present: m.present, programDir: m.programDir, transformProfile: m.transformProfile });
 
 /** The fleet as the service's other plugins see it (`gateway-machines`). */
-export function fleetService({ ctx, repo, machineVisible, groupVisible, linkFor }: FleetDeps): GatewayMachines {
+export function fleetService({ ctx, repo, machineVisible, groupVisible, linkFor, local }: FleetDeps): GatewayMachines {
   return {
     async machine(id, principal) {
       const m = await repo.machine(id);
@@ -40,7 +41,13 @@ export function fleetService({ ctx, repo, machineVisible, groupVisible, linkFor 
       await repo.recordContact(gatewayId, ctx.now(), error);
     },
     async mirrored() {
-      return (await repo.mirrored()).map((m) => ({ ...forUse(m), mirrorIntervalSec: m.mirrorIntervalSec }));
+      const machines = await repo.mirrored();
+      const here = new Map<string, boolean>();
+      for (const id of new Set(machines.map((m) => m.gatewayId))) {
+        const g = await repo.gateway(id);
+        here.set(id, g !== undefined && wayTo(g, local) !== 'none');
+      }
+      return machines.map((m) => ({ ...forUse(m), mirrorIntervalSec: m.mirrorIntervalSec, reachableHere: here.get(m.gatewayId) ?? false }));
     },
     gatewayCounts: () => repo.gatewayCounts(),
     async group(id, principal) {

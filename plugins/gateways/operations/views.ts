@@ -7,7 +7,12 @@ import type { GatewayRecord, GroupRecord } from '../store.js';
 export const REPORT_MAX_NAMES = 100;
 
 export const gatewayView = z.object({
-  id: z.string(), name: z.string(), kind: z.enum(['in-process', 'http']), url: z.string(), createdBy: z.string(), createdAt: z.string(),
+  id: z.string(), name: z.string(),
+  kind: z.enum(['in-process', 'http']).describe('`in-process`: the gateway in the process of a program-service instance (`npm start`); `http`: a remote gateway.'),
+  url: z.string().describe('A remote gateway\'s base URL. For an in-process gateway `in-process`, or the address the other instances reach it at once one is registered (PATCH).'),
+  gatewayID: z.string().nullable().describe('An in-process gateway\'s own identity (its gateway-info gatewayID); null for a remote gateway, and for an in-process one no instance has taken over since it was registered without it.'),
+  host: z.string().nullable().describe('The host of the instance an in-process gateway runs in.'),
+  createdBy: z.string(), createdAt: z.string(),
   reachable: z.boolean().describe('The last call to it succeeded.'), lastContactAt: z.string().nullable(), lastError: z.string().nullable(), lastErrorAt: z.string().nullable(),
   lastSyncAt: z.string().nullable(),
 });
@@ -32,7 +37,7 @@ export type SyncReport = z.infer<typeof syncReport>;
 export const fileView = z.object({ dir: z.string(), name: z.string(), size: z.number(), modified: z.string().optional(), comment: z.string().optional() });
 
 export const gatewayOut = (g: GatewayRecord): z.infer<typeof gatewayView> => ({
-  id: g.id, name: g.name, kind: g.kind, url: g.url, createdBy: g.createdBy, createdAt: iso(g.createdAt),
+  id: g.id, name: g.name, kind: g.kind, url: g.url, gatewayID: g.gatewayUid, host: g.host, createdBy: g.createdBy, createdAt: iso(g.createdAt),
   reachable: g.lastContactAt !== null && (g.lastErrorAt === null || g.lastErrorAt < g.lastContactAt), lastContactAt: isoOrNull(g.lastContactAt), lastError: g.lastError,
   lastErrorAt: isoOrNull(g.lastErrorAt), lastSyncAt: isoOrNull(g.lastSyncAt),
 });

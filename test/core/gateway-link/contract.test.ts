@@ -47,6 +47,13 @@ const implementations: [string, () => GatewayLink][] = [
 ];
 
 describe.each(implementations)('gateway link (%s)', (_name, make) => {
+  it('PV-33 says who the gateway is: its stable gatewayID (its data directory\'s gateway-id) and its name', async () => {
+    const info = await gw.request('GET', '/api/system/gateway-info');
+    const { gatewayID, name } = info.body.data as { gatewayID: string; name: string };
+    expect(gatewayID).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await make().identity()).toEqual({ gatewayID, name });
+  });
+
   it('PV-33 lists the gateway\'s machines, without credentials, and its groups', async () => {
     const link = make();
     const machines = await link.listMachines();

@@ -73,7 +73,7 @@ async function expectPrograms(row: PeerRow, c: DriverClient): Promise<void> {
 
 /** Defines the suite's cases for one row. */
 export function conformanceCases(row: PeerRow): void {
-  describe(`driver ${row.driver}`, () => {
+  describe(`driver ${row.driver}${row.label ? ` (${row.label})` : ''}`, () => {
     let started: StartedPeer;
     let tg: TestGateway | undefined;
     let timersBefore = 0;

@@ -3,13 +3,16 @@
  * how to start the driver's peer, the gateway machine that reads it, how to
  * kill the peer and bring it back on the same port, the program the row
  * writes when the driver carries programs, and the bound on going offline
- * that the driver's docs page gives. A new driver adds one row here.
+ * that the driver's docs page gives. A new driver adds one row here, or one
+ * per kind of peer it reads (MTConnect: an adapter and an agent).
  */
 import { connectAsync } from 'mqtt';
 import type { DriverClient } from '../../../core/driver.js';
 import type { RunningSimulator, SimulatedMachineSpec } from '../../../drivers/protocol-simulator.js';
 import { startFocasSimulator } from '../../../drivers/focas/simulator.js';
 import { startModbusSimulator } from '../../../drivers/modbus/simulator.js';
+import { startMtconnectAgentSimulator } from '../../../drivers/mtconnect/agent-simulator.js';
+import { startMtconnectAdapterSimulator } from '../../../drivers/mtconnect/simulator.js';
 import { SIMULATOR_TOPICS } from '../../../drivers/mqtt/default-mapping.js';
 import { startMqttPublisher } from '../../../drivers/mqtt/publisher.js';
 import { startOpcuaServer } from '../../../drivers/opcua/simulator.js';
@@ -51,6 +54,8 @@ export interface ProgramSample {
 
 export interface PeerRow {
   driver: string;
+  /** Which kind of peer, for a driver with a row per kind. */
+  label?: string;
   /** The program the row writes; undefined for a driver without `programFiles`. */
   program?: ProgramSample;
   start(): Promise<StartedPeer>;
@@ -98,6 +103,8 @@ async function restartable(
 
 const MODBUS_SPEC: SimulatedMachineSpec = { machineID: 'MB-CONF', seed: 21, machineType: 'lathe', system: 'FANUC 0i-TF' };
 const MQTT_SPEC: SimulatedMachineSpec = { machineID: 'MQ-CONF', seed: 11, machineType: 'machiningCenter', system: 'FANUC' };
+const MTC_ADAPTER_SPEC: SimulatedMachineSpec = { machineID: 'MTC-CONF-A', seed: 31, machineType: 'lathe', system: 'OKUMA', timeScale: 5 };
+const MTC_AGENT_SPEC: SimulatedMachineSpec = { machineID: 'MTC-CONF-B', seed: 32, machineType: 'lathe', system: 'MAZAK', timeScale: 5 };
 
 /** A FANUC-style program: the O-number in the text must match the name (docs/drivers/focas.md). */
 const program = (name: string): ProgramSample => ({
@@ -188,6 +195,28 @@ export const PEERS: readonly PeerRow[] = [
       (port) => startFocasSimulator({ machines: [MC], port }),
       () => ({ driverOptions: { cnc: MC.machineID, requestTimeoutMs: 500, connectTimeoutMs: 1_000 } }),
       { requestTimeoutMs: 500, connectTimeoutMs: 1_000 },
+    ),
+  },
+  {
+    // MTConnect from an SHDR adapter: a dead adapter closes its connection, so the link is lost at once (docs/drivers/mtconnect.md).
+    driver: 'mtconnect',
+    label: 'SHDR adapter',
+    start: () => restartable(
+      MTC_ADAPTER_SPEC,
+      (port) => startMtconnectAdapterSimulator({ port, machines: [MTC_ADAPTER_SPEC] }),
+      (sim) => optionsOf(sim, MTC_ADAPTER_SPEC, { requestTimeoutMs: 1_000, connectTimeoutMs: 1_000 }),
+      { requestTimeoutMs: 1_000, connectTimeoutMs: 1_000 },
+    ),
+  },
+  {
+    // MTConnect from an agent: the stream's socket closes with the agent; its restart is a new instanceId, read from /probe again.
+    driver: 'mtconnect',
+    label: 'agent',
+    start: () => restartable(
+      MTC_AGENT_SPEC,
+      (port) => startMtconnectAgentSimulator({ port, machines: [MTC_AGENT_SPEC] }),
+      (sim) => optionsOf(sim, MTC_AGENT_SPEC, { requestTimeoutMs: 1_000 }),
+      { requestTimeoutMs: 1_000, connectTimeoutMs: 1_000 },
     ),
   },
   {

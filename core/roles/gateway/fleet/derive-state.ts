@@ -13,7 +13,9 @@
  *  5. alarm     — emergency stop engaged, or an alarm of level `alarm`/`emergency` is active.
  *  6. running   — the controller is executing a program (adjustedStatus RUNNING).
  *  7. setup     — a manual mode (MANUAL, JOG, HANDLE, MDI, EDIT, REF) and not executing.
- *  8. idle      — everything else: AUTO/REMOTE mode, stopped, reset or feed hold.
+ *  8. idle      — everything else: AUTO/REMOTE mode, stopped, reset or feed hold; the
+ *                 reason quotes the controller's own word when it says more (FEED_HOLD,
+ *                 OPTIONAL_STOP, PROGRAM_COMPLETED…).
  */
 import type { CncStatus, OperatingMode } from '../../../driver.js';
 
@@ -91,7 +93,21 @@ export function deriveState(input: DeriveStateInput): DerivedState {
   if (MANUAL_MODES.has(s.mode)) {
     return { state: 'setup', reason: `setup: manual mode and not executing (${signals})${link}`, statusStale };
   }
-  return { state: 'idle', reason: `idle: not executing (${signals})${link}`, statusStale };
+  return { state: 'idle', reason: `idle: not executing${controllerWord(s)} (${signals})${link}`, statusStale };
+}
+
+/** The longest controller word a reason quotes. */
+const MAX_WORD = 40;
+
+/**
+ * The controller's own execution word when it says more than the normalised
+ * state, e.g. `, controller reports FEED_HOLD` for HOLD, so an idle machine's
+ * reason tells a feed hold from an optional stop or a finished program.
+ */
+function controllerWord(s: CncStatus): string {
+  const word = s.cncStatus.trim();
+  if (word === '' || word.toUpperCase() === s.adjustedStatus) return '';
+  return `, controller reports ${word.length > MAX_WORD ? `${word.slice(0, MAX_WORD)}…` : word}`;
 }
 
 /**

@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import type { Database, SqlValue } from '../../../store/database.js';
 import { HistoryRevisions, MIN_SETTLE_MS } from './revisions.js';
+import type { SequencedRow } from './sequence.js';
 
 export interface HistoryRow {
   machineID: string;
@@ -46,12 +47,23 @@ export interface HistoryWriterStats {
 const COLUMNS = 5;
 const SEQ_KEY = 'history.seq';
 
+/**
+ * Told each committed flush: its rows in sequence order, and the writer's
+ * `committedThrough` after it. A flush that failed is retried after later
+ * ones, so rows can commit out of sequence order; only rows at or below
+ * `committedThrough` are final in the sense a resuming reader needs.
+ */
+export type CommitListener = (rows: readonly SequencedRow[], committedThrough: number) => void;
+
 export class HistoryWriter {
   private buffer: SqlValue[][] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private seq = 0;
   private closed = false;
+  /** The first sequence number of each flush handed to the database and not yet committed or put back. */
+  private readonly inFlightFirsts = new Set<number>();
+  private readonly commitListeners = new Set<CommitListener>();
   private readonly maxRows: number;
   private readonly flushIntervalMs: number;
   private readonly maxBufferedRows: number;
@@ -119,9 +131,33 @@ export class HistoryWriter {
     this.buffer = [];
     this.stats.pending = 0;
     const lastSeq = rows[rows.length - 1]?.[0] as number;
+    const firstSeq = rows[0]?.[0] as number;
     this.stats.inFlight += rows.length;
-    this.flushing = this.flushing.then(() => this.writeRows(rows, lastSeq)).finally(() => (this.stats.inFlight -= rows.length));
+    this.inFlightFirsts.add(firstSeq);
+    this.flushing = this.flushing
+      .then(() => this.writeRows(rows, lastSeq))
+      .finally(() => {
+        this.stats.inFlight -= rows.length;
+        this.inFlightFirsts.delete(firstSeq);
+      });
     return this.flushing;
+  }
+
+  /**
+   * The highest sequence number at or below which every row is committed (or
+   * was dropped, counted in `droppedRows`): a reader that resumes after its
+   * last seq reads the history up to here and misses nothing.
+   */
+  get committedThrough(): number {
+    let lowest = this.buffer.length > 0 ? (this.buffer[0]![0] as number) : this.seq + 1;
+    for (const first of this.inFlightFirsts) lowest = Math.min(lowest, first);
+    return lowest - 1;
+  }
+
+  /** Calls `listener` after each committed flush (see `CommitListener`); answers the way to stop. */
+  onCommit(listener: CommitListener): () => void {
+    this.commitListeners.add(listener);
+    return () => this.commitListeners.delete(listener);
   }
 
   private async writeRows(rows: SqlValue[][], lastSeq: number): Promise<void> {
@@ -144,13 +180,44 @@ export class HistoryWriter {
       this.stats.flushes++;
       this.options.observeFlush?.((performance.now() - started) / 1000);
       this.noteSettledRows(rows);
+      this.tellCommitted(rows, rows[0]![0] as number);
     } catch (err) {
       // Keep the rows for the next flush rather than losing them; the buffer bound protects memory.
       this.stats.failedFlushes++;
       this.options.logger?.error({ err, rows: rows.length }, 'history flush failed; rows kept for retry');
-      this.buffer = rows.concat(this.buffer).slice(-this.maxBufferedRows);
+      this.inFlightFirsts.delete(rows[0]![0] as number);
+      this.putBack(rows);
       this.stats.pending = this.buffer.length;
       if (!this.closed && !this.timer) this.timer = setTimeout(() => void this.flush(), this.flushIntervalMs);
+    }
+  }
+
+  /**
+   * Puts a failed flush's rows back in the buffer, in sequence order (a later
+   * flush that also failed may already be back there), dropping and counting
+   * the oldest beyond the buffer's bound.
+   */
+  private putBack(rows: SqlValue[][]): void {
+    const merged = rows.concat(this.buffer);
+    const next = this.buffer[0];
+    if (next && (next[0] as number) < (rows[rows.length - 1]![0] as number)) merged.sort((a, b) => (a[0] as number) - (b[0] as number));
+    const over = merged.length - this.maxBufferedRows;
+    if (over > 0) this.stats.droppedRows += over;
+    this.buffer = over > 0 ? merged.slice(over) : merged;
+  }
+
+  /** Hands a committed flush to the commit listeners, its first seq no longer counted in flight. */
+  private tellCommitted(rows: readonly SqlValue[][], firstSeq: number): void {
+    this.inFlightFirsts.delete(firstSeq);
+    if (this.commitListeners.size === 0) return;
+    const committed: SequencedRow[] = rows.map((r) => ({ seq: r[0] as number, machineID: r[1] as string, cls: r[2] as string, ts: r[3] as number, data: r[4] as string }));
+    const through = this.committedThrough;
+    for (const listener of this.commitListeners) {
+      try {
+        listener(committed, through);
+      } catch (err) {
+        this.options.logger?.error({ err }, 'a history commit listener failed');
+      }
     }
   }
 

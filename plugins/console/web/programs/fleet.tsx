@@ -11,7 +11,7 @@ import { byName, message, type Page } from './model.js';
 import { Groups, type FleetGroup } from './fleet-groups.js';
 
 interface FleetMachine { id: string; machineId: string; name: string; driver: string; present: boolean; gatewayId: string; groupIds: string[]; programDir: string; mirror: { enabled: boolean; intervalSec: number } }
-interface Gateway { id: string; name: string; kind: string; url: string; reachable: boolean; lastContactAt: string | null; lastError: string | null; lastErrorAt: string | null; lastSyncAt: string | null }
+interface Gateway { id: string; name: string; kind: string; url: string; host: string | null; reachable: boolean; lastContactAt: string | null; lastError: string | null; lastErrorAt: string | null; lastSyncAt: string | null }
 interface SyncReport { machines: { added: { count: number }; changed: unknown[]; gone: { count: number }; returned: { count: number }; unchanged: number } }
 
 const when = (s: string | null) => (s ? new Date(s).toLocaleString() : 'never');
@@ -129,7 +129,7 @@ export function Gateways({ canManage }: { canManage: boolean }) {
   return (
     <main id="main">
       <h1>Gateways</h1>
-      <p class="muted">The gateway in this process is read again whenever its machines change; the others on an interval, or now with <i>Sync now</i>.</p>
+      <p class="muted">The gateway of each instance is read again by its instance whenever its machines change; remote gateways on an interval, or now with <i>Sync now</i>.</p>
       {error && <p class="error" role="alert">{error}</p>}
       {notice && <p class="notice" role="status">{notice}</p>}
       {gateways.length === 0 && <p>No gateways yet. Register one below with its address and a secret key made in its console.</p>}
@@ -138,7 +138,7 @@ export function Gateways({ canManage }: { canManage: boolean }) {
         <tbody>{gateways.map((g) => (
           <tr key={g.id} data-gateway={g.name} data-reachable={String(g.reachable)}>
             <td title={g.id}>{g.name}</td>
-            <td>{g.kind === 'in-process' ? 'this process' : g.url}</td>
+            <td>{g.kind === 'in-process' ? `in the process of the instance on ${g.host ?? 'its host'}${g.url === 'in-process' ? '' : `; others reach it at ${g.url}`}` : g.url}</td>
             <td>{g.reachable ? 'yes' : <b class="error">no</b>}</td>
             <td>{when(g.lastSyncAt)}</td>
             <td class="wrap">{g.lastError ? `${g.lastError} (${when(g.lastErrorAt)})` : '—'}</td>

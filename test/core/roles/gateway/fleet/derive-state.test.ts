@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { deriveState, type DeriveStateInput } from '../../../../../core/roles/gateway/fleet/derive-state.js';
 import type { CncStatus } from '../../../../../core/driver.js';
 import { makeStatus } from '../../../../fixtures/scripted-client.js';
+import { readFamily } from '../../../../../drivers/mtconnect/mapping.js';
+import { ObservationStore, type ConditionReport } from '../../../../../drivers/mtconnect/observations.js';
+import { loadLathe } from '../../../../../drivers/mtconnect/replay.js';
+import { rolesOf } from '../../../../../drivers/mtconnect/roles.js';
 
 const NOW = 1_800_000_000_000;
 
@@ -54,8 +58,20 @@ describe('deriveState', () => {
     { name: 'GW-22 setup in MDI mode and not executing', input: input({ status: { value: status({ adjustedStatus: 'STOPPED', mode: 'MDI' }), sampledAt: NOW } }), state: 'setup', reason: /manual mode.*mode=MDI/ },
     { name: 'GW-22 setup in JOG mode', input: input({ status: { value: status({ adjustedStatus: 'RESET', mode: 'JOG' }), sampledAt: NOW } }), state: 'setup', reason: /mode=JOG/ },
     { name: 'GW-22 running in MDI mode while executing is running, not setup', input: input({ status: { value: status({ mode: 'MDI' }), sampledAt: NOW } }), state: 'running', reason: /mode=MDI/ },
-    { name: 'GW-22 idle in AUTO when stopped', input: input({ status: { value: status({ adjustedStatus: 'STOPPED' }), sampledAt: NOW } }), state: 'idle', reason: /^idle: not executing \(adjustedStatus=STOPPED/ },
+    { name: 'GW-22 idle in AUTO when stopped', input: input({ status: { value: status({ cncStatus: 'STOPPED', adjustedStatus: 'STOPPED' }), sampledAt: NOW } }), state: 'idle', reason: /^idle: not executing \(adjustedStatus=STOPPED/ },
     { name: 'GW-22 idle on feed hold', input: input({ status: { value: status({ adjustedStatus: 'HOLD' }), sampledAt: NOW } }), state: 'idle', reason: /adjustedStatus=HOLD/ },
+    {
+      name: 'GW-22 an idle reason quotes the controller\'s own word when it says more than the normalised state',
+      input: input({ status: { value: status({ cncStatus: 'OPTIONAL_STOP', adjustedStatus: 'STOPPED' }), sampledAt: NOW } }),
+      state: 'idle',
+      reason: /^idle: not executing, controller reports OPTIONAL_STOP \(adjustedStatus=STOPPED/,
+    },
+    {
+      name: 'GW-22 an idle reason quotes no word that only repeats the normalised state, and at most 40 characters of one',
+      input: input({ status: { value: status({ cncStatus: 'x'.repeat(500), adjustedStatus: 'STOPPED' }), sampledAt: NOW } }),
+      state: 'idle',
+      reason: /^idle: not executing, controller reports x{40}… \(adjustedStatus=STOPPED/,
+    },
   ];
 
   for (const row of table) {
@@ -79,4 +95,59 @@ describe('deriveState', () => {
       expect(result.reason.startsWith(`${result.state}:`)).toBe(true);
     }
   });
+});
+
+/**
+ * The derived state of an MTConnect machine, from the values its adapter or
+ * agent sends, through the driver's mapping (drivers/mtconnect/mapping.ts):
+ * the table of docs/derived-states.md, "MTConnect". Offline (AVAILABILITY
+ * UNAVAILABLE, a lost adapter) is the connection's part, in
+ * test/drivers/mtconnect/client.test.ts.
+ */
+describe('deriveState of MTConnect values', () => {
+  const { model } = loadLathe();
+  const roles = rolesOf(model);
+  const id = (name: string) => model.dataItems.find((d) => d.name === name)?.id as string;
+
+  function mtconnectStatus(values: Record<string, string>, conditions: Record<string, ConditionReport> = {}): CncStatus {
+    const store = new ObservationStore({ maxActiveConditionsPerItem: 10, maxAssets: 10 });
+    const all: Record<string, string> = { estop: 'ARMED', mode: 'AUTOMATIC', program: 'O1001', ...values };
+    for (const [name, value] of Object.entries(all)) store.setValue(id(name), value, NOW - 100, NOW - 100);
+    for (const [name, report] of Object.entries(conditions)) store.setCondition(id(name), report, NOW - 100);
+    const read = readFamily(store, roles, 'status');
+    if (read.kind !== 'value') throw new Error(`status read: ${read.kind} ${read.detail}`);
+    return read.value;
+  }
+
+  const rows: { name: string; values: Record<string, string>; conditions?: Record<string, ConditionReport>; state: string; reason: RegExp }[] = [
+    { name: 'EXECUTION ACTIVE is running', values: { execution: 'ACTIVE' }, state: 'running', reason: /^running: executing \(adjustedStatus=RUNNING, mode=AUTO/ },
+    { name: 'EXECUTION STOPPED is idle, and the reason says STOPPED', values: { execution: 'STOPPED' }, state: 'idle', reason: /^idle: not executing \(adjustedStatus=STOPPED/ },
+    ...['READY', 'INTERRUPTED', 'FEED_HOLD', 'OPTIONAL_STOP', 'PROGRAM_STOPPED', 'PROGRAM_COMPLETED'].map((word) => ({
+      name: `EXECUTION ${word} is idle, and the reason says ${word}`,
+      values: { execution: word },
+      state: 'idle',
+      reason: new RegExp(`^idle: not executing, controller reports ${word} \\(`),
+    })),
+    {
+      name: 'a FAULT condition is alarm', values: { execution: 'ACTIVE' }, conditions: { system: { level: 'FAULT', nativeCode: '2051', message: 'Spindle overload' } },
+      state: 'alarm', reason: /^alarm: active alarm \(.*alarmLevel=alarm/,
+    },
+    {
+      name: 'a WARNING condition does not stop running', values: { execution: 'ACTIVE' }, conditions: { logic: { level: 'WARNING', nativeCode: '17' } },
+      state: 'running', reason: /alarmLevel=warning/,
+    },
+    { name: 'EMERGENCY_STOP TRIGGERED is alarm, whatever EXECUTION says', values: { execution: 'ACTIVE', estop: 'TRIGGERED' }, state: 'alarm', reason: /^alarm: emergency stop engaged \(adjustedStatus=EMERGENCY/ },
+    { name: 'CONTROLLER_MODE MANUAL is setup', values: { execution: 'READY', mode: 'MANUAL' }, state: 'setup', reason: /^setup: .*mode=MANUAL/ },
+    { name: 'CONTROLLER_MODE MANUAL_DATA_INPUT is setup', values: { execution: 'STOPPED', mode: 'MANUAL_DATA_INPUT' }, state: 'setup', reason: /mode=MDI/ },
+    { name: 'CONTROLLER_MODE EDIT is setup', values: { execution: 'READY', mode: 'EDIT' }, state: 'setup', reason: /mode=EDIT/ },
+    { name: 'a program executing in MANUAL_DATA_INPUT is running, not setup', values: { execution: 'ACTIVE', mode: 'MANUAL_DATA_INPUT' }, state: 'running', reason: /mode=MDI/ },
+  ];
+
+  for (const row of rows) {
+    it(`GW-22 ${row.name}`, () => {
+      const result = deriveState(input({ status: { value: mtconnectStatus(row.values, row.conditions), sampledAt: NOW } }));
+      expect(result.state).toBe(row.state);
+      expect(result.reason).toMatch(row.reason);
+    });
+  }
 });

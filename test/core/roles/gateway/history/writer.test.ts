@@ -131,3 +131,71 @@ describe('HistoryWriter', () => {
     expect(() => writer.push(row(1))).toThrow(/closed/);
   });
 });
+
+describe('the history in sequence order', () => {
+  it('tells each committed flush to its listeners in sequence order, with what is committed through', async () => {
+    const { db } = await freshDb();
+    const writer = await HistoryWriter.open(db, { maxRows: 1000, flushIntervalMs: 60_000 });
+    const told: { seqs: number[]; through: number }[] = [];
+    const stop = writer.onCommit((rows, through) => told.push({ seqs: rows.map((r) => r.seq), through }));
+    for (let i = 0; i < 3; i++) writer.push(row(i));
+    expect(writer.committedThrough).toBe(0);
+    await writer.flush();
+    for (let i = 3; i < 5; i++) writer.push(row(i));
+    expect(writer.committedThrough).toBe(3);
+    await writer.flush();
+    stop();
+    writer.push(row(5));
+    await writer.flush();
+    expect(told).toEqual([{ seqs: [1, 2, 3], through: 3 }, { seqs: [4, 5], through: 5 }]);
+    expect(writer.committedThrough).toBe(6);
+    await writer.close();
+  });
+
+  it('does not count a failed flush as committed while a later one commits, and keeps its rows in order for the retry', async () => {
+    const { db } = await freshDb();
+    const writer = await HistoryWriter.open(db, { maxRows: 1000, flushIntervalMs: 60_000 });
+    const told: number[][] = [];
+    writer.onCommit((rows) => told.push(rows.map((r) => r.seq)));
+    const realWrite = db.write.bind(db);
+    let failNext = true;
+    db.write = ((fn: never, opts: never) => {
+      if (failNext) {
+        failNext = false;
+        return Promise.reject(new Error('disk full'));
+      }
+      return realWrite(fn, opts);
+    }) as typeof db.write;
+    for (let i = 0; i < 2; i++) writer.push(row(i));
+    const failed = writer.flush();
+    for (let i = 2; i < 4; i++) writer.push(row(i));
+    const later = writer.flush();
+    await failed;
+    await later;
+    // Rows 1-2 are back in the buffer; 3-4 committed.
+    expect(told).toEqual([[3, 4]]);
+    expect(writer.committedThrough).toBe(0);
+    await writer.flush();
+    expect(told).toEqual([[3, 4], [1, 2]]);
+    expect(writer.committedThrough).toBe(4);
+    await writer.close();
+  });
+
+  it('reads the rows after a sequence number up to a bound, oldest first, by machine and class', async () => {
+    const { db } = await freshDb();
+    const { readAfterSeq, sequenceBounds } = await import('../../../../../core/roles/gateway/history/sequence.js');
+    const writer = await HistoryWriter.open(db, { maxRows: 1000, flushIntervalMs: 60_000 });
+    expect(await sequenceBounds(db)).toEqual({ first: 0, last: 0, rows: 0 });
+    for (let i = 0; i < 10; i++) writer.push(row(i));
+    await writer.flush();
+    expect(await sequenceBounds(db)).toEqual({ first: 1, last: 10, rows: 10 });
+    const all = await readAfterSeq(db, { afterSeq: 2, throughSeq: 8, limit: 100 });
+    expect(all.map((r) => r.seq)).toEqual([3, 4, 5, 6, 7, 8]);
+    expect(all[0]).toEqual({ seq: 3, machineID: 'M2', cls: 'Heartbeat', ts: 1_700_000_000_002, data: '{"i":2}' });
+    expect((await readAfterSeq(db, { afterSeq: 0, throughSeq: 10, limit: 2 })).map((r) => r.seq)).toEqual([1, 2]);
+    expect((await readAfterSeq(db, { afterSeq: 0, throughSeq: 10, limit: 100, machineIDs: ['M0'] })).map((r) => r.seq)).toEqual([1, 4, 7, 10]);
+    expect(await readAfterSeq(db, { afterSeq: 0, throughSeq: 10, limit: 100, classes: ['Count'] })).toEqual([]);
+    expect(await readAfterSeq(db, { afterSeq: 0, throughSeq: 10, limit: 100, machineIDs: [] })).toEqual([]);
+    await writer.close();
+  });
+});

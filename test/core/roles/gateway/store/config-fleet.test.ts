@@ -25,7 +25,7 @@ afterEach(async () => {
 /** Writes `config` to `<dir>/<name>` and starts a gateway from it, as `npm start -- --config FILE` does. */
 async function startFromFile(dir: string, name: string, config: object): Promise<Started> {
   const file = join(dir, name);
-  writeFileSync(file, JSON.stringify({ logLevel: 'info', gateway: { dataDir: join(dir, 'data'), timeZone: 'UTC' }, ...config }));
+  writeFileSync(file, JSON.stringify({ logLevel: 'info', gateway: { dataDir: join(dir, 'data'), timeZone: 'UTC' }, mtconnect: { host: '127.0.0.1', port: 0 }, ...config }));
   const { config: parsed } = loadConfig(['--config', file], {});
   const log: string[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void log.push((JSON.parse(line) as { msg: string }).msg) });

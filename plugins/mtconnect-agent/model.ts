@@ -1,0 +1,141 @@
+/**
+ * The agent's device model: the `Agent` device (its availability, and an
+ * Adapter per machine with the connection of its driver), and one `Device`
+ * per active machine with a Controller (emergency stop, mode, the SYSTEM
+ * condition) and a Path (execution, program, part count). Element ids are
+ * the machineID made a valid XML ID (see `idBase`) and a suffix, so they are
+ * stable and unique. Rebuilt when the fleet's machines change.
+ */
+import type { MachineConfig } from '../../core/roles/gateway/machine-config.js';
+import type { ValueItem } from './replay.js';
+
+export type Category = 'SAMPLE' | 'EVENT' | 'CONDITION';
+
+/** What an observation of a data item comes from: a machine's item, or the Agent's own availability. */
+export type ItemSource = { machineID: string; item: ValueItem | 'system' } | { agent: 'avail' };
+
+export interface DataItemDef {
+  id: string;
+  type: string;
+  category: Category;
+  name: string;
+  source: ItemSource;
+  /** The component (or device) it belongs to. */
+  parent: ComponentDef;
+}
+
+export interface ComponentDef {
+  /** The element: Device, Agent, Controller, Path, Adapters, Adapter. */
+  element: string;
+  id: string;
+  name?: string;
+  uuid?: string;
+  description?: string;
+  dataItems: DataItemDef[];
+  components: ComponentDef[];
+  /** The device it is part of (itself for a device). */
+  device: ComponentDef;
+  parentComponent?: ComponentDef;
+}
+
+export interface DeviceModel {
+  /** The Agent first, then the machines in machineID order. */
+  devices: ComponentDef[];
+  dataItems: Map<string, DataItemDef>;
+  /** A machine's data items by what they show. */
+  byMachine: Map<string, Partial<Record<ValueItem | 'system', DataItemDef>>>;
+  agentAvailability: DataItemDef;
+}
+
+/**
+ * The machineID as the base of XML ids: `_` doubled (so the single `_` before
+ * a suffix cannot be part of a machineID) and a leading digit prefixed with
+ * `_` (an XML ID starts with a letter or `_`).
+ */
+export function idBase(machineID: string): string {
+  return (/^[0-9]/.test(machineID) ? '_' : '') + machineID.replaceAll('_', '__');
+}
+
+const AGENT_ID = '_agent';
+
+type ItemSpec = [item: ValueItem | 'system', suffix: string, type: string, category: Category, name: string];
+
+const DEVICE_ITEMS: ItemSpec[] = [
+  ['avail', 'avail', 'AVAILABILITY', 'EVENT', 'avail'],
+  ['state', 'state', 'MESSAGE', 'EVENT', 'state'],
+];
+const CONTROLLER_ITEMS: ItemSpec[] = [
+  ['estop', 'estop', 'EMERGENCY_STOP', 'EVENT', 'estop'],
+  ['mode', 'mode', 'CONTROLLER_MODE', 'EVENT', 'mode'],
+  ['system', 'system', 'SYSTEM', 'CONDITION', 'system'],
+];
+const PATH_ITEMS: ItemSpec[] = [
+  ['exec', 'exec', 'EXECUTION', 'EVENT', 'execution'],
+  ['program', 'program', 'PROGRAM', 'EVENT', 'program'],
+];
+const COUNT_ITEMS: ItemSpec[] = [['partCount', 'partcount', 'PART_COUNT', 'EVENT', 'part_count']];
+
+function component(element: string, id: string, device: ComponentDef | undefined, extra: Partial<ComponentDef> = {}): ComponentDef {
+  const c = { element, id, dataItems: [], components: [], ...extra } as unknown as ComponentDef;
+  c.device = device ?? c;
+  return c;
+}
+
+/** Builds the model of `machines` (the active ones are served); `uuidOf` gives a machine's device uuid. */
+export function buildModel(machines: readonly MachineConfig[], agentUuid: string, uuidOf: (machineID: string) => string): DeviceModel {
+  const dataItems = new Map<string, DataItemDef>();
+  const byMachine: DeviceModel['byMachine'] = new Map();
+  const add = (parent: ComponentDef, id: string, type: string, category: Category, name: string, source: ItemSource): DataItemDef => {
+    const def: DataItemDef = { id, type, category, name, source, parent };
+    parent.dataItems.push(def);
+    dataItems.set(id, def);
+    return def;
+  };
+  const agent = component('Agent', AGENT_ID, undefined, { name: 'Agent', uuid: agentUuid });
+  const agentAvailability = add(agent, `${AGENT_ID}_avail`, 'AVAILABILITY', 'EVENT', 'agent_avail', { agent: 'avail' });
+  const adapters = component('Adapters', `${AGENT_ID}_adapters`, agent, { parentComponent: agent });
+  agent.components.push(adapters);
+  const devices = [agent];
+  const active = machines.filter((m) => m.isActive).sort((a, b) => (a.machineID < b.machineID ? -1 : a.machineID > b.machineID ? 1 : 0));
+  for (const m of active) {
+    const base = idBase(m.machineID);
+    const items: Partial<Record<ValueItem | 'system', DataItemDef>> = {};
+    byMachine.set(m.machineID, items);
+    const addAll = (parent: ComponentDef, specs: ItemSpec[]) => {
+      for (const [item, suffix, type, category, name] of specs) items[item] = add(parent, `${base}_${suffix}`, type, category, name, { machineID: m.machineID, item });
+    };
+    const adapter = component('Adapter', `${base}_adapter`, agent, { name: m.machineID, parentComponent: adapters });
+    adapters.components.push(adapter);
+    items.connection = add(adapter, `${base}_connection`, 'CONNECTION_STATUS', 'EVENT', 'connection', { machineID: m.machineID, item: 'connection' });
+    const device = component('Device', base, undefined, { name: m.machineID, uuid: uuidOf(m.machineID), description: describe(m) });
+    addAll(device, DEVICE_ITEMS);
+    const controller = component('Controller', `${base}_controller`, device, { name: 'controller', parentComponent: device });
+    const path = component('Path', `${base}_path`, device, { name: 'path', parentComponent: controller });
+    device.components.push(controller);
+    controller.components.push(path);
+    if (m.tasks.CNCStatus.enabled) {
+      addAll(controller, CONTROLLER_ITEMS);
+      addAll(path, PATH_ITEMS);
+    }
+    if (m.tasks.Count.enabled) addAll(path, COUNT_ITEMS);
+    devices.push(device);
+  }
+  return { devices, dataItems, byMachine, agentAvailability };
+}
+
+function describe(m: MachineConfig): string {
+  const control = [m.system, m.model].filter((s) => s !== '').join(' ');
+  return control ? `${m.name} (${control})` : m.name;
+}
+
+/** The device named `nameOrUuid` (its name or uuid, as agents look devices up). */
+export function findDevice(model: DeviceModel, nameOrUuid: string): ComponentDef | undefined {
+  return model.devices.find((d) => d.name === nameOrUuid || d.uuid === nameOrUuid);
+}
+
+/** Every data item id under `node` (itself included), in document order. */
+export function dataItemIdsUnder(node: ComponentDef, into: Set<string> = new Set()): Set<string> {
+  for (const d of node.dataItems) into.add(d.id);
+  for (const c of node.components) dataItemIdsUnder(c, into);
+  return into;
+}

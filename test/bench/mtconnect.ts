@@ -1,0 +1,148 @@
+/**
+ * `npm run bench -- mtconnect [--machines 1000] [--warmup 30] [--seconds 30] [--requests 100] [--clients 10]`:
+ * the MTConnect agent beside a simulated fleet sampled at 1 Hz.
+ *
+ *  - `/current` latency over `requests` requests, one after the other (target: p95 ≤ 50 ms);
+ *  - `/sample?count=10000` read from the oldest kept row to the head, page after page:
+ *    observations served per second, XML and JSON (target: ≥ 100,000/s);
+ *  - the CPU the process spends over `seconds` with the fleet alone, then with
+ *    `clients` streaming clients at `interval=1000` (in a child process, so
+ *    their own parsing is not counted): the difference is the streams' cost
+ *    (target: ≤ 10 % of one core).
+ *
+ * The gateway runs in this process with the shipped plugins, the agent on
+ * 127.0.0.1 and a free port.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import { parseConfig } from '../../core/roles/index.js';
+import { Gateway } from '../../core/roles/gateway/gateway.js';
+import { GATEWAY_PLUGINS } from '../../core/roles/gateway/compose.js';
+import { DRIVERS } from '../../drivers/registry.js';
+import { benchMachines } from './bench-fleet.js';
+import { option, percentile, printTable } from './stats.js';
+
+/** A header attribute's number from an XML or JSON Streams document. */
+function headerNumber(body: string, name: string): number {
+  const m = new RegExp(`"?${name}"?[=:]"?(\\d+)`).exec(body);
+  return m ? Number(m[1]) : NaN;
+}
+
+/** Observations in a document: their `sequence` attributes or fields (the header's are nextSequence, firstSequence, lastSequence). */
+function countObservations(body: string): number {
+  return body.match(/"?sequence"?[=:]"?\d/g)?.length ?? 0;
+}
+
+async function currentLatency(url: string, requests: number): Promise<{ p50: number; p95: number; p99: number; observations: number; bytes: number }> {
+  const times: number[] = [];
+  let observations = 0;
+  let bytes = 0;
+  for (let i = 0; i < requests; i++) {
+    const t0 = performance.now();
+    const body = await (await fetch(`${url}/current`)).text();
+    times.push(performance.now() - t0);
+    observations = countObservations(body);
+    bytes = body.length;
+    await sleep(50);
+  }
+  return { p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99), observations, bytes };
+}
+
+async function sampleThroughput(url: string, accept: string): Promise<{ observations: number; seconds: number; perSecond: number; requests: number }> {
+  const first = headerNumber(await (await fetch(`${url}/current`)).text(), 'firstSequence');
+  let from = first;
+  let observations = 0;
+  let requests = 0;
+  const t0 = performance.now();
+  // Up to the head as it was when the read began (50 pages at most).
+  const head = headerNumber(await (await fetch(`${url}/current`)).text(), 'nextSequence');
+  while (from < head && requests < 50) {
+    const body = await (await fetch(`${url}/sample?from=${from}&count=10000`, { headers: { accept } })).text();
+    requests++;
+    observations += countObservations(body);
+    const next = headerNumber(body, 'nextSequence');
+    if (!(next > from)) break;
+    from = next;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  return { observations, seconds, perSecond: observations / seconds, requests };
+}
+
+/** Streaming clients in a child process, each reading `/sample?interval=1000` and dropping what it reads. */
+function startClients(url: string, clients: number): ChildProcess {
+  const script = `
+    const [url, n] = process.argv.slice(1);
+    const head = await (await fetch(url + '/current')).text();
+    const next = /nextSequence="(\\d+)"/.exec(head)[1];
+    let bytes = 0;
+    for (let i = 0; i < Number(n); i++) {
+      fetch(url + '/sample?interval=1000&count=10000&from=' + next).then(async (res) => {
+        const reader = res.body.getReader();
+        for (;;) { const { value, done } = await reader.read(); if (done) break; bytes += value.length; }
+      }).catch(() => {});
+    }
+    setInterval(() => process.stdout.write(bytes + '\\n'), 1000);
+  `;
+  return spawn(process.execPath, ['--input-type=module', '-e', script, url, String(clients)], { stdio: ['ignore', 'pipe', 'inherit'] });
+}
+
+/** CPU of this process as % of one core over `seconds`. */
+async function cpuOver(seconds: number): Promise<number> {
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await sleep(seconds * 1000);
+  const cpu = process.cpuUsage(cpu0);
+  return ((cpu.user + cpu.system) / 1000 / (performance.now() - t0)) * 100;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const machines = option(args, 'machines', 1000);
+  const warmup = option(args, 'warmup', 30);
+  const seconds = option(args, 'seconds', 30);
+  const requests = option(args, 'requests', 100);
+  const clients = option(args, 'clients', 10);
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-mtconnect-'));
+  const config = parseConfig({ gateway: { dataDir, timeZone: 'UTC' }, logLevel: 'warn', mtconnect: { host: '127.0.0.1', port: 0 }, machines: benchMachines(machines) });
+  const gateway = await Gateway.create({ config, drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger: pino({ level: 'warn' }) });
+  let child: ChildProcess | undefined;
+  try {
+    const url = gateway.context.services.get('mtconnect-agent').url;
+    process.stdout.write(`mtconnect: ${machines} machines at 1 Hz, agent at ${url}; warming up ${warmup}s\n`);
+    await sleep(warmup * 1000);
+    process.stdout.write(`/current ${requests} times\n`);
+    const current = await currentLatency(url, requests);
+    process.stdout.write('/sample?count=10000 from the oldest kept row, XML then JSON\n');
+    const xml = await sampleThroughput(url, 'text/xml');
+    const json = await sampleThroughput(url, 'application/json');
+    process.stdout.write(`measuring the fleet alone ${seconds}s, then with ${clients} streams ${seconds}s\n`);
+    const alone = await cpuOver(seconds);
+    child = startClients(url, clients);
+    const agent = gateway.context.services.get('mtconnect-agent');
+    for (let waited = 0; agent.streams() < clients && waited < 120; waited++) await sleep(1000);
+    const streams = agent.streams();
+    const withStreams = await cpuOver(seconds);
+    const figures = {
+      machines,
+      current: { ...current },
+      sampleXml: xml,
+      sampleJson: json,
+      cpu: { fleetAlonePercent: alone, withStreamsPercent: withStreams, streamsCostPercent: withStreams - alone, streamsOpen: streams },
+    };
+    printTable(`MTConnect agent beside ${machines} machines at 1 Hz`, [
+      ['/current p50 / p95 / p99', `${current.p50.toFixed(1)} / ${current.p95.toFixed(1)} / ${current.p99.toFixed(1)} ms (${current.observations} observations, ${(current.bytes / 1024).toFixed(0)} KiB)`, 'p95 ≤ 50 ms'],
+      ['/sample?count=10000 XML', `${Math.round(xml.perSecond)} observations/s (${xml.observations} in ${xml.requests} requests)`, '≥ 100,000/s'],
+      ['/sample?count=10000 JSON', `${Math.round(json.perSecond)} observations/s (${json.observations} in ${json.requests} requests)`, '≥ 100,000/s'],
+      ['CPU: fleet alone', `${alone.toFixed(1)} % of one core`, ''],
+      [`CPU: with ${streams} streams (interval=1000)`, `${withStreams.toFixed(1)} % (+${(withStreams - alone).toFixed(1)})`, '+ ≤ 10 % of one core'],
+    ]);
+    process.stdout.write(`${JSON.stringify(figures)}\n`);
+  } finally {
+    child?.kill();
+    await gateway.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { MachineReplay, type Observation, type ReplayRow } from '../../../plugins/mtconnect-agent/replay.js';
+import { controllerModeValue, executionValue } from '../../../plugins/mtconnect-agent/value-map.js';
+
+const status = (over: Record<string, unknown> = {}) => ({
+  cncStatus: 'STRT',
+  adjustedStatus: 'RUNNING',
+  alarmStatus: false,
+  alarmLevel: 'none',
+  mode: 'AUTO',
+  programStatus: 'running',
+  emergency: false,
+  program: 'O1000',
+  time: 0,
+  ...over,
+});
+
+let seq = 0;
+const row = (cls: string, data: Record<string, unknown>): ReplayRow => ({ seq: ++seq, machineID: 'M1', cls, ts: seq * 1000, data });
+const state = (s: string, connection = 'online') => row('State', { state: s, reason: `${s}: because`, connection });
+
+function run(replay: MachineReplay, r: ReplayRow): Observation[] {
+  const out: Observation[] = [];
+  replay.apply(r, (o) => out.push(o));
+  return out;
+}
+
+const brief = (os: Observation[]) => os.map((o) => `${o.item}@${o.seq % 100}=${o.level ?? ''}${o.value}${o.nativeCode ? `#${o.nativeCode}` : ''}`);
+
+describe('MTConnect observations replayed from history rows', () => {
+  it('the first State row makes every data item observed, the status items UNAVAILABLE until a status is current', () => {
+    const r = new MachineReplay('M1');
+    const first = state('noData');
+    expect(brief(run(r, first))).toEqual([
+      'avail@0=AVAILABLE',
+      'state@1=noData: because',
+      'estop@2=UNAVAILABLE',
+      'mode@3=UNAVAILABLE',
+      'exec@4=UNAVAILABLE',
+      'program@5=UNAVAILABLE',
+      'partCount@6=UNAVAILABLE',
+      'connection@7=ESTABLISHED',
+      'system@8=Unavailable',
+    ]);
+    // Each observation's sequence number is the row's seq × 100 + its slot.
+    expect(run(r, row('CNCStatus', status())).length).toBe(0);
+    const running = state('running');
+    expect(brief(run(r, running))).toEqual(['state@1=running: because', 'estop@2=ARMED', 'mode@3=AUTOMATIC', 'exec@4=ACTIVE', 'program@5=O1000', 'system@8=Normal']);
+    expect(r.last.exec?.seq).toBe(running.seq * 100 + 4);
+    expect(r.last.avail?.seq).toBe(first.seq * 100);
+  });
+
+  it('a CNCStatus row emits only the values it changed, and nothing for a field no data item shows', () => {
+    const r = new MachineReplay('M1');
+    run(r, row('CNCStatus', status()));
+    run(r, state('running'));
+    expect(brief(run(r, row('CNCStatus', status({ adjustedStatus: 'HOLD', programStatus: 'hold' }))))).toEqual(['exec@4=FEED_HOLD']);
+    expect(brief(run(r, row('CNCStatus', status({ adjustedStatus: 'HOLD', cncStatus: 'HOLD' }))))).toEqual([]);
+    expect(brief(run(r, row('CNCStatus', status({ adjustedStatus: 'HOLD', mode: 'MDI', emergency: true }))))).toEqual(['estop@2=TRIGGERED', 'mode@3=MANUAL_DATA_INPUT']);
+  });
+
+  it('going offline makes the status items, the part count and the condition UNAVAILABLE; back, the values and the open alarms are shown again', () => {
+    const r = new MachineReplay('M1');
+    run(r, row('CNCStatus', status({ alarmLevel: 'alarm', alarmStatus: true })));
+    run(r, row('Count', { partCount: 12, partsTotal: 40 }));
+    run(r, state('alarm'));
+    const start = run(r, row('AlarmLog', { event: 'start', code: '1001', message: 'SPINDLE OVERLOAD', level: 'alarm', since: 1 }));
+    expect(brief(start)).toEqual(['system@10=FaultSPINDLE OVERLOAD#1001']);
+    expect(start[0]?.nativeSeverity).toBe('alarm');
+    expect(brief(run(r, state('offline', 'backoff')))).toEqual([
+      'avail@0=UNAVAILABLE',
+      'state@1=offline: because',
+      'estop@2=UNAVAILABLE',
+      'mode@3=UNAVAILABLE',
+      'exec@4=UNAVAILABLE',
+      'program@5=UNAVAILABLE',
+      'partCount@6=UNAVAILABLE',
+      'connection@7=CLOSED',
+      'system@8=Unavailable',
+    ]);
+    expect(brief(r.conditionNow())).toEqual(['system@8=Unavailable']);
+    const back = state('alarm');
+    expect(brief(run(r, back))).toEqual(['avail@0=AVAILABLE', 'state@1=alarm: because', 'estop@2=ARMED', 'mode@3=AUTOMATIC', 'exec@4=ACTIVE', 'program@5=O1000', 'partCount@6=12', 'connection@7=ESTABLISHED', 'system@10=FaultSPINDLE OVERLOAD#1001']);
+    expect(r.conditionNow().map((o) => o.seq)).toEqual([back.seq * 100 + 10]);
+    expect(brief(run(r, row('AlarmLog', { event: 'end', code: '1001', message: 'SPINDLE OVERLOAD', level: 'alarm', since: 1 })))).toEqual(['system@10=Normal#1001']);
+    expect(brief(r.conditionNow())).toEqual(['system@10=Normal#1001']);
+  });
+
+  it('an alarm logged again after a restart is shown once, and a heartbeat closes the alarms the status says are over', () => {
+    const r = new MachineReplay('M1');
+    run(r, row('CNCStatus', status({ alarmLevel: 'warning' })));
+    run(r, state('idle'));
+    const alarm = { code: '2002', message: 'LUBE LOW', level: 'warning', since: 5 };
+    const other = { code: '3003', message: 'DOOR', level: 'alarm', since: 6 };
+    expect(brief(run(r, row('AlarmLog', { event: 'start', ...alarm })))).toEqual(['system@10=WarningLUBE LOW#2002']);
+    run(r, row('AlarmLog', { event: 'start', ...other }));
+    // The actor restarted: the same warning is logged again with its original since.
+    expect(run(r, row('AlarmLog', { event: 'start', ...alarm }))).toEqual([]);
+    // The status says no alarm of level `alarm` is active: the DOOR alarm ended while the gateway was stopped.
+    expect(brief(run(r, row('Heartbeat', { state: 'idle', connection: 'online', statusStale: false })))).toEqual(['system@10=Normal#3003']);
+    expect(brief(r.conditionNow())).toEqual(['system@10=WarningLUBE LOW#2002']);
+  });
+
+  it('a row applied only up to a sequence number leaves its later observations out of the last values', () => {
+    const r = new MachineReplay('M1');
+    run(r, row('CNCStatus', status()));
+    const first = state('noData');
+    run(r, first);
+    const running = state('running');
+    const out: Observation[] = [];
+    r.apply(running, (o) => out.push(o), running.seq * 100 + 3);
+    expect(brief(out)).toEqual(['state@1=running: because', 'estop@2=ARMED', 'mode@3=AUTOMATIC']);
+    expect(r.last.exec?.seq).toBe(first.seq * 100 + 4);
+    expect(r.conditionNow()[0]?.level).toBe('Unavailable');
+  });
+
+  it('maps the normalised execution states and operating modes to MTConnect values', () => {
+    expect(['RUNNING', 'HOLD', 'STOPPED', 'RESET', 'EMERGENCY', 'BOGUS'].map(executionValue)).toEqual(['ACTIVE', 'FEED_HOLD', 'STOPPED', 'READY', 'STOPPED', 'UNAVAILABLE']);
+    expect(['AUTO', 'REMOTE', 'MDI', 'MANUAL', 'JOG', 'HANDLE', 'REF', 'EDIT', 'UNKNOWN'].map(controllerModeValue)).toEqual([
+      'AUTOMATIC',
+      'AUTOMATIC',
+      'MANUAL_DATA_INPUT',
+      'MANUAL',
+      'MANUAL',
+      'MANUAL',
+      'MANUAL',
+      'EDIT',
+      'UNAVAILABLE',
+    ]);
+  });
+});
