@@ -3,14 +3,16 @@
  * Which roles run (`roles`, named after core/roles/index.ts), the log level,
  * the data directory and time zone every role shares (`dataDir`,
  * `timeZone`; formerly `gateway.dataDir` and `gateway.timeZone`, still read
- * with a deprecation line), and the proxies every listener trusts
- * (`communication.trustProxy`).
+ * with a deprecation line), the proxies every listener trusts
+ * (`communication.trustProxy`), and what every TLS listener accepts (`tls`:
+ * the minimum version and the TLS 1.2 suites).
  *
  * Every other section is declared by its owner, a role's wing or a plugin
  * (core/config-parts.ts), and the file is parsed once with all of them.
  */
 import { z } from 'zod';
 import type { ConfigPart } from '../core/config-parts.js';
+import { tlsPolicySchema, type TlsPolicy } from '../core/tls.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -67,6 +69,7 @@ export const RUNTIME_CONFIG: readonly ConfigPart[] = [
   { section: 'dataDir', schema: dataDirSchema, aliases: { 'gateway.dataDir': 'dataDir' }, env: { GATEWAY_DATA_DIR: { type: 'text' } } },
   { section: 'timeZone', schema: timeZoneSchema, aliases: { 'gateway.timeZone': 'timeZone' } },
   { section: 'communication', fields: { trustProxy: trustProxySchema } },
+  { section: 'tls', schema: tlsPolicySchema },
 ];
 
 /** The cloud relay's /mcp port. */
@@ -87,4 +90,6 @@ export type GatewayConfig = {
   dataDir: string;
   timeZone: string;
   communication: { trustProxy: z.output<typeof trustProxySchema> };
+  /** What every role's TLS listener accepts: the oldest protocol version and the TLS 1.2 suites (core/tls.ts). */
+  tls: TlsPolicy;
 };

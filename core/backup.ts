@@ -1,43 +1,35 @@
 /**
  * Online backup and restore of a data directory (docs/operations.md,
- * "Backup and restore").
+ * "Backup and restore"), of what the build's parts declare they keep there
+ * (core/kept-files.ts: each role's database and files, each plugin's and
+ * driver's, the runtime's); this file names none of them.
  *
- * Backup copies each role database found in the data directory with
+ * Backup copies each declared database found in the data directory with
  * SQLite's online backup API (node sqlite3's `Database#backup`), in steps
  * of BACKUP_STEP_PAGES pages with progress, inside one read transaction on
  * its own connection: in WAL mode the roles go on writing meanwhile, and the
  * copy is the database as of the moment that transaction began (without it,
  * every write between two steps would restart the copy). Each copy is
- * checked (`PRAGMA quick_check`). The key files the data needs are copied as
- * they are: sealed secrets stay sealed, and the backup must be kept as
- * secret as the data directory (it is written 0700/0600). A manifest lists
- * every file with its size and SHA-256.
+ * checked (`PRAGMA quick_check`). The declared files and directories are
+ * copied as they are: sealed secrets stay sealed, and the backup must be kept
+ * as secret as the data directory (it is written 0700/0600). A manifest lists
+ * every file with its size and SHA-256. A directory whose roles keep their
+ * databases on PostgreSQL holds only the key files: they are backed up, and
+ * the database is PostgreSQL's to dump (backup-cli.ts says how).
  *
- * Restore checks every file against the manifest, takes every role
- * database's lock in the data directory (so it refuses while a role runs,
- * and no role starts meanwhile), moves the files it replaces (with their
- * -wal and -shm) into `before-restore-<time>/`, and copies the backup in.
+ * Restore checks every file against the manifest, takes the lock of every
+ * declared database in the data directory (a role holds its lock on any
+ * engine, so restore refuses while one runs, and no role starts meanwhile),
+ * moves the files it replaces (with their -wal and -shm) into
+ * `before-restore-<time>/`, and copies the backup in.
  */
 import { createHash } from 'node:crypto';
 import { copyFileSync, createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import sqlite3 from 'sqlite3';
+import { isKeptPath, type KeptPlan } from './kept-files.js';
 import { DIRECTORY_MODE, FILE_MODE, prepareDataDirectory, restrictDataDirectory } from './store/data-directory.js';
 import { DataLock } from './store/data-lock.js';
-
-/** The role databases a data directory can hold (gateway, program service, cloud relay). */
-export const ROLE_DATABASES = ['gateway.db', 'programs.db', 'cloud.db'] as const;
-
-/**
- * Files the data needs besides the databases: the key sealing stored
- * credentials (without it the machines' and webhooks' secrets cannot be
- * read), the JWT signing key (sessions stay valid), the gateway's identity,
- * its cloud link settings, the metrics token's hash.
- */
-export const KEY_FILES = ['credentials.key', 'jwt-signing.key', 'gateway-id', 'cloud-link.json', 'metrics-token.sha256'] as const;
-
-/** Directories below the data directory copied whole: the OPC UA client's certificates and trust lists. */
-export const KEY_DIRECTORIES = ['opcua/pki'] as const;
 
 export const MANIFEST_FILE = 'manifest.json';
 export const MANIFEST_FORMAT = 1;
@@ -127,8 +119,9 @@ export async function backupDatabase(source: string, target: string, progress: P
   }
 }
 
-function keyFilesIn(dataDir: string): string[] {
-  const found: string[] = KEY_FILES.filter((name) => existsSync(join(dataDir, name)) && statSync(join(dataDir, name)).isFile());
+/** The declared files and every file below the declared directories that `dataDir` holds, `/`-separated. */
+function keptFilesIn(dataDir: string, kept: KeptPlan): string[] {
+  const found: string[] = kept.files.filter((name) => existsSync(join(dataDir, name)) && statSync(join(dataDir, name)).isFile());
   const walk = (relative: string): void => {
     for (const entry of readdirSync(join(dataDir, relative), { withFileTypes: true })) {
       const path = `${relative}/${entry.name}`;
@@ -136,26 +129,41 @@ function keyFilesIn(dataDir: string): string[] {
       else if (entry.isFile()) found.push(path);
     }
   };
-  for (const dir of KEY_DIRECTORIES) if (existsSync(join(dataDir, dir))) walk(dir);
+  for (const dir of kept.directories) if (existsSync(join(dataDir, dir)) && statSync(join(dataDir, dir)).isDirectory()) walk(dir);
   return found;
 }
 
-/** Backs up every role database and key file of `dataDir` into `outDir` (new or empty); returns the manifest written. */
-export async function backupDataDirectory(dataDirIn: string, outDirIn: string, progress: Progress = () => undefined, now: () => Date = () => new Date()): Promise<Manifest> {
+/** Refuses an `--out` that is a file or a directory with something in it. */
+function checkOut(outDir: string): void {
+  if (!existsSync(outDir)) return;
+  if (!statSync(outDir).isDirectory()) throw new BackupRefused(`--out ${outDir} is a file, not a directory; give a new directory for each backup`);
+  if (readdirSync(outDir).length) throw new BackupRefused(`--out ${outDir} is not empty; give a new directory for each backup`);
+}
+
+/**
+ * Backs up what `kept` declares of `dataDir` into `outDir` (new or empty):
+ * the databases found there and the key files; returns the manifest written.
+ * A directory with neither is refused.
+ */
+export async function backupDataDirectory(dataDirIn: string, outDirIn: string, kept: KeptPlan, progress: Progress = () => undefined, now: () => Date = () => new Date()): Promise<Manifest> {
   const dataDir = resolve(dataDirIn);
   const outDir = resolve(outDirIn);
   if (!existsSync(dataDir)) throw new BackupRefused(`no data directory at ${dataDir}; pass --data-dir or the --config the roles run with`);
-  const databases = ROLE_DATABASES.filter((name) => existsSync(join(dataDir, name)));
-  if (!databases.length) throw new BackupRefused(`no role database (${ROLE_DATABASES.join(', ')}) in ${dataDir}; pass --data-dir or the --config the roles run with`);
-  if (existsSync(outDir) && readdirSync(outDir).length) throw new BackupRefused(`--out ${outDir} is not empty; give a new directory for each backup`);
+  const databases = kept.databases.filter((name) => existsSync(join(dataDir, name)));
+  const keys = keptFilesIn(dataDir, kept);
+  if (!databases.length && !keys.length) {
+    throw new BackupRefused(`nothing to back up in ${dataDir}: no role database (${kept.databases.join(', ')}) and no key file (${kept.files.join(', ')}); pass --data-dir or the --config the roles run with`);
+  }
+  checkOut(outDir);
   mkdirSync(outDir, { recursive: true, mode: DIRECTORY_MODE });
   const files: ManifestEntry[] = [];
   for (const name of databases) {
     const target = join(outDir, name);
+    mkdirSync(dirname(target), { recursive: true, mode: DIRECTORY_MODE });
     await backupDatabase(join(dataDir, name), target, progress, name);
     files.push({ name, kind: 'database', bytes: statSync(target).size, sha256: await sha256Of(target) });
   }
-  for (const name of keyFilesIn(dataDir)) {
+  for (const name of keys) {
     const target = join(outDir, name);
     mkdirSync(dirname(target), { recursive: true, mode: DIRECTORY_MODE });
     copyFileSync(join(dataDir, name), target);
@@ -166,8 +174,6 @@ export async function backupDataDirectory(dataDirIn: string, outDirIn: string, p
   restrictDataDirectory(outDir);
   return manifest;
 }
-
-const SAFE_NAME = /^(?!.*(?:^|\/)\.\.?(?:\/|$))[A-Za-z0-9._/-]{1,200}$/;
 
 /** Reads and checks the manifest of `backupDir` and every file it lists (size and SHA-256). */
 export async function verifyBackup(backupDir: string): Promise<Manifest> {
@@ -180,7 +186,7 @@ export async function verifyBackup(backupDir: string): Promise<Manifest> {
   }
   if (manifest.format !== MANIFEST_FORMAT || !Array.isArray(manifest.files)) throw new BackupRefused(`${file}: manifest format ${String(manifest.format)}; this version restores format ${MANIFEST_FORMAT}`);
   for (const entry of manifest.files) {
-    if (typeof entry.name !== 'string' || !SAFE_NAME.test(entry.name)) throw new BackupRefused(`${file}: file name ${JSON.stringify(entry.name)} is not a path inside the data directory`);
+    if (typeof entry.name !== 'string' || !isKeptPath(entry.name)) throw new BackupRefused(`${file}: file name ${JSON.stringify(entry.name)} is not a path inside the data directory`);
     const path = join(backupDir, entry.name);
     if (!existsSync(path)) throw new BackupRefused(`${path}: listed in the manifest but missing`);
     const bytes = statSync(path).size;
@@ -191,10 +197,17 @@ export async function verifyBackup(backupDir: string): Promise<Manifest> {
 
 /**
  * Restores `backupDir` into `dataDir`: refuses (BackupRefused, DataLockError)
- * while a role runs on it; keeps the files it replaces in
- * `before-restore-<time>/`. Returns the manifest and where the old files went.
+ * while a role runs on it (the lock of each database `kept` declares);
+ * keeps the files it replaces in `before-restore-<time>/`. Returns the
+ * manifest and where the old files went.
  */
-export async function restoreDataDirectory(backupDirIn: string, dataDirIn: string, progress: Progress = () => undefined, now: () => Date = () => new Date()): Promise<{ manifest: Manifest; setAside: string | undefined }> {
+export async function restoreDataDirectory(
+  backupDirIn: string,
+  dataDirIn: string,
+  kept: KeptPlan,
+  progress: Progress = () => undefined,
+  now: () => Date = () => new Date(),
+): Promise<{ manifest: Manifest; setAside: string | undefined }> {
   const backupDir = resolve(backupDirIn);
   const dataDir = resolve(dataDirIn);
   const manifest = await verifyBackup(backupDir);
@@ -202,7 +215,7 @@ export async function restoreDataDirectory(backupDirIn: string, dataDirIn: strin
   prepareDataDirectory(dataDir);
   const locks: DataLock[] = [];
   try {
-    for (const name of ROLE_DATABASES) locks.push(DataLock.acquire(dataDir, name, 'restore'));
+    for (const name of kept.databases) locks.push(DataLock.acquire(dataDir, name, 'restore'));
     const aside = join(dataDir, `before-restore-${now().toISOString().replace(/[:.]/g, '-')}`);
     let setAside: string | undefined;
     const replaced = manifest.files.flatMap((f) => (f.kind === 'database' ? [f.name, `${f.name}-wal`, `${f.name}-shm`, `${f.name}-journal`] : [f.name]));

@@ -200,9 +200,9 @@ export function readConfigFile(path: string, field: string): Buffer {
  * such as an old spelling, printed to stderr), or the exit code 2 after
  * printing the config mistake (with its path) to stderr.
  */
-export function loadConfigForCli(argv: readonly string[], parts: readonly OwnedConfigPart[]): LoadedConfig | 2 {
+export function loadConfigForCli(argv: readonly string[], parts: readonly OwnedConfigPart[], env: NodeJS.ProcessEnv = process.env): LoadedConfig | 2 {
   try {
-    const loaded = loadConfig(argv, process.env, parts);
+    const loaded = loadConfig(argv, env, parts);
     for (const line of configNotices(loaded.config)) process.stderr.write(`${line}\n`);
     return loaded;
   } catch (err) {

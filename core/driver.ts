@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import type { Logger } from 'pino';
 import { GatewayError } from './errors.js';
+import type { KeptFiles } from './kept-files.js';
 
 /** Every item family a driver may read. A client declares the subset it supports. */
 export const ITEM_FAMILIES = [
@@ -262,6 +263,8 @@ export interface DriverFactory<Options = unknown> {
   /** Parses `driverOptions` of a machine config using this scheme. */
   configSchema: z.ZodType<Options>;
   create(machine: DriverMachine & { driverOptions: Options }, deps: DriverDeps): DriverClient;
+  /** Files the driver keeps in the data directory (`deps.dataDir`), which backup copies (core/kept-files.ts). */
+  keeps?: KeptFiles;
 }
 
 /** The error a client throws for a family it does not support. */

@@ -147,6 +147,12 @@ export const ERRORS = {
     description: 'No such program file on the machine.',
     hint: 'List the files with readProgramList first.',
   },
+  PROGRAM_TRANSFER_SUPERSEDED: {
+    code: 2006,
+    http: 409,
+    description: 'A newer holder transfers this program file.',
+    hint: 'The fencing epoch sent is older than one the gateway has seen for this machine file and lease: another holder has the transfer now. Stop; do not retry with this epoch.',
+  },
   MACHINE_INACTIVE: {
     code: 10002,
     http: 409,

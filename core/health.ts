@@ -7,11 +7,13 @@
  *   the listener is up, and from the moment a stop begins.
  *
  * Both answer without credentials, so they say nothing an attacker could
- * use: `{status}` and, for readiness, each check's name with `ok` or
- * `failing`. No version, no error text, no counts, no addresses; why a check
- * fails goes to the log (at most once per change). A check that throws or
- * takes longer than CHECK_TIMEOUT_MS is failing. docs/operations.md,
- * "Health and readiness".
+ * use: `{status}` and, for readiness, each check's name with `ok`,
+ * `failing`, or `unavailable` for a peer the role needs that does not
+ * answer (its database), with the reason in a few fixed words
+ * (`reasons: {"database": "connection refused"}`). No version, no error
+ * text, no counts, no addresses; why a check fails goes to the log (at most
+ * once per change). A check that throws or takes longer than
+ * CHECK_TIMEOUT_MS is failing. docs/operations.md, "Health and readiness".
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
@@ -19,8 +21,16 @@ import type { Logger } from 'pino';
 export const HEALTH_PATH = '/healthz';
 export const READY_PATH = '/readyz';
 
-/** A readiness check: true when the part can do its job; may throw (failing). */
-export type ReadinessCheck = () => boolean | Promise<boolean>;
+/** A peer the part needs does not answer, and why in a few fixed words (never an address or an error text). */
+export interface Unavailable {
+  unavailable: string;
+}
+
+/** A readiness check: true when the part can do its job, false or Unavailable when it cannot; may throw (failing). */
+export type ReadinessCheck = () => boolean | Unavailable | Promise<boolean | Unavailable>;
+
+/** What /readyz says of one check. */
+export type CheckState = 'ok' | 'failing' | 'unavailable';
 
 /** How long one check may take before it counts as failing. */
 export const CHECK_TIMEOUT_MS = 2000;
@@ -30,7 +40,9 @@ const CHECK_NAME = /^[a-z][a-z0-9-]{0,31}$/;
 
 export interface ReadinessReport {
   ready: boolean;
-  checks: Record<string, 'ok' | 'failing'>;
+  checks: Record<string, CheckState>;
+  /** Why each `unavailable` check is (present only when one is). */
+  reasons?: Record<string, string>;
 }
 
 /** The checks of one role, registered by its parts (database, listener, drivers, broker, …). */
@@ -63,21 +75,28 @@ export class Readiness {
   /** Runs every check at once; each failing one is logged when its cause changes. */
   async report(): Promise<ReadinessReport> {
     const entries = await Promise.all([...this.checks].map(async ([name, check]) => [name, await this.run(name, check)] as const));
-    const checks: Record<string, 'ok' | 'failing'> = {};
-    for (const [name, ok] of entries) checks[name] = ok ? 'ok' : 'failing';
+    const checks: Record<string, CheckState> = {};
+    const reasons: Record<string, string> = {};
+    for (const [name, outcome] of entries) {
+      if (typeof outcome === 'object') {
+        checks[name] = 'unavailable';
+        reasons[name] = outcome.unavailable;
+      } else checks[name] = outcome ? 'ok' : 'failing';
+    }
     if (this.stopping) checks.stopping = 'failing';
-    return { ready: !this.stopping && entries.every(([, ok]) => ok), checks };
+    const ready = !this.stopping && entries.every(([, outcome]) => outcome === true);
+    return Object.keys(reasons).length ? { ready, checks, reasons } : { ready, checks };
   }
 
-  private async run(name: string, check: ReadinessCheck): Promise<boolean> {
+  private async run(name: string, check: ReadinessCheck): Promise<boolean | Unavailable> {
     let timer: NodeJS.Timeout | undefined;
     try {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
       });
-      const ok = await Promise.race([Promise.resolve().then(check), timeout]);
-      this.settle(name, ok ? undefined : 'reported not ready');
-      return ok;
+      const outcome = await Promise.race([Promise.resolve().then(check), timeout]);
+      this.settle(name, outcome === true ? undefined : outcome === false ? 'reported not ready' : `unavailable: ${outcome.unavailable}`);
+      return outcome;
     } catch (err) {
       this.settle(name, (err as Error).message);
       return false;
@@ -97,6 +116,11 @@ export class Readiness {
   }
 }
 
+/** The body of /readyz for `report`, and its status. */
+export function readinessAnswer({ ready, checks, reasons }: ReadinessReport): { status: number; body: Record<string, unknown> } {
+  return { status: ready ? 200 : 503, body: { status: ready ? 'ready' : 'not-ready', checks, ...(reasons ? { reasons } : {}) } };
+}
+
 function probeReply(reply: FastifyReply, status: number, body: unknown): FastifyReply {
   return reply.code(status).header('cache-control', 'no-store').type('application/json; charset=utf-8').send(JSON.stringify(body));
 }
@@ -105,7 +129,7 @@ function probeReply(reply: FastifyReply, status: number, body: unknown): Fastify
 export function serveProbes(app: FastifyInstance, readiness: Readiness): void {
   app.get(HEALTH_PATH, async (_request, reply) => probeReply(reply, 200, { status: 'ok' }));
   app.get(READY_PATH, async (_request, reply) => {
-    const { ready, checks } = await readiness.report();
-    return probeReply(reply, ready ? 200 : 503, { status: ready ? 'ready' : 'not-ready', checks });
+    const { status, body } = readinessAnswer(await readiness.report());
+    return probeReply(reply, status, body);
   });
 }

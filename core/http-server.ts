@@ -14,6 +14,7 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { GatewayError, quote, toGatewayError } from './errors.js';
+import { drainsRefusedBody } from './refused-body.js';
 import { ANONYMOUS, DEFAULT_BODY_LIMIT, type InterfaceDefinition, type InterfaceRegistry } from './interfaces.js';
 import { installJsonBodyParser } from './json-body.js';
 import type { RefuseRequest } from './rate-limit.js';
@@ -99,16 +100,11 @@ export async function authenticateRequest(
     const error = toGatewayError(err);
     if (error.errorName === 'UNKNOWN_ERROR') request.log.error({ err, path }, 'authentication failed unexpectedly');
     registry.reportError(path, error, { principal: ANONYMOUS, sourceIp: request.ip, logger: request.log as unknown as Logger });
-    if (hasBody(request)) reply.header('connection', 'close');
+    if (!drainsRefusedBody(request)) reply.header('connection', 'close');
     return error;
   }
 }
 
-/** Whether the request announces a body (a length above zero, or chunked). */
-function hasBody(request: FastifyRequest): boolean {
-  const length = request.headers['content-length'];
-  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
 
 /** Adds one route per registered interface. */
 export function serveInterfaces(app: FastifyInstance, registry: InterfaceRegistry): void {
@@ -132,7 +128,8 @@ async function handle(
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
-  const input = def.method === 'GET' ? request.query : (request.body ?? {});
+  // The query as a plain object: the parser's has a prototype of its own, which the check for text that is not (core/well-formed.ts) does not enter.
+  const input = def.method === 'GET' ? { ...(request.query as object) } : (request.body ?? {});
   const principal = request.principal ?? ANONYMOUS;
   const result = await registry.call(def, input, { principal, sourceIp: request.ip, logger: request.log as unknown as Logger });
   if (!result.ok) return sendError(reply, result.error);

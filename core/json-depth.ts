@@ -23,14 +23,13 @@ const BACKSLASH = 0x5c; // \
  */
 export function exceedsJsonDepth(text: string, max = MAX_JSON_DEPTH): boolean {
   let depth = 0;
-  let inString = false;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) {
-      inString = true;
+    if (c === QUOTE) {
+      // A string is skipped to its closing quote by indexOf, not character by character: a program's
+      // base64 is most of an upload's body.
+      i = stringEnd(text, i);
+      if (i < 0) return false;
     } else if (c === OPEN_BRACKET || c === OPEN_BRACE) {
       if (++depth > max) return true;
     } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) {
@@ -38,4 +37,14 @@ export function exceedsJsonDepth(text: string, max = MAX_JSON_DEPTH): boolean {
     }
   }
   return false;
+}
+
+/** The index of the quote that closes the string opened at `open` (one not escaped by an odd run of backslashes); -1 when there is none. */
+function stringEnd(text: string, open: number): number {
+  for (let at = text.indexOf('"', open + 1); at >= 0; at = text.indexOf('"', at + 1)) {
+    let backslashes = 0;
+    while (text.charCodeAt(at - 1 - backslashes) === BACKSLASH) backslashes++;
+    if (backslashes % 2 === 0) return at;
+  }
+  return -1;
 }

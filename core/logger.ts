@@ -39,6 +39,9 @@ export const REDACTED_PATHS = [
   '*.token',
 ];
 
+/** A log file is created readable by the process's user only. */
+export const LOG_FILE_MODE = 0o600;
+
 /** Where the log goes when no destination stream is given. */
 export interface LogOutput {
   /** Readable lines instead of JSON; by default when stdout is a terminal. */
@@ -56,7 +59,8 @@ export function logFormat(output: LogOutput, stdoutIsTTY = process.stdout.isTTY 
 function outputStream(output: LogOutput): DestinationStream {
   const form = logFormat(output);
   if (form === 'file') {
-    const destination = pino.destination({ dest: output.file as string, mkdir: true, sync: true });
+    // 0600 like the data files: the log names users, machines and addresses (also the new file after a rotation).
+    const destination = pino.destination({ dest: output.file as string, mkdir: true, sync: true, mode: LOG_FILE_MODE });
     process.on('SIGHUP', () => destination.reopen());
     return destination;
   }

@@ -7,7 +7,10 @@
  * stops them cleanly on SIGINT/SIGTERM (core/process-signals.ts: copies of
  * one Ctrl-C count once; a later press forces the exit; the stop has a
  * deadline), each role by its `stopRank`: the program service first, then
- * the gateway, then the cloud.
+ * the gateway, then the cloud. The stop listens from before the first
+ * listener opens, so a signal while the roles start ends the start and
+ * stops what has started the same way (a role waiting for its database
+ * stops waiting).
  *
  * A role is a definition in its wing (core/role.ts, core/roles/<name>/);
  * adding one is a folder and a line in core/roles/index.ts. This file
@@ -19,13 +22,14 @@
  * core/backup-cli.ts).
  */
 import { createLogger } from './logger.js';
-import { BACKUP_COMMANDS } from './backup-cli.js';
+import { backupCommands } from './backup-cli.js';
 import { runCommand } from './commands.js';
 import { ConfigError, configNotices, selectRoles, type RoleSelection } from './config.js';
-import { commandsOf, RoleStartError, startRoles, type RunningRoles } from './role.js';
-import { loadConfig, loadConfigForCli, ROLES } from './roles/index.js';
-import { StopOnSignals } from './process-signals.js';
+import { commandsOf, RoleStartError, sharedDatabasesOf, startRoles, type RunningRoles } from './role.js';
+import { KEPT_FILES, loadConfig, loadConfigForCli, ROLES } from './roles/index.js';
+import { StopOnSignals, type StopPart } from './process-signals.js';
 import { rolesBanner } from './startup-banner.js';
+import { SecretFileError, withSecretFiles } from './secret-files.js';
 
 /** A clean stop closes HTTP, the actors, the drivers and flushes history; past this it exits 1 naming what hung. */
 const STOP_DEADLINE_MS = 15_000;
@@ -33,9 +37,20 @@ const STOP_DEADLINE_MS = 15_000;
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const commandArgs = argv.slice(1);
-  const exitCode = await runCommand([...commandsOf(ROLES), ...BACKUP_COMMANDS], argv, {
-    loadConfig: () => loadConfigForCli(commandArgs),
-    env: process.env,
+  // Secrets named by <NAME>_FILE (systemd's LoadCredential=) are read before anything reads the environment.
+  let env: NodeJS.ProcessEnv;
+  try {
+    env = withSecretFiles(process.env);
+  } catch (err) {
+    if (!(err instanceof SecretFileError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    process.exit(2);
+  }
+  // Backup and restore copy what the roles, their plugins and the runtime declare they keep.
+  const backup = backupCommands({ kept: KEPT_FILES, sharedDatabases: (config, env) => sharedDatabasesOf(ROLES, config, env) });
+  const exitCode = await runCommand([...commandsOf(ROLES), ...backup], argv, {
+    loadConfig: () => loadConfigForCli(commandArgs, env),
+    env,
     stdout: process.stdout,
     stderr: process.stderr,
   });
@@ -44,7 +59,7 @@ async function main(): Promise<void> {
   let loaded;
   let selection: RoleSelection;
   try {
-    loaded = loadConfig(argv);
+    loaded = loadConfig(argv, env);
     selection = selectRoles(argv, loaded.config, ROLES.map((r) => r.name));
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -58,25 +73,41 @@ async function main(): Promise<void> {
   const notices = configNotices(config);
   for (const notice of notices) logger.warn({ config: file }, notice);
 
-  let running: RunningRoles;
+  // The stop is ready before the first listener opens: a Ctrl-C while the roles start (the gateway already
+  // answering, the program service making its first administrator or waiting for its database) ends the start
+  // and stops what has started, cleanly, as a stop after it does.
+  const start = new AbortController();
+  let running: RunningRoles | undefined;
+  const stopping = new StopOnSignals({
+    parts: () => running?.stopParts ?? [stopTheStart],
+    inOrder: true,
+    onStopped: () => logger.info(running?.stoppedFacts() ?? {}, 'stopped cleanly'),
+    deadlineMs: STOP_DEADLINE_MS,
+  });
+  stopping.install();
+  const starting = startRoles(ROLES, selection.roles, { config, file, logger, env, signal: start.signal });
+  const stopTheStart: StopPart = {
+    name: 'the roles still starting',
+    stop: async () => {
+      start.abort();
+      // startRoles stops the roles it started when it sees the signal; a start that had just finished is stopped here.
+      const done = await starting.catch(() => undefined);
+      for (const part of done?.stopParts ?? []) await part.stop();
+    },
+  };
   try {
-    running = await startRoles(ROLES, selection.roles, { config, file, logger, env: process.env });
+    running = await starting;
   } catch (err) {
+    // A stop during the start: StopOnSignals finishes it and exits.
+    if (start.signal.aborted) return;
     if (err instanceof RoleStartError) {
       process.stderr.write(`${err.message}\n`);
       process.exit(err.exitCode);
     }
     throw err;
   }
+  if (start.signal.aborted) return;
   process.stdout.write(rolesBanner(running.banners, notices));
-
-  const stopping = new StopOnSignals({
-    parts: running.stopParts,
-    inOrder: true,
-    onStopped: () => logger.info(running.stoppedFacts(), 'stopped cleanly'),
-    deadlineMs: STOP_DEADLINE_MS,
-  });
-  stopping.install();
 }
 
 main().catch((err: unknown) => {

@@ -10,6 +10,7 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Command } from './commands.js';
+import type { KeptFiles } from './kept-files.js';
 import { configWrites as configWritesOf } from './config.js';
 import { readPart, type ConfigPart, type PartSettings } from './config-parts.js';
 import type { ToolDefinition } from './mcp/tools.js';
@@ -57,6 +58,8 @@ export interface Plugin<Ctx> {
   tools: readonly ToolDefinition[];
   /** Commands of this plugin, run as `core/main.ts <name>` instead of starting the roles (core/commands.ts). */
   commands: readonly Command[];
+  /** Files this plugin keeps in the data directory, which backup copies and restore puts back (core/kept-files.ts). */
+  keeps?: KeptFiles;
   register(ctx: Ctx & { logger: Logger } & RoleFacilities & Partial<PartAccess<unknown>>): Promise<PluginHandle | void> | PluginHandle | void;
 }
 
@@ -81,6 +84,7 @@ export function definePlugin<Ctx, S extends z.ZodRawShape = Record<never, never>
   config?: keyof S extends never ? ConfigPart | readonly ConfigPart[] : (ConfigPart<S> & { optional?: Optional }) | readonly ConfigPart[];
   tools?: readonly ToolDefinition[];
   commands?: readonly Command[];
+  keeps?: KeptFiles;
   register(ctx: RegisterContext<Ctx, S, Optional>): Promise<PluginHandle | void> | PluginHandle | void;
 }): Plugin<Ctx> {
   return { dependsOn: [], migrations: [], tools: [], commands: [], ...plugin } as unknown as Plugin<Ctx>;

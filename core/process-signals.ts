@@ -27,7 +27,12 @@ export interface StopProcess {
 }
 
 export interface StopOnSignalsOptions {
-  parts: readonly StopPart[];
+  /**
+   * What to stop, or a function that says it when a stop begins: `npm start`
+   * listens for signals before its roles start, so its parts are the start
+   * under way until the roles run, then the roles.
+   */
+  parts: readonly StopPart[] | (() => readonly StopPart[]);
   /**
    * Stop the parts one after another in the order given (each once the one before
    * finished or failed), e.g. the program service before the gateway; by
@@ -70,6 +75,8 @@ export class StopOnSignals {
   private presses = 0;
   private exited = false;
   private deadline: { cancel(): void } | undefined;
+  /** The parts as they were when the stop began. */
+  private stopping: readonly StopPart[] | undefined;
 
   constructor(
     private readonly options: StopOnSignalsOptions,
@@ -80,9 +87,16 @@ export class StopOnSignals {
     this.deadlineMs = options.deadlineMs ?? 15_000;
   }
 
+  /** The parts being stopped, or as they are now before a stop began. */
+  private parts(): readonly StopPart[] {
+    if (this.stopping) return this.stopping;
+    const { parts } = this.options;
+    return typeof parts === 'function' ? parts() : parts;
+  }
+
   /** Names (with detail) of the parts that have not finished stopping. */
   notStopped(): string[] {
-    return this.options.parts
+    return this.parts()
       .filter((p) => !this.stopped.has(p.name))
       .map((p) => {
         const detail = p.detail?.();
@@ -133,9 +147,11 @@ export class StopOnSignals {
           () => void this.stopped.add(part.name),
           (err: unknown) => void failures.push(`${part.name}: ${err instanceof Error ? err.message : String(err)}`),
         );
+    const parts = this.parts();
+    this.stopping = parts;
     const all = this.options.inOrder
-      ? this.options.parts.reduce<Promise<void>>((before, part) => before.then(() => (this.exited ? undefined : stopPart(part))), Promise.resolve())
-      : Promise.all(this.options.parts.map(stopPart));
+      ? parts.reduce<Promise<void>>((before, part) => before.then(() => (this.exited ? undefined : stopPart(part))), Promise.resolve())
+      : Promise.all(parts.map(stopPart));
     void all.then(() => {
       if (this.exited) return;
       if (failures.length) {

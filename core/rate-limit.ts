@@ -15,7 +15,10 @@
  *
  * Over either limit the request is answered 429 with Retry-After by the
  * surface's `refuse` (each surface its own error format; an `/mcp` request
- * as JSON-RPC, `refuseRateLimitedJsonRpc`), without its body being read. Probes (/healthz, /readyz) are not limited. Limits are per
+ * as JSON-RPC, `refuseRateLimitedJsonRpc`), before its body is parsed: a
+ * body of declared length within the route's limit is read and thrown away
+ * after the answer, so the client reads its 429 instead of a reset
+ * (`drainsRefusedBody`). Probes (/healthz, /readyz) are not limited. Limits are per
  * window (60 s by default) and per role; docs/operations.md, "Rate limits".
  */
 import { createHash } from 'node:crypto';
@@ -25,6 +28,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type {} from './request-callers.js';
 import { HEALTH_PATH, READY_PATH } from './health.js';
+import { drainsRefusedBody } from './refused-body.js';
 import type { RoleMetrics } from './metrics.js';
 
 export const RATE_FAMILIES = ['login', 'reads', 'writes', 'mcp', 'uploads', 'admin'] as const;
@@ -169,10 +173,6 @@ class SnapshotStore implements CountingStore {
 
 type Checker = (request: FastifyRequest) => Promise<{ isAllowed: boolean; isExceeded?: boolean; ttlInSeconds?: number; max?: number }>;
 
-function hasBody(request: FastifyRequest): boolean {
-  const length = request.headers['content-length'];
-  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
 
 /**
  * Limits every request of `app` as `settings` say; `refuse` answers the
@@ -204,7 +204,7 @@ export async function installRateLimits(app: FastifyInstance, settings: RateLimi
     const retryAfterSec = Math.max(1, outcome.ttlInSeconds ?? settings.windowSeconds);
     const max = outcome.max ?? 0;
     refused?.inc({ family, per });
-    if (hasBody(request)) reply.header('connection', 'close');
+    if (!drainsRefusedBody(request)) reply.header('connection', 'close');
     const who = per === 'address' ? 'this source address' : 'this caller';
     return (family === 'mcp' ? refuseRateLimitedJsonRpc : refuse)(request, reply, {
       family, per, limit: max, windowSeconds: settings.windowSeconds, retryAfterSec,

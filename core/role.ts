@@ -13,12 +13,14 @@
 import type { Logger } from 'pino';
 import { rolesPart, RUNTIME_CONFIG, type GatewayConfig } from '../config/schema.js';
 import type { Command } from './commands.js';
+import { keptPlan, RUNTIME_KEEPS, type KeptFiles, type KeptPlan } from './kept-files.js';
 import { RUNTIME_OWNER, type ConfigPart, type OwnedConfigPart } from './config-parts.js';
 import type { GatewayLink } from './gateway-link/types.js';
 import type { Plugin } from './plugin-host.js';
 import type { StopPart } from './process-signals.js';
 import { SHARED_ADMIN_PASSWORD_ENV, SharedFirstPassword } from './auth/first-admin.js';
 import { sharedPasswordLines } from './startup-banner.js';
+import { StartCancelled } from './start-cancelled.js';
 
 /** What a role that started offers the roles that start after it. */
 export interface RoleOffers {
@@ -40,6 +42,8 @@ export interface RoleStartFacts {
   definitions: readonly RoleDefinition[];
   /** The first-start password shared by the administrators of the roles this process starts, when it starts two or more that have one and ADMIN_PASSWORD is not set (core/auth/first-admin.ts). */
   sharedFirstPassword?: SharedFirstPassword;
+  /** Ends the start: a stop signal arrived meanwhile (a role waiting for its database stops waiting, and throws StartCancelled). */
+  signal?: AbortSignal;
 }
 
 /** A role that started and listens: its banner section, its part of the stop, and what the final log line reports of it. */
@@ -71,6 +75,14 @@ export interface RoleDefinition {
   readonly plugins: readonly Plugin<never>[];
   /** The wing's own commands (`core/main.ts <name>`); its plugins declare theirs. */
   readonly commands: readonly Command[];
+  /** Files the role itself keeps in the data directory besides `databaseFile` (core/kept-files.ts); its plugins declare theirs. */
+  readonly keeps?: KeptFiles;
+  /**
+   * The PostgreSQL connection string the role's database is on with this
+   * configuration and environment, when it is not `databaseFile`: the backup
+   * says to dump it with pg_dump, as it is not in the data directory.
+   */
+  sharedDatabase?(config: GatewayConfig, env: NodeJS.ProcessEnv): string | undefined;
   /** Opens the role's runtime, boots its plugins and listens; throws RoleStartError to stop the process with its exit code. */
   start(facts: RoleStartFacts): Promise<StartedRole>;
 }
@@ -119,6 +131,29 @@ export function commandsOf(roles: readonly RoleDefinition[], runtime: readonly C
     }
   }
   return [...found.values()].map((e) => e.command);
+}
+
+/**
+ * What a build keeps in the data directory (core/kept-files.ts): per role
+ * its database, its own files and its plugins', then the runtime's; each
+ * path once.
+ */
+export function keptFilesOf(roles: readonly RoleDefinition[]): KeptPlan {
+  return keptPlan([
+    ...roles.flatMap((role) => [
+      { owner: `role '${role.name}'`, keeps: { databases: [role.databaseFile], ...role.keeps } },
+      ...role.plugins.flatMap((p) => (p.keeps ? [{ owner: `plugin '${p.name}'`, keeps: p.keeps }] : [])),
+    ]),
+    { owner: 'the runtime', keeps: RUNTIME_KEEPS },
+  ]);
+}
+
+/** The roles of `roles` whose database is on PostgreSQL under `config` and `env`, with its connection string. */
+export function sharedDatabasesOf(roles: readonly RoleDefinition[], config: GatewayConfig, env: NodeJS.ProcessEnv): { role: string; url: string }[] {
+  return roles.flatMap((role) => {
+    const url = role.sharedDatabase?.(config, env);
+    return url ? [{ role: role.name, url }] : [];
+  });
 }
 
 /** A role that could not start: exit 2 (as an invalid config) or 1 (e.g. its port is taken). */
@@ -172,7 +207,8 @@ function inStopOrder(started: readonly { definition: RoleDefinition; role: Start
 /**
  * Starts the roles of `definitions` named in `names`, in list order, each
  * given what the roles before it offer. When one fails, those already
- * started stop (by rank, failures logged) and the error is thrown on.
+ * started stop (by rank, failures logged) and the error is thrown on; so
+ * they do when `facts.signal` ends the start (StartCancelled).
  */
 export async function startRoles(
   definitions: readonly RoleDefinition[],
@@ -185,9 +221,12 @@ export async function startRoles(
   const shared = sharedFirstPasswordFor(selected, facts.env);
   for (const definition of selected) {
     try {
+      if (facts.signal?.aborted) throw new StartCancelled();
       const role = await definition.start({ ...facts, offers: { ...offers }, definitions, ...(shared ? { sharedFirstPassword: shared } : {}) });
       started.push({ definition, role });
       Object.assign(offers, role.offers);
+      // A stop that came while this role started: it stops too, with those before it.
+      if (facts.signal?.aborted) throw new StartCancelled();
     } catch (err) {
       for (const { definition: d, role } of inStopOrder(started)) {
         await role.stop.stop().catch((stopErr: unknown) => facts.logger.error({ err: stopErr, role: d.name }, 'stop failed'));

@@ -12,7 +12,9 @@
  * `listen` on the pair is reloaded on a file change or SIGHUP
  * (core/tls.ts); every answer then carries Strict-Transport-Security.
  *
- * Every role's app also answers, from `startPlugins` on:
+ * Every answer of every role's app carries the security headers of
+ * core/response-headers.ts (nosniff, no-store unless the route sets a cache
+ * policy, a page policy for HTML), and it also answers, from `startPlugins` on:
  * - `/healthz` and `/readyz` (core/health.ts): ready once the database
  *   answers, the plugins started and the listener is up, plus whatever
  *   checks the role adds (`readiness.add`); not ready from the moment a
@@ -27,25 +29,31 @@
  * (core/store/data-lock.ts): a second process of the same role on the same
  * directory, or a restore, is refused until it stops. With `databaseUrl`
  * the role's database is on PostgreSQL instead (core/store/postgres-database.ts),
- * shared by any number of instances, and no lock is taken: there is no file.
+ * shared by any number of instances, each with a data directory of its own;
+ * the lock is taken all the same, since the directory holds the role's keys,
+ * which a restore must not replace under a running role.
  *
  * Stop order: stop taking requests (in-flight ones finish) → plugins in
  * reverse boot order → the role's own closers in reverse order (e.g. the
  * history writer) → the database.
  */
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { PluginHost, type Plugin, type PluginHostOptions } from './plugin-host.js';
-import { SqliteDatabase } from './store/database.js';
-import { PostgresDatabase } from './store/postgres-database.js';
+import type { SqliteDatabase } from './store/database.js';
 import type { SqlDatabase } from './store/sql-database.js';
+import { unavailableReason } from './store/database-unavailable.js';
+import { openWhenAnswering } from './database-wait.js';
+import { openRoleDatabase, type RoleDatabaseSpec, type WhileWaiting } from './role-database.js';
+import { WaitingListener } from './waiting-listener.js';
 import { prepareDataDirectory, restrictDataDirectory } from './store/data-directory.js';
 import { DataLock } from './store/data-lock.js';
-import { applyMigrations, BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
-import { HSTS_HEADER, TlsSource, type TlsFiles } from './tls.js';
-import { Readiness, serveProbes } from './health.js';
+import { applyMigrations, type Migration } from './store/migrations.js';
+import { HSTS_HEADER, TlsSource, type TlsFiles, type TlsPolicy, type TlsServerOptions } from './tls.js';
+import { installResponseHeaders } from './response-headers.js';
+import { Readiness, serveProbes, type ReadinessCheck } from './health.js';
 import { RoleMetrics, serveMetrics } from './metrics.js';
 import { loadMetricsToken, type MetricsToken } from './metrics-token.js';
 import { installRateLimits, type RateLimitSettings, type RefuseRequest } from './rate-limit.js';
@@ -80,20 +88,31 @@ export interface RoleRuntimeOptions {
   baseMigrations?: readonly Migration[];
   /** Serve HTTPS with this certificate and key (PEM files); plain HTTP without. */
   tls?: TlsFiles;
+  /** The protocol versions and TLS 1.2 suites offered (the configuration's `tls`); the modern default of core/tls.ts without. */
+  tlsPolicy?: TlsPolicy;
   /** The metrics token of the configuration (`metricsToken`, METRICS_TOKEN); one made at the first start when absent or empty. */
   metricsToken?: string;
   /** Limit requests as these settings say (core/rate-limit.ts); no limits without. */
   rateLimits?: RateLimitSettings;
   /** How the role's surface answers a request over a limit; the gateway's error format unless told. */
   refuse?: RefuseRequest;
+  /**
+   * Wait for a database that does not answer at start (PostgreSQL), serving
+   * the probes on this address meanwhile (core/database-wait.ts); without,
+   * a database that does not answer fails the open at once.
+   */
+  whileWaiting?: WhileWaiting;
 }
 
 /** What the runtime opened, and the options it keeps for later. */
 interface RuntimeParts {
   tls: TlsSource | undefined;
+  readiness: Readiness;
+  /** The probes' listener while the role waits for a database; closed when the role listens. */
+  waiting: WaitingListener | undefined;
   metricsToken: MetricsToken;
-  /** None on PostgreSQL: there is no file, and several instances share the database. */
-  lock: DataLock | undefined;
+  /** The role's lock in the data directory, on either engine. */
+  lock: DataLock;
   options: RoleRuntimeOptions;
 }
 
@@ -121,10 +140,10 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
     private readonly parts: RuntimeParts,
   ) {
     this.tls = parts.tls;
-    this.readiness = new Readiness(logger.child({ role }));
+    this.readiness = parts.readiness;
     this.metrics = new RoleMetrics(role);
     if (parts.metricsToken.announcement) this.announcements.push(parts.metricsToken.announcement);
-    this.readiness.add('database', async () => (await db.get<{ one: number }>('SELECT 1 AS one'))?.one === 1);
+    this.readiness.add('database', databaseCheck(db));
     this.readiness.add('plugins', () => this.pluginsStarted);
     this.readiness.add('listener', () => this.listening);
   }
@@ -135,24 +154,44 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
   static async open(options: RoleRuntimeOptions): Promise<RoleRuntime<SqlDatabase>> {
     const dataDir = resolve(options.dataDir);
     // A wrong certificate or key stops the start before anything is opened.
-    const tls = options.tls ? TlsSource.open(options.tls, options.logger.child({ role: options.role })) : undefined;
+    const tls = options.tls ? TlsSource.open(options.tls, options.logger.child({ role: options.role }), options.tlsPolicy) : undefined;
     prepareDataDirectory(dataDir);
     const metricsToken = loadMetricsToken(dataDir, options.metricsToken);
-    const lock = options.databaseUrl ? undefined : DataLock.acquire(dataDir, options.databaseFile, options.role);
-    let db: SqlDatabase | undefined;
+    const lock = DataLock.acquire(dataDir, options.databaseFile, options.role);
+    const readiness = new Readiness(options.logger.child({ role: options.role }));
+    // While it waits, the probes say the role has not started (the wait says why the database is not there).
+    readiness.add('database', () => false);
+    readiness.add('plugins', () => false);
+    readiness.add('listener', () => false);
+    const waiting = options.whileWaiting ? new WaitingListener(readiness, tls?.httpsOptions()) : undefined;
+    const parts = { tls, metricsToken, lock, options, readiness, waiting };
+    let db: SqlDatabase;
     try {
-      db = options.databaseUrl ? await openPostgres(options.databaseUrl, options) : await SqliteDatabase.open(join(dataDir, options.databaseFile));
-      if (options.baseMigrations?.length) await applyMigrations(db, BASE_SCHEMA_OWNER, options.baseMigrations, options.now);
+      db = await openRoleDatabase({ ...options, dataDir, readiness, whileWaiting: waitingFor(parts) });
     } catch (err) {
-      await db?.close().catch(() => undefined);
-      lock?.release();
+      await waiting?.close();
+      lock.release();
       throw err;
     }
-    return new RoleRuntime(options.role, dataDir, db, options.logger, options.now, { tls, metricsToken, lock, options });
+    return new RoleRuntime(options.role, dataDir, db, options.logger, options.now, parts);
+  }
+
+  /**
+   * Opens another database the role needs (the cloud's tokens on
+   * PostgreSQL): with `whileWaiting`, waits for it as for the role's own,
+   * its readiness check `check` saying why meanwhile; else `open` as it is.
+   */
+  waitForDatabase<T>(check: string, target: string, open: () => Promise<T>, close: (db: T) => Promise<void>): Promise<T> {
+    const waiting = waitingFor(this.parts);
+    if (!waiting) return open();
+    return openWhenAnswering(open, close, {
+      check, target, readiness: this.readiness, logger: this.logger, signal: waiting.wait.signal, onFirstFailure: waiting.onFirstFailure,
+      ...(waiting.wait.backoff ? { backoff: waiting.wait.backoff } : {}),
+    });
   }
 
   /** What the role's fastify app is built with: `{https}` when the role serves TLS, else nothing. */
-  serverOptions(): { https?: { cert: Buffer; key: Buffer } } {
+  serverOptions(): { https?: TlsServerOptions } {
     return this.tls ? { https: this.tls.httpsOptions() } : {};
   }
 
@@ -179,6 +218,7 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
     const host = new PluginHost<Ctx>(plugins, this.logger, (owner, migrations) => applyMigrations(this.db, owner, migrations, this.now), { ...options, facilities });
     this.host = host as unknown as PluginHost<never>;
     this.http = http;
+    installResponseHeaders(http);
     if (this.tls) http.addHook('onRequest', async (_request, reply) => void reply.header('strict-transport-security', HSTS_HEADER));
     serveProbes(http, this.readiness);
     serveMetrics(http, this.metrics, this.parts.metricsToken);
@@ -199,7 +239,10 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
   async listen(host: string, port: number): Promise<string> {
     if (!this.http) throw new Error(`role ${this.role}: start the plugins before listening`);
     if (this.tls && !(this.http.server instanceof TlsServer)) throw new Error(`role ${this.role}: serves TLS, so its app must be built with runtime.serverOptions()`);
-    await this.http.listen({ host, port });
+    // The probes' listener of the wait gives the port to the role's app (the same one when the OS chose it for 0).
+    const waited = this.parts.waiting?.port;
+    await this.parts.waiting?.close();
+    await this.http.listen({ host, port: port === 0 && waited !== undefined ? waited : port });
     if (this.tls) this.tls.attach(this.http.server as unknown as TlsServer);
     const address = this.http.server.address();
     const actualPort = typeof address === 'object' && address ? address.port : port;
@@ -217,6 +260,7 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
     if (this.stopped) return;
     this.stopped = true;
     this.readiness.markStopping();
+    await this.parts.waiting?.close();
     await this.http?.close().catch((err: unknown) => this.logger.error({ err, role: this.role }, 'http close failed'));
     this.tls?.close();
     await this.host?.stop();
@@ -227,13 +271,31 @@ export class RoleRuntime<D extends SqlDatabase = SqliteDatabase> {
     try {
       await this.db.close();
     } finally {
-      this.parts.lock?.release();
+      this.parts.lock.release();
     }
   }
 }
 
-/** The role's pool on PostgreSQL; a pooled connection that fails later is logged and replaced. */
-function openPostgres(url: string, options: RoleRuntimeOptions): Promise<PostgresDatabase> {
-  const logger = options.logger.child({ role: options.role, component: 'database' });
-  return PostgresDatabase.open(url, { applicationName: `cnc-${options.role}`, onError: (err) => logger.warn({ err }, 'an idle PostgreSQL connection failed; the pool replaces it') });
+/** The database's readiness: it answers `SELECT 1`; a PostgreSQL server away is `unavailable` with the reason. */
+function databaseCheck(db: SqlDatabase): ReadinessCheck {
+  return async () => {
+    try {
+      return (await db.get<{ one: number }>('SELECT 1 AS one'))?.one === 1;
+    } catch (err) {
+      const reason = unavailableReason(err);
+      if (reason === undefined) throw err;
+      return { unavailable: reason };
+    }
+  };
+}
+
+/** What a wait needs of a runtime's parts: the place and signal, and the probes' listener opened at its first failure. */
+function waitingFor(parts: Pick<RuntimeParts, 'options' | 'waiting'>): RoleDatabaseSpec['whileWaiting'] {
+  const { whileWaiting } = parts.options;
+  const listener = parts.waiting;
+  if (!whileWaiting || !listener) return undefined;
+  return {
+    wait: whileWaiting,
+    onFirstFailure: async () => (listener.listening ? undefined : `${await listener.open(whileWaiting.host, whileWaiting.port)}/readyz`),
+  };
 }

@@ -79,6 +79,16 @@ export function describeFound(value: unknown): string {
   return out.text.length > FOUND_MAX_CHARS ? `${out.text.slice(0, FOUND_MAX_CHARS - 3)}...` : out.text;
 }
 
+/**
+ * The value an issue is about. With reportInput, zod gives it as the schema
+ * saw it (after preprocessing, e.g. a split list); a coerced number that
+ * failed reports NaN, so the raw value is read instead.
+ */
+export function foundValue(issue: z.core.$ZodIssue, input: unknown): unknown {
+  const reported = 'input' in issue ? issue.input : undefined;
+  return reported !== undefined && !Number.isNaN(reported) ? reported : valueAt(input, issue.path);
+}
+
 /** One line per issue, `path: found X; <what is accepted>`, for at most MAX_DESCRIBED_ISSUES issues and a count of the rest. */
 export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unknown): string[] {
   const lines = issues.slice(0, MAX_DESCRIBED_ISSUES).map((issue) => {
@@ -91,11 +101,7 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], input: unkno
       accepted = `unknown field(s) ${issue.keys.slice(0, MAX_LISTED_KEYS).map(quote).join(', ')}${more}; remove them`;
       return `${path}: ${accepted}`;
     }
-    // With reportInput, zod gives the value as the schema saw it (after preprocessing, e.g. a split list).
-    // A coerced number that failed reports NaN; show the raw value instead.
-    const reported = 'input' in issue ? issue.input : undefined;
-    const value = reported !== undefined && !Number.isNaN(reported) ? reported : valueAt(input, issue.path);
-    const found = secret ? '(hidden)' : describeFound(value);
+    const found = secret ? '(hidden)' : describeFound(foundValue(issue, input));
     accepted = accepted.replace(/^Invalid (input|option): /, '');
     return `${path}: found ${found}; ${clipMessage(accepted)}`;
   });

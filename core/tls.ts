@@ -10,6 +10,7 @@
  * the context they began with. docs/operations.md, "TLS".
  */
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { createSecureContext } from 'node:tls';
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { Server as TlsServer } from 'node:tls';
@@ -24,6 +25,50 @@ export interface TlsFiles {
 
 /** A role's own pair in its config section (`communication.tls`, `programs.tls`, `cloud.tls`). */
 export const tlsFilesSchema = z.object({ certFile: z.string().min(1).max(1024), keyFile: z.string().min(1).max(1024) }).strict();
+
+/**
+ * The TLS 1.2 suites a listener offers by default: ECDHE key exchange
+ * (forward secrecy) with AEAD ciphers only (AES-GCM, ChaCha20-Poly1305), as
+ * Mozilla's "intermediate" profile without the DHE suites; no CBC, no SHA-1,
+ * no static RSA key exchange. TLS 1.3's suites are all offered (they are
+ * AEAD with forward secrecy by design) and are not set by this string.
+ */
+export const MODERN_TLS12_CIPHERS = [
+  'ECDHE-ECDSA-AES128-GCM-SHA256', 'ECDHE-RSA-AES128-GCM-SHA256', 'ECDHE-ECDSA-AES256-GCM-SHA384', 'ECDHE-RSA-AES256-GCM-SHA384',
+  'ECDHE-ECDSA-CHACHA20-POLY1305', 'ECDHE-RSA-CHACHA20-POLY1305',
+].join(':');
+
+export const TLS_MIN_VERSIONS = ['TLSv1.2', 'TLSv1.3'] as const;
+
+/** Whether OpenSSL takes `ciphers` as a cipher list with at least one suite it knows. */
+function isCipherList(ciphers: string): boolean {
+  try {
+    createSecureContext({ ciphers });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The `tls` section: the protocol versions and TLS 1.2 suites every role's listener accepts. */
+export const tlsPolicySchema = z
+  .strictObject({
+    minVersion: z.enum(TLS_MIN_VERSIONS).default('TLSv1.2').describe('the oldest protocol a client may use'),
+    ciphers: z
+      .string()
+      .min(1)
+      .max(4096)
+      .default(MODERN_TLS12_CIPHERS)
+      .refine(isCipherList, 'not an OpenSSL cipher list with a suite this Node.js knows, e.g. ECDHE-RSA-AES128-GCM-SHA256:ECDHE-RSA-AES256-GCM-SHA384')
+      .describe('the TLS 1.2 suites, an OpenSSL cipher list'),
+  })
+  .default({ minVersion: 'TLSv1.2', ciphers: MODERN_TLS12_CIPHERS });
+
+/** What a listener accepts of TLS: the oldest version and the TLS 1.2 suites. */
+export type TlsPolicy = z.output<typeof tlsPolicySchema>;
+
+/** The policy of an empty `tls` section. */
+export const DEFAULT_TLS_POLICY: TlsPolicy = tlsPolicySchema.parse(undefined);
 
 /** The environment variables naming the pair every role of the process serves unless its section names its own. */
 export const TLS_CERT_VARIABLE = 'TLS_CERT_FILE';
@@ -60,6 +105,15 @@ export const HSTS_HEADER = 'max-age=31536000';
 
 /** How long the file watch waits for more changes before it reloads (a renewal writes both files). */
 const RELOAD_SETTLE_MS = 250;
+
+/** What a listener's server is built with over TLS. */
+export interface TlsServerOptions {
+  cert: Buffer;
+  key: Buffer;
+  minVersion: TlsPolicy['minVersion'];
+  ciphers: string;
+  honorCipherOrder: boolean;
+}
 
 /** A pair that cannot be served; the message names the file. */
 export class TlsError extends Error {
@@ -109,6 +163,7 @@ export function loadTlsPair(files: TlsFiles): TlsPair {
  */
 export class TlsSource {
   private pair: TlsPair;
+  private readonly policy: TlsPolicy;
   private server: TlsServer | undefined;
   private watchers: FSWatcher[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -119,13 +174,15 @@ export class TlsSource {
   private constructor(
     readonly files: TlsFiles,
     private readonly logger: Logger,
+    policy: TlsPolicy,
   ) {
     this.pair = loadTlsPair(files);
+    this.policy = policy;
   }
 
-  /** Loads the pair now; throws a TlsError naming the file that is wrong. */
-  static open(files: TlsFiles, logger: Logger): TlsSource {
-    return new TlsSource({ certFile: resolve(files.certFile), keyFile: resolve(files.keyFile) }, logger);
+  /** Loads the pair now; throws a TlsError naming the file that is wrong. `policy`: the versions and suites offered (the configuration's `tls`). */
+  static open(files: TlsFiles, logger: Logger, policy: TlsPolicy = DEFAULT_TLS_POLICY): TlsSource {
+    return new TlsSource({ certFile: resolve(files.certFile), keyFile: resolve(files.keyFile) }, logger, policy);
   }
 
   /** The pair being served. */
@@ -133,9 +190,13 @@ export class TlsSource {
     return this.pair;
   }
 
-  /** fastify's `https` option. */
-  httpsOptions(): { cert: Buffer; key: Buffer } {
-    return { cert: this.pair.cert, key: this.pair.key };
+  /** fastify's `https` option: the pair and the policy (the server prefers its own order of suites). */
+  httpsOptions(): TlsServerOptions {
+    return { cert: this.pair.cert, key: this.pair.key, ...this.contextOptions() };
+  }
+
+  private contextOptions(): Omit<TlsServerOptions, 'cert' | 'key'> {
+    return { minVersion: this.policy.minVersion, ciphers: this.policy.ciphers, honorCipherOrder: true };
   }
 
   /** Starts serving reloads to `server`: watches both files' directories and listens for SIGHUP. */
@@ -181,7 +242,8 @@ export class TlsSource {
       return false;
     }
     if (next.cert.equals(this.pair.cert) && next.key.equals(this.pair.key)) return false;
-    this.server?.setSecureContext({ cert: next.cert, key: next.key });
+    // A new context replaces the whole one: the policy goes with the new pair.
+    this.server?.setSecureContext({ cert: next.cert, key: next.key, ...this.contextOptions() });
     this.pair = next;
     this.reloads++;
     this.logger.info({ cause, subject: next.subject, notAfter: new Date(next.notAfter).toISOString() }, 'tls: certificate reloaded');

@@ -9,7 +9,9 @@ import { jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { loadOrCreateKeyFile } from '../store/key-file.js';
 
 export const JWT_ALGORITHM = 'HS256';
-const DEFAULT_KEY_FILE = 'jwt-signing.key';
+/** The signing key's file in the data directory. */
+export const JWT_SIGNING_KEY_FILE = 'jwt-signing.key';
+const DEFAULT_KEY_FILE = JWT_SIGNING_KEY_FILE;
 
 /** Loads the signing key from the data dir, creating it (mode 0600) on first start. */
 export function loadSigningKey(dataDir: string, fileName: string = DEFAULT_KEY_FILE): Uint8Array {

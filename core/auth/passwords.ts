@@ -85,6 +85,11 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return actual.length === parsed.hash.length && timingSafeEqual(actual, parsed.hash);
 }
 
+/** Whether `stored` is a password hash at all: a user signed in only through a provider has none, and is verified against a dummy so a login takes as long. */
+export function isPasswordHash(stored: string): boolean {
+  return parseHash(stored) !== null;
+}
+
 /** True when `stored` was hashed at a lower cost than `cost` in any parameter, so it should be hashed again. */
 export function needsRehash(stored: string, cost: ScryptCost = PASSWORD_COST): boolean {
   const parsed = parseHash(stored);

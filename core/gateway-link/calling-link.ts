@@ -13,7 +13,7 @@ import { HISTORY } from '../roles/gateway/contract/history.js';
 import { LIVE_READS } from '../roles/gateway/contract/live-reads.js';
 import { PROGRAM_FILES } from '../roles/gateway/contract/program-files.js';
 import { SYSTEM } from '../roles/gateway/contract/system.js';
-import { GatewayLinkError, type LinkCurrentProgram, type LinkGroup, type LinkHistoryRow, type LinkIdentity, type LinkMachine, type LinkProgramCapability, type LinkProgramFile, type LinkTransfer } from './types.js';
+import { GatewayLinkError, type FencingToken, type LinkCurrentProgram, type LinkFence, type LinkFenceAnswer, type LinkGroup, type LinkHistoryRow, type LinkIdentity, type LinkMachine, type LinkProgramCapability, type LinkProgramFile, type LinkTransfer } from './types.js';
 
 /** Longest program directory taken from a gateway, as the service bounds a machine's programDir. */
 const PROGRAM_DIR_MAX = 1024;
@@ -24,6 +24,9 @@ function programDirOf(driverOptions: Record<string, unknown>): { programDir?: st
   if (typeof dir !== 'string' || dir.trim() === '' || dir.length > PROGRAM_DIR_MAX) return {};
   return { programDir: dir };
 }
+
+/** A fencing token as the transfer interfaces take it: two fields, so that it fits a query as well as a body. */
+const fenceInput = (fence?: FencingToken): { fenceLease?: string; fenceEpoch?: number } => (fence ? { fenceLease: fence.lease, fenceEpoch: fence.epoch } : {});
 
 /** A link that makes every call through `call`: the two implementations differ only in how. */
 export abstract class CallingGatewayLink {
@@ -51,17 +54,32 @@ export abstract class CallingGatewayLink {
     return (await this.call(LIVE_READS.readProgramList, { machineID, ...(dir ? { dirAtCNC: dir } : {}) })).programs;
   }
 
-  async uploadProgram(machineID: string, dir: string, name: string, content: Buffer): Promise<LinkTransfer> {
-    const { size, sha256 } = await this.call(PROGRAM_FILES.upload, { machineID, dir, name, contentBase64: new ProgramBytes(content) });
+  async uploadProgram(machineID: string, dir: string, name: string, content: Buffer, fence?: FencingToken): Promise<LinkTransfer> {
+    const { size, sha256 } = await this.call(PROGRAM_FILES.upload, { machineID, dir, name, contentBase64: new ProgramBytes(content), ...fenceInput(fence) });
     return { size, sha256 };
   }
 
-  async downloadProgram(machineID: string, dir: string, name: string): Promise<{ content: Buffer } & LinkTransfer> {
+  async downloadProgram(machineID: string, dir: string, name: string, fence?: FencingToken): Promise<{ content: Buffer } & LinkTransfer> {
     // Only the bytes: the service has no use for the text.
-    const { contentBase64, size, sha256 } = await this.call(PROGRAM_FILES.download, { machineID, dir, name, text: false });
+    const { contentBase64, size, sha256 } = await this.call(PROGRAM_FILES.download, { machineID, dir, name, text: false, ...fenceInput(fence) });
+    if (!contentBase64) throw new GatewayLinkError('failed', 'the gateway answered the downloaded program without its bytes');
     const content = contentBase64.bytes;
     if (content.length !== size) throw new GatewayLinkError('failed', `the gateway answered the downloaded program with ${content.length} bytes, but a size of ${size}`);
     return { content, size, sha256 };
+  }
+
+  async programHash(machineID: string, dir: string, name: string, fence?: FencingToken): Promise<LinkTransfer> {
+    // The file is read from the machine and hashed there; its bytes do not travel.
+    const { size, sha256 } = await this.call(PROGRAM_FILES.download, { machineID, dir, name, text: false, bytes: false, ...fenceInput(fence) });
+    return { size, sha256 };
+  }
+
+  async announceFences(fences: readonly LinkFence[]): Promise<LinkFenceAnswer[]> {
+    const { fences: answers } = await this.call(PROGRAM_FILES.fences, {
+      fences: fences.map((f) => ({ machineID: f.machineID, dir: f.dir, name: f.name, fenceLease: f.fence.lease, fenceEpoch: f.fence.epoch })),
+    });
+    if (answers.length !== fences.length) throw new GatewayLinkError('failed', `the gateway answered ${answers.length} fences for the ${fences.length} announced`);
+    return answers.map((a) => ({ superseded: a.superseded, highestEpoch: a.highestEpoch }));
   }
 
   async currentProgram(machineID: string): Promise<LinkCurrentProgram> {

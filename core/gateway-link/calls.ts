@@ -11,6 +11,7 @@ const FAILURE_BY_CODE: Record<number, GatewayLinkFailure> = {
   3: 'unauthorized', 4: 'unauthorized', 5: 'unauthorized', 7: 'unauthorized',
   6: 'not-found', 13: 'not-found', 2005: 'not-found', 10003: 'not-found', 10005: 'not-found',
   2001: 'unsupported',
+  2006: 'superseded',
   2002: 'machine-unavailable', 2004: 'machine-unavailable', 10002: 'machine-unavailable',
   8: 'unreachable', 9: 'unreachable', 20001: 'unreachable',
 };

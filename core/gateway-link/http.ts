@@ -5,6 +5,7 @@
  * exhaust the service.
  */
 import type { EntryInput, EntryOutput, InterfaceEntry } from '../interfaces.js';
+import { ProgramBytes } from '../program-bytes.js';
 import { describeIssues } from '../schema-errors.js';
 import { linkError } from './calls.js';
 import { CallingGatewayLink } from './calling-link.js';
@@ -22,6 +23,35 @@ export interface HttpGatewayLinkOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * A POST body as bytes: the JSON of `input`, program bytes written into it as
+ * base64 once. Stringified as a whole, a program's base64 would be scanned
+ * for escapes, copied into the JSON text and encoded to UTF-8 again, and its
+ * length measured: three more passes over 1.4 times its size.
+ */
+export function postBody(input: Readonly<Record<string, unknown>>): Buffer {
+  const plain: Record<string, unknown> = {};
+  const programs: [string, string][] = [];
+  for (const [key, value] of Object.entries(input)) {
+    if (value instanceof ProgramBytes) programs.push([JSON.stringify(key), value.bytes.toString('base64')]);
+    else if (value !== undefined) plain[key] = value;
+  }
+  const json = JSON.stringify(plain);
+  if (programs.length === 0) return Buffer.from(json);
+  // `{…` + `,"key":"base64"` for each program + `}`: base64 needs no escaping, and its characters are one byte each.
+  const head = json.slice(0, -1);
+  const fields = programs.map(([key, base64], i) => ({ opening: `${i === 0 && head === '{' ? '' : ','}${key}:"`, base64 }));
+  const body = Buffer.allocUnsafe(fields.reduce((size, f) => size + Buffer.byteLength(f.opening) + f.base64.length + 1, Buffer.byteLength(head) + 1));
+  let at = body.write(head);
+  for (const f of fields) {
+    at += body.write(f.opening, at);
+    at += body.write(f.base64, at, 'latin1');
+    at += body.write('"', at);
+  }
+  body.write('}', at);
+  return body;
+}
 const DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
@@ -50,7 +80,7 @@ export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
       response = await fetch(url, {
         method: entry.method,
         headers: { authorization: `Bearer ${this.secretKey}`, accept: 'application/json', ...(entry.method === 'POST' ? { 'content-type': 'application/json' } : {}) },
-        ...(entry.method === 'POST' ? { body: JSON.stringify(input) } : {}),
+        ...(entry.method === 'POST' ? { body: postBody(input as Record<string, unknown>) } : {}),
         redirect: 'error',
         signal: AbortSignal.timeout(this.timeoutMs),
       });

@@ -81,6 +81,32 @@ export interface LinkIdentity {
   name: string;
 }
 
+/**
+ * A fencing token sent with a program transfer: the lease under which the
+ * caller transfers (the program service sends the deployment's id) and the
+ * epoch it holds that lease with, which grows with every new holder. The
+ * gateway refuses a transfer of a machine file whose epoch is older than one
+ * it has seen for that file and lease (docs/api.md, "Fencing").
+ */
+export interface FencingToken {
+  lease: string;
+  epoch: number;
+}
+
+/** A program file with the fencing token its transfers will carry, as announced before them. */
+export interface LinkFence {
+  machineID: string;
+  dir: string;
+  name: string;
+  fence: FencingToken;
+}
+
+/** What the gateway answered for an announced fence: whether a newer epoch of its lease was seen for its file, and the highest seen. */
+export interface LinkFenceAnswer {
+  superseded: boolean;
+  highestEpoch: number;
+}
+
 /** Why a call through a link failed; `kind` says what a caller may do about it. */
 export type GatewayLinkFailure =
   /** The gateway did not answer (refused, timed out, DNS): retry later. */
@@ -95,6 +121,8 @@ export type GatewayLinkFailure =
   | 'machine-unavailable'
   /** The request was refused as invalid (a name, a size): permanent. */
   | 'rejected'
+  /** The gateway has seen a newer epoch of the caller's fencing token for this machine file: another holder has the transfer; stop. */
+  | 'superseded'
   /** Anything else the gateway reported. */
   | 'failed';
 
@@ -123,8 +151,19 @@ export interface GatewayLink {
   listMachines(): Promise<LinkMachine[]>;
   listGroups(): Promise<LinkGroup[]>;
   listPrograms(machineID: string, dir?: string): Promise<LinkProgramFile[]>;
-  uploadProgram(machineID: string, dir: string, name: string, content: Buffer): Promise<LinkTransfer>;
-  downloadProgram(machineID: string, dir: string, name: string): Promise<{ content: Buffer } & LinkTransfer>;
+  /** With `fence`, refused (kind `superseded`) when the gateway has seen a newer epoch of its lease for this machine file. */
+  uploadProgram(machineID: string, dir: string, name: string, content: Buffer, fence?: FencingToken): Promise<LinkTransfer>;
+  /** With `fence`, as `uploadProgram`: a read under a superseded epoch is refused too. */
+  downloadProgram(machineID: string, dir: string, name: string, fence?: FencingToken): Promise<{ content: Buffer } & LinkTransfer>;
+  /** A read-back that compares hashes: the gateway reads the file from the machine and answers its size and SHA-256, not its bytes; `fence` as for a download. */
+  programHash(machineID: string, dir: string, name: string, fence?: FencingToken): Promise<LinkTransfer>;
+  /**
+   * Announces fencing tokens before the transfers that will carry them (at
+   * most 500 at once), without contacting any machine: from then on the
+   * gateway refuses transfers of those files under older epochs of the same
+   * leases. Answers one entry per fence, in order.
+   */
+  announceFences(fences: readonly LinkFence[]): Promise<LinkFenceAnswer[]>;
   currentProgram(machineID: string): Promise<LinkCurrentProgram>;
   /** What each active machine (or the one named) can take as a program file; the gateway does not contact the machines. */
   programCapabilities(machineID?: string): Promise<LinkProgramCapability[]>;
@@ -143,6 +182,9 @@ export interface GatewayLink {
    */
   watchFleet?(listener: () => void): () => void;
 }
+
+/** Whether a link call failed because the gateway has seen a newer epoch of its fencing token. */
+export const isSuperseded = (err: unknown): boolean => err instanceof GatewayLinkError && err.kind === 'superseded';
 
 /** Subscribes to a gateway's machine and group changes; returns a function that stops listening. */
 export type FleetChangeSource = (listener: () => void) => () => void;

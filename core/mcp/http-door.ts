@@ -41,6 +41,13 @@ export interface McpRequestServer {
   splices: Splices;
 }
 
+/** A refusal with its own status and `WWW-Authenticate` challenge (an OAuth resource's RFC 6750 answer). */
+export interface DoorRefusal {
+  error: GatewayError;
+  status: number;
+  challenge: string;
+}
+
 export interface McpDoorOptions {
   path: string;
   /** MCP_BODY_LIMIT unless told. */
@@ -52,7 +59,7 @@ export interface McpDoorOptions {
   /** What the Origin refusal names as accepted when no origin is: e.g. `no browser origins (configure mcp.allowedOrigins)`. */
   noOriginsText: string;
   /** The surface's own check from the headers, after Origin and Host and before the body: an error refuses the request with its status. */
-  admit?(request: FastifyRequest, reply: FastifyReply): Promise<GatewayError | null | undefined>;
+  admit?(request: FastifyRequest, reply: FastifyReply): Promise<GatewayError | DoorRefusal | null | undefined>;
   /**
    * Answers the request without an SDK server when it can: true when it sent
    * the answer. (Not the reply itself: a FastifyReply is thenable, and
@@ -64,8 +71,8 @@ export interface McpDoorOptions {
 }
 
 /** The refusal of a request: the gateway's error body with its hint; a 401 asks for a bearer token. */
-function refuse(reply: FastifyReply, error: GatewayError, status = error.httpStatus): FastifyReply {
-  if (status === 401) reply.header('www-authenticate', 'Bearer');
+function refuse(reply: FastifyReply, error: GatewayError, status = error.httpStatus, challenge = 'Bearer'): FastifyReply {
+  if (status === 401 || challenge !== 'Bearer') reply.header('www-authenticate', challenge);
   return reply.code(status).send({ ...error.toBody(), hint: error.hint });
 }
 
@@ -125,7 +132,7 @@ export function serveMcpDoor(http: FastifyInstance, o: McpDoorOptions): void {
     const refused = checkOrigin(request, o);
     if (refused) return refuse(reply, refused, 403);
     const unadmitted = await o.admit?.(request, reply);
-    if (unadmitted) return refuse(reply, unadmitted);
+    if (unadmitted) return unadmitted instanceof GatewayError ? refuse(reply, unadmitted) : refuse(reply, unadmitted.error, unadmitted.status, unadmitted.challenge);
   };
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {

@@ -128,6 +128,7 @@ export function buildRestOpenApi(registry: RestRegistry, info: OpenApiInfo, pref
       securitySchemes: {
         [SESSION_SCHEME]: { type: 'apiKey', in: 'cookie', name: 'pvs_session', description: 'Set by POST /api/v1/auth/login (`__Host-pvs_session` over TLS). Unsafe methods also need the X-CSRF-Token header.' },
         [TOKEN_SCHEME]: { type: 'http', scheme: 'bearer', description: 'A service token `pvs_<id>_<secret>` from /api/v1/admin/service-tokens.' },
+        ...Object.fromEntries(registry.securitySchemes()),
       },
     },
   };
@@ -170,7 +171,7 @@ export function buildRestOpenApi(registry: RestRegistry, info: OpenApiInfo, pref
       summary: op.summary,
       ...(op.description ? { description: op.description } : {}),
       tags: [...op.tags],
-      security: op.permission === null ? [] : [{ [SESSION_SCHEME]: [] }, { [TOKEN_SCHEME]: [] }],
+      security: op.permission === null ? [] : [SESSION_SCHEME, TOKEN_SCHEME, ...registry.securitySchemes().keys()].map((scheme) => ({ [scheme]: [] })),
       ...(op.permission ? { 'x-permission': op.permission } : {}),
       ...(op.highRisk ? { 'x-high-risk': true } : {}),
       ...(parameters.length ? { parameters } : {}),
@@ -218,7 +219,8 @@ export async function serveRestDocs(app: FastifyInstance, registry: RestRegistry
       routePrefix: REST_DOCS_PATH,
       transformSpecification: () => document(),
       transformSpecificationClone: false,
-      uiConfig: { deepLinking: true, docExpansion: 'list', tryItOutEnabled: true, withCredentials: true },
+      // No validator badge: it is an image from validator.swagger.io, which the page policy does not load (core/response-headers.ts).
+      uiConfig: { deepLinking: true, docExpansion: 'list', tryItOutEnabled: true, withCredentials: true, validatorUrl: null },
     });
   });
   // Without a console plugin at `/`, a person opening the address lands on the API reference.

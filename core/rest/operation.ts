@@ -30,14 +30,16 @@ export interface RestPrincipal {
   permissions: ReadonlySet<string>;
   /** Libraries, and machine groups (absent: every group), the caller may act on. */
   scopes: { libraries: LibraryScope; machineGroups?: LibraryScope };
-  /** How the caller authenticated: a session cookie or a service token. */
-  authMethod: 'session' | 'serviceToken';
+  /** How the caller authenticated: a session cookie, a service token, or an access token of the identity provider. */
+  authMethod: 'session' | 'serviceToken' | 'accessToken';
   /** The human operator declared by X-On-Behalf-Of, or null. */
   onBehalfOf: string | null;
   /** A service token with "high-risk operations need an operator". */
   requiresOperator: boolean;
   /** The session's id (not its secret), for logout and change-password. */
   sessionId?: string;
+  /** A session opened by a sign-in through the identity provider: when the person last authenticated there (unix ms; null: the provider did not say). */
+  identityProvider?: { authTime: number | null };
 }
 
 /**
@@ -232,6 +234,7 @@ export interface RestRefusal {
 /** The operations of one surface; plugins add theirs, the surface serves them all. */
 export class RestRegistry {
   private readonly ops = new Map<string, AnyRestOperation>();
+  private readonly schemes = new Map<string, Record<string, unknown>>();
   private authenticator: RestAuthenticator = { authenticate: () => Promise.resolve(null) };
   private readonly refusalListeners: ((refusal: RestRefusal) => Promise<void> | void)[] = [];
 
@@ -254,6 +257,17 @@ export class RestRegistry {
 
   get access(): RestAuthenticator {
     return this.authenticator;
+  }
+
+  /** Declares a further way to authenticate (an OpenAPI security scheme) that every operation needing a permission accepts, e.g. the identity provider's access tokens. */
+  addSecurityScheme(name: string, scheme: Record<string, unknown>): void {
+    if (this.schemes.has(name)) throw new Error(`security scheme ${name} is declared twice`);
+    this.schemes.set(name, scheme);
+  }
+
+  /** The further security schemes, by name. */
+  securitySchemes(): ReadonlyMap<string, Record<string, unknown>> {
+    return this.schemes;
   }
 
   /** Tells `listener` about every refusal of an authenticated caller (403); a failing listener does not change the answer. */

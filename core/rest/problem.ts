@@ -20,6 +20,7 @@ export interface ProblemFieldError {
 export const PROBLEM_TYPES = {
   'invalid-request': { status: 400, title: 'The request is invalid' },
   unauthenticated: { status: 401, title: 'Authentication is required' },
+  'reauthentication-required': { status: 401, title: 'A recent sign-in is required' },
   forbidden: { status: 403, title: 'Not permitted' },
   'operator-required': { status: 403, title: 'This operation needs an operator (X-On-Behalf-Of)' },
   'csrf-check-failed': { status: 403, title: 'Cross-site request refused' },

@@ -10,9 +10,10 @@
  * body is read up to the operation's limit (413), its nesting checked on the
  * raw text, and once parsed every string checked to be well-formed Unicode
  * (core/json-body.ts), then path parameters, query and body are validated
- * (400 with one `errors` entry per bad field) and the handler runs. Every
+ * (400 with one `errors` entry per bad field, said in sentences: core/rest/plain-words.ts) and the handler runs. Every
  * failure is an RFC 9457 problem document; a GatewayError of the input from a
- * shared component is the problem of its status; an unexpected exception is
+ * shared component is the problem of its status; a database that does not
+ * answer is 503 with Retry-After (logged as a warning); an unexpected exception is
  * a 500 that says nothing about its cause (logged), and no input reaches one
  * by design.
  */
@@ -22,12 +23,15 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { DEPTH_ACCEPTED, installJsonBodyParser, JsonBodyError } from '../json-body.js';
 import { MAX_JSON_DEPTH } from '../json-depth.js';
-import { ILL_FORMED_ACCEPTED, ILL_FORMED_MESSAGE, illFormedField } from '../well-formed.js';
+import { findIllFormed, illFormedField, notTextAccepted, notTextMessage, type IllFormedAt } from '../well-formed.js';
 import { GatewayError, quote } from '../errors.js';
+import { DatabaseUnavailableError } from '../store/database-unavailable.js';
 import { formatPath } from '../field-path.js';
-import { describeIssues } from '../schema-errors.js';
+import { foundValue } from '../schema-errors.js';
+import { detailInWords, issueInWords } from './plain-words.js';
 import type { AnyRestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
 import type { RefuseRequest } from '../rate-limit.js';
+import { drainsRefusedBody } from '../refused-body.js';
 import type {} from '../request-callers.js';
 import { ProblemError, type ProblemDocument, type ProblemFieldError, type ProblemTypeSlug } from './problem.js';
 
@@ -73,15 +77,46 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
 export const refuseRateLimitedProblem: RefuseRequest = (request, reply, refusal) =>
   sendProblem(request, reply, new ProblemError('too-many-requests', refusal.message, { retryAfterSec: refusal.retryAfterSec }));
 
+/** The problem for a string that is not text (a lone surrogate, U+0000) at `at` of the request's `location` (`body`, `query`, `path`). */
+function notTextProblem(location: string, at: IllFormedAt, what: string): ProblemError {
+  const field = at.path.length ? `${location}.${illFormedField(at)}` : location;
+  const message = notTextMessage(at);
+  const detail = at.reason === 'nul' ? `${what}: ${field} ${message}` : `${what}: ${field} is ${message}`;
+  return new ProblemError('invalid-request', detail, { errors: [{ field, message, accepted: notTextAccepted(at) }] });
+}
+
+/**
+ * The query string and path parameters refused before any schema sees them
+ * when a value (or a query key) is not text: `%00` decodes to U+0000, which
+ * no text column of either engine takes (core/well-formed.ts).
+ */
+function urlProblem(request: FastifyRequest): ProblemError | undefined {
+  // Copied into plain objects: the router's and the query parser's objects have prototypes of their own, which the walk does not enter.
+  const inPath = findIllFormed({ ...(request.params as object) });
+  if (inPath) return notTextProblem('path', inPath, 'request path');
+  const inQuery = findIllFormed({ ...(request.query as object) });
+  return inQuery ? notTextProblem('query', inQuery, 'request query') : undefined;
+}
+
+/** Seconds a client is told to wait when the database does not answer. */
+export const DATABASE_RETRY_AFTER_SEC = 5;
+
+/**
+ * A database that does not answer (a PostgreSQL server away,
+ * core/store/database-unavailable.ts): 503 `service-unavailable` with
+ * Retry-After, as the cloud answers, not a 500; undefined for anything else.
+ */
+function databaseProblem(err: unknown): ProblemError | undefined {
+  if (!(err instanceof DatabaseUnavailableError)) return undefined;
+  return new ProblemError('service-unavailable', `the service cannot reach its database now (${err.reason}); retry in a moment`, { retryAfterSec: DATABASE_RETRY_AFTER_SEC });
+}
+
 /** The problem for a body the JSON parser refused (core/json-body.ts). */
 function bodyProblem(err: JsonBodyError): ProblemError {
   if (err.problem === 'depth') {
     return new ProblemError('invalid-request', `request body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { errors: [{ field: 'body', message: 'nested too deep', accepted: DEPTH_ACCEPTED }] });
   }
-  if (err.problem === 'ill-formed' && err.at) {
-    const field = err.at.path.length ? `body.${illFormedField(err.at)}` : 'body';
-    return new ProblemError('invalid-request', `request body: ${field} is ${ILL_FORMED_MESSAGE}`, { errors: [{ field, message: ILL_FORMED_MESSAGE, accepted: ILL_FORMED_ACCEPTED }] });
-  }
+  if (err.problem === 'ill-formed' && err.at) return notTextProblem('body', err.at, 'request body');
   return new ProblemError('invalid-request', 'request body: not valid JSON', { errors: [{ field: 'body', message: 'not valid JSON', accepted: 'a JSON document' }] });
 }
 
@@ -89,6 +124,8 @@ function bodyProblem(err: JsonBodyError): ProblemError {
 function requestProblem(err: Error & { statusCode?: number; code?: string }, request: FastifyRequest): ProblemError {
   if (err instanceof ProblemError) return err;
   if (err instanceof JsonBodyError) return bodyProblem(err);
+  const unavailable = databaseProblem(err);
+  if (unavailable) return unavailable;
   if (err.statusCode === 413) {
     const limit = request.routeOptions.bodyLimit ?? DEFAULT_REST_BODY_LIMIT;
     return new ProblemError('payload-too-large', `request body: larger than the ${limit}-byte limit of ${request.method} ${quote(pathOf(request))}`, {
@@ -132,7 +169,7 @@ export function createRestApp(logger: Logger, options: { trustProxy?: false | st
   installJsonBodyParser(app, { emptyBody: 'undefined' });
   app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
     const problem = requestProblem(err, request);
-    if (problem.status >= 500) request.log.error({ err, url: pathOf(request) }, 'request failed');
+    if (problem.status >= 500 && !(err instanceof DatabaseUnavailableError)) request.log.error({ err, url: pathOf(request) }, 'request failed');
     return sendProblem(request, reply, problem);
   });
   app.setNotFoundHandler((request, reply) =>
@@ -150,17 +187,12 @@ function requestInfo(request: FastifyRequest): RestRequestInfo {
   return { method: request.method, path: pathOf(request), headers: request.headers, sourceIp: request.ip, secure: request.protocol === 'https' };
 }
 
-function hasBody(request: FastifyRequest): boolean {
-  const length = request.headers['content-length'];
-  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
 
-/** Field errors for zod issues at `location` (`path`, `query`, `body`). */
+/** Field errors for zod issues at `location` (`path`, `query`, `body`): the field's path, a sentence, and the accepted values where the schema lists them. */
 function fieldErrors(location: string, issues: readonly z.core.$ZodIssue[], raw: unknown): ProblemFieldError[] {
   return issues.slice(0, MAX_FIELD_ERRORS).map((issue) => {
     const field = issue.path.length ? `${location}.${formatPath(issue.path)}` : location;
-    const line = describeIssues([issue], raw)[0] ?? issue.message;
-    const message = line.includes(': ') ? line.slice(line.indexOf(': ') + 2) : line;
+    const message = issueInWords(location, issue, foundValue(issue, raw));
     const values = 'values' in issue && Array.isArray(issue.values) ? issue.values.slice(0, 20).map(String) : undefined;
     return { field, message, ...(values?.length ? { accepted: values.join(', ') } : {}) };
   });
@@ -186,7 +218,7 @@ export function serveRest(app: FastifyInstance, registry: RestRegistry, options:
       onRequest: async (request, reply) => {
         const refused = await admit(registry, op, request);
         if (refused) {
-          if (hasBody(request)) reply.header('connection', 'close');
+          if (!drainsRefusedBody(request)) reply.header('connection', 'close');
           return sendProblem(request, reply, refused);
         }
       },
@@ -204,7 +236,10 @@ async function admit(registry: RestRegistry, op: AnyRestOperation, request: Fast
     // A public operation (login) is served whatever stale or refused credentials come with it.
     if (op.permission === null && err instanceof ProblemError) principal = null;
     else if (err instanceof ProblemError) return err;
-    else {
+    else if (err instanceof DatabaseUnavailableError) {
+      request.log.warn({ reason: err.reason }, 'authentication: the database does not answer');
+      return databaseProblem(err) as ProblemError;
+    } else {
       request.log.error({ err }, 'authentication failed unexpectedly');
       return new ProblemError('internal-error', 'authentication failed unexpectedly; the failure is logged');
     }
@@ -247,15 +282,15 @@ function inputProblem(err: unknown): ProblemError | undefined {
 }
 
 async function handle(op: AnyRestOperation, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const notText = urlProblem(request);
+  if (notText) return sendProblem(request, reply, notText);
   const errors: ProblemFieldError[] = [];
   const count = { issues: 0 };
   const params = parseInput(op.params, request.params, 'path', errors, count);
   const query = parseInput(op.query, request.query, 'query', errors, count);
   const body = parseInput(op.body, request.body, 'body', errors, count);
   if (count.issues > 0) {
-    const more = count.issues > errors.length ? ` (${count.issues - errors.length} more not listed)` : '';
-    const detail = `${count.issues} invalid field(s): ${errors.slice(0, 3).map((e) => e.field).join(', ')}${count.issues > 3 ? ', …' : ''}${more}`;
-    return sendProblem(request, reply, new ProblemError('invalid-request', detail, { errors }));
+    return sendProblem(request, reply, new ProblemError('invalid-request', detailInWords(errors.map((e) => e.message), count.issues), { errors }));
   }
   let result: RestResult;
   try {
@@ -264,8 +299,11 @@ async function handle(op: AnyRestOperation, request: FastifyRequest, reply: Fast
       { principal: request.restPrincipal, request: requestInfo(request), logger: request.log as unknown as Logger },
     );
   } catch (err) {
-    const problem = err instanceof ProblemError ? err : inputProblem(err);
-    if (problem) return sendProblem(request, reply, problem);
+    const problem = err instanceof ProblemError ? err : (inputProblem(err) ?? databaseProblem(err));
+    if (problem) {
+      if (problem.status === 503 && err instanceof DatabaseUnavailableError) request.log.warn({ operation: op.operationId, reason: err.reason }, 'the database does not answer');
+      return sendProblem(request, reply, problem);
+    }
     request.log.error({ err, operation: op.operationId }, 'operation failed unexpectedly');
     return sendProblem(request, reply, new ProblemError('internal-error', `${op.operationId} failed unexpectedly; the failure is logged`));
   }

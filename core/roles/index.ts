@@ -9,7 +9,7 @@
  */
 import type { GatewayConfig } from '../../config/schema.js';
 import { loadConfig as loadWithParts, loadConfigForCli as loadForCliWithParts, parseConfig as parseWithParts, type LoadedConfig } from '../config.js';
-import { configPartsOf } from '../role.js';
+import { configPartsOf, keptFilesOf } from '../role.js';
 import { cloudRole } from './cloud/definition.js';
 import { gatewayRole } from './gateway/definition.js';
 import { programsRole } from './programs/definition.js';
@@ -18,6 +18,9 @@ export const ROLES = [gatewayRole, programsRole, cloudRole] as const;
 
 /** The configuration parts of every role and plugin of this build. */
 export const CONFIG_PARTS = configPartsOf(ROLES);
+
+/** What every role and plugin of this build keeps in the data directory: what backup copies and restore puts back (core/kept-files.ts). */
+export const KEPT_FILES = keptFilesOf(ROLES);
 
 /** Parses an already-read config object with every part of the build. */
 export function parseConfig(raw: unknown, file = '(inline)', env: NodeJS.ProcessEnv = {}): GatewayConfig {
@@ -30,6 +33,6 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2), env:
 }
 
 /** For commands: the config as `npm start` reads it, or 2 after printing the mistake. */
-export function loadConfigForCli(argv: readonly string[]): LoadedConfig | 2 {
-  return loadForCliWithParts(argv, CONFIG_PARTS);
+export function loadConfigForCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): LoadedConfig | 2 {
+  return loadForCliWithParts(argv, CONFIG_PARTS, env);
 }

@@ -12,6 +12,7 @@ import pg from 'pg';
 import { createHash } from 'node:crypto';
 import { bindable, lockOutsideTransaction, POSTGRES_DIALECT, WriteQueue, type Dialect, type Row, type SqlDatabase, type SqlValue, type WriteTx } from './sql-database.js';
 import { toPositional } from './sql-text.js';
+import { asUnavailable } from './database-unavailable.js';
 
 /** Type OIDs whose text is parsed so rows look as they do on SQLite. */
 const PARSERS = new Map<number, (text: string) => unknown>([
@@ -50,8 +51,26 @@ export interface PostgresOptions {
   max?: number;
   /** Shown in pg_stat_activity. */
   applicationName?: string;
-  /** An idle pooled connection failed (the server restarted, the network dropped); the pool replaces it. */
-  onError?: (err: Error) => void;
+  /**
+   * An idle pooled connection failed (the server restarted, the network
+   * dropped); the pool replaces it. Given the error's message and code only:
+   * the error of a dead connection carries its client (user name, host,
+   * backend pid, cancel key), which must not reach a log.
+   */
+  onError?: (failure: DatabaseFailure) => void;
+}
+
+/** What may be told of a failed connection: the message and the SQLSTATE or system code, nothing of the client. */
+export interface DatabaseFailure {
+  message: string;
+  code?: string;
+}
+
+/** The message and code of `err`, the message cut to 500 characters. */
+export function databaseFailure(err: unknown): DatabaseFailure {
+  const message = String((err as Error | undefined)?.message ?? err).slice(0, 500);
+  const code = (err as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? { message, code } : { message };
 }
 
 const noRowsAfterEnd = (): never => {
@@ -59,7 +78,52 @@ const noRowsAfterEnd = (): never => {
 };
 
 async function query(client: pg.Pool | pg.PoolClient, sql: string, params: SqlValue[] | undefined): Promise<pg.QueryResult<Row>> {
-  return client.query<Row>({ text: toPositional(sql), values: bindable(params) ?? [] });
+  try {
+    return await client.query<Row>({ text: toPositional(sql), values: bindable(params) ?? [] });
+  } catch (err) {
+    throw asUnavailable(err);
+  }
+}
+
+/** A connection taken from the pool, with what happened to it while taken. */
+interface Taken {
+  client: pg.PoolClient;
+  /** Gives it back; a connection that failed (or whose ROLLBACK did) is dropped by the pool. */
+  release(broken?: Error): void;
+}
+
+/**
+ * A pooled connection, or a DatabaseUnavailableError when the server cannot
+ * be reached. While taken it has a listener for its 'error': the pool
+ * listens only to idle connections, and a server that goes away under a
+ * taken one makes it emit an error that, unheard, would end the process.
+ */
+async function connection(pool: pg.Pool): Promise<Taken> {
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw asUnavailable(err);
+  }
+  let lost: Error | undefined;
+  const onLost = (err: Error) => void (lost ??= err);
+  client.on('error', onLost);
+  return {
+    client,
+    release(broken) {
+      client.off('error', onLost);
+      client.release(broken ?? lost);
+    },
+  };
+}
+
+/** A transaction statement (BEGIN, COMMIT, a cursor's FETCH) on `client`, failing as `query` does. */
+async function control<R extends Row = Row>(client: pg.PoolClient, sql: string): Promise<pg.QueryResult<R>> {
+  try {
+    return await client.query<R>(sql);
+  } catch (err) {
+    throw asUnavailable(err);
+  }
 }
 
 export class PostgresDatabase implements SqlDatabase {
@@ -80,7 +144,8 @@ export class PostgresDatabase implements SqlDatabase {
       connectionString: url, max: Math.max(2, options.max ?? 10), types: TYPES, connectionTimeoutMillis: 10_000,
       application_name: options.applicationName ?? 'cnc-machine-gateway',
     });
-    pool.on('error', (err) => options.onError?.(err));
+    // Always listened to: a pool 'error' without a listener would end the process.
+    pool.on('error', (err) => options.onError?.(databaseFailure(err)));
     try {
       await pool.query('SELECT 1');
     } catch (err) {
@@ -99,7 +164,8 @@ export class PostgresDatabase implements SqlDatabase {
     if (this.closed) return Promise.reject(new Error('database is closed'));
     const inTransaction = options.transaction === true;
     return this.queue.run(async () => {
-      const client = await this.pool.connect();
+      const taken = await connection(this.pool);
+      const { client } = taken;
       let ended = false;
       let broken: Error | undefined;
       const on = (sql: string, params?: SqlValue[]) => (ended ? noRowsAfterEnd() : query(client, sql, params));
@@ -115,10 +181,10 @@ export class PostgresDatabase implements SqlDatabase {
       };
       try {
         if (!inTransaction) return await job(tx);
-        await client.query('BEGIN');
+        await control(client, 'BEGIN');
         try {
           const result = await job(tx);
-          await client.query('COMMIT');
+          await control(client, 'COMMIT');
           return result;
         } catch (err) {
           await client.query('ROLLBACK').catch((e: unknown) => {
@@ -128,7 +194,7 @@ export class PostgresDatabase implements SqlDatabase {
         }
       } finally {
         ended = true;
-        client.release(broken);
+        taken.release(broken);
       }
     });
   }
@@ -143,19 +209,20 @@ export class PostgresDatabase implements SqlDatabase {
 
   /** Streams through a cursor in a read-only transaction, a batch of rows at a time. */
   async each<T extends Row = Row>(sql: string, params: SqlValue[], onRow: (row: T) => void): Promise<number> {
-    const client = await this.pool.connect();
+    const taken = await connection(this.pool);
+    const { client } = taken;
     let broken: Error | undefined;
     let count = 0;
     try {
-      await client.query('BEGIN READ ONLY');
+      await control(client, 'BEGIN READ ONLY');
       await query(client, `DECLARE rows_cursor NO SCROLL CURSOR FOR ${sql}`, params);
       for (;;) {
-        const batch = await client.query<T>('FETCH 500 FROM rows_cursor');
+        const batch = await control<T>(client, 'FETCH 500 FROM rows_cursor');
         for (const row of batch.rows) onRow(row);
         count += batch.rows.length;
         if (batch.rows.length < 500) break;
       }
-      await client.query('COMMIT');
+      await control(client, 'COMMIT');
       return count;
     } catch (err) {
       await client.query('ROLLBACK').catch((e: unknown) => {
@@ -163,7 +230,7 @@ export class PostgresDatabase implements SqlDatabase {
       });
       throw err;
     } finally {
-      client.release(broken);
+      taken.release(broken);
     }
   }
 

@@ -23,6 +23,8 @@ export const opcuaDriver: DriverFactory<OpcuaOptions> = {
   scheme: 'opcua',
   description: 'OPC UA server of a machine tool, mapped from the OPC UA for Machine Tools model (OPC 40501) or an explicit NodeId map',
   configSchema: opcuaOptionsSchema,
+  // The client's certificate and the servers it trusts (connection.ts).
+  keeps: { directories: ['opcua/pki'] },
   create(machine, deps) {
     return new OpcuaClient(
       {

@@ -14,7 +14,9 @@ import { ROLE_PERMISSIONS, type RoleName } from './roles.js';
 import {
   cookieName, CSRF_HEADER, csrfTokenFor, parseCookieValue, readCookie, secretHashMatches, SESSION_ABSOLUTE_MS, SESSION_IDLE_MS, SESSION_TOUCH_MS, tokensEqual,
 } from '../../core/auth/sessions.js';
-import type { AccountStore, UserRecord } from './store.js';
+import type { AccountStore, SsoSessionFacts, UserRecord } from './store.js';
+import type { ProviderAccessTokens } from './sso/access-tokens.js';
+import { looksLikeJwt } from '../../core/auth/jwt.js';
 
 export const TOKEN_PREFIX = 'pvs';
 const OPERATOR_PATTERN = /^[\p{L}\p{N}][\p{L}\p{N} ._@'-]{0,127}$/u;
@@ -40,10 +42,10 @@ export function operatorOf(request: RestRequestInfo): string | null {
   return trimmed;
 }
 
-export function userPrincipal(user: UserRecord, onBehalfOf: string | null, sessionId?: string): RestPrincipal {
+export function userPrincipal(user: UserRecord, onBehalfOf: string | null, sessionId?: string, sso?: SsoSessionFacts): RestPrincipal {
   return {
     kind: 'user', id: user.id, name: user.username, role: user.role, permissions: ROLE_PERMISSIONS[user.role], scopes: user.scopes,
-    authMethod: 'session', onBehalfOf, requiresOperator: false, ...(sessionId ? { sessionId } : {}),
+    authMethod: 'session', onBehalfOf, requiresOperator: false, ...(sessionId ? { sessionId } : {}), ...(sso ? { identityProvider: { authTime: sso.authTime } } : {}),
   };
 }
 
@@ -53,6 +55,8 @@ export class AccountsAuthenticator implements RestAuthenticator {
     private readonly refusals: RefusalAudit,
     private readonly now: () => number,
     private readonly secure: boolean,
+    /** The identity provider's access tokens, when `programs.oidc.publicUrl` names the audience they must carry. */
+    private readonly accessTokens?: ProviderAccessTokens,
   ) {}
 
   async authenticate(request: RestRequestInfo): Promise<RestPrincipal | null> {
@@ -65,8 +69,11 @@ export class AccountsAuthenticator implements RestAuthenticator {
   }
 
   private async byToken(request: RestRequestInfo, authorization: string, onBehalfOf: string | null): Promise<RestPrincipal> {
-    const match = /^Bearer +(\S{1,256})$/i.exec(authorization);
-    const parsed = match ? parseBearerToken(TOKEN_PREFIX, match[1] as string) : null;
+    // Up to 16 KiB and one more character, so an access token too long for the verifier is refused as such.
+    const match = /^Bearer +(\S{1,16385})$/i.exec(authorization);
+    const value = match?.[1];
+    if (value && this.accessTokens && !value.startsWith(`${TOKEN_PREFIX}_`) && looksLikeJwt(value)) return this.accessTokens.principal(request, value, onBehalfOf);
+    const parsed = value && value.length <= 256 ? parseBearerToken(TOKEN_PREFIX, value) : null;
     const found = parsed ? await this.store.tokenWithOwner(`tok_${parsed.id}`) : undefined;
     const token = found?.token;
     const now = this.now();
@@ -102,7 +109,7 @@ export class AccountsAuthenticator implements RestAuthenticator {
     }
     if (UNSAFE.has(request.method)) this.checkCsrf(request, parsed.secret);
     if (now - session.lastSeenAt >= SESSION_TOUCH_MS) await this.store.touchSession(session.id, now);
-    return userPrincipal(user, onBehalfOf, session.id);
+    return userPrincipal(user, onBehalfOf, session.id, session.sso);
   }
 
   private checkCsrf(request: RestRequestInfo, secret: string): void {

@@ -4,7 +4,9 @@
  * tokens `pvs_<id>_<secret>` shown once and stored hashed, login throttling,
  * and the first administrator (PROGRAMS_ADMIN_PASSWORD, else ADMIN_PASSWORD,
  * else the process's shared first-start password, else a generated password
- * shown once at start: core/auth/first-admin.ts). docs/programs-access.md.
+ * shown once at start: core/auth/first-admin.ts), and sign-in through the
+ * plant's OpenID Connect provider (`programs.oidc`, ./sso/). docs/programs-access.md,
+ * docs/identity.md.
  */
 import { generatePassword, hashPassword, PASSWORD_COST, type ScryptCost } from '../../core/auth/passwords.js';
 import { firstAdminLine, firstAdminPassword, passwordFromEnv } from '../../core/auth/first-admin.js';
@@ -19,6 +21,8 @@ import { newId } from '../../core/rest/ids.js';
 import { AccountStore, LOGIN_THROTTLE_TABLE, MIGRATIONS } from './store.js';
 import { accountGrants } from './within.js';
 import { auditActor, SYSTEM_ACTOR } from '../../core/rest/principal.js';
+import { ACCOUNTS_CONFIG, type AccountsFields } from './sso/config.js';
+import { openProgramsSso } from './sso/index.js';
 
 export const ADMIN_PASSWORD_ENV = 'PROGRAMS_ADMIN_PASSWORD';
 /** Expired sessions are deleted this often. */
@@ -28,8 +32,9 @@ const FIRST_ADMIN_LOCK = 'accounts-first-admin';
 
 export function createAccountsPlugin(options: { passwordCost?: ScryptCost } = {}) {
   const passwordCost = options.passwordCost ?? PASSWORD_COST;
-  return definePlugin<ProgramsContext>({
+  return definePlugin<ProgramsContext, AccountsFields>({
     name: 'accounts',
+    config: [ACCOUNTS_CONFIG],
     migrations: MIGRATIONS,
     async register(ctx) {
       const store = new AccountStore(ctx.db);
@@ -57,7 +62,10 @@ export function createAccountsPlugin(options: { passwordCost?: ScryptCost } = {}
         }
       }
       const refusals = new RefusalAudit(ctx.db, ctx.audit, ctx.now);
-      ctx.rest.setAuthenticator(new AccountsAuthenticator(store, refusals, ctx.now, ctx.secure));
+      // Sign-in through the provider (programs.oidc) is read from the file at each start; its client secret is never stored.
+      const sso = ctx.settings.oidc ? openProgramsSso(ctx, store, refusals, ctx.settings.oidc) : undefined;
+      if (sso) ctx.announcements.push(sso.announcement);
+      ctx.rest.setAuthenticator(new AccountsAuthenticator(store, refusals, ctx.now, ctx.secure, sso?.accessTokens));
       ctx.services.provide('accounts.grants', accountGrants(store));
       // A caller refused for its role or a missing operator: audited, once a minute per caller and operation.
       ctx.rest.onRefusal(({ principal, operation, slug, request }) =>

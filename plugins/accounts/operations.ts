@@ -4,7 +4,7 @@
  * Every change writes its audit record in the same transaction.
  */
 import { z } from 'zod';
-import { hashPassword, needsRehash, verifyPassword } from '../../core/auth/passwords.js';
+import { hashPassword, isPasswordHash, needsRehash, verifyPassword } from '../../core/auth/passwords.js';
 import { defineOperation, type AnyRestOperation } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import { newSession, parseCookieValue, readCookie, cookieName, SESSION_ABSOLUTE_MS, setCookieHeader, csrfTokenFor } from '../../core/auth/sessions.js';
@@ -34,7 +34,9 @@ const SESSION_OPERATIONS: readonly AccountOperation[] = [
         const wait = await throttle.retryAfterSec(request.sourceIp, key, now);
         if (wait > 0) throw new ProblemError('too-many-requests', `too many failed sign-ins; try again in ${wait} s`, { retryAfterSec: wait });
         const user = await store.userByName(body.username);
-        const ok = await verifyPassword(body.password, user?.passwordHash ?? deps.dummyHash);
+        // A user made by a sign-in through the provider has no password: verified against the dummy, so the answer's time tells nothing.
+        const hashed = user !== undefined && isPasswordHash(user.passwordHash);
+        const ok = (await verifyPassword(body.password, hashed ? user.passwordHash : deps.dummyHash)) && hashed;
         if (!user || !ok || user.disabled) {
           await throttle.fail(request.sourceIp, key, now);
           await ctx.db.write(
@@ -127,6 +129,7 @@ const SESSION_OPERATIONS: readonly AccountOperation[] = [
         body: {
           kind: p.kind, id: p.id, name: p.name, role: p.role, scopes: p.scopes as z.infer<typeof scopesSchema>, permissions: [...p.permissions].sort(),
           authMethod: p.authMethod, onBehalfOf: p.onBehalfOf, ...(parsed ? { csrfToken: csrfTokenFor(parsed.secret) } : {}),
+          ...(p.identityProvider ? { identityProvider: { authTime: p.identityProvider.authTime === null ? null : new Date(p.identityProvider.authTime).toISOString() } } : {}),
         },
       };
     },

@@ -68,6 +68,27 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   { id: 3, name: 'failed sign-ins counted in the database', up: loginThrottleTable(LOGIN_THROTTLE_TABLE) },
+  {
+    id: 4,
+    name: 'sign-in through an OpenID Connect provider',
+    up: [
+      // Which user a person of the provider (issuer and subject) is; never found by name.
+      `CREATE TABLE accounts_sso_links (
+         issuer TEXT NOT NULL,
+         subject TEXT NOT NULL,
+         user_id TEXT NOT NULL REFERENCES accounts_users(id),
+         email TEXT,
+         name TEXT,
+         PRIMARY KEY (issuer, subject)
+       )`,
+      // A session a sign-in through the provider opened: whose (for a back-channel logout) and when the person authenticated there (for approvals).
+      'ALTER TABLE accounts_sessions ADD COLUMN sso_issuer TEXT',
+      'ALTER TABLE accounts_sessions ADD COLUMN sso_subject TEXT',
+      'ALTER TABLE accounts_sessions ADD COLUMN sso_sid TEXT',
+      'ALTER TABLE accounts_sessions ADD COLUMN auth_time BIGINT',
+      'CREATE INDEX accounts_sessions_sso ON accounts_sessions(sso_issuer, sso_subject)',
+    ],
+  },
 ];
 
 export interface UserRecord {
@@ -87,6 +108,18 @@ export interface SessionRecord {
   userId: string;
   createdAt: number;
   lastSeenAt: number;
+  /** A session opened by a sign-in through the identity provider. */
+  sso?: SsoSessionFacts;
+}
+
+/** Who the provider says opened a session, and when they last authenticated there. */
+export interface SsoSessionFacts {
+  issuer: string;
+  subject: string;
+  /** The provider's session (`sid`), which a back-channel logout may name. */
+  sid: string | null;
+  /** Unix ms; null when the provider did not say. */
+  authTime: number | null;
 }
 
 export interface TokenRecord {
@@ -111,7 +144,8 @@ type Row = Record<string, unknown>;
 /** Stored scopes; a record from before machine-group scopes covers every group. */
 const scopesOf = (text: unknown) => parseScopes(String(text));
 
-function userOf(row: Row): UserRecord {
+/** A user from its row. */
+export function userOf(row: Record<string, unknown>): UserRecord {
   return {
     id: String(row.id), username: String(row.username), passwordHash: String(row.password_hash), role: row.role as RoleName,
     scopes: scopesOf(row.scopes), disabled: Number(row.disabled) === 1, createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
@@ -179,16 +213,19 @@ export class AccountStore {
   }
 
   async insertSession(tx: WriteTx, session: SessionRecord): Promise<void> {
-    await tx.run('INSERT INTO accounts_sessions (id, secret_hash, user_id, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)', [
-      session.id, session.secretHash, session.userId, session.createdAt, session.lastSeenAt,
+    const sso = session.sso;
+    await tx.run('INSERT INTO accounts_sessions (id, secret_hash, user_id, created_at, last_seen_at, sso_issuer, sso_subject, sso_sid, auth_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      session.id, session.secretHash, session.userId, session.createdAt, session.lastSeenAt, sso?.issuer ?? null, sso?.subject ?? null, sso?.sid ?? null, sso?.authTime ?? null,
     ]);
   }
 
   async session(id: string): Promise<SessionRecord | undefined> {
     const row = await this.db.get('SELECT * FROM accounts_sessions WHERE id = ?', [id]);
-    return row
-      ? { id: String(row.id), secretHash: String(row.secret_hash), userId: String(row.user_id), createdAt: Number(row.created_at), lastSeenAt: Number(row.last_seen_at) }
-      : undefined;
+    if (!row) return undefined;
+    const sso = row.sso_issuer === null || row.sso_issuer === undefined
+      ? undefined
+      : { issuer: String(row.sso_issuer), subject: String(row.sso_subject), sid: strOrNull(row.sso_sid), authTime: numOrNull(row.auth_time) };
+    return { id: String(row.id), secretHash: String(row.secret_hash), userId: String(row.user_id), createdAt: Number(row.created_at), lastSeenAt: Number(row.last_seen_at), ...(sso ? { sso } : {}) };
   }
 
   touchSession(id: string, now: number): Promise<unknown> {

@@ -38,8 +38,9 @@ export const tokenView = z.object({
 });
 export const meView = z.object({
   kind: z.enum(['user', 'serviceToken']), id: z.string(), name: z.string(), role: z.string(), scopes: scopesSchema,
-  permissions: z.array(z.string()), authMethod: z.enum(['session', 'serviceToken']), onBehalfOf: z.string().nullable(),
+  permissions: z.array(z.string()), authMethod: z.enum(['session', 'serviceToken', 'accessToken']), onBehalfOf: z.string().nullable(),
   csrfToken: z.string().optional().describe('For a session: send it as X-CSRF-Token with POST, PATCH and DELETE.'),
+  identityProvider: z.object({ authTime: z.string().nullable() }).optional().describe('A session opened by a sign-in through the identity provider: when the person last authenticated there (null: the provider did not say). Its logout goes on to the provider (GET /auth/oidc/logout).'),
 });
 
 export const userOut = (u: UserRecord): z.infer<typeof userView> => ({

@@ -13,10 +13,22 @@ import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../core/r
 import { auditActor, principalOf } from '../../core/rest/principal.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext, ProgramsServices } from '../../core/roles/programs/context.js';
-import { noDirectoryMessage, placementProblems } from './placement.js';
+import { noDirectoryMessage, placementDetail, placementProblems, type PlacedMachine } from './placement.js';
 import { previewWarnings } from './preview-warnings.js';
 import { rowOf, type Assignment } from './store.js';
-import { applyTransform, transformSchema, TransformError } from './transform.js';
+import { applyTransform, transformSchema, TransformError, type Transform } from './transform.js';
+import { fileNameTemplateSchema } from '../../core/roles/programs/file-name-template.js';
+
+/** A transform as a request gives it: without a file name, the assignment's default (withFileName). */
+const transformInput = transformSchema.extend({
+  fileName: fileNameTemplateSchema.optional().describe('File name on the machine; a template. Without it: O{programNumber} when programNumber is given, else the program\'s fileName.'),
+});
+
+/** The transform with its file name: the one given, else O{programNumber} when it renumbers, else the program's own. */
+function withFileName(t: z.output<typeof transformInput> | undefined, program: { fileName: string }): Transform {
+  const given = t ?? transformInput.parse({});
+  return { ...given, fileName: given.fileName ?? (given.programNumber !== undefined ? 'O{programNumber}' : program.fileName) };
+}
 
 // Its '..' segments are refused with the file name, when the assignment is made (placement.ts).
 const dirSchema = z.string().max(1024).regex(/^[^\p{Cc}]*$/u, 'no control characters');
@@ -52,7 +64,7 @@ interface AssignmentDeps {
   /** Visible when the caller sees both the program and the target. */
   visible(p: RestPrincipal, a: Assignment): Promise<boolean>;
   /** The machines an assignment's file goes to, as the caller sees them: the machine, or the group's members. */
-  targetMachines(p: RestPrincipal, targetKind: Assignment['targetKind'], targetId: string): Promise<{ machineId: string; programDir: string }[] | undefined>;
+  targetMachines(p: RestPrincipal, targetKind: Assignment['targetKind'], targetId: string): Promise<PlacedMachine[] | undefined>;
   /** Tells the service an assignment changed or went, so no batch uses what it remembered of it. */
   changed(id: string): void;
 }
@@ -69,7 +81,7 @@ const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[
     operationId: 'createAssignment', method: 'POST', path: '/machine-assignments', summary: 'Assign a program to a machine or a machine group, with a directory and a transform', tags: ['assignments'], permission: 'assignments.manage',
     body: z.object({
       programId: idOf('prg'), machineId: idOf('mch').optional(), groupId: idOf('grp').optional(),
-      dir: dirSchema.default(''), transform: transformSchema.default(transformSchema.parse({})),
+      dir: dirSchema.default(''), transform: transformInput.optional(),
     }).strict(),
     responses: { 201: { description: 'Created.', schema: assignmentView } },
     handler: async ({ body }, { principal }) => {
@@ -83,12 +95,13 @@ const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[
       const targetId = (body.machineId ?? body.groupId) as string;
       const targets = await targetMachines(p, targetKind, targetId);
       if (!targets) throw new ProblemError('not-found', `no ${targetKind === 'machine' ? 'machine' : 'machine group'} ${targetId}`, { errors: [{ field: `body.${targetKind}Id`, message: 'no such target' }] });
-      const misplaced = placementProblems(body.dir, body.transform, program.name, targets);
-      if (misplaced.length) throw new ProblemError('unacceptable', misplaced.map((e) => `${e.field} ${e.message}`).join('; '), { errors: misplaced });
+      const transform = withFileName(body.transform, program);
+      const misplaced = placementProblems(body.dir, transform, program.name, targets);
+      if (misplaced.length) throw new ProblemError('unacceptable', placementDetail(misplaced), { errors: misplaced });
       const existing = await ctx.db.get('SELECT id FROM assignments WHERE program_id = ? AND target_kind = ? AND target_id = ?', [body.programId, targetKind, targetId]);
       if (existing) throw new ProblemError('conflict', `program ${body.programId} is already assigned to ${targetId} (${String(existing.id)})`, { extensions: { assignmentId: String(existing.id) } });
       const now = ctx.now();
-      const a: Assignment = { id: newId('asg'), programId: body.programId, targetKind, targetId, dir: body.dir, transform: body.transform, createdBy: p.name, createdAt: now, updatedAt: now };
+      const a: Assignment = { id: newId('asg'), programId: body.programId, targetKind, targetId, dir: body.dir, transform, createdBy: p.name, createdAt: now, updatedAt: now };
       await ctx.db.write(async (tx) => {
         await tx.run('INSERT INTO assignments (id, program_id, target_kind, target_id, dir, transform, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
           a.id, a.programId, a.targetKind, a.targetId, a.dir, JSON.stringify(a.transform), a.createdBy, a.createdAt, a.updatedAt,
@@ -132,7 +145,7 @@ const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[
     operationId: 'updateAssignment', method: 'PATCH', path: '/machine-assignments/{id}', summary: 'Change an assignment\'s directory or transform; its program and target stay', tags: ['assignments'], permission: 'assignments.manage',
     description: 'Checked like a new assignment (a path-like file name or directory, or no directory for a machine without one, is 422). Deployments already made keep their files; the next deployment uses the change.',
     params: z.object({ id: idOf('asg') }),
-    body: z.object({ dir: dirSchema.optional(), transform: transformSchema.optional() }).strict(),
+    body: z.object({ dir: dirSchema.optional(), transform: transformInput.optional() }).strict(),
     responses: { 200: { description: 'The assignment as changed.', schema: assignmentView } },
     handler: async ({ params, body }, { principal }) => {
       const p = principalOf(principal);
@@ -140,9 +153,9 @@ const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[
       const program = await d.vault().program(a.programId, p);
       const targets = await d.targetMachines(p, a.targetKind, a.targetId);
       if (!program || !targets) throw new ProblemError('not-found', `no assignment ${params.id}`);
-      const changed: Assignment = { ...a, dir: body.dir ?? a.dir, transform: body.transform ?? a.transform, updatedAt: d.ctx.now() };
+      const changed: Assignment = { ...a, dir: body.dir ?? a.dir, transform: body.transform ? withFileName(body.transform, program) : a.transform, updatedAt: d.ctx.now() };
       const misplaced = placementProblems(changed.dir, changed.transform, program.name, targets);
-      if (misplaced.length) throw new ProblemError('unacceptable', misplaced.map((e) => `${e.field} ${e.message}`).join('; '), { errors: misplaced });
+      if (misplaced.length) throw new ProblemError('unacceptable', placementDetail(misplaced), { errors: misplaced });
       await d.ctx.db.write(async (tx) => {
         await tx.run('UPDATE assignments SET dir = ?, transform = ?, updated_at = ? WHERE id = ?', [changed.dir, JSON.stringify(changed.transform), changed.updatedAt, a.id]);
         await d.ctx.audit.append(tx, {
@@ -206,9 +219,9 @@ const ASSIGNMENT_OPERATIONS: readonly ((d: AssignmentDeps) => AnyRestOperation)[
         result = applyTransform(version.content, a.transform, {
           program: version.program.name, programNumber: '', version: String(version.number),
           versionId: version.id, sha256: version.sha256, sha8: version.sha256.slice(0, 8), date: iso(ctx.now()).slice(0, 10), machine: machine.machineId,
-        });
+        }, machine);
       } catch (err) {
-        if (err instanceof TransformError) throw new ProblemError('unacceptable', err.message, { errors: [{ field: err.field, message: err.message }] });
+        if (err instanceof TransformError) throw new ProblemError('unacceptable', placementDetail([{ field: err.field, message: err.message }]), { errors: [{ field: err.field, message: err.message, ...(err.accepted ? { accepted: err.accepted } : {}) }] });
         throw err;
       }
       const { text, encoding } = programText(result.content);

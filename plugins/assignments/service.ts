@@ -4,12 +4,12 @@ import { iso } from '../../core/rest/fields.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { rowOf, type Assignment } from './store.js';
 import { noDirectoryMessage } from './placement.js';
-import { applyTransform, TransformError } from './transform.js';
+import { applyTransform, checkFileNameFor, TransformError } from './transform.js';
 
 export interface AssignmentsService {
   assignment(id: string, principal: RestPrincipal): Promise<{ id: string; programId: string; targetKind: 'machine' | 'group'; targetId: string; dir: string } | undefined>;
-  /** The transformed file for one machine: its directory, file name and bytes. Throws TransformError when a rule cannot apply. */
-  materialize(assignmentId: string, version: { id: string; number: number; sha256: string; content: Buffer; program: { name: string } }, machine: { machineId: string; programDir: string }, now: number): Promise<{ dir: string; fileName: string; content: Buffer }>;
+  /** The transformed file for one machine: its directory, file name and bytes. Throws TransformError when a rule cannot apply or the machine's control will not take the name. */
+  materialize(assignmentId: string, version: { id: string; number: number; sha256: string; content: Buffer; program: { name: string } }, machine: { machineId: string; programDir: string; system: string; model: string }, now: number): Promise<{ dir: string; fileName: string; content: Buffer }>;
 }
 
 declare module '../../core/roles/programs/context.js' {
@@ -68,6 +68,8 @@ export function assignmentsService(ctx: ProgramsContext): AssignmentsService & {
         made.set(key, result);
         if (made.size > MADE_KEPT) made.delete(made.keys().next().value as string);
       }
+      // The file may be made for another machine of the batch: the name is judged for this machine's control.
+      checkFileNameFor(result.fileName, machine.machineId, machine);
       const dir = a.dir || machine.programDir;
       if (!dir) throw new TransformError(noDirectoryMessage([machine.machineId]), 'dir');
       return { dir, fileName: result.fileName, content: result.content };

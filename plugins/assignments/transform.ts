@@ -9,29 +9,16 @@
  */
 import { z } from 'zod';
 import { blockText, leadingBlanks } from '../../core/program-bytes.js';
+import { FILE_NAME_MAX, fileNameTemplateSchema, PRINTABLE, render, templateSchema, type TemplateValues } from '../../core/roles/programs/file-name-template.js';
+import { fileNameRefusal, fileNameRuleOf, type ControlOf } from './file-name-rules.js';
 
-/** Variables a template may use. */
-export const TEMPLATE_VARIABLES = ['program', 'programNumber', 'version', 'versionId', 'sha256', 'sha8', 'date', 'machine'] as const;
-export type TemplateVariable = (typeof TEMPLATE_VARIABLES)[number];
-export type TemplateValues = Record<TemplateVariable, string>;
+export { render, TEMPLATE_VARIABLES, type TemplateValues, type TemplateVariable } from '../../core/roles/programs/file-name-template.js';
 
-const PRINTABLE = /^[\x20-\x7e]*$/;
-const unknownVariables = (text: string): string[] =>
-  [...text.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1] as string).filter((v) => !(TEMPLATE_VARIABLES as readonly string[]).includes(v));
-
-const template = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .regex(PRINTABLE, 'printable ASCII only (controllers read ASCII)')
-    .superRefine((text, check) => {
-      const unknown = unknownVariables(text);
-      if (unknown.length) check.addIssue({ code: 'custom', message: `unknown variable(s) ${unknown.map((v) => `{${v}}`).join(', ')}; accepted: ${TEMPLATE_VARIABLES.map((v) => `{${v}}`).join(', ')}` });
-    });
+const template = templateSchema;
 
 export const transformSchema = z
   .object({
-    fileName: template(128).min(1).default('{program}').describe('File name on the machine; a template.'),
+    fileName: fileNameTemplateSchema.default('{program}').describe('File name on the machine; a template. When an assignment is made without one: O{programNumber} with programNumber, else the program\'s fileName.'),
     programNumber: z.number().int().min(1).max(99_999_999).optional().describe('Renumbers the first O-number line (FANUC style): O<programNumber>, at least four digits.'),
     header: z.array(template(200)).max(20).default([]).describe('Lines inserted after the program-number line (or a leading %), each a template.'),
     footer: z.array(template(200)).max(20).default([]).describe('Lines inserted before the closing % (or at the end), each a template.'),
@@ -51,17 +38,12 @@ export class TransformError extends Error {
   constructor(
     message: string,
     readonly field: string,
+    /** What would be accepted, when the rule says it (a control family's file names). */
+    readonly accepted?: string,
   ) {
     super(message);
     this.name = 'TransformError';
   }
-}
-
-/** Fills a template; values are cut to printable ASCII ('?' for anything else). */
-export function render(text: string, values: TemplateValues): string {
-  return text.replace(/\{([a-zA-Z0-9]+)\}/g, (whole, name: string) =>
-    name in values ? (values[name as TemplateVariable] ?? '').replace(/[^\x20-\x7e]/g, '?') : whole,
-  );
 }
 
 interface Line {
@@ -93,16 +75,29 @@ const isPercent = (line: Line): boolean => blockOf(line) === '%';
 
 /** A file name a controller directory can hold: no separators, no `..`, no control characters. */
 export function isSafeFileName(name: string): boolean {
-  return name.length > 0 && name.length <= 128 && !/[\\/]/.test(name) && !name.includes('..') && PRINTABLE.test(name) && name.trim() === name;
+  return name.length > 0 && name.length <= FILE_NAME_MAX && !/[\\/]/.test(name) && !name.includes('..') && PRINTABLE.test(name) && name.trim() === name;
 }
 
-/** Applies `transform` to `content`; throws TransformError naming the rule that cannot apply. */
-export function applyTransform(content: Buffer, transform: Transform, given: TemplateValues): { content: Buffer; fileName: string } {
+/** Throws TransformError when the control of machine `machineId` will not take `fileName` (file-name-rules.ts). */
+export function checkFileNameFor(fileName: string, machineId: string, control: ControlOf): void {
+  const refused = fileNameRefusal(control, fileName);
+  if (!refused) return;
+  const named = [control.system, control.model].filter(Boolean).join(' ');
+  throw new TransformError(`the file name ${JSON.stringify(fileName.slice(0, 64))} will not do on machine ${machineId} (${named}): ${refused}`, 'transform.fileName', fileNameRuleOf(control.system)?.accepted(control.model));
+}
+
+/**
+ * Applies `transform` to `content`; throws TransformError naming the rule
+ * that cannot apply. With `control` (the machine's), the file name must also
+ * be one its control family takes (file-name-rules.ts).
+ */
+export function applyTransform(content: Buffer, transform: Transform, given: TemplateValues, control?: ControlOf): { content: Buffer; fileName: string } {
   // {programNumber} is the number the O line gets, with its leading zeros.
   const number = transform.programNumber !== undefined ? String(transform.programNumber).padStart(4, '0') : undefined;
   const values: TemplateValues = number !== undefined ? { ...given, programNumber: number } : given;
   const fileName = render(transform.fileName, values);
   if (!isSafeFileName(fileName)) throw new TransformError(`the file name template gives ${JSON.stringify(fileName.slice(0, 64))}, which is not a plain file name`, 'transform.fileName');
+  if (control) checkFileNameFor(fileName, given.machine, control);
   // Nothing to change in the content: the machine gets the version's bytes as they are.
   if (transform.programNumber === undefined && !transform.header.length && !transform.footer.length && !transform.substitutions.length && transform.lineEnding === 'keep') {
     return { content, fileName };

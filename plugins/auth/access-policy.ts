@@ -18,6 +18,11 @@ import { IpWhiteList } from './ip-white-list.js';
 import { looksLikeJwt, parseSecretKey, secretMatches, verifyJwt } from './tokens.js';
 import type { UserStore } from './user-store.js';
 
+/** The sessions of sign-ins through the provider, as the policy asks after them (./sso/sessions.ts). */
+export interface LiveSessions {
+  isLive(id: string, accountId: string, now: number): boolean;
+}
+
 /** Paths the IP white list never applies to (GW-82). */
 export const WHITE_LIST_EXEMPT_PATHS: ReadonlySet<string> = new Set(['/api/auth/login', '/api/misc/product-details']);
 
@@ -57,6 +62,8 @@ export class GatewayAccessPolicy implements AccessPolicy {
     private readonly users: UserStore,
     private readonly signingKey: Uint8Array,
     private readonly now: () => number,
+    /** Without it, a JWT naming a session (`sid`) is refused: only a gateway with sign-in through a provider issues them. */
+    private readonly sessions?: LiveSessions,
   ) {
     this.whiteList = new IpWhiteList(users.settings.ipWhiteList);
   }
@@ -72,6 +79,8 @@ export class GatewayAccessPolicy implements AccessPolicy {
     if (!claims) return null;
     const user = this.users.findUser(claims.username);
     if (!user || user.accountId !== claims.accountId || user.tokenVersion !== claims.tokenVersion) return null;
+    // A token of a sign-in through the provider lives as long as its session: a logout or a back-channel logout ends it at once.
+    if (claims.sessionId !== undefined && !this.sessions?.isLive(claims.sessionId, user.accountId, this.now())) return null;
     return { username: user.username, isAdmin: user.isAdmin, method: 'jwt' };
   }
 
@@ -109,7 +118,7 @@ export class GatewayAccessPolicy implements AccessPolicy {
       case 'malformed':
         throw new GatewayError('UNAUTHORIZED', 'malformed Authorization header; expected Bearer <JWT or secret key>');
       case 'jwt':
-        throw new GatewayError('TOKEN_INVALID', 'the JWT is expired, not signed by this gateway, or its user no longer exists');
+        throw new GatewayError('TOKEN_INVALID', 'the JWT is expired, not signed by this gateway, its session was signed out, or its user no longer exists');
       case 'key': {
         const principal = this.keyPrincipal(credential.token);
         if (principal) return principal;

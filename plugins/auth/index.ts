@@ -4,6 +4,7 @@
  * lists and the IP white list. Installs its policy as the interface
  * registry's AccessPolicy, so HTTP and MCP are checked the same way.
  */
+import { JWT_SIGNING_KEY_FILE } from '../../core/auth/jwt.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayAccessPolicy } from './access-policy.js';
@@ -17,6 +18,7 @@ import { firstAdminLine, firstAdminPassword } from '../../core/auth/first-admin.
 import { loadSigningKey } from './tokens.js';
 import { resetAdminPasswordCommand } from './reset-command.js';
 import { ADMIN_USERNAME, UserStore } from './user-store.js';
+import { openGatewaySso, SSO_MIGRATIONS } from './sso/index.js';
 
 export { ADMIN_USERNAME } from './user-store.js';
 
@@ -36,10 +38,14 @@ export function createAuthPlugin(options: AuthPluginOptions = {}) {
   return definePlugin<GatewayContext, AuthFields>({
     name: 'auth',
     config: AUTH_CONFIG,
+    migrations: SSO_MIGRATIONS,
     commands: [resetAdminPasswordCommand],
+    keeps: { files: [JWT_SIGNING_KEY_FILE] },
     async register(ctx) {
-      const users = await UserStore.open(ctx.db, ctx.settings);
-      const inFile = { settings: ctx.settings, writes: ctx.configWrites, file: ctx.configFile };
+      // Sign-in through a provider is read from the file at each start and never stored with the security settings.
+      const { oidc, ...security } = ctx.settings;
+      const users = await UserStore.open(ctx.db, security);
+      const inFile = { settings: security, writes: ctx.configWrites, file: ctx.configFile };
       ctx.announcements.push(...(await applyConfigSettings(users, inFile, ctx.logger)));
       if (users.userCount() === 0) {
         const first = firstAdminPassword(ctx.env, { role: 'gateway', username: ADMIN_USERNAME, roleVariable: GATEWAY_ADMIN_PASSWORD_ENV, shared: ctx.sharedFirstPassword });
@@ -56,7 +62,8 @@ export function createAuthPlugin(options: AuthPluginOptions = {}) {
         ctx.logger.info({ username: ADMIN_USERNAME }, 'first administrator created');
       }
       const signingKey = loadSigningKey(ctx.dataDir);
-      const policy = new GatewayAccessPolicy(users, signingKey, ctx.now);
+      const sso = oidc ? await openGatewaySso({ http: ctx.http, db: ctx.db, users, signingKey, env: ctx.env, now: ctx.now, logger: ctx.logger }, oidc) : undefined;
+      const policy = new GatewayAccessPolicy(users, signingKey, ctx.now, sso?.sessions);
       ctx.interfaces.setAccessPolicy(policy);
       // Computed at the first login of an unknown user, not at start-up: at 0.65 s a hash, every start
       // (and every test gateway) would pay for it. Only that first unknown-user login takes longer.
@@ -70,6 +77,7 @@ export function createAuthPlugin(options: AuthPluginOptions = {}) {
           : 'security control is OFF: /api needs no credentials',
       );
       if (s.enableIpWhiteList) ctx.announcements.push(`IP white list:  on (${s.ipWhiteList.length} entries)`);
+      if (sso) ctx.announcements.push(sso.announcement);
     },
   });
 }

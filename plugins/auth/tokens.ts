@@ -20,18 +20,22 @@ export interface JwtClaims {
   accountId: string;
   /** The `tv` claim: the user's token version when the token was issued; a password change invalidates older tokens. */
   tokenVersion: number;
+  /** The `sid` claim of a token from a sign-in through the provider: its session, which a logout ends (./sso/sessions.ts). */
+  sessionId?: string;
 }
 
 /** Signs a gateway login token. */
 export async function signJwt(key: Uint8Array, claims: JwtClaims, nowMs: number): Promise<string> {
-  return signAnyJwt(key, claims.username, { aid: claims.accountId, tv: claims.tokenVersion }, { issuer: JWT_ISSUER, validitySec: JWT_VALIDITY_SEC }, nowMs);
+  const extra = claims.sessionId ? { sid: claims.sessionId } : {};
+  return signAnyJwt(key, claims.username, { aid: claims.accountId, tv: claims.tokenVersion, ...extra }, { issuer: JWT_ISSUER, validitySec: JWT_VALIDITY_SEC }, nowMs);
 }
 
 /** Verifies a gateway login token (signature, HS256 only, issuer, expiry, claim types); returns the claims or null. */
 export async function verifyJwt(key: Uint8Array, token: string, nowMs: number): Promise<JwtClaims | null> {
   const payload = await verifyAnyJwt(key, token, JWT_ISSUER, nowMs);
   if (!payload || typeof payload.sub !== 'string' || typeof payload.aid !== 'string' || typeof payload.tv !== 'number') return null;
-  return { username: payload.sub, accountId: payload.aid, tokenVersion: payload.tv };
+  if (payload.sid !== undefined && typeof payload.sid !== 'string') return null;
+  return { username: payload.sub, accountId: payload.aid, tokenVersion: payload.tv, ...(payload.sid ? { sessionId: payload.sid } : {}) };
 }
 
 /** The prefix of the gateway's secret keys. */

@@ -27,6 +27,7 @@ function clientCertificate(config: CloudLinkConfig | undefined): { cert?: Buffer
 export const cloudLinkPlugin = definePlugin<GatewayContext, typeof CLOUD_LINK_FIELDS, true>({
   name: 'cloud-link',
   dependsOn: ['mcp', 'auth'],
+  keeps: { files: [CLOUD_LINK_FILE] },
   config: { section: 'cloudLink', fields: CLOUD_LINK_FIELDS, optional: true, aliases: CLOUD_LINK_ALIASES },
   register(ctx) {
     const config = ctx.settings;

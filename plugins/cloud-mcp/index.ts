@@ -9,7 +9,7 @@
  * literals, which the SDK sees as placeholders.
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { joinedLiteral } from '../../core/cloud-wire/protocol.js';
@@ -18,6 +18,8 @@ import { serveMcpDoor } from '../../core/mcp/http-door.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { CloudContext } from '../../core/roles/cloud/context.js';
 import { CLOUD_MCP_FIELDS } from './config.js';
+import { isRefusal, McpOAuth, type McpCaller } from './mcp-auth.js';
+import { PlantCalls } from './plant-calls.js';
 import { plainToolCall, toolCallResponse } from './fast-call.js';
 import { relayedCall, type ToolAnswer } from './relayed-call.js';
 import { ResponseBuffers } from './response-buffers.js';
@@ -54,6 +56,19 @@ export const cloudMcpPlugin = definePlugin<CloudContext, typeof CLOUD_MCP_FIELDS
     // Only an answer from a gateway can be malformed, so its token was checked.
     const malformed = (tokenId: string | undefined | typeof UNCHECKED) => logger.warn({ gateway: tokenId === UNCHECKED ? undefined : tokenId }, 'cloud: a gateway\'s answer is not one JSON string literal; it was not passed on');
     const buffers = new ResponseBuffers();
+    // OAuth 2.1 for remote MCP clients, when configured: who each request is, decided from its headers before its body.
+    const oauth = ctx.settings.mcpAuth ? new McpOAuth(ctx.settings.mcpAuth) : undefined;
+    const plants = new PlantCalls({ tokens: ctx.tokens, catalogue, relayed, isOnline: (id) => ctx.services.get('cloud.relay').isOnline(id) });
+    const callers = new WeakMap<FastifyRequest, McpCaller>();
+    const oauthCaller = (request: FastifyRequest) => {
+      const caller = callers.get(request);
+      return caller?.kind === 'oauth' ? caller : undefined;
+    };
+    if (oauth) {
+      const metadata = (_request: FastifyRequest, reply: FastifyReply) => reply.header('cache-control', 'max-age=300').send(oauth.metadata());
+      ctx.http.get('/.well-known/oauth-protected-resource', metadata);
+      if (oauth.metadataPath !== '/.well-known/oauth-protected-resource') ctx.http.get(oauth.metadataPath, metadata);
+    }
     // Unique to this process, so no tool text can hold one by chance.
     const answerPrefix = `relay-answer-${randomUUID()}-`;
     let answerCount = 0;
@@ -63,7 +78,15 @@ export const cloudMcpPlugin = definePlugin<CloudContext, typeof CLOUD_MCP_FIELDS
       allowedOrigins: ctx.allowedOrigins,
       allowedHosts: ctx.settings.allowedHosts,
       noOriginsText: 'no browser origins',
+      async admit(request) {
+        if (!oauth) return null;
+        const caller = await oauth.identify(request);
+        if (isRefusal(caller)) return caller;
+        callers.set(request, caller);
+        return null;
+      },
       async fastPath(request, reply) {
+        if (oauthCaller(request)) return false;
         const fast = plainToolCall(request);
         if (!fast) return false;
         const tokenId = await tokenOf(request);
@@ -80,14 +103,16 @@ export const cloudMcpPlugin = definePlugin<CloudContext, typeof CLOUD_MCP_FIELDS
         return true;
       },
       async server(request, { jsonSchemaValidator }) {
-        const tokenId = await tokenOf(request);
+        const caller = oauthCaller(request);
+        const tokenId = caller ? undefined : await tokenOf(request);
         const instructions = catalogue.instructions(`${request.protocol}://${request.headers.host ?? 'localhost'}/mcp`);
         const server = new Server({ name: 'cnc-machine-gateway-cloud', version: ctx.version }, { capabilities: { tools: {} }, instructions, jsonSchemaValidator });
-        server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: catalogue.list() }));
+        server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: caller ? plants.list(await plants.visible(caller)) : catalogue.list() }));
         // Answers go into the response as the gateway sent them (a JSON string literal, checked): the SDK sees a placeholder.
         const splices: Splices = new Map();
         server.setRequestHandler(CallToolRequestSchema, async (req) => {
-          const answer = await callTool(tokenId, req.params.name, req.params.arguments, request.headers['x-correlation-id']);
+          const correlation = request.headers['x-correlation-id'];
+          const answer = caller ? await plants.call(caller, req.params.name, req.params.arguments, correlation) : await callTool(tokenId, req.params.name, req.params.arguments, correlation);
           if ('text' in answer) return toolError(answer.text);
           const literal = joinedLiteral(answer);
           if (!literal) {

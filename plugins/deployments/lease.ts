@@ -1,14 +1,17 @@
 /**
  * Leases: which program-service instance drives a deployment's or a trial's
  * actor. Every instance has a holder id (host, process and a random part,
- * new at each start); a leased row names its holder and when the lease
- * ends. The holder renews its leases while it works (every third of the
- * lease time) and every state it stores renews that row's; a row whose lease
- * has ended is claimed by whichever instance looks first (`SELECT … FOR
- * UPDATE SKIP LOCKED` on PostgreSQL, so two instances never claim the same
- * row), and its actor is restored from the stored snapshot there. A state is
- * stored only while its instance still holds the row, so work taken over
- * ends once, by its new holder. docs/programs-deployments.md, "Several
+ * new at each start); a leased row names its holder, when the lease ends,
+ * and its epoch, which grows at every claim. The holder renews its leases
+ * while it works (every third of the lease time) and every state it stores
+ * renews that row's; a row whose lease has ended is claimed by whichever
+ * instance looks first (`SELECT … FOR UPDATE SKIP LOCKED` on PostgreSQL, so
+ * two instances never claim the same row), and its actor is restored from
+ * the stored snapshot there. A state is stored, and a transfer made, only
+ * under the epoch its holder claimed the row with (fencing): a holder
+ * stalled past its lease, whose row another instance has claimed since,
+ * stores nothing more and touches no machine again (HeldRows, and the
+ * gateway's check of the epoch). docs/programs-deployments.md, "Several
  * instances".
  */
 import { newInstanceId } from '../../core/instance-id.js';
@@ -34,21 +37,22 @@ export function leaseOf(options: { holder?: string; ms?: number } = {}): Lease {
 /** Rows claimed in one pass; another pass follows while there are more. */
 export const CLAIM_LIMIT = 200;
 
-/** A table whose unfinished rows are leased: `id`, `holder`, `lease_until`, `finished_at`, `created_at` columns. */
+/** A table whose unfinished rows are leased: `id`, `holder`, `lease_until`, `lease_epoch`, `finished_at`, `created_at` columns. */
 export interface LeasedTable {
   readonly table: string;
-  /** The columns a claim answers. */
+  /** The columns a claim answers (`lease_epoch` among them). */
   readonly columns: string;
 }
 
-const DEPLOYMENTS: LeasedTable = { table: 'deploy_deployments', columns: COLUMNS };
+export const DEPLOYMENTS: LeasedTable = { table: 'deploy_deployments', columns: COLUMNS };
 export const TRIALS: LeasedTable = { table: 'deploy_trials', columns: '*' };
 
 /**
  * Claims unfinished rows of `t` for `lease.holder`: those whose lease has
  * ended (or that nobody held), or with `everything` every unfinished one (a
  * SQLite database has one process, so at start whatever is unfinished was
- * left by this data directory's previous run). Answers the rows as claimed.
+ * left by this data directory's previous run). Each claim raises the row's
+ * epoch by one. Answers the rows as claimed, with their new epoch.
  */
 export async function claimRows(
   db: SqlDatabase, t: LeasedTable, lease: Lease, now: number, options: { everything?: boolean; limit?: number } = {},
@@ -61,17 +65,23 @@ export async function claimRows(
     );
     if (rows.length === 0) return [];
     const ids = rows.map((r) => String(r.id));
-    await tx.run(`UPDATE ${t.table} SET holder = ?, lease_until = ? WHERE id IN (${tx.dialect.textsOf})`, [lease.holder, now + lease.ms, JSON.stringify(ids)]);
-    return rows.map((r) => ({ ...r, holder: lease.holder }));
+    await tx.run(`UPDATE ${t.table} SET holder = ?, lease_until = ?, lease_epoch = lease_epoch + 1 WHERE id IN (${tx.dialect.textsOf})`, [lease.holder, now + lease.ms, JSON.stringify(ids)]);
+    return rows.map((r) => ({ ...r, holder: lease.holder, lease_epoch: Number(r.lease_epoch ?? 0) + 1 }));
   }, { transaction: true });
 }
 
-/** Renews this instance's leases on `t`; answers the ids of the unfinished rows it still holds. */
-export async function renewRows(db: SqlDatabase, t: LeasedTable, lease: Lease, now: number): Promise<Set<string>> {
+/**
+ * Renews this instance's leases on `t` (with `ids`, on those rows only);
+ * answers the unfinished rows it still holds, each with its epoch.
+ */
+export async function renewRows(db: SqlDatabase, t: LeasedTable, lease: Lease, now: number, ids?: readonly string[]): Promise<Map<string, number>> {
+  if (ids?.length === 0) return new Map();
   return db.write(async (tx) => {
-    await tx.run(`UPDATE ${t.table} SET lease_until = ? WHERE holder = ? AND finished_at IS NULL`, [now + lease.ms, lease.holder]);
-    const held = await tx.all<{ id: string }>(`SELECT id FROM ${t.table} WHERE holder = ? AND finished_at IS NULL`, [lease.holder]);
-    return new Set(held.map((r) => String(r.id)));
+    const only = ids ? ` AND id IN (${tx.dialect.textsOf})` : '';
+    const params = ids ? [JSON.stringify(ids)] : [];
+    await tx.run(`UPDATE ${t.table} SET lease_until = ? WHERE holder = ? AND finished_at IS NULL${only}`, [now + lease.ms, lease.holder, ...params]);
+    const held = await tx.all<{ id: string; lease_epoch: number }>(`SELECT id, lease_epoch FROM ${t.table} WHERE holder = ? AND finished_at IS NULL${only}`, [lease.holder, ...params]);
+    return new Map(held.map((r) => [String(r.id), Number(r.lease_epoch)]));
   }, { transaction: true });
 }
 
@@ -85,8 +95,8 @@ export async function claimDeployments(db: SqlDatabase, lease: Lease, now: numbe
   return (await claimRows(db, DEPLOYMENTS, lease, now, options)).map(rowOf);
 }
 
-/** Renews this instance's leases on deployments; answers the ids of the unfinished deployments it still holds. */
-export const renewDeployments = (db: SqlDatabase, lease: Lease, now: number): Promise<Set<string>> => renewRows(db, DEPLOYMENTS, lease, now);
+/** Renews this instance's leases on deployments (with `ids`, on those only); answers the unfinished deployments it still holds, each with its epoch. */
+export const renewDeployments = (db: SqlDatabase, lease: Lease, now: number, ids?: readonly string[]): Promise<Map<string, number>> => renewRows(db, DEPLOYMENTS, lease, now, ids);
 
 /** Ends this instance's leases on deployments at once (a clean stop). */
 export const releaseDeployments = (db: SqlDatabase, lease: Lease): Promise<void> => releaseRows(db, DEPLOYMENTS, lease);

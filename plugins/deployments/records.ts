@@ -56,11 +56,13 @@ export interface DeploymentRow {
   finishedAt: number | null;
   /** The instance that drives it (or, once finished, finished it); null until one claims it. */
   holder: string | null;
+  /** Grows at every claim: its holder stores its states and makes its transfers under the epoch it claimed it with (lease.ts). */
+  leaseEpoch: number;
 }
 
 /** The columns of a deployment's row, in the order `rowOf` reads them. */
 export const COLUMNS =
-  'id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at, purpose, holder';
+  'id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at, purpose, holder, lease_epoch';
 
 /** A deployment as its row stores it. */
 export const rowOf = (r: Record<string, unknown>): DeploymentRow => ({
@@ -70,6 +72,7 @@ export const rowOf = (r: Record<string, unknown>): DeploymentRow => ({
   timeline: JSON.parse(String(r.timeline)) as TimelineEntry[], snapshot: r.snapshot === null ? null : String(r.snapshot), machineVersion: Number(r.machine_version),
   deadline: Number(r.deadline), createdBy: String(r.created_by), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
   finishedAt: r.finished_at === null ? null : Number(r.finished_at), holder: r.holder === null || r.holder === undefined ? null : String(r.holder),
+  leaseEpoch: Number(r.lease_epoch ?? 0),
 });
 
 export interface NewDeployment {

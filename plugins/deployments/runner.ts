@@ -11,39 +11,25 @@
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
-import type { GatewayLink, GatewayLinkError } from '../../core/gateway-link/types.js';
+import type { GatewayLink } from '../../core/gateway-link/types.js';
 import { Semaphore } from '../../core/semaphore.js';
 import type { ProgramsServices } from '../../core/roles/programs/context.js';
 import { SYSTEM } from './common.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import type { SqlDatabase } from '../../core/store/sql-database.js';
-import { claimDeployments, keepLeases, releaseDeployments, renewDeployments } from './lease.js';
+import { claimDeployments, keepLeases, releaseDeployments } from './lease.js';
 import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, isStepFailure, statusOf, type StepFailure } from './machine.js';
+import { failure, linkFailure } from './step-failures.js';
+import { StepFencing } from './step-fencing.js';
 import type { DeploymentRepository, DeploymentRow } from './store.js';
 
 export type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['gateway-machines']['machine']>>>;
 
+/** What a deployment's steps need: its row, its machine and the link to its gateway. */
+type Target = { row: DeploymentRow; machine: FleetMachine; link: GatewayLink };
+
 /** Transfers at once per gateway; more wait their turn. */
 export const TRANSFERS_PER_GATEWAY = 4;
-
-const failure = (transient: boolean, reason: string): StepFailure => ({ transient, reason });
-
-function linkFailure(err: unknown, what: string): StepFailure {
-  const e = err as Partial<GatewayLinkError> & Error;
-  if (typeof e?.kind === 'string') {
-    const advice: Record<string, string> = {
-      unreachable: 'the gateway did not answer; it is retried until the deadline',
-      'machine-unavailable': 'the machine is offline or did not answer in time; it is retried until the deadline',
-      unauthorized: 'the gateway refused the service\'s key: register the gateway again with a valid secret key',
-      'not-found': 'the gateway does not know the machine (sync the gateway) or the directory',
-      unsupported: 'this machine\'s driver cannot write program files: deploy to it another way, or change its driver',
-      rejected: 'the gateway refused the file (its name, its directory, its size, or a byte the machine\'s driver cannot carry: the message names it)',
-      failed: 'the gateway reported a failure',
-    };
-    return failure(e.transient === true, `${what}: ${e.message} — ${advice[e.kind] ?? ''}`.slice(0, 600));
-  }
-  return failure(false, `${what}: ${String(e?.message ?? err).slice(0, 300)}`);
-}
 
 export interface RunnerOptions {
   /**
@@ -79,7 +65,11 @@ export class DeploymentRunner {
     private readonly options: RunnerOptions = {},
   ) {
     this.takeOverAtStart = options.takeOverAtStart ?? ctx.db.dialect.engine === 'sqlite';
+    this.fencing = new StepFencing(repo, ctx.now, (id, epoch) => this.lost(id, epoch));
   }
+
+  /** How each step is fenced under its epoch (step-fencing.ts). */
+  private readonly fencing: StepFencing;
 
   private readonly takeOverAtStart: boolean;
 
@@ -99,8 +89,10 @@ export class DeploymentRunner {
     return s;
   }
 
+  /** Deployments claimed and not yet looked up: their rows as the claim answered them. */
+  private readonly claimedRows = new Map<string, DeploymentRow>();
   /** What a deployment's steps need, read once per deployment while it runs. */
-  private readonly targets = new Map<string, Promise<{ row: DeploymentRow; machine: FleetMachine; link: GatewayLink }>>();
+  private readonly targets = new Map<string, Promise<Target>>();
   /** The contents being sent, by SHA-256: a batch usually sends one file to every machine. */
   private readonly contents = new Map<string, Promise<Buffer>>();
 
@@ -124,7 +116,9 @@ export class DeploymentRunner {
   private provide() {
     const fleet = () => this.ctx.services.get('gateway-machines');
     const resolveTarget = async (deploymentId: string) => {
-      const row = await this.repo.get(deploymentId);
+      // A deployment just claimed has its row at hand.
+      const row = this.claimedRows.get(deploymentId) ?? (await this.repo.get(deploymentId));
+      this.claimedRows.delete(deploymentId);
       if (!row) throw failure(false, `deployment ${deploymentId} is gone`);
       const machine = await fleet().machine(row.machineId, SYSTEM);
       if (!machine) throw failure(false, `machine ${row.machineId} is no longer in the fleet`);
@@ -154,58 +148,101 @@ export class DeploymentRunner {
         },
       },
       actors: {
-        transfer: fromPromise(async ({ input }: { input: { deploymentId: string; resumed: boolean } }) => {
-          const { row, machine, link } = await target(input.deploymentId);
-          // A restored promise actor runs again with the input it had before the restart, so the runner keeps this itself.
-          const resumed = this.resumed.delete(input.deploymentId) || input.resumed;
-          const content = await this.content(row.sha256);
-          // A first transfer is counted before it starts, so one cut off by a crash still counts.
-          if (!resumed) await this.repo.countTransfer(row.id);
-          // The gateway's slot is held only while the gateway works, not while this service reads or writes its own database.
-          // Marked until its turn comes; a free slot runs the job at once, within this same step.
-          this.slotWaits.add(row.id);
-          const sent = await this.slot(machine.gatewayId).run(async () => {
-            this.slotWaits.delete(row.id);
-            // Stopped while it waited for its turn (this instance stopped, or another took the deployment over): nothing is sent.
-            if (!this.runs(row.id)) throw failure(false, 'no longer run by this instance');
-            if (resumed) {
-              // After a restart or a failed call: if the file is already there, whole, it is not sent again.
-              const there = await link.downloadProgram(machine.machineId, row.dir, row.fileName).catch(() => undefined);
-              if (there?.sha256 === row.sha256) return false;
-            }
-            await link.uploadProgram(machine.machineId, row.dir, row.fileName, content).catch((err: unknown) => {
-              throw linkFailure(err, 'transfer');
-            });
-            return true;
-          });
-          if (sent && resumed) await this.repo.countTransfer(row.id);
-          return { skipped: !sent };
-        }),
-        verify: fromPromise(async ({ input }: { input: { deploymentId: string } }) => {
-          const { row, machine, link } = await target(input.deploymentId);
-          const back = await link.downloadProgram(machine.machineId, row.dir, row.fileName).catch((err: unknown) => {
-            throw linkFailure(err, 'read-back');
-          });
-          if (back.sha256 !== row.sha256) {
-            throw { ...failure(false, `read-back: the file on the machine has SHA-256 ${back.sha256}, not the transferred ${row.sha256}`), readBackSha256: back.sha256 };
-          }
-          return { readBackSha256: back.sha256 };
-        }),
+        transfer: fromPromise(({ input, signal }: { input: { deploymentId: string; resumed: boolean }; signal: AbortSignal }) => this.transfer(input, signal, target)),
+        verify: fromPromise(({ input, signal }: { input: { deploymentId: string }; signal: AbortSignal }) => this.verify(input.deploymentId, signal, target)),
         wait: fromPromise(({ input }: { input: { ms: number } }) => new Promise<void>((resolve) => setTimeout(resolve, input.ms).unref())),
       },
     });
   }
 
   /**
+   * A transfer, under the epoch its actor runs with: opened in the database
+   * (which confirms the epoch, and counts a first transfer before it starts,
+   * so one cut off by a crash still counts), then, once its gateway has a
+   * slot and the hold is still sure, the upload (after a read-back when
+   * resumed) with the epoch as fencing token. A holder that finds its epoch
+   * superseded at any step stops there.
+   */
+  private async transfer(input: { deploymentId: string; resumed: boolean }, signal: AbortSignal, target: (id: string) => Promise<Target>): Promise<{ skipped: boolean }> {
+    const id = input.deploymentId;
+    const epoch = this.epochOf(id, signal);
+    const { row, machine, link } = await target(id);
+    // A restored promise actor runs again with the input it had before the restart, so the runner keeps this itself.
+    const resumed = this.resumed.delete(id) || input.resumed;
+    const content = await this.content(row.sha256);
+    await this.fencing.open(id, epoch, !resumed);
+    const fence = { lease: id, epoch };
+    // Taken over: the gateway learns the new epoch at once, not when a slot comes, and refuses the former holder from then on.
+    if (resumed) await this.fencing.announce(link, { machineID: machine.machineId, dir: row.dir, name: row.fileName, fence });
+    // The gateway's slot is held only while the gateway works, not while this service reads or writes its own database.
+    // Marked until its turn comes; a free slot runs the job at once, within this same step.
+    this.slotWaits.add(id);
+    const sent = await this.slot(machine.gatewayId).run(async () => {
+      this.slotWaits.delete(id);
+      // Stopped while it waited for its turn (this instance stopped, or another took the deployment over): nothing is sent.
+      if (!this.runs(id) || signal.aborted) throw failure(false, 'no longer run by this instance');
+      await this.fencing.mustHold(id, epoch);
+      if (resumed) {
+        // After a restart or a failed call: if the file is already there, whole, it is not sent again.
+        const there = await this.fencing.call(fence, 'read-back', link.programHash(machine.machineId, row.dir, row.fileName, fence)).catch((err: unknown) => {
+          if (this.repo.held.epochOf(id) !== epoch) throw err;
+          return undefined;
+        });
+        if (there?.sha256 === row.sha256) return false;
+      }
+      await this.fencing.call(fence, 'transfer', link.uploadProgram(machine.machineId, row.dir, row.fileName, content, fence));
+      return true;
+    });
+    if (sent && resumed) await this.fencing.open(id, epoch, true);
+    return { skipped: !sent };
+  }
+
+  /** The read-back, under the epoch the actor runs with, the epoch sent as fencing token. */
+  private async verify(id: string, signal: AbortSignal, target: (id: string) => Promise<Target>): Promise<{ readBackSha256: string }> {
+    const epoch = this.epochOf(id, signal);
+    const { row, machine, link } = await target(id);
+    await this.fencing.mustHold(id, epoch);
+    // The gateway hashes what it reads from the machine: the bytes need not travel to be compared.
+    const back = await this.fencing.call({ lease: id, epoch }, 'read-back', link.programHash(machine.machineId, row.dir, row.fileName, { lease: id, epoch }));
+    if (back.sha256 !== row.sha256) {
+      throw { ...failure(false, `read-back: the file on the machine has SHA-256 ${back.sha256}, not the transferred ${row.sha256}`), readBackSha256: back.sha256 };
+    }
+    return { readBackSha256: back.sha256 };
+  }
+
+  /** The epoch a step of `id` runs under: its actor's, while it runs here. */
+  private epochOf(id: string, signal: AbortSignal): number {
+    const epoch = this.repo.held.epochOf(id);
+    if (epoch === undefined || signal.aborted || !this.runs(id)) throw failure(false, 'no longer run by this instance');
+    return epoch;
+  }
+
+  /**
+   * Another instance holds the deployment now (a higher epoch): its actor
+   * here stops without storing anything more, unless this instance has
+   * claimed it again since under a newer epoch. Answers the failure the step
+   * throws (which nothing stores).
+   */
+  private lost(id: string, epoch: number): StepFailure {
+    if (this.repo.held.epochOf(id) === epoch) {
+      this.logger.warn({ deployment: id, epoch, holder: this.repo.lease.holder }, 'deployment taken over by another instance; stopped here before touching its machine again');
+      this.drop(id);
+    }
+    return failure(false, `taken over by another instance (epoch ${epoch} superseded)`);
+  }
+
+  /**
    * Starts a new deployment's actor. `known` is what its steps need, when the
    * caller has it at hand (a batch just stored): the steps then read nothing
-   * before the transfer.
+   * before the transfer. A new deployment is held under epoch 1, its first claim.
    */
   start(deploymentId: string, deadline: number, known?: { row: DeploymentRow; machine: FleetMachine; link: GatewayLink; content: Buffer }): void {
     if (known) {
       this.targets.set(deploymentId, Promise.resolve({ row: known.row, machine: known.machine, link: known.link }));
       if (!this.contents.has(known.row.sha256)) this.remember(known.row.sha256, Promise.resolve(known.content));
     }
+    // Confirmed when it was stored: the lease stored with it runs from its creation.
+    if (this.repo.held.epochOf(deploymentId) === undefined) this.repo.held.hold(deploymentId, known?.row.leaseEpoch ?? 1, performance.now() - Math.max(0, this.ctx.now() - (known?.row.updatedAt ?? this.ctx.now())));
     const actor = createActor(this.machine(), { input: { deploymentId, deadline } });
     this.run(deploymentId, actor);
   }
@@ -216,8 +253,9 @@ export class DeploymentRunner {
    * from its snapshot, and keeps the leases from then on.
    */
   async resumeAll(): Promise<number> {
+    const at = performance.now();
     const open = await claimDeployments(this.ctx.db, this.repo.lease, this.ctx.now(), { everything: this.takeOverAtStart, ...this.claimLimit() });
-    await this.resumeClaimed(open);
+    await this.resumeClaimed(open, at);
     this.keeper = keepLeases(this.repo.lease, (renew) => this.tend(renew));
     return open.length;
   }
@@ -226,18 +264,29 @@ export class DeploymentRunner {
     return this.options.claimLimit ? { limit: this.options.claimLimit } : {};
   }
 
-  /** Restores claimed deployments from their snapshots; their next transfer reads the file back first. */
-  private async resumeClaimed(rows: readonly DeploymentRow[]): Promise<void> {
-    this.repo.forget(rows.map((r) => r.id));
+  /**
+   * Restores claimed deployments from their snapshots, each held under the
+   * epoch of its claim (`at`: when the claim was sent); their next transfer
+   * reads the file back first.
+   */
+  private async resumeClaimed(rows: readonly DeploymentRow[], at: number): Promise<void> {
     for (const row of rows) {
-      // Still running here (this instance renewed too late and claimed its own row again).
-      if (this.actors.has(row.id) || this.stopping) continue;
+      if (this.stopping) return;
+      // Still running here under an older epoch (this instance renewed too late and claimed its own row again):
+      // that actor stops, and the deployment goes on from what is stored, as after any claim.
+      if (this.actors.has(row.id)) this.drop(row.id);
+      this.repo.held.hold(row.id, row.leaseEpoch, at);
+      // As claimed (the claim locked it): its first state change appends to this timeline without reading it back.
+      this.repo.track([row]);
       if (row.machineVersion !== DEPLOYMENT_MACHINE_VERSION) {
-        await this.repo.finish(row.id, 'Failed', `interrupted by a restart with another version of the deployment lifecycle (${row.machineVersion} → ${DEPLOYMENT_MACHINE_VERSION}); deploy again`, this.ctx.now(), null);
+        await this.repo.finish(row.id, row.leaseEpoch, 'Failed', `interrupted by a restart with another version of the deployment lifecycle (${row.machineVersion} → ${DEPLOYMENT_MACHINE_VERSION}); deploy again`, this.ctx.now(), null);
+        this.repo.held.forget(row.id);
         continue;
       }
       this.resumed.add(row.id);
       this.targets.delete(row.id);
+      // Its first step reads nothing back either.
+      this.claimedRows.set(row.id, row);
       if (!row.snapshot) {
         // Stored, but stopped before its first state change was: it starts from the beginning (its transfer reads the file back first).
         this.start(row.id, row.deadline);
@@ -260,14 +309,15 @@ export class DeploymentRunner {
       if (renew) {
         // Only actors started before the renewal read its rows: one started since holds a row the renewal may not have seen.
         const running = [...this.actors.keys()];
-        const held = await renewDeployments(this.ctx.db, this.repo.lease, this.ctx.now());
-        for (const id of running) if (!held.has(id)) this.drop(id);
+        const held = await this.repo.held.renew();
+        for (const id of running) if (held.get(id) !== this.repo.held.epochOf(id)) this.drop(id);
       }
       for (;;) {
         if (this.stopping) return;
+        const at = performance.now();
         const claimed = await claimDeployments(this.ctx.db, this.repo.lease, this.ctx.now(), this.claimLimit());
         if (claimed.length > 0) this.logger.info({ deployments: claimed.length, holder: this.repo.lease.holder }, 'deployments taken over from an instance whose lease ended');
-        await this.resumeClaimed(claimed);
+        await this.resumeClaimed(claimed, at);
         if (claimed.length === 0) return;
       }
     } catch (err) {
@@ -282,11 +332,15 @@ export class DeploymentRunner {
     this.targets.delete(id);
     this.slotWaits.delete(id);
     this.resumed.delete(id);
+    this.claimedRows.delete(id);
     this.repo.forget([id]);
+    this.repo.held.forget(id);
     actor?.stop();
   }
 
+  /** Runs an actor under the epoch its deployment is held with now, storing each state it reaches under that epoch. */
   private run(id: string, actor: Actor<typeof deploymentMachine>): void {
+    const epoch = this.repo.held.epochOf(id) ?? 0;
     this.actors.set(id, actor);
     let last = '';
     actor.subscribe({
@@ -298,12 +352,19 @@ export class DeploymentRunner {
         const persisted = JSON.stringify(actor.getPersistedSnapshot());
         const final = snapshot.status === 'done';
         const write = (final
-          ? this.repo.finish(id, status, status === 'Failed' ? snapshot.context.lastError : null, this.ctx.now(), persisted, snapshot.context.readBackSha256 ?? null).then((row) => {
-            if (this.actors.get(id) === actor) this.actors.delete(id);
+          ? this.repo.finish(id, epoch, status, status === 'Failed' ? snapshot.context.lastError : null, this.ctx.now(), persisted, snapshot.context.readBackSha256 ?? null).then((row) => {
+            if (this.actors.get(id) === actor) {
+              this.actors.delete(id);
+              this.repo.held.forget(id);
+            }
             this.targets.delete(id);
+            this.claimedRows.delete(id);
             if (row) this.onFinished(row);
           })
-          : this.repo.transition(id, status, snapshot.context.lastError, this.ctx.now(), persisted, DEPLOYMENT_MACHINE_VERSION)
+          : this.repo.transition(id, epoch, status, snapshot.context.lastError, this.ctx.now(), persisted, DEPLOYMENT_MACHINE_VERSION).then((stored) => {
+            // Not stored: another instance holds it under a newer epoch (or it finished there), so it stops here.
+            if (!stored && this.actors.get(id) === actor) this.lost(id, epoch);
+          })
         )
           .catch((err: unknown) => this.logger.error({ err, deployment: id }, 'deployment state not stored'));
         this.writes.add(write);

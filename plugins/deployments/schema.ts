@@ -76,7 +76,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-/** The lease of the instance that drives each deployment and trial (plugins/deployments/lease.ts); after the trials' migration, so the ids are 4 and 5. */
+/** The lease of the instance that drives each deployment and trial (plugins/deployments/lease.ts); after the trials' migration, so the ids are 4 to 6. */
 export const LEASE_MIGRATIONS: readonly Migration[] = [
   {
     id: 4,
@@ -99,6 +99,16 @@ export const LEASE_MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE deploy_trials ADD COLUMN pending_decision TEXT',
       'CREATE INDEX deploy_trials_lease ON deploy_trials(lease_until) WHERE finished_at IS NULL',
       'CREATE INDEX deploy_trials_pending ON deploy_trials(holder) WHERE pending_decision IS NOT NULL',
+    ],
+  },
+  {
+    id: 6,
+    name: 'lease epochs',
+    up: [
+      // Grows at every claim: each step of a deployment is stored, and each transfer made, under the epoch its holder claimed it with.
+      // Rows written before epochs start at 0; the next claim makes them 1.
+      'ALTER TABLE deploy_deployments ADD COLUMN lease_epoch BIGINT NOT NULL DEFAULT 0',
+      'ALTER TABLE deploy_trials ADD COLUMN lease_epoch BIGINT NOT NULL DEFAULT 0',
     ],
   },
 ];

@@ -8,7 +8,8 @@
 import type { ProgramsServices } from '../../core/roles/programs/context.js';
 import type { SqlDatabase, WriteTx } from '../../core/store/sql-database.js';
 import { DeploymentStates, setReleases, type AuditAppender } from './deployment-states.js';
-import type { Lease } from './lease.js';
+import { HeldRows } from './held-rows.js';
+import { DEPLOYMENTS, type Lease } from './lease.js';
 import type { DeploymentStatus } from './machine.js';
 
 export { MIGRATIONS } from './schema.js';
@@ -19,6 +20,8 @@ import { COLUMNS, releaseOf, rowOf, type DeploymentPurpose, type DeploymentRow, 
 export class DeploymentRepository {
   /** How the states of the deployments this instance runs are stored (deployment-states.ts). */
   private readonly states: DeploymentStates;
+  /** The deployments this instance holds, each under its epoch (held-rows.ts). */
+  readonly held: HeldRows;
 
   constructor(
     private readonly db: SqlDatabase,
@@ -28,8 +31,11 @@ export class DeploymentRepository {
     readonly lease: Lease,
     /** Where deployment.completed and deployment.failed go, in the transaction of the final status. */
     outbox?: ProgramsServices['webhooks.outbox'],
+    /** The service's clock, for the leases' ends. */
+    now: () => number = Date.now,
   ) {
     this.states = new DeploymentStates(db, audit, lease, outbox);
+    this.held = new HeldRows(db, DEPLOYMENTS, lease, now);
   }
 
   async get(id: string): Promise<DeploymentRow | undefined> {
@@ -65,13 +71,13 @@ export class DeploymentRepository {
       }
     }
     // Many rows per statement: a batch of 1,000 machines is 4 statements, not 1,000.
-    const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \'Queued\', NULL, 0, NULL, ?, NULL, ?, ?, ?, ?, ?, NULL, ?, ?, ?)';
-    // Held by this instance, which starts their actors at once.
+    const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \'Queued\', NULL, 0, NULL, ?, NULL, ?, ?, ?, ?, ?, NULL, ?, ?, ?, 1)';
+    // Held by this instance, which starts their actors at once: its first claim, epoch 1.
     const leaseUntil = batch.createdAt + this.lease.ms;
     for (let i = 0; i < deployments.length; i += 250) {
       const chunk = deployments.slice(i, i + 250);
       await tx.run(
-        `INSERT INTO deploy_deployments (id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at, purpose, holder, lease_until)
+        `INSERT INTO deploy_deployments (id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at, purpose, holder, lease_until, lease_epoch)
          VALUES ${chunk.map(() => ROW).join(', ')}`,
         chunk.flatMap((d) => [
           d.id, batch.id, d.assignmentId ?? '', d.machineId, d.gatewayId, batch.versionId ?? '', d.dir, d.fileName, d.sha256, d.content.length, timeline, machineVersion, batch.deadline,
@@ -84,7 +90,7 @@ export class DeploymentRepository {
       id: d.id, batchId: batch.id, assignmentId: d.assignmentId || null, machineId: d.machineId, gatewayId: d.gatewayId, versionId: batch.versionId || null, purpose: batch.purpose,
       dir: d.dir, fileName: d.fileName, sha256: d.sha256, size: d.content.length, status: 'Queued', reason: null, transfers: 0, readBackSha256: null,
       timeline: [{ status: 'Queued', at: batch.createdAt }], snapshot: null, machineVersion, deadline: batch.deadline, createdBy: batch.createdBy,
-      createdAt: batch.createdAt, updatedAt: batch.createdAt, finishedAt: null, holder: this.lease.holder,
+      createdAt: batch.createdAt, updatedAt: batch.createdAt, finishedAt: null, holder: this.lease.holder, leaseEpoch: 1,
     }));
   }
 
@@ -98,18 +104,19 @@ export class DeploymentRepository {
     this.states.forget(ids);
   }
 
-  async transition(id: string, status: DeploymentStatus, reason: string | null, at: number, snapshot: string, machineVersion: number): Promise<void> {
-    await this.states.transition(id, status, reason, at, snapshot, machineVersion);
+  /** Stores a transition under `epoch`; answers whether it was stored (deployment-states.ts). */
+  transition(id: string, epoch: number, status: DeploymentStatus, reason: string | null, at: number, snapshot: string, machineVersion: number): Promise<boolean> {
+    return this.states.transition(id, epoch, status, reason, at, snapshot, machineVersion);
   }
 
-  /** Records the final status, once, with its audit record, release and event (deployment-states.ts). */
-  finish(id: string, status: 'Succeeded' | 'Failed' | DeploymentStatus, reason: string | null, at: number, snapshot: string | null, readBackSha256: string | null = null): Promise<DeploymentRow | undefined> {
-    return this.states.finish(id, status, reason, at, snapshot, readBackSha256);
+  /** Records the final status under `epoch`, once, with its audit record, release and event (deployment-states.ts). */
+  finish(id: string, epoch: number, status: 'Succeeded' | 'Failed' | DeploymentStatus, reason: string | null, at: number, snapshot: string | null, readBackSha256: string | null = null): Promise<DeploymentRow | undefined> {
+    return this.states.finish(id, epoch, status, reason, at, snapshot, readBackSha256);
   }
 
-  /** Counts a transfer (started, or sent again after a restart or a failed call). */
-  countTransfer(id: string): Promise<void> {
-    return this.states.countTransfer(id);
+  /** Opens a transfer under `epoch` (with `count`, counting it); answers whether this instance still holds the deployment under it (deployment-states.ts). */
+  openTransfer(id: string, epoch: number, count: boolean, at: number): Promise<boolean> {
+    return this.states.openTransfer(id, epoch, count, at);
   }
 
   async setRelease(tx: WriteTx, r: Release): Promise<void> {

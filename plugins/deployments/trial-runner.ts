@@ -149,7 +149,9 @@ export class TrialRunner implements TrialHolder {
     });
   }
 
+  /** Starts a new trial's actor; a new trial is held under epoch 1, its first claim (stored with it). */
   start(trialId: string): void {
+    if (this.trials.held.epochOf(trialId) === undefined) this.trials.held.hold(trialId, 1, performance.now());
     this.run(trialId, createActor(this.machine(), { input: { trialId } }));
   }
 
@@ -171,7 +173,9 @@ export class TrialRunner implements TrialHolder {
 
   private async resumeClaimed(open: readonly TrialRow[]): Promise<void> {
     for (const t of open) {
-      if (this.actors.has(t.id) || this.stopping) continue;
+      if (this.stopping) return;
+      // Still running here under an older epoch (renewed too late, and claimed again by this instance): it goes on from what is stored.
+      if (this.actors.has(t.id)) this.drop(t.id);
       if (t.machineVersion !== TRIAL_MACHINE_VERSION || !t.snapshot) {
         if (t.snapshot || t.machineVersion !== TRIAL_MACHINE_VERSION) {
           await this.trials.finishUnresumable(t.id, `interrupted by a restart with another version of the trial lifecycle (${t.machineVersion} → ${TRIAL_MACHINE_VERSION})`, this.ctx.now());
@@ -192,8 +196,12 @@ export class TrialRunner implements TrialHolder {
     try {
       if (renew) {
         const running = [...this.actors.keys()];
-        const held = await this.trials.renew(this.ctx.now());
-        for (const id of running) if (!held.has(id)) this.drop(id);
+        const held = await this.trials.renew();
+        for (const id of running) {
+          if (held.get(id) === this.trials.held.epochOf(id)) continue;
+          this.drop(id);
+          this.trials.held.forget(id);
+        }
       }
       if (this.stopping) return;
       const claimed = await this.trials.claim(this.ctx.now());
@@ -256,7 +264,10 @@ export class TrialRunner implements TrialHolder {
         const persisted = JSON.stringify(actor.getPersistedSnapshot());
         const write = storeTrialTransition(this.ctx, this.trials, this.deployments, this.deps.outbox, id, { status, previous, final, snapshot: persisted, context: snapshot.context })
           .then(() => {
-            if (final && this.actors.get(id) === actor) this.actors.delete(id);
+            if (final && this.actors.get(id) === actor) {
+              this.actors.delete(id);
+              this.trials.held.forget(id);
+            }
             for (const resolve of this.waiters.get(id)?.splice(0) ?? []) resolve();
             this.deps.outbox.kick();
           })

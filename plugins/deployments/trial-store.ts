@@ -6,7 +6,8 @@
 import type { SqlDatabase, WriteTx } from '../../core/store/sql-database.js';
 import { numOrNull } from '../../core/store/row-values.js';
 import type { Migration } from '../../core/store/migrations.js';
-import { claimRows, releaseRows, renewRows, TRIALS, type Lease } from './lease.js';
+import { HeldRows } from './held-rows.js';
+import { claimRows, releaseRows, TRIALS, type Lease } from './lease.js';
 import type { Decision, TrialEvent, TrialStatus } from './trial-machine.js';
 import type { TrialEvidence, TrialRules, Verdict } from './trial-verdict.js';
 
@@ -83,6 +84,8 @@ export interface TrialRow {
   holder: string | null;
   /** A decision received by an instance that did not hold the trial, waiting for its holder. */
   pendingDecision: PendingDecision | null;
+  /** Grows at every claim: its holder stores its states under the epoch it claimed it with (lease.ts). */
+  leaseEpoch: number;
 }
 
 /** A promote or pull-back stored for the trial's holder to carry out; `decision.requestId` names the request. */
@@ -104,6 +107,7 @@ const rowOf = (r: Record<string, unknown>): TrialRow => ({
   reason: r.reason === null ? null : String(r.reason), snapshot: r.snapshot === null ? null : String(r.snapshot), machineVersion: Number(r.machine_version),
   createdBy: String(r.created_by), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at), finishedAt: numOrNull(r.finished_at),
   holder: r.holder === null || r.holder === undefined ? null : String(r.holder), pendingDecision: json<PendingDecision>(r.pending_decision),
+  leaseEpoch: Number(r.lease_epoch ?? 0),
 });
 
 export interface NewTrial {
@@ -123,22 +127,31 @@ export interface NewTrial {
 }
 
 export class TrialRepository {
+  /** The trials this instance holds, each under its epoch (held-rows.ts): it stores their states under that epoch only. */
+  readonly held: HeldRows;
+
   constructor(
     private readonly db: SqlDatabase,
     /** This instance's lease: it stores the states of the trials it holds only. */
     readonly lease: Lease,
-  ) {}
+    /** The service's clock, for the leases' ends. */
+    now: () => number = Date.now,
+  ) {
+    this.held = new HeldRows(db, TRIALS, lease, now);
+  }
 
+  /** Stores a new trial, held by this instance under epoch 1 (in `tx`: a rollback leaves a hold of a trial nobody runs, which stores nothing). */
   async insert(tx: WriteTx, t: NewTrial, machineVersion: number): Promise<void> {
+    this.held.hold(t.id, 1, performance.now());
     await tx.run(
       `INSERT INTO deploy_trials (id, deployment_id, batch_id, assignment_id, machine_id, version_id, dir, file_name, previous_version_id, previous_sha256, previous_dir, previous_file_name,
          status, verdict, evidence, evaluated_at, rules, trial_hours, started_at, ends_at, pull_back_deployment_id, decision, reason, snapshot, machine_version, created_by, created_at, updated_at, finished_at,
-         holder, lease_until)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Deploying', NULL, NULL, NULL, ?, ?, NULL, NULL, NULL, NULL, NULL, NULL, ?, ?, ?, ?, NULL, ?, ?)`,
+         holder, lease_until, lease_epoch)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'Deploying', NULL, NULL, NULL, ?, ?, NULL, NULL, NULL, NULL, NULL, NULL, ?, ?, ?, ?, NULL, ?, ?, 1)`,
       [
         t.id, t.deploymentId, t.batchId, t.assignmentId, t.machineId, t.versionId, t.dir, t.fileName, t.previous?.versionId ?? null, t.previous?.sha256 ?? null,
         t.previous?.dir ?? null, t.previous?.fileName ?? null, JSON.stringify(t.rules), t.trialHours, machineVersion, t.createdBy, t.createdAt, t.createdAt,
-        // Held by the instance that stores it, which starts its actor at once.
+        // Held by the instance that stores it, which starts its actor at once: its first claim, epoch 1.
         this.lease.holder, t.createdAt + this.lease.ms,
       ],
     );
@@ -149,20 +162,25 @@ export class TrialRepository {
     return r ? rowOf(r) : undefined;
   }
 
-  /** The trial if this instance holds it and it has not ended, its row locked until the transaction ends. */
+  /** The trial if this instance holds it, under the epoch it claimed it with, and it has not ended; its row locked until the transaction ends. */
   async heldTx(tx: WriteTx, id: string): Promise<TrialRow | undefined> {
-    const r = await tx.get(`SELECT * FROM deploy_trials WHERE id = ? AND holder = ? AND finished_at IS NULL${tx.dialect.lockRows}`, [id, this.lease.holder]);
+    const epoch = this.held.epochOf(id);
+    if (epoch === undefined) return undefined;
+    const r = await tx.get(`SELECT * FROM deploy_trials WHERE id = ? AND holder = ? AND lease_epoch = ? AND finished_at IS NULL${tx.dialect.lockRows}`, [id, this.lease.holder, epoch]);
     return r ? rowOf(r) : undefined;
   }
 
-  /** Claims unfinished trials whose lease has ended (with `everything`, every unfinished one). */
+  /** Claims unfinished trials whose lease has ended (with `everything`, every unfinished one); each is held under the epoch of its claim. */
   async claim(now: number, options: { everything?: boolean } = {}): Promise<TrialRow[]> {
-    return (await claimRows(this.db, TRIALS, this.lease, now, options)).map(rowOf);
+    const at = performance.now();
+    const rows = (await claimRows(this.db, TRIALS, this.lease, now, options)).map(rowOf);
+    for (const t of rows) this.held.hold(t.id, t.leaseEpoch, at);
+    return rows;
   }
 
-  /** Renews this instance's leases on trials; answers the ids of those it still holds. */
-  renew(now: number): Promise<Set<string>> {
-    return renewRows(this.db, TRIALS, this.lease, now);
+  /** Renews this instance's leases on trials; answers those it still holds, each with its epoch. */
+  renew(): Promise<Map<string, number>> {
+    return this.held.renew();
   }
 
   /** Ends this instance's leases on trials at once (a clean stop). */
@@ -228,17 +246,20 @@ export class TrialRepository {
   }
 
   async setReason(id: string, reason: string | null, at: number): Promise<void> {
-    await this.db.write((tx) => tx.run('UPDATE deploy_trials SET reason = ?, updated_at = ? WHERE id = ? AND holder = ?', [reason, at, id, this.lease.holder]));
+    await this.db.write((tx) => tx.run('UPDATE deploy_trials SET reason = ?, updated_at = ? WHERE id = ? AND holder = ? AND lease_epoch = ?', [reason, at, id, this.lease.holder, this.held.epochOf(id) ?? -1]));
   }
 
   /**
    * Records the pull-back deployment made for a trial, in the transaction
-   * that makes it: only on a trial this instance holds that has none yet, so
+   * that makes it: only on a trial this instance holds (under its epoch) that has none yet, so
    * a trial taken over never gets a second one (the transaction fails and
    * makes nothing). `null` forgets a failed one, so a new pull-back makes another.
    */
   async setPullBack(tx: WriteTx, id: string, deploymentId: string | null): Promise<void> {
-    const r = await tx.run(`UPDATE deploy_trials SET pull_back_deployment_id = ? WHERE id = ? AND holder = ?${deploymentId === null ? '' : ' AND pull_back_deployment_id IS NULL'}`, [deploymentId, id, this.lease.holder]);
+    const r = await tx.run(
+      `UPDATE deploy_trials SET pull_back_deployment_id = ? WHERE id = ? AND holder = ? AND lease_epoch = ?${deploymentId === null ? '' : ' AND pull_back_deployment_id IS NULL'}`,
+      [deploymentId, id, this.lease.holder, this.held.epochOf(id) ?? -1],
+    );
     if (r.changes !== 1 && deploymentId !== null) throw new Error(`trial ${id} is held by another instance, or has a pull-back deployment already`);
   }
 

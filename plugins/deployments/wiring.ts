@@ -190,8 +190,8 @@ async function expectedOn(repo: DeploymentRepository, trialRepo: TrialRepository
 /** `options` are the runners' (how they claim at start, how often decisions are looked for); the defaults suit the service. */
 export function wireDeployments(ctx: ProgramsContext, lease: Lease, options: RunnerOptions & TrialRunnerOptions = {}): DeploymentsWiring {
   const outbox = ctx.services.get('webhooks.outbox');
-  const repo = new DeploymentRepository(ctx.db, ctx.audit, lease, outbox);
-  const trialRepo = new TrialRepository(ctx.db, lease);
+  const repo = new DeploymentRepository(ctx.db, ctx.audit, lease, outbox, ctx.now);
+  const trialRepo = new TrialRepository(ctx.db, lease, ctx.now);
   const waiting = outcomes(repo);
   const runner = new DeploymentRunner(ctx, repo, ctx.logger, (row) => {
     outbox.kick();

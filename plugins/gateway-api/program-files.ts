@@ -4,7 +4,8 @@
  * bytes, byte for byte; and what each machine's driver can carry
  * (program-capabilities.ts). The program version service deploys through
  * these. Names and directories are checked so that a request cannot step
- * outside the directory it names.
+ * outside the directory it names. Transfers of one machine file run one at a
+ * time, and a caller's fencing token is checked (program-fences.ts).
  */
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { DriverClient } from '../../core/driver.js';
@@ -14,8 +15,9 @@ import {
   ProgramBytes, bytesOf, describeRefusedByte, findRefusedByte, programText, type ProgramEncoding,
 } from '../../core/program-bytes.js';
 import { MAX_PROGRAM_BYTES, PROGRAM_FILES } from '../../core/roles/gateway/contract/program-files.js';
-import { requestMachine } from './machine-reads.js';
+import { activeMachineSnapshot, requestMachine } from './machine-reads.js';
 import { defineProgramCapabilities } from './program-capabilities.js';
+import { ProgramFences } from './program-fences.js';
 
 /**
  * Body limit of the upload interface: a 4 MiB program as base64 (4/3 of it,
@@ -49,24 +51,41 @@ export function programAnswer(bytes: Buffer, withText = true): { content?: strin
   return { ...(text ? { content: text.text, encoding: text.encoding } : {}), contentBase64: new ProgramBytes(bytes), size: bytes.length, sha256: sha256Hex(bytes) };
 }
 
+/** The fencing token a transfer's input carries (the contract refuses half of one), or none. */
+const fenceOf = (body: { fenceLease?: string | undefined; fenceEpoch?: number | undefined }) =>
+  body.fenceLease !== undefined && body.fenceEpoch !== undefined ? { lease: body.fenceLease, epoch: body.fenceEpoch } : undefined;
+
 export function defineProgramFileInterfaces(ctx: GatewayContext): void {
+  const fences = new ProgramFences();
   ctx.interfaces.implement(PROGRAM_FILES.download, {
-    handler: ({ machineID, dir, name, text }, call) =>
-      requestMachine(ctx, { machineID, family: 'programFiles', what: `download of ${quote(name)} from ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
-        const bytes = await client.downloadProgram(dir, name);
-        return { machineID, dir, name, ...programAnswer(bytes, text) };
-      }),
+    handler: ({ machineID, dir, name, text, bytes: withBytes, ...fence }, call) =>
+      fences.run({ machineID, dir, name }, fenceOf(fence), () =>
+        requestMachine(ctx, { machineID, family: 'programFiles', what: `download of ${quote(name)} from ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
+          const bytes = await client.downloadProgram(dir, name);
+          if (!withBytes) return { machineID, dir, name, size: bytes.length, sha256: sha256Hex(bytes) };
+          return { machineID, dir, name, ...programAnswer(bytes, text) };
+        })),
   });
 
   ctx.interfaces.implement(PROGRAM_FILES.upload, {
     bodyLimit: PROGRAM_UPLOAD_BODY_LIMIT,
-    handler: ({ machineID, dir, name, content, contentBase64 }, call) => {
+    handler: ({ machineID, dir, name, content, contentBase64, ...fence }, call) => {
       const program = programContent({ content, contentBase64 });
-      return requestMachine(ctx, { machineID, family: 'programFiles', what: `upload of ${quote(name)} to ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
-        checkDriverCarries(client, machineID, program);
-        await client.uploadProgram(dir, name, program.bytes);
-        return { machineID, dir, name, size: program.bytes.length, sha256: sha256Hex(program.bytes) };
-      });
+      return fences.run({ machineID, dir, name }, fenceOf(fence), () =>
+        requestMachine(ctx, { machineID, family: 'programFiles', what: `upload of ${quote(name)} to ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
+          checkDriverCarries(client, machineID, program);
+          await client.uploadProgram(dir, name, program.bytes);
+          return { machineID, dir, name, size: program.bytes.length, sha256: sha256Hex(program.bytes) };
+        }));
+    },
+  });
+
+  ctx.interfaces.implement(PROGRAM_FILES.fences, {
+    handler: ({ fences: list }) => {
+      for (const f of list) activeMachineSnapshot(ctx, f.machineID);
+      return {
+        fences: list.map((f) => ({ ...f, ...fences.note({ machineID: f.machineID, dir: f.dir, name: f.name }, { lease: f.fenceLease, epoch: f.fenceEpoch }) })),
+      };
     },
   });
 

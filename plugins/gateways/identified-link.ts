@@ -80,6 +80,14 @@ export class IdentifiedLink implements GatewayLink {
     return this.whenIdentified(() => this.inner.programCapabilities(...args));
   }
 
+  programHash(...args: Parameters<GatewayLink['programHash']>) {
+    return this.whenIdentified(() => this.inner.programHash(...args));
+  }
+
+  announceFences(...args: Parameters<GatewayLink['announceFences']>) {
+    return this.whenIdentified(() => this.inner.announceFences(...args));
+  }
+
   history(...args: Parameters<GatewayLink['history']>) {
     return this.whenIdentified(() => this.inner.history(...args));
   }

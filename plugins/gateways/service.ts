@@ -14,6 +14,10 @@ export interface FleetMachine {
   machineId: string;
   name: string;
   driver: string;
+  /** The control family as its gateway's configuration names it (`FANUC`, `SIEMENS`, …); it picks the file-name rule. */
+  system: string;
+  /** The control's model (`0i-MF Plus`). */
+  model: string;
   present: boolean;
   programDir: string;
   transformProfile: string | null;

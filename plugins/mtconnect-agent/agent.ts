@@ -6,14 +6,17 @@
  * body.
  */
 import { AgentError, quoted } from './agent-error.js';
-import { assetsJson, devicesJson, errorJson, streamsJson } from './documents-json.js';
-import { assetsXml, devicesXml, errorXml, streamsXml } from './documents-xml.js';
+import { CurrentStreams } from './current-streams.js';
+import { assetsJson, devicesJson, errorJson, streamsJson, streamsJsonOf } from './documents-json.js';
+import { assetsXml, devicesXml, errorXml, streamsXml, streamsXmlOf } from './documents-xml.js';
 import type { HeaderFacts } from './documents.js';
 import type { GatewayReader } from './gateway-reader.js';
 import type { LiveState } from './live-state.js';
 import { buildModel, dataItemIdsUnder, findDevice, type ComponentDef, type DeviceModel } from './model.js';
 import { selectDataItems } from './path-filter.js';
-import { agentAvailability, currentAt, currentNow, sample, sequenceHeader, type SequenceHeader, type Served } from './stream-reads.js';
+import { ReplayCheckpoints } from './replay-checkpoints.js';
+import type { Served } from './served.js';
+import { agentAvailability, currentAt, currentNow, sample, sequenceHeader, type SequenceHeader } from './stream-reads.js';
 import { toolAssets } from './tool-assets.js';
 
 export type Format = 'xml' | 'json';
@@ -38,12 +41,17 @@ export interface AgentOptions {
 
 export class Agent {
   private modelCache: { revision: number; model: DeviceModel; changedAt: number } | undefined;
+  private readonly currentStreams: CurrentStreams;
+  /** Where forward /sample pages (and streams) left off, so the next one goes on from there. */
+  private readonly checkpoints = new ReplayCheckpoints();
 
   constructor(
     readonly reader: GatewayReader,
     readonly live: LiveState,
     private readonly options: AgentOptions,
-  ) {}
+  ) {
+    this.currentStreams = new CurrentStreams(live);
+  }
 
   /** The device model of the machines as configured now. */
   model(): DeviceModel {
@@ -113,6 +121,13 @@ export class Agent {
     const model = this.model();
     const header = await this.header();
     const agent = agentAvailability(model, this.options.startedAt);
+    if (at === undefined && filter === undefined) {
+      // Every device: from the parts kept per device, written synchronously after the header (see sequenceHeader).
+      const parts = this.currentStreams.deviceStreams(format, model, agent);
+      const now = this.reader.now();
+      const body = format === 'json' ? streamsJsonOf(this.facts(), now, header, parts) : streamsXmlOf(this.facts(), now, header, parts);
+      return { status: 200, contentType: CONTENT_TYPES[format], body };
+    }
     const observations = at === undefined ? currentNow(model, this.live, filter, agent) : await currentAt(this.reader, model, header, at, filter, agent);
     return { status: 200, contentType: CONTENT_TYPES[format], body: this.streams(format, header, observations) };
   }
@@ -121,7 +136,7 @@ export class Agent {
   async sample(format: Format, request: { from?: number | undefined; to?: number | undefined; count: number; filter?: Set<string> | undefined }): Promise<{ answer: Answer; header: SequenceHeader; caughtUp: boolean }> {
     const through = this.live.through;
     const header = await this.header();
-    const result = await sample(this.reader, this.model(), header, request, through);
+    const result = await sample(this.reader, this.model(), header, request, through, this.checkpoints);
     const body = this.streams(format, result.header, result.observations);
     return { answer: { status: 200, contentType: CONTENT_TYPES[format], body }, header: result.header, caughtUp: result.header.nextSequence >= header.nextSequence };
   }

@@ -9,7 +9,8 @@
 import type { AgentError } from './agent-error.js';
 import { creationTime, elementName, isoTime, runs, SCHEMA_VERSION, sortForPrinting, type HeaderFacts, type ToolAsset } from './documents.js';
 import type { ComponentDef, DataItemDef } from './model.js';
-import type { SequenceHeader, Served } from './stream-reads.js';
+import type { Served } from './served.js';
+import type { SequenceHeader } from './stream-reads.js';
 
 type Json = Record<string, unknown>;
 
@@ -77,15 +78,28 @@ function componentStreamJson(observations: Served[]): Json {
   return node;
 }
 
+/** One device's DeviceStream object in JSON, of its observations in printing order (sortForPrinting). */
+export function deviceStreamJson(byDevice: readonly Served[]): string {
+  const d = byDevice[0]!.def.parent.device;
+  return JSON.stringify({ name: d.name ?? '', uuid: d.uuid ?? '', ComponentStream: runs(byDevice, (s) => s.def.parent).map(componentStreamJson) });
+}
+
+/** Stands for the DeviceStream objects in the document written around them (a JSON string, so never part of another). */
+const STREAMS_MARK = JSON.stringify('DEVICE-STREAMS-GO-HERE');
+
+/** A Streams document in JSON around DeviceStream objects written by deviceStreamJson, in document order. */
+export function streamsJsonOf(facts: HeaderFacts, now: number, seq: SequenceHeader, deviceStreams: readonly string[]): string {
+  const counts = { bufferSize: seq.bufferSize, nextSequence: seq.nextSequence, lastSequence: seq.lastSequence, firstSequence: seq.firstSequence };
+  const whole = document('MTConnectStreams', { Header: header(facts, now, counts), Streams: deviceStreams.length ? { DeviceStream: [JSON.parse(STREAMS_MARK) as string] } : {} });
+  if (!deviceStreams.length) return whole;
+  const at = whole.lastIndexOf(STREAMS_MARK);
+  return whole.slice(0, at) + deviceStreams.join(',') + whole.slice(at + STREAMS_MARK.length);
+}
+
 /** A Streams document in JSON. */
 export function streamsJson(facts: HeaderFacts, now: number, seq: SequenceHeader, observations: Served[]): string {
   sortForPrinting(observations);
-  const deviceStreams = runs(observations, (s) => s.def.parent.device).map((byDevice) => {
-    const d = byDevice[0]!.def.parent.device;
-    return { name: d.name ?? '', uuid: d.uuid ?? '', ComponentStream: runs(byDevice, (s) => s.def.parent).map(componentStreamJson) };
-  });
-  const counts = { bufferSize: seq.bufferSize, nextSequence: seq.nextSequence, lastSequence: seq.lastSequence, firstSequence: seq.firstSequence };
-  return document('MTConnectStreams', { Header: header(facts, now, counts), Streams: deviceStreams.length ? { DeviceStream: deviceStreams } : {} });
+  return streamsJsonOf(facts, now, seq, runs(observations, (s) => s.def.parent.device).map(deviceStreamJson));
 }
 
 function assetJson(a: ToolAsset): Json {

@@ -9,7 +9,8 @@ import { XMLBuilder } from 'fast-xml-parser';
 import type { AgentError } from './agent-error.js';
 import { creationTime, elementName, isoTime, runs, SCHEMA_VERSION, sortForPrinting, xmlText, type HeaderFacts, type ToolAsset } from './documents.js';
 import type { ComponentDef, DataItemDef } from './model.js';
-import type { SequenceHeader, Served } from './stream-reads.js';
+import type { Served } from './served.js';
+import type { SequenceHeader } from './stream-reads.js';
 
 type XmlNode = Record<string, unknown>;
 
@@ -100,19 +101,29 @@ function componentStream(observations: Served[]): XmlNode {
   return node;
 }
 
+/** One device's DeviceStream element, of its observations in printing order (sortForPrinting). */
+export function deviceStreamXml(byDevice: readonly Served[]): string {
+  const d = byDevice[0]!.def.parent.device;
+  const node = { '@_name': xmlText(d.name ?? ''), '@_uuid': xmlText(d.uuid ?? ''), ComponentStream: runs(byDevice, (s) => s.def.parent).map(componentStream) };
+  return builder.build({ DeviceStream: node }) as string;
+}
+
+/** Stands for the DeviceStream elements in the document written around them; found after the header, whatever it says. */
+const STREAMS_MARK = 'DEVICE-STREAMS-GO-HERE';
+
+/** A Streams document around DeviceStream elements written by deviceStreamXml, in document order. */
+export function streamsXmlOf(facts: HeaderFacts, now: number, seq: SequenceHeader, deviceStreams: readonly string[]): string {
+  const counts = { bufferSize: seq.bufferSize, nextSequence: seq.nextSequence, firstSequence: seq.firstSequence, lastSequence: seq.lastSequence };
+  const whole = document('MTConnectStreams', { ...root('Streams'), Header: header(facts, now, counts), Streams: deviceStreams.length ? { '#text': STREAMS_MARK } : '' });
+  if (!deviceStreams.length) return whole;
+  const at = whole.lastIndexOf(STREAMS_MARK);
+  return whole.slice(0, at) + deviceStreams.join('') + whole.slice(at + STREAMS_MARK.length);
+}
+
 /** A Streams document (/current, /sample, a chunk of a stream). */
 export function streamsXml(facts: HeaderFacts, now: number, seq: SequenceHeader, observations: Served[]): string {
   sortForPrinting(observations);
-  const deviceStreams = runs(observations, (s) => s.def.parent.device).map((byDevice) => {
-    const d = byDevice[0]!.def.parent.device;
-    return {
-      '@_name': xmlText(d.name ?? ''),
-      '@_uuid': xmlText(d.uuid ?? ''),
-      ComponentStream: runs(byDevice, (s) => s.def.parent).map(componentStream),
-    };
-  });
-  const counts = { bufferSize: seq.bufferSize, nextSequence: seq.nextSequence, firstSequence: seq.firstSequence, lastSequence: seq.lastSequence };
-  return document('MTConnectStreams', { ...root('Streams'), Header: header(facts, now, counts), Streams: deviceStreams.length ? { DeviceStream: deviceStreams } : '' });
+  return streamsXmlOf(facts, now, seq, runs(observations, (s) => s.def.parent.device).map(deviceStreamXml));
 }
 
 function assetNode(a: ToolAsset): XmlNode {

@@ -9,15 +9,11 @@ import { AgentError, outOfRange } from './agent-error.js';
 import type { GatewayReader } from './gateway-reader.js';
 import type { LiveState } from './live-state.js';
 import { lastObservationsAt, parseRow, replaysAt } from './machine-state.js';
-import type { DataItemDef, DeviceModel } from './model.js';
-import { VALUE_ITEMS, type MachineReplay, type Observation } from './replay.js';
+import type { DeviceModel } from './model.js';
+import { VALUE_ITEMS, type MachineReplay } from './replay.js';
+import { filterKeyOf, type Checkpoint, type ReplayCheckpoints } from './replay-checkpoints.js';
 import { observationSeq, rowOfSeq } from './sequence-numbers.js';
-
-/** An observation with the data item it belongs to. */
-export interface Served {
-  def: DataItemDef;
-  o: Observation;
-}
+import type { Served } from './served.js';
 
 /** The header's sequence numbers and what the buffer holds. */
 export interface SequenceHeader {
@@ -47,14 +43,15 @@ export function agentAvailability(model: DeviceModel, startedAt: number): Served
 
 /** The header as of the live state: next after the last committed row, first at the oldest row kept. */
 export async function sequenceHeader(reader: GatewayReader, live: LiveState): Promise<SequenceHeader> {
-  const nextSequence = observationSeq(live.through + 1, 0);
   const firstRow = await reader.firstRowSeq();
+  // Taken after the read: a caller that writes /current at once writes the state this number is next after.
+  const nextSequence = observationSeq(live.through + 1, 0);
   const firstSequence = firstRow !== undefined && firstRow <= live.through ? observationSeq(firstRow, 0) : nextSequence;
   return { firstSequence, lastSequence: nextSequence - 1, nextSequence, bufferSize: Math.max(1, Math.min(MAX_BUFFER_SIZE, nextSequence - firstSequence)) };
 }
 
 /** A replay's last observation of each data item, kept when `wanted` selects it. */
-function lastObservations(model: DeviceModel, replay: MachineReplay, wanted: (id: string) => boolean, into: Served[]): void {
+export function lastObservations(model: DeviceModel, replay: MachineReplay, wanted: (id: string) => boolean, into: Served[]): void {
   const items = model.byMachine.get(replay.machineID);
   if (!items) return;
   for (const item of VALUE_ITEMS) {
@@ -121,13 +118,17 @@ export function checkSampleRange(header: SequenceHeader, request: SampleRequest)
 }
 
 /** /sample: see the module comment; the answer's header has the nextSequence (and, with `to`, the firstSequence) cppagent gives. */
-export async function sample(reader: GatewayReader, model: DeviceModel, header: SequenceHeader, request: SampleRequest, through: number): Promise<StreamAnswer> {
+/** `checkpoints`, when given, keeps where a forward page left off and goes on from it (replay-checkpoints.ts). */
+export async function sample(reader: GatewayReader, model: DeviceModel, header: SequenceHeader, request: SampleRequest, through: number, checkpoints?: ReplayCheckpoints): Promise<StreamAnswer> {
   checkSampleRange(header, request);
   const { count, filter } = request;
   if (count > 0 && request.to === undefined) {
     const start = request.from ?? header.firstSequence;
-    const found = await scan(reader, model, filter, start, through, count, 'first');
+    const filterKey = checkpoints ? filterKeyOf(filter) : '';
+    const resume = checkpoints?.take(model, filterKey, start);
+    const found = await scan(reader, model, filter, start, through, count, 'first', Number.MAX_SAFE_INTEGER, resume);
     const nextSequence = found.complete ? observationSeq(found.lastRow + 1, 0) : found.observations[found.observations.length - 1]!.o.seq + 1;
+    if (checkpoints && found.replays) checkpoints.put({ model, filterKey, next: nextSequence, afterRow: found.lastRow, replays: found.replays, rest: found.rest });
     return { header: { ...header, nextSequence }, observations: found.observations };
   }
   // The last |count| observations at or before `to` (or `from` when count is negative): scanned forward over at most MAX_SCAN_ROWS rows.
@@ -151,20 +152,31 @@ interface ScanResult {
   complete: boolean;
   /** The last row read. */
   lastRow: number;
+  /** The replays as of `lastRow` (undefined when no row was read), and that row's observations left out at `limit`. */
+  replays: Map<string, MachineReplay> | undefined;
+  rest: Served[];
 }
 
 /**
  * Replays rows from the row of `start` through `throughRow` and keeps the
  * observations at or after `start` (and at or before `end`) that `filter`
- * selects: the first `limit` of them, or the last `limit`.
+ * selects: the first `limit` of them, or the last `limit`. With `resume`
+ * (a checkpoint left where `start` is), its left-out observations come
+ * first and the rows after its last row are replayed by its replays.
  */
-async function scan(reader: GatewayReader, model: DeviceModel, filter: Set<string> | undefined, start: number, throughRow: number, limit: number, keep: 'first' | 'last', end = Number.MAX_SAFE_INTEGER): Promise<ScanResult> {
-  const startRow = rowOfSeq(start);
+async function scan(reader: GatewayReader, model: DeviceModel, filter: Set<string> | undefined, start: number, throughRow: number, limit: number, keep: 'first' | 'last', end = Number.MAX_SAFE_INTEGER, resume?: Checkpoint): Promise<ScanResult> {
+  const startRow = resume ? resume.afterRow + 1 : rowOfSeq(start);
   const machines = filter ? machinesOf(model, filter) : undefined;
   const out: Served[] = [];
-  let replays: Map<string, MachineReplay> | undefined;
+  let replays: Map<string, MachineReplay> | undefined = resume?.replays;
   let ts = 0;
   let after = startRow - 1;
+  if (resume) {
+    for (let i = 0; i < resume.rest.length; i++) {
+      out.push(resume.rest[i]!);
+      if (keep === 'first' && out.length === limit) return { observations: out, complete: false, lastRow: resume.afterRow, replays, rest: resume.rest.slice(i + 1) };
+    }
+  }
   const bound = Math.min(throughRow, startRow - 1 + MAX_SCAN_ROWS);
   while (after < bound && (machines === undefined || machines.length > 0)) {
     const rows = (await reader.rowsAfter(after, bound, BATCH_ROWS, machines)).map(parseRow);
@@ -174,7 +186,8 @@ async function scan(reader: GatewayReader, model: DeviceModel, filter: Set<strin
     if (unknown.length) {
       const alarmy = new Set(rows.filter((r) => r.cls === 'State' || r.cls === 'AlarmLog').map((r) => r.machineID));
       const rebuilt = await replaysAt(reader, unknown, startRow, ts, (id) => alarmy.has(id));
-      replays = new Map([...(replays ?? []), ...rebuilt]);
+      replays ??= new Map();
+      for (const [id, replay] of rebuilt) replays.set(id, replay);
     }
     for (const row of rows) {
       after = row.seq;
@@ -187,13 +200,13 @@ async function scan(reader: GatewayReader, model: DeviceModel, filter: Set<strin
         if (def && o.seq >= start && o.seq <= end && (!filter || filter.has(def.id))) emitted.push({ def, o });
       });
       emitted.sort((a, b) => a.o.seq - b.o.seq);
-      for (const served of emitted) {
-        out.push(served);
-        if (keep === 'first' && out.length === limit) return { observations: out, complete: false, lastRow: row.seq };
+      for (let i = 0; i < emitted.length; i++) {
+        out.push(emitted[i]!);
+        if (keep === 'first' && out.length === limit) return { observations: out, complete: false, lastRow: row.seq, replays, rest: emitted.slice(i + 1) };
         if (keep === 'last' && out.length > limit) out.shift();
       }
     }
     if (rows.length < BATCH_ROWS) break;
   }
-  return { observations: out, complete: true, lastRow: Math.max(after, bound) };
+  return { observations: out, complete: true, lastRow: Math.max(after, bound), replays: replays ?? (resume ? new Map() : undefined), rest: [] };
 }

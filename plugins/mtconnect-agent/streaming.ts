@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { AgentError, outOfRange } from './agent-error.js';
 import type { Agent, Answer, Format } from './agent.js';
+import type { Observation } from './replay.js';
 
 export interface SampleStreamParams {
   from?: number | undefined;
@@ -30,6 +31,10 @@ export class StreamSession {
   private readonly boundary = randomBytes(16).toString('hex');
   private wake: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** Whether observations the stream selects arrived since its last read began. */
+  private unread = false;
+  /** Ends the wait for observations, while the stream waits for them. */
+  private arrived: (() => void) | undefined;
 
   constructor(
     private readonly agent: Agent,
@@ -79,10 +84,22 @@ export class StreamSession {
 
   /** Streams samples until closed. */
   async sample(params: SampleStreamParams): Promise<void> {
+    // Followed from before the first read to the end, so no observation lands between a read and the wait after it.
+    const stop = this.agent.live.onObservations((observations) => this.observations(observations, params.filter));
+    try {
+      await this.sampleLoop(params);
+    } finally {
+      stop();
+    }
+  }
+
+  private async sampleLoop(params: SampleStreamParams): Promise<void> {
     let from = params.from;
     while (!this.closed) {
       const header = await this.agent.header();
       if (from !== undefined && from < header.firstSequence) return this.fail(outOfRange('from', from, header.firstSequence, header.nextSequence));
+      // Cleared just before the read takes its position (synchronously): what arrives from then on is read next time.
+      this.unread = false;
       const { answer, header: sent, caughtUp } = await this.agent.sample(this.format, { from, count: params.count, filter: params.filter });
       if (!(await this.part(answer))) return;
       const lastSent = Date.now();
@@ -91,40 +108,41 @@ export class StreamSession {
         await new Promise((resolve) => setImmediate(resolve));
         continue;
       }
-      const signaled = await this.observed(params.filter, params.heartbeat);
+      const signaled = this.unread || (await this.observed(params.heartbeat));
       if (this.closed) return;
       if (signaled) {
         const wait = params.interval - (Date.now() - lastSent);
         if (wait > 0) await this.sleep(wait);
-      } else {
-        from = (await this.agent.header()).nextSequence;
       }
+      // After a heartbeat's silence the next read still starts at `from` (an empty document when nothing came):
+      // never a jump past observations, whatever the timing of the commits.
     }
   }
 
-  /** Resolves true when observations `filter` selects arrive, false after `heartbeat` ms without. */
-  private observed(filter: Set<string> | undefined, heartbeat: number): Promise<boolean> {
+  /** Notes observations the stream's filter selects, and ends a wait for them. */
+  private observations(observations: readonly Observation[], filter: Set<string> | undefined): void {
+    if (this.unread) return;
+    const model = this.agent.model();
+    const hit = observations.some((o) => {
+      const def = model.byMachine.get(o.machineID)?.[o.item];
+      return def !== undefined && (!filter || filter.has(def.id));
+    });
+    if (!hit) return;
+    this.unread = true;
+    this.arrived?.();
+  }
+
+  /** Resolves true when observations the filter selects arrive, false after `heartbeat` ms without. */
+  private observed(heartbeat: number): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
-      let stop: (() => void) | undefined;
-      let signaled = false;
-      const model = this.agent.model();
       this.waitFor(
         () => {
-          stop?.();
-          resolve(signaled);
+          this.arrived = undefined;
+          resolve(this.unread);
         },
         (done) => {
           this.timer = setTimeout(done, heartbeat);
-          stop = this.agent.live.onObservations((observations) => {
-            const hit = observations.some((o) => {
-              const def = model.byMachine.get(o.machineID)?.[o.item];
-              return def !== undefined && (!filter || filter.has(def.id));
-            });
-            if (hit) {
-              signaled = true;
-              done();
-            }
-          });
+          this.arrived = done;
         },
       );
     });

@@ -73,7 +73,8 @@ export const openapiPlugin = definePlugin<GatewayContext>({
         routePrefix: API_DOCS_PATH,
         transformSpecification: () => openApiDocument(),
         transformSpecificationClone: false,
-        uiConfig: { deepLinking: true, docExpansion: 'list', tryItOutEnabled: false },
+        // No validator badge: it is an image from validator.swagger.io, which the page policy does not load (core/response-headers.ts).
+        uiConfig: { deepLinking: true, docExpansion: 'list', tryItOutEnabled: false, validatorUrl: null },
       });
     });
   },

@@ -7,7 +7,7 @@ import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { defineCoreInfoInterface } from './core-info.js';
 import { EventLoopMonitor } from './event-loop-monitor.js';
-import { defineGatewayInfoInterface, loadGatewayId } from './gateway-identity.js';
+import { defineGatewayInfoInterface, GATEWAY_ID_FILE, loadGatewayId } from './gateway-identity.js';
 import { defineHardwareResourcesInterface } from './hardware-resources.js';
 import { defineNetworkAdaptersInterface } from './network-adapters.js';
 import { defineProductInterfaces } from './product.js';
@@ -24,6 +24,7 @@ declare module '../../core/roles/gateway/context.js' {
 export const systemPlugin = definePlugin<GatewayContext>({
   name: 'system',
   dependsOn: ['machine-actors'],
+  keeps: { files: [GATEWAY_ID_FILE] },
   async register(ctx) {
     const gatewayID = await loadGatewayId(ctx.dataDir);
     defineGatewayInfoInterface(ctx, gatewayID);

@@ -1,4 +1,5 @@
 /** What the vault's tables hold, as records: libraries, programs, versions, approvals and their decisions. */
+import { defaultFileName } from '../../core/roles/programs/file-name-template.js';
 import { numOrNull, strOrNull } from '../../core/store/row-values.js';
 
 export type ApprovalPolicy = { mode: 'autoRelease' } | { mode: 'approvals'; required: number };
@@ -21,6 +22,8 @@ export interface Program {
   name: string;
   controller: string;
   description: string;
+  /** The file name its assignments give the machine unless they name their own: a template (`O1234`, `{program}`). */
+  fileName: string;
   createdBy: string;
   createdAt: number;
   updatedAt: number;
@@ -82,6 +85,7 @@ export function libraryOf(r: Row): Library {
 export function programOf(r: Row): Program {
   return {
     id: String(r.id), libraryId: String(r.library_id), name: String(r.name), controller: String(r.controller), description: String(r.description),
+    fileName: strOrNull(r.file_name) ?? defaultFileName(String(r.name)),
     createdBy: String(r.created_by), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
   };
 }

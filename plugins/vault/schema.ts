@@ -76,4 +76,10 @@ export const MIGRATIONS: readonly Migration[] = [
       'ALTER TABLE vault_decisions ADD COLUMN on_behalf_of TEXT',
     ],
   },
+  {
+    id: 3,
+    name: "a program's file name on its machines",
+    // NULL for a program made before: its file name comes from its name (defaultFileName).
+    up: ['ALTER TABLE vault_programs ADD COLUMN file_name TEXT'],
+  },
 ];

@@ -9,6 +9,7 @@ import { diffPrograms } from './nc/index.js';
 import { sha256Hex } from '../../core/hash.js';
 import type { WriteTx } from '../../core/store/database.js';
 import { newId } from '../../core/rest/ids.js';
+import { defaultFileName } from '../../core/roles/programs/file-name-template.js';
 import type { VaultStore } from './store.js';
 
 /** A version as other plugins use it. */
@@ -18,7 +19,8 @@ export interface VaultVersionForUse {
   state: 'draft' | 'submitted' | 'published' | 'obsolete';
   sha256: string;
   size: number;
-  program: { id: string; name: string; libraryId: string; controller: string };
+  /** `fileName`: the file name template its assignments take unless they name their own. */
+  program: { id: string; name: string; libraryId: string; controller: string; fileName: string };
   content: Buffer;
 }
 
@@ -29,7 +31,12 @@ export interface VaultVersions {
   program(programId: string, principal: RestPrincipal): Promise<VaultVersionForUse['program'] | undefined>;
   /** The newest published version of a program, or undefined. */
   latestPublished(programId: string, principal: RestPrincipal): Promise<VaultVersionForUse | undefined>;
-  /** The NC-aware diff's machine summary and unified text (docs/nc-diff.md). */
+  /**
+   * Two files compared line by line as written (comment-only lines
+   * included), with the NC-aware summary of what changes on the machine and
+   * the unified text (docs/nc-diff.md): what a preview or a drift item shows,
+   * so a header comment added or a comment changed at the machine is seen.
+   */
   diff(from: Buffer, to: Buffer): { identical: boolean; summary: ReturnType<typeof diffPrograms>['summary']; unified: string };
   /** The library; undefined when missing or outside the scope. */
   library(libraryId: string, principal: RestPrincipal): Promise<{ id: string; name: string } | undefined>;
@@ -53,12 +60,15 @@ declare module '../../core/roles/programs/context.js' {
   }
 }
 
+/** No rule of the canonical form: every line compared as written. */
+export const EVERY_LINE = { blockNumbers: false, comments: false, whitespace: false, case: false, numberFormat: false } as const;
+
 const inScope = (p: RestPrincipal, libraryId: string): boolean => p.scopes.libraries === '*' || p.scopes.libraries.includes(libraryId);
 
 export function vaultVersions(store: VaultStore): VaultVersions {
   const program = async (programId: string, principal: RestPrincipal) => {
     const p = await store.program(programId);
-    return p && inScope(principal, p.libraryId) ? { id: p.id, name: p.name, libraryId: p.libraryId, controller: p.controller } : undefined;
+    return p && inScope(principal, p.libraryId) ? { id: p.id, name: p.name, libraryId: p.libraryId, controller: p.controller, fileName: p.fileName } : undefined;
   };
   const version = async (versionId: string, principal: RestPrincipal): Promise<VaultVersionForUse | undefined> => {
     const v = await store.version(versionId);
@@ -75,7 +85,7 @@ export function vaultVersions(store: VaultStore): VaultVersions {
       return latest ? version(latest.id, principal) : undefined;
     },
     diff(from, to) {
-      const d = diffPrograms(from, to, { unified: true });
+      const d = diffPrograms(from, to, { unified: true, ignore: EVERY_LINE });
       return { identical: d.identical, summary: d.summary, unified: d.unified ?? '' };
     },
     async library(libraryId, principal) {
@@ -94,7 +104,7 @@ export function vaultVersions(store: VaultStore): VaultVersions {
     async addProgram(tx, p) {
       if (await tx.get('SELECT 1 AS x FROM vault_programs WHERE library_id = ? AND name_key = ?', [p.libraryId, p.name.toLowerCase()])) return 'name-taken';
       const id = newId('prg');
-      await store.insertProgram(tx, { id, libraryId: p.libraryId, name: p.name, controller: p.controller, description: p.description, createdBy: p.createdBy, createdAt: p.now, updatedAt: p.now });
+      await store.insertProgram(tx, { id, libraryId: p.libraryId, name: p.name, controller: p.controller, description: p.description, fileName: defaultFileName(p.name), createdBy: p.createdBy, createdAt: p.now, updatedAt: p.now });
       return { id };
     },
     pendingApprovals: () => store.countPendingApprovals(),

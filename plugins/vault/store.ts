@@ -68,14 +68,14 @@ export class VaultStore {
 
   async insertProgram(tx: WriteTx, p: Program): Promise<void> {
     await tx.run(
-      'INSERT INTO vault_programs (id, library_id, name, name_key, controller, description, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [p.id, p.libraryId, p.name, p.name.toLowerCase(), p.controller, p.description, p.createdBy, p.createdAt, p.updatedAt],
+      'INSERT INTO vault_programs (id, library_id, name, name_key, controller, description, file_name, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      [p.id, p.libraryId, p.name, p.name.toLowerCase(), p.controller, p.description, p.fileName, p.createdBy, p.createdAt, p.updatedAt],
     );
   }
 
   async updateProgram(tx: WriteTx, p: Program): Promise<void> {
-    await tx.run('UPDATE vault_programs SET name = ?, name_key = ?, controller = ?, description = ?, updated_at = ? WHERE id = ?', [
-      p.name, p.name.toLowerCase(), p.controller, p.description, p.updatedAt, p.id,
+    await tx.run('UPDATE vault_programs SET name = ?, name_key = ?, controller = ?, description = ?, file_name = ?, updated_at = ? WHERE id = ?', [
+      p.name, p.name.toLowerCase(), p.controller, p.description, p.fileName, p.updatedAt, p.id,
     ]);
   }
 

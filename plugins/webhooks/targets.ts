@@ -20,7 +20,17 @@ const PRIVATE_RANGES = new Set(['private', 'uniqueLocal', 'loopback', 'carrierGr
 const RANGE_WORDS: Record<string, string> = {
   private: 'a private (RFC 1918)', uniqueLocal: 'a unique-local (fc00::/7)', loopback: 'a loopback', carrierGradeNat: 'a carrier-grade NAT (100.64.0.0/10)',
   linkLocal: 'a link-local', unspecified: 'an unspecified', broadcast: 'a broadcast', multicast: 'a multicast', reserved: 'a reserved',
+  rfc6145: 'an IPv4-translated (::ffff:0:0:0/96)', rfc6052: 'a local-use NAT64 (64:ff9b:1::/48)', '6to4': 'a 6to4 (2002::/16)', teredo: 'a Teredo (2001::/32)',
 };
+
+/**
+ * IPv4-compatible IPv6 addresses (RFC 4291, deprecated): `[::127.0.0.1]`
+ * is `::7f00:1`, which the range table calls unicast; no host is reached
+ * through one today, and a stack that still maps them would reach the IPv4
+ * address inside, so they are never a target (`::` and `::1` are named as
+ * the unspecified and loopback addresses they are).
+ */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
 
 /** The NAT64 well-known prefix (RFC 6052): an IPv6-only network reaches a public IPv4 receiver through it. */
 const NAT64 = ipaddr.parseCIDR('64:ff9b::/96');
@@ -28,12 +38,25 @@ const NAT64 = ipaddr.parseCIDR('64:ff9b::/96');
 export const SCHEMES_ACCEPTED = 'an http:// or https:// URL';
 export const ALLOW_PRIVATE_SETTING = 'programs.webhooks.allowPrivateNetworks (PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS)';
 
+/**
+ * An IPv6 address with a dotted IPv4 tail in hexadecimal, as the URL parser
+ * writes it: ipaddr.js reads `::127.0.0.1` as `::ffff:127.0.0.1`, the mapped
+ * address, instead of the IPv4-compatible `::7f00:1` it is.
+ */
+function hexIPv6(address: string): string {
+  return isIP(address) === 6 && address.includes('.') ? new URL(`http://[${address}]/`).hostname.slice(1, -1) : address;
+}
+
 /** Why `address` may not be delivered to, or undefined when it may. */
 export function addressRefusal(address: string, allowPrivate: boolean): string | undefined {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
+    const literal = ipaddr.parse(hexIPv6(address));
+    if (literal.kind() === 'ipv6' && (literal as ipaddr.IPv6).match(IPV4_COMPATIBLE) && !['unspecified', 'loopback'].includes(literal.range())) {
+      return 'an IPv4-compatible (::/96, deprecated) address, never a webhook target';
+    }
     // process(): an IPv4-mapped IPv6 address (::ffff:127.0.0.1) is judged as the IPv4 address it is.
-    parsed = ipaddr.process(address);
+    parsed = ipaddr.process(hexIPv6(address));
   } catch {
     return `${address} is not an IP address`;
   }

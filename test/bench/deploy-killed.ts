@@ -40,7 +40,7 @@ export async function killedBatch(count: number, content: Buffer, dirs: string[]
     must('sync the gateway', await api.post(`/gateways/${String(registered.id)}/sync`));
     const groupId = String(((await api.get('/machine-groups')).body.items ?? []).find((g) => g.name === 'Bench kill')?.id);
     const lib = must('library', await api.post('/libraries', { name: 'Bench kill', approvalPolicy: { mode: 'autoRelease' } }));
-    const prg = must('program', await api.post('/programs', { libraryId: lib.id, name: 'BENCH', controller: 'fanuc' }));
+    const prg = must('program', await api.post('/programs', { libraryId: lib.id, name: 'BENCH', controller: 'fanuc', fileName: 'O7999' }));
     const version = must('version', await api.post(`/programs/${String(prg.id)}/versions`, { contentBase64: content.toString('base64'), notes: 'bench' }));
     must('submit', await api.post(`/versions/${String(version.id)}/submit`));
     const assignment = must('assignment', await api.post('/machine-assignments', { programId: prg.id, groupId, dir: DIR }));

@@ -1,7 +1,7 @@
 /**
  * Deployment benchmark: a gateway with `--machines` (100) simulated machines,
  * and the program service reaching it in-process, in this process.
- *  1. baseline: the same 256 KiB upload and read-back to every machine, called
+ *  1. baseline: the same 256 KiB upload and read-back (hashed at the gateway) to every machine, called
  *     directly on the gateway's link, 4 at a time (the service's limit per gateway);
  *  2. one batch through the service (POST /deployments, persisted actors,
  *     transform, audit, webhooks), to its last final status;
@@ -108,7 +108,8 @@ function baselineOf(direct: InProcessGatewayLink, ids: readonly string[], conten
       while (next < ids.length) {
         const id = ids[next++] as string;
         await direct.uploadProgram(id, DIR, fileName, content);
-        await direct.downloadProgram(id, DIR, fileName);
+        // The read-back the service makes: the gateway hashes what it reads.
+        await direct.programHash(id, DIR, fileName);
       }
     }));
   };
@@ -136,9 +137,12 @@ async function startService(dir: string, linkA: CountingLink, hookUrl: string | 
 }
 
 /** A published version of a new program (its own file on the machines), assigned to the bench group. */
+/** The program number of the last program prepare made: each names its file on the (FANUC) machines by its own number. */
+let fileNumber = 7000;
+
 async function prepare(call: Call, groupId: string, name: string, bytes: Buffer): Promise<{ versionId: string; assignmentId: string }> {
   const lib = await call('POST', '/libraries', { name, approvalPolicy: { mode: 'autoRelease' } });
-  const prg = await call('POST', '/programs', { libraryId: lib.id, name: name.replace(/\W/g, '').toUpperCase(), controller: 'fanuc' });
+  const prg = await call('POST', '/programs', { libraryId: lib.id, name: name.replace(/\W/g, '').toUpperCase(), controller: 'fanuc', fileName: `O${++fileNumber}` });
   const version = await call('POST', `/programs/${String(prg.id)}/versions`, { contentBase64: bytes.toString('base64'), notes: 'bench' });
   await call('POST', `/versions/${String(version.id)}/submit`);
   const assignment = await call('POST', '/machine-assignments', { programId: prg.id, groupId, dir: DIR });

@@ -2,7 +2,7 @@
  * The relay benchmark's cloud, in its own process so that its RSS and CPU
  * are its own and it does not take turns with the gateway on one event
  * loop: a CloudRole with its embedded broker, and `tokens` gateway tokens
- * made at start. Answers IPC messages: `usage` (RSS and CPU time so far),
+ * made at start (and, given an issuer and a port, OAuth on /mcp). Answers IPC messages: `usage` (RSS and CPU time so far),
  * `literalCheck` (the SIMD literal check on or off) and `stop`.
  */
 import { mkdtempSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { useSimdLiteralCheck } from '../../core/cloud-wire/literal-check.js';
+import { parseConfig } from '../../core/roles/index.js';
 import { startTestCloud } from '../fixtures/cloud.js';
 
 export interface CloudReady {
@@ -36,8 +37,15 @@ export interface LiteralCheckSwitch {
 }
 
 const tokenCount = Number(process.argv[2] ?? 1);
-const cloud = await startTestCloud({ dataDir: mkdtempSync(join(tmpdir(), 'relay-bench-cloud-')), logger: pino({ level: 'warn' }), version: 'bench' });
-const mcpUrl = `${await cloud.listen('127.0.0.1', 0)}/mcp`;
+// With an issuer and a port (--gateways): /mcp takes that issuer's access tokens, every gateway visible to the claim value `all`.
+const [issuer, oauthPort] = [process.argv[3], Number(process.argv[4] ?? 0)];
+const dataDir = mkdtempSync(join(tmpdir(), 'relay-bench-cloud-'));
+const mcpAuth = issuer ? { issuer, resource: `http://127.0.0.1:${oauthPort}/mcp`, gatewaysClaim: 'plants', gateways: { all: ['*'] } } : undefined;
+const cloud = await startTestCloud({
+  dataDir, logger: pino({ level: 'warn' }), version: 'bench',
+  ...(mcpAuth ? { config: parseConfig({ dataDir, cloud: { mcpAuth } }, 'bench.json'), env: {}, embeddedBroker: { host: '127.0.0.1', port: 0 } } : {}),
+});
+const mcpUrl = `${await cloud.listen('127.0.0.1', oauthPort)}/mcp`;
 const tokens: string[] = [];
 for (let i = 0; i < tokenCount; i++) tokens.push((await cloud.tokens.create(`bench-${i}`)).token);
 process.send?.({ kind: 'ready', mcpUrl, brokerUrl: cloud.brokerUrl as string, tokens } satisfies CloudReady);

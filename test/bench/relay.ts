@@ -14,6 +14,11 @@
  *
  *   npm run bench -- relay [--machines 1000] [--calls 2000] [--concurrency 4] [--rounds 4] [--links 1000] [--deaths 20]
  *
+ * `--gateways 20 [--machines-each 50] [--calls 200] [--concurrency 4]` measures instead one agent across
+ * plants: an OAuth caller (a token of a real authorization server) that sees every gateway asks
+ * get_fleet_status without a gateway, so the cloud asks all of them at once; one of the gateways is
+ * unreachable (its token made, nothing connected). Reports the call's p50/p95/p99.
+ *
  * `--literal-check [--calls 400] [--rounds 10]` measures instead the cloud's
  * CPU time per relayed list_machines call with the SIMD literal check and
  * with the scalar loop, alternating (see literalCheck).
@@ -229,6 +234,51 @@ async function literalCheck(args: string[]) {
   return { machines, calls, concurrency, rounds, listMachinesAnswerBytes: bytes, cloudMicrosPerCall: { simd: spread(perCall.simd), scalar: spread(perCall.scalar) }, savingPerRound: spread(savings), perRound: { ...perCall, savings } };
 }
 
+/** --gateways: fleet-wide get_fleet_status through an OAuth identity that sees `gateways` gateways, one of them unreachable. */
+async function plants(args: string[]) {
+  const count = option(args, 'gateways', 20);
+  const each = option(args, 'machines-each', 50);
+  const calls = option(args, 'calls', 200);
+  const concurrency = option(args, 'concurrency', 4);
+  const { startTestIssuer } = await import('../fixtures/oidc-issuer.js');
+  const { freePort } = await import('../fixtures/free-port.js');
+  const port = await freePort();
+  const resource = `http://127.0.0.1:${port}/mcp`;
+  const issuer = await startTestIssuer({ accounts: [], resources: [{ url: resource, scopes: ['fleet:read'] }] });
+  const cloud = new Child<CloudReady>('./relay-cloud.ts', [String(count), issuer.issuer, String(port)]);
+  const ready = await cloud.ready;
+  const gateways: Gateway[] = [];
+  const dirs: string[] = [];
+  // The last token's gateway never connects: unreachable.
+  for (let g = 0; g < count - 1; g++) {
+    const dataDir = mkdtempSync(join(tmpdir(), `relay-bench-plant-${g}-`));
+    dirs.push(dataDir);
+    gateways.push(await Gateway.create({
+      config: parseConfig({ gateway: { dataDir, timeZone: 'UTC' }, logLevel: 'warn', mtconnect: { enabled: false }, machines: benchMachines(each), cloudLink: { brokerUrl: ready.brokerUrl, accessToken: ready.tokens[g] }, communication: { rateLimits: { enabled: false } } }),
+      drivers: DRIVERS, plugins: GATEWAY_PLUGINS, logger: pino({ level: 'warn' }), env: { GATEWAY_ADMIN_PASSWORD: 'bench-admin-password' },
+    }));
+  }
+  while ((await cloud.ask<CloudUsage>({ kind: 'usage' })).online < count - 1) await sleep(100);
+  const token = await issuer.mint({ sub: 'bench-agent', aud: resource, scope: 'fleet:read', plants: ['all'] }, { expiresInSec: 3600 });
+  process.stdout.write(`plants: ${count} gateways (${count - 1} online) x ${each} machines; warming up\n`);
+  await sleep(3000);
+  const loader = new Child<undefined>('./mcp-load.ts');
+  const job = { url: ready.mcpUrl, token, tool: 'get_fleet_status', args: {}, concurrency };
+  await load(loader, { ...job, calls: Math.min(50, calls) });
+  const result = await load(loader, { ...job, calls });
+  await loader.close();
+  for (const gw of gateways) await gw.stop();
+  await cloud.close();
+  await issuer.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  const [p50, p95, p99] = [50, 95, 99].map((p) => percentile(result.latencies, p)) as [number, number, number];
+  printTable(`One agent across plants (Node ${process.version})`, [
+    [`get_fleet_status over ${count} gateways x ${each} machines, one unreachable: p50 / p95 / p99, ms`, `${p50.toFixed(0)} / ${p95.toFixed(0)} / ${p99.toFixed(0)}`, 'p95 <= 2000'],
+    ['calls/s', result.perSec.toFixed(1), ''],
+  ]);
+  process.stdout.write(`${JSON.stringify({ gateways: count, machinesEach: each, calls, concurrency, p50, p95, p99, perSec: result.perSec })}\n`);
+}
+
 async function links(args: string[]) {
   const count = option(args, 'links', 1000);
   const deaths = Math.min(count, option(args, 'deaths', 20));
@@ -275,6 +325,7 @@ async function links(args: string[]) {
 }
 
 export async function run(args: string[]): Promise<void> {
+  if (args.includes('--gateways')) return plants(args);
   if (args.includes('--literal-check')) {
     const r = await literalCheck(args);
     const us = (v: { median: number; p25: number; p75: number; min: number; max: number }) => `${v.median.toFixed(0)} (${v.p25.toFixed(0)}–${v.p75.toFixed(0)}; ${v.min.toFixed(0)}–${v.max.toFixed(0)})`;

@@ -6,7 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLOUD_MIGRATIONS, GatewayTokens, VERIFIED_TTL_MS } from '../../core/roles/cloud/tokens.js';
@@ -53,6 +53,24 @@ describe('gateway tokens', () => {
     } finally {
       await db.close();
     }
+  }, 120_000);
+
+  it('npm run cloud-token names the database it wrote to, and warns while no cloud has started on it', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cloud-cli-where-'));
+    const config = join(dataDir, 'config.json');
+    writeFileSync(config, JSON.stringify({ dataDir }));
+    const before = cli(config, 'create', 'plant-a');
+    expect(before.code).toBe(0);
+    expect(before.err).toContain(`tokens written to ${join(dataDir, 'cloud.db')} (SQLite)`);
+    expect(before.err).toMatch(/warning: no cloud has started on this database yet/);
+    const cloud = await startTestCloud({ dataDir });
+    await cloud.stop();
+    const after = cli(config, 'list');
+    expect(after.code).toBe(0);
+    expect(after.err).toContain(`tokens read from ${join(dataDir, 'cloud.db')} (SQLite)`);
+    expect(after.err).toContain(`last used by the cloud on ${hostname()}, started `);
+    expect(after.err).not.toContain('warning');
+    expect(after.out).toMatch(/plant-a {2}created .* {2}valid/);
   }, 120_000);
 
   it('GW-86 a token revoked or rotated in the cloud\'s own process fails its next check at once, though its success was remembered', async () => {

@@ -11,8 +11,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backupDataDirectory, restoreDataDirectory } from '../../core/backup.js';
+import { KEPT_FILES } from '../../core/roles/index.js';
 import { InProcessGatewayLink } from '../../core/gateway-link/in-process.js';
-import type { GatewayLink } from '../../core/gateway-link/types.js';
+import type { FencingToken, GatewayLink } from '../../core/gateway-link/types.js';
 import { Database } from '../../core/store/database.js';
 import { assignmentsPlugin } from '../../plugins/assignments/index.js';
 import { auditApiPlugin } from '../../plugins/audit-api/index.js';
@@ -46,9 +47,9 @@ class SlowLink extends CountingLink {
     super(inner);
   }
 
-  override async uploadProgram(machineID: string, dir: string, name: string, content: Buffer) {
+  override async uploadProgram(machineID: string, dir: string, name: string, content: Buffer, fence?: FencingToken) {
     await sleep(this.delayMs);
-    return super.uploadProgram(machineID, dir, name, content);
+    return super.uploadProgram(machineID, dir, name, content, fence);
   }
 }
 
@@ -82,7 +83,7 @@ describe('backup under load', () => {
     const admin: Session = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     const post = (path: string, body?: unknown) => svc.request('POST', path, { cookie: admin.cookie, headers: admin.headers, ...(body !== undefined ? { body } : {}) });
     const lib = await post('/api/v1/libraries', { name: 'Load', approvalPolicy: { mode: 'autoRelease' } });
-    const programId = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'LOAD', controller: 'fanuc' })).body.id;
+    const programId = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'O2000 LOAD', controller: 'fanuc' })).body.id;
     const version = await post(`/api/v1/programs/${programId}/versions`, { contentBase64: Buffer.from('%\nO2000 (LOAD)\nM30\n%\n').toString('base64'), notes: '' });
     await post(`/api/v1/versions/${version.body.id}/submit`);
     const groupId = (await svc.request('GET', '/api/v1/machine-groups', { cookie: admin.cookie })).body.items[0].id;
@@ -95,7 +96,7 @@ describe('backup under load', () => {
     await sleep(400);
 
     const out = join(mkdtempSync(join(tmpdir(), 'backup-load-out-')), 'backup');
-    const manifest = await backupDataDirectory(dataDir, out);
+    const manifest = await backupDataDirectory(dataDir, out, KEPT_FILES);
     expect(manifest.files.map((f) => f.name)).toEqual(expect.arrayContaining(['gateway.db', 'programs.db']));
     // Both roles stop (the program service first, as the runtime stops them), mid-batch.
     stops.length = 0;
@@ -104,7 +105,7 @@ describe('backup under load', () => {
 
     // Restored into another directory: what the backup holds, as the roles left it at that moment.
     const restored = mkdtempSync(join(tmpdir(), 'backup-load-restored-'));
-    await restoreDataDirectory(out, restored);
+    await restoreDataDirectory(out, restored, KEPT_FILES);
     const before = await historySeqs(restored);
     expect(before.length).toBeGreaterThanOrEqual(MACHINES);
     expect(before[0]).toBe(1);

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, renameSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
@@ -72,5 +72,17 @@ describe('log output', () => {
     const msgs = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { msg: string }).msg);
     expect(msgs(`${file}.1`)).toEqual(['first', 'second, still into the moved file']);
     expect(msgs(file)).toEqual(['third']);
+  });
+
+  it('a log file is created 0600 like the data files, also the new one after a rotation', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'log-mode-'));
+    const file = join(dir, 'gateway.log');
+    const logger = createLogger('info', undefined, { file });
+    logger.info('first');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    renameSync(file, `${file}.1`);
+    process.emit('SIGHUP', 'SIGHUP');
+    logger.info('second');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 });

@@ -6,8 +6,11 @@
  * endpoints every second stays under the limits; each role's section turns
  * them off or changes a figure, and a wrong figure is named by its path.
  */
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_RATE_LIMITS } from '../../core/rate-limit.js';
+import { DEFAULT_RATE_LIMITS, rateLimitSettingsSchema } from '../../core/rate-limit.js';
+import { vaultPlugin } from '../../plugins/vault/index.js';
+import { TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD } from '../fixtures/programs-accounts.js';
 import { parseConfig } from '../../core/roles/index.js';
 import { programsSettings } from '../../core/roles/programs/config.js';
 import { cloudRoleSettings } from '../../core/roles/cloud/config.js';
@@ -25,6 +28,50 @@ afterEach(async () => {
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const mcpCall = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Posts a body of `size` bytes on a connection of its own, as a slow client
+ * on a loaded link does: a first MiB, a pause in which the server answers,
+ * the rest, and only then reads. What it reads: the status line's code (or
+ * `none`), the socket's error code, and whether the connection was still
+ * open afterwards.
+ */
+async function postSlowly(url: string, path: string, size: number): Promise<{ status: string; error: string | undefined }> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  await new Promise((r) => socket.once('connect', r));
+  socket.pause();
+  let received = '';
+  let error: string | undefined;
+  socket.on('error', (err: NodeJS.ErrnoException) => (error ??= err.code ?? err.message));
+  socket.write(`POST ${path} HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/json\r\ncontent-length: ${size}\r\n\r\n`);
+  const mib = Buffer.alloc(1024 * 1024, 0x20);
+  socket.write(mib);
+  await sleep(300);
+  for (let sent = mib.length; sent < size; sent += mib.length) socket.write(mib.subarray(0, Math.min(mib.length, size - sent)));
+  await sleep(300);
+  socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+  socket.resume();
+  await sleep(300);
+  socket.destroy();
+  return { status: /^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ?? 'none', error };
+}
+
+describe('a refused client with a body on its way', () => {
+  it('a client over its limit that sends a 4 MiB body (within the route\'s limit) reads the 429, not a reset; a body over the route\'s limit is still cut off', async () => {
+    const limits = rateLimitSettingsSchema.parse({ families: { uploads: { perAddress: 1, perPrincipal: 1 } } });
+    const svc = await startTestProgramService({ plugins: [TEST_ACCOUNTS, vaultPlugin], env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, rateLimits: limits });
+    toStop.push(() => svc.stop());
+    const upload = '/api/v1/programs/prg_0123456789abcdef/versions';
+    // The first upload of the window is counted and refused as anonymous (401); the next ones are over the limit.
+    expect((await postSlowly(svc.url, upload, 4 * 1024 * 1024)).status).toBe('401');
+    for (let i = 0; i < 3; i++) expect(await postSlowly(svc.url, upload, 4 * 1024 * 1024)).toEqual({ status: '429', error: undefined });
+    // More than the upload route reads at all: the server stops reading and closes, as it would for a 413.
+    expect((await postSlowly(svc.url, upload, 16 * 1024 * 1024)).status).not.toBe('429');
+  }, 60_000);
+});
 
 describe('rate limits in every role', () => {
   it('each role\'s config section has the limits on by default, with the documented figures', () => {

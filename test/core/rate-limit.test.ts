@@ -98,8 +98,8 @@ describe('rate limits', () => {
     expect((await app.inject(from('10.0.0.1', { method: 'POST', url: '/uploads', body: {} }))).statusCode).toBe(200);
     const secondUpload = await app.inject(from('10.0.0.1', { method: 'POST', url: '/uploads', body: { big: 'x'.repeat(1000) } }));
     expect(secondUpload.statusCode).toBe(429);
-    // A refused client with a body on its way is asked to close, so it stops sending.
-    expect(secondUpload.headers.connection).toBe('close');
+    // A refused body the route would have read is read and thrown away, so the client reads its 429 on a connection that stays open.
+    expect(secondUpload.headers.connection).not.toBe('close');
     for (let i = 0; i < 5; i++) {
       expect((await app.inject(from('10.0.0.1', { url: '/healthz' }))).statusCode).toBe(200);
       expect((await app.inject(from('10.0.0.1', { url: '/readyz' }))).statusCode).not.toBe(429);

@@ -9,6 +9,7 @@
  */
 import { mkdtempSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -152,6 +153,38 @@ describe('the program service over TLS', { timeout: 60_000 }, () => {
       expect((await fetchTrusting(pair.cert)(`${url}/healthz`)).status).toBe(200);
     } finally {
       await started.stop.stop();
+    }
+  });
+});
+
+describe("the configuration's tls section reaches every role's listener", { timeout: 60_000 }, () => {
+  /** Whether a client that speaks at most TLS 1.2 gets a connection to `url`. */
+  const tls12Connects = (url: string) => new Promise<boolean>((resolve) => {
+    const { hostname, port } = new URL(url);
+    const socket = tlsConnect({ host: hostname, port: Number(port), rejectUnauthorized: false, maxVersion: 'TLSv1.2' }, () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+
+  it('with tls.minVersion TLSv1.3 the gateway, the program service and the cloud refuse a TLS 1.2 client and serve TLS 1.3', async () => {
+    const pair = selfSignedCertificate();
+    const raw = { logLevel: 'silent', timeZone: 'UTC', tls: { minVersion: 'TLSv1.3' }, programs: { host: '127.0.0.1', port: 0 } };
+    const gateway = await startGateway({ tls: { minVersion: 'TLSv1.3' } }, tlsEnv(pair));
+    const programsConfig = parseConfig({ ...raw, dataDir: freshDir('tls-policy-') });
+    const programs = await programsRole.start({ config: programsConfig, file: 'plant.json', logger, env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD, ...tlsEnv(pair) }, offers: {}, definitions: [] });
+    const cloud = await startTestCloud({ env: tlsEnv(pair), config: parseConfig({ ...raw, dataDir: freshDir('tls-policy-cloud-') }) });
+    try {
+      const urls = [await gateway.listen({ host: '127.0.0.1', port: 0 }), (programs.consoleUrl ?? '').replace(/\/$/, ''), await cloud.listen('127.0.0.1', 0)];
+      for (const url of urls) {
+        expect(await tls12Connects(url), url).toBe(false);
+        expect((await fetchTrusting(pair.cert)(`${url}/healthz`)).status, url).toBe(200);
+      }
+    } finally {
+      await cloud.stop();
+      await programs.stop.stop();
+      await gateway.stop();
     }
   });
 });

@@ -5,7 +5,7 @@
  * after a file change or SIGHUP without a restart; a broken replacement
  * keeps the pair that was served.
  */
-import { copyFileSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,11 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHttpApp } from '../../core/http-server.js';
 import { createRestApp } from '../../core/rest/serve.js';
 import { RoleRuntime } from '../../core/runtime.js';
-import { HSTS_HEADER, loadTlsPair, TlsError } from '../../core/tls.js';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
+import { execFileSync } from 'node:child_process';
+import { DEFAULT_TLS_POLICY, HSTS_HEADER, loadTlsPair, MODERN_TLS12_CIPHERS, TlsError, type TlsPolicy } from '../../core/tls.js';
+import { ConfigError } from '../../core/config.js';
+import { parseConfig } from '../../core/roles/index.js';
 import { selfSignedCertificate, type SelfSigned } from '../fixtures/self-signed.js';
 
 const logger = pino({ level: 'silent' });
@@ -41,6 +45,27 @@ function get(url: string): Promise<{ status: number; hsts: string | undefined; f
 
 const fingerprintOf = (pair: SelfSigned) => new X509Certificate(pair.cert).fingerprint256;
 
+/** A TLS handshake with `url`'s listener as a client with `options` would make it: the protocol and suite agreed, or the error's code. */
+function handshake(url: string, options: ConnectionOptions): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = tlsConnect({ host: hostname, port: Number(port), rejectUnauthorized: false, ...options }, () => {
+      resolve(`${socket.getProtocol()} ${socket.getCipher().name}`);
+      socket.end();
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => resolve(`refused ${err.code ?? err.message}`));
+  });
+}
+
+/** A self-signed RSA pair (the fixture's is EC), for the suites with RSA key exchange. */
+function selfSignedRsa(): SelfSigned {
+  const dir = freshDir('tls-rsa-');
+  const certFile = join(dir, 'cert.pem');
+  const keyFile = join(dir, 'key.pem');
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-keyout', keyFile, '-out', certFile, '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
+  return { dir, certFile, keyFile, cert: readFileSync(certFile), key: readFileSync(keyFile) };
+}
+
 /** Puts `from`'s pair in place of `to`'s files the way a renewal does: a new file renamed over the old. */
 function replacePair(from: SelfSigned, to: SelfSigned): void {
   for (const [src, dest] of [[from.keyFile, to.keyFile], [from.certFile, to.certFile]] as const) {
@@ -49,8 +74,8 @@ function replacePair(from: SelfSigned, to: SelfSigned): void {
   }
 }
 
-async function startRole(pair: SelfSigned, build: 'gateway' | 'rest' = 'rest') {
-  const runtime = await RoleRuntime.open({ role: 'example', dataDir: freshDir('tls-role-'), databaseFile: 'example.db', logger, now: Date.now, tls: pair });
+async function startRole(pair: SelfSigned, build: 'gateway' | 'rest' = 'rest', tlsPolicy?: TlsPolicy) {
+  const runtime = await RoleRuntime.open({ role: 'example', dataDir: freshDir('tls-role-'), databaseFile: 'example.db', logger, now: Date.now, tls: pair, ...(tlsPolicy ? { tlsPolicy } : {}) });
   toClose.push(() => runtime.stop());
   const app = build === 'rest' ? createRestApp(logger, { ...runtime.serverOptions() }) : createHttpApp(logger, false, runtime.serverOptions());
   app.get('/hello', async () => ({ hello: 'world' }));
@@ -95,6 +120,45 @@ describe('a role serving TLS', () => {
       expect(answer).toEqual({ status: 200, hsts: HSTS_HEADER, fingerprint: fingerprintOf(pair) });
       expect((await get(`${url}/no-such-route`)).hsts).toBe(HSTS_HEADER);
     }
+  });
+
+  it('offers TLS 1.2 with forward-secret AEAD suites only, and TLS 1.3: CBC and SHA-1 suites, RSA key exchange and TLS 1.1 are refused', async () => {
+    const { url } = await startRole(selfSignedCertificate());
+    expect(await handshake(url, {})).toMatch(/^TLSv1\.3 TLS_/);
+    expect(await handshake(url, { maxVersion: 'TLSv1.2' })).toMatch(/^TLSv1\.2 ECDHE-ECDSA-(AES128-GCM-SHA256|AES256-GCM-SHA384|CHACHA20-POLY1305)$/);
+    for (const ciphers of ['ECDHE-ECDSA-AES128-SHA', 'ECDHE-ECDSA-AES256-SHA', 'ECDHE-ECDSA-AES128-SHA256', 'ECDHE-ECDSA-AES256-SHA384']) {
+      expect(await handshake(url, { maxVersion: 'TLSv1.2', ciphers }), ciphers).toMatch(/^refused /);
+    }
+    expect(await handshake(url, { minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0' })).toMatch(/^refused /);
+    const rsa = await startRole(selfSignedRsa());
+    expect(await handshake(rsa.url, { maxVersion: 'TLSv1.2' })).toMatch(/^TLSv1\.2 ECDHE-RSA-/);
+    for (const ciphers of ['AES128-GCM-SHA256', 'AES256-GCM-SHA384', 'AES128-SHA', 'ECDHE-RSA-AES128-SHA']) {
+      expect(await handshake(rsa.url, { maxVersion: 'TLSv1.2', ciphers }), ciphers).toMatch(/^refused /);
+    }
+  });
+
+  it('with tls.minVersion TLSv1.3 a TLS 1.2 client is refused, also after the certificate is reloaded; a suite list of its own is offered as given', async () => {
+    const pair = selfSignedCertificate();
+    const { url } = await startRole(pair, 'rest', { minVersion: 'TLSv1.3', ciphers: MODERN_TLS12_CIPHERS });
+    expect(await handshake(url, { maxVersion: 'TLSv1.2' })).toMatch(/^refused /);
+    expect(await handshake(url, {})).toMatch(/^TLSv1\.3 /);
+    const next = selfSignedCertificate();
+    replacePair(next, pair);
+    process.emit('SIGHUP', 'SIGHUP');
+    expect((await get(`${url}/hello`)).fingerprint).toBe(fingerprintOf(next));
+    expect(await handshake(url, { maxVersion: 'TLSv1.2' })).toMatch(/^refused /);
+
+    const own = await startRole(selfSignedCertificate(), 'rest', { minVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES256-GCM-SHA384' });
+    expect(await handshake(own.url, { maxVersion: 'TLSv1.2' })).toBe('TLSv1.2 ECDHE-ECDSA-AES256-GCM-SHA384');
+  });
+
+  it('the tls section: the modern default, the accepted versions, and a suite list OpenSSL does not know refused naming tls.ciphers', () => {
+    expect(parseConfig({}).tls).toEqual(DEFAULT_TLS_POLICY);
+    expect(DEFAULT_TLS_POLICY).toEqual({ minVersion: 'TLSv1.2', ciphers: MODERN_TLS12_CIPHERS });
+    expect(parseConfig({ tls: { minVersion: 'TLSv1.3' } }).tls).toEqual({ minVersion: 'TLSv1.3', ciphers: MODERN_TLS12_CIPHERS });
+    expect(() => parseConfig({ tls: { ciphers: 'NO-SUCH-SUITE' } })).toThrow(ConfigError);
+    expect(() => parseConfig({ tls: { ciphers: 'NO-SUCH-SUITE' } })).toThrow(/tls\.ciphers: .*not an OpenSSL cipher list/);
+    expect(() => parseConfig({ tls: { minVersion: 'TLSv1.1' } })).toThrow('tls.minVersion: found "TLSv1.1"; expected one of "TLSv1.2"|"TLSv1.3"');
   });
 
   it('serves a replaced pair after the files change, without a restart', async () => {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { WriteRounds } from '../../core/store/write-rounds.js';
 
 describe('write rounds', () => {
@@ -34,5 +34,34 @@ describe('write rounds', () => {
     await expect(w.add('a')).rejects.toThrow('disk full');
     await expect(w.add('b')).resolves.toBeUndefined();
     expect(calls).toBe(2);
+  });
+
+  describe('with a gap', () => {
+    afterEach(() => vi.useRealTimers());
+
+    it('items that trickle in during the gap after a round started go together into the next, which starts once the gap has passed', async () => {
+      vi.useFakeTimers();
+      const rounds: [number, number[]][] = [];
+      const w = new WriteRounds<number>(async (jobs) => {
+        rounds.push([Date.now(), jobs.map((j) => j.item)]);
+        for (const j of jobs) j.resolve();
+      }, { gapMs: 100 });
+      const start = Date.now();
+      const all = [w.add(1)];
+      await vi.advanceTimersByTimeAsync(0);
+      for (let i = 2; i <= 5; i++) {
+        await vi.advanceTimersByTimeAsync(20);
+        all.push(w.add(i));
+      }
+      await vi.advanceTimersByTimeAsync(100);
+      await Promise.all(all);
+      expect(rounds.map(([at, items]) => [at - start, items])).toEqual([[0, [1]], [100, [2, 3, 4, 5]]]);
+      // Long after the gap, an item goes at once.
+      await vi.advanceTimersByTimeAsync(500);
+      const late = w.add(6);
+      await vi.advanceTimersByTimeAsync(0);
+      await late;
+      expect(rounds.at(-1)).toEqual([start + 680, [6]]);
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configNotices } from '../../core/config.js';
 import { loadConfig } from '../../core/roles/index.js';
 import type { RunningSimulator } from '../../drivers/protocol-simulator.js';
 import { SIMULATOR_PLANS, startSimulators } from '../../drivers/simulators.js';
@@ -25,6 +26,10 @@ describe('the protocol simulators and config/simulators.json', () => {
 
   it('config/simulators.json is a valid gateway config', () => {
     expect(() => loadConfig(['--config', CONFIG_FILE.pathname], {})).not.toThrow();
+  });
+
+  it('config/simulators.json uses the current spellings: loading it gives no deprecation notice', () => {
+    expect(configNotices(loadConfig(['--config', CONFIG_FILE.pathname], {}).config)).toEqual([]);
   });
 
   it('every simulated machine has an entry that reads it through its simulator on the documented port', () => {

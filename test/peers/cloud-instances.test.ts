@@ -133,6 +133,12 @@ describe('two cloud instances on one PostgreSQL and one Mosquitto with dynamic s
     // The admin key made by the command line on the shared database opens both instances' admin interfaces.
     const made = cli(databaseUrl, 'admin', 'create', 'ops');
     expect(made.status, made.stderr).toBe(0);
+    // It names the database it wrote to (server and database, never the user or password) and the clouds that use it.
+    const target = new URL(databaseUrl);
+    expect(made.stderr).toContain(`tokens written to postgresql://${target.hostname}:${target.port}${target.pathname} (PostgreSQL)`);
+    expect(made.stderr).toMatch(/last used by the cloud on \S+, started \d{4}-/);
+    expect(made.stderr).not.toContain('warning');
+    expect(made.stderr + made.stdout).not.toContain(target.password || 'no password in the URL');
     adminKey = /cadm_[A-Za-z0-9]+_[A-Za-z0-9_-]+/.exec(made.stdout)?.[0] as string;
   }, 90_000);
   afterAll(async () => {

@@ -60,7 +60,7 @@ describe('the program console from npm start\'s demo, in Chromium', { timeout: 3
   const status = () => page.getByRole('status').textContent();
   const openProgram = async () => {
     await nav('Programs').click();
-    await page.getByRole('button', { name: 'O2000' }).click();
+    await page.getByRole('button', { name: 'O2000', exact: true }).click();
   };
   const upload = async (name: string, text: string, number: number) => {
     await page.locator('input[type="file"]').setInputFiles({ name, mimeType: 'text/plain', buffer: Buffer.from(text) });
@@ -152,6 +152,11 @@ describe('the program console from npm start\'s demo, in Chromium', { timeout: 3
       await poll(() => page.locator('main h1').count()).toBeGreaterThan(0);
     }
     expect(refused).toEqual([]);
+    // Nothing is offered that an approver's role cannot do: no deploying, uploading or submitting.
+    await openProgram();
+    await poll(() => page.locator('tr[data-version]').count()).toBe(2);
+    for (const name of ['Deploy…', 'Submit for approval', 'Publish']) expect(await page.getByRole('button', { name }).count(), name).toBe(0);
+    expect(await page.locator('.drop').count()).toBe(0);
     await logOut();
   });
 
@@ -169,7 +174,7 @@ describe('the program console from npm start\'s demo, in Chromium', { timeout: 3
     await vmc.getByRole('button', { name: 'Change' }).click();
     await vmc.getByLabel('Directory', { exact: true }).fill('//CNC_MEM/USER/PATH2/');
     await vmc.getByRole('button', { name: 'Save the assignment' }).click();
-    await poll(() => vmc.locator('code').textContent()).toBe('//CNC_MEM/USER/PATH2/');
+    await poll(() => vmc.locator('[data-dir]').textContent()).toBe('//CNC_MEM/USER/PATH2/');
     await vmc.getByRole('button', { name: 'Remove' }).click();
     await poll(() => page.locator('[data-assignment]').count()).toBe(2);
     await page.locator('[data-assignment="Lathe 1"]').getByRole('button', { name: 'Preview' }).click();
@@ -225,10 +230,11 @@ describe('the program console from npm start\'s demo, in Chromium', { timeout: 3
     await page.getByLabel('Address').fill(secondUrl);
     await page.getByLabel('Secret key').fill(secondKey);
     await page.getByRole('button', { name: 'Register the gateway' }).click();
-    await poll(status).toMatch(/Gateway hall-2 registered and reached/);
+    // Registered and synced at once: its machines can be assigned right away.
+    await poll(status).toMatch(/Gateway hall-2 registered and synced: 2 machines added/);
     const row = page.locator('tr[data-gateway="hall-2"]');
     await row.getByRole('button', { name: 'Sync now' }).click();
-    await poll(status).toMatch(/hall-2 synced: 2 machines added/);
+    await poll(status).toMatch(/hall-2 synced: 0 machines added, 0 changed, 0 gone, 0 back, 2 unchanged/);
     expect(await row.getAttribute('data-reachable')).toBe('true');
     await page.screenshot({ path: join(SHOTS, 'gateways.png'), fullPage: true });
     await noSeriousViolations(page, 'gateways');

@@ -58,7 +58,8 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     const post = async (path: string, body: unknown) => (await svc.request('POST', path, { cookie: admin.cookie, headers: admin.headers, body })).body;
     const lib = await post('/api/v1/libraries', { name: 'Shafts', approvalPolicy: { mode: 'approvals', required: 1 } });
-    const program = await post('/api/v1/programs', { libraryId: lib.id, name: 'SHAFT', controller: 'fanuc' });
+    // Named for people; filed on the FANUCs by its program number.
+    const program = await post('/api/v1/programs', { libraryId: lib.id, name: 'SHAFT', controller: 'fanuc', fileName: 'O4001' });
     const machines = (await svc.request('GET', '/api/v1/machines', { cookie: admin.cookie })).body.items as { id: string; machineId: string }[];
     for (const m of machines) await post('/api/v1/machine-assignments', { programId: program.id, machineId: m.id, dir: DIR });
     for (const [name, role] of [['paula', 'programmer'], ['arne', 'approver']] as const) users[name] = (await userSession(svc, admin, name, role, { libraries: '*', machineGroups: '*' })).password;
@@ -75,7 +76,7 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     await page.goto(`${svc.url}/`);
     await logIn('paula', users.paula as string);
     await page.getByRole('link', { name: 'Programs' }).click();
-    await page.getByRole('button', { name: 'SHAFT' }).click();
+    await page.getByRole('button', { name: 'SHAFT', exact: true }).click();
     // Drop a file on the drop zone, as a person drags it from the desktop (a page-side script: it builds the browser's DataTransfer).
     const drop = await page.evaluateHandle(`(() => {
       const transfer = new DataTransfer();
@@ -87,7 +88,7 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     const row = page.locator('tr[data-version="1"]');
     expect(await row.getAttribute('data-state')).toBe('draft');
     await noSeriousViolations(page, 'programs');
-    await row.getByRole('button', { name: 'Submit' }).click();
+    await row.getByRole('button', { name: 'Submit for approval' }).click();
     await expect.poll(() => row.getAttribute('data-state')).toBe('submitted');
     await page.screenshot({ path: join(SHOTS, 'programs.png'), fullPage: true });
     await logOut();
@@ -96,11 +97,11 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
   it('PV-01 whoever uploaded and submitted a version is refused its approval, in plain words', async () => {
     await logIn('admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     await page.getByRole('link', { name: 'Programs' }).click();
-    await page.getByRole('button', { name: 'SHAFT' }).click();
+    await page.getByRole('button', { name: 'SHAFT', exact: true }).click();
     // The file picker, this time.
     await page.locator('input[type="file"]').setInputFiles({ name: 'O4001-v2.nc', mimeType: 'text/plain', buffer: Buffer.from(PROGRAM.replace('F150', 'F180')) });
     await expect.poll(() => page.getByRole('status').textContent()).toMatch(/Version 2 uploaded/);
-    await page.locator('tr[data-version="2"]').getByRole('button', { name: 'Submit' }).click();
+    await page.locator('tr[data-version="2"]').getByRole('button', { name: 'Submit for approval' }).click();
     await expect.poll(() => page.locator('tr[data-version="2"]').getAttribute('data-state')).toBe('submitted');
     await page.getByRole('link', { name: 'Approvals' }).click();
     const v2 = page.locator('li.card', { hasText: 'SHAFT version 2' });
@@ -121,19 +122,19 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     await logOut();
     await logIn('paula', users.paula as string);
     await page.getByRole('link', { name: 'Programs' }).click();
-    await page.getByRole('button', { name: 'SHAFT' }).click();
+    await page.getByRole('button', { name: 'SHAFT', exact: true }).click();
     await page.locator('tr[data-version="1"]').getByRole('button', { name: 'Deploy…' }).click();
     await expect.poll(() => page.locator('[data-assignment]').count()).toBe(2);
     // What the first machine would receive, before anything is sent.
     await page.getByRole('button', { name: 'Preview' }).first().click();
-    await expect.poll(() => page.getByRole('region', { name: 'Preview of the transformed program' }).textContent()).toMatch(/receives: SHAFT, \d+ bytes/);
+    await expect.poll(() => page.getByRole('region', { name: 'Preview of the transformed program' }).textContent()).toMatch(/receives: O4001, \d+ bytes/);
     await page.getByRole('button', { name: 'Start deployment' }).click();
     await expect.poll(() => page.locator('tr[data-deployment-status="Succeeded"]').count(), { timeout: 20_000 }).toBe(2);
     await page.screenshot({ path: join(SHOTS, 'deployment.png'), fullPage: true });
     await noSeriousViolations(page, 'deployment');
     // What the page showed is on the machines.
     for (const id of ['M1', 'M2']) {
-      const file = await gw.request('GET', `/api/file/program/download?machineID=${id}&dir=${encodeURIComponent(DIR)}&name=SHAFT`);
+      const file = await gw.request('GET', `/api/file/program/download?machineID=${id}&dir=${encodeURIComponent(DIR)}&name=O4001`);
       expect((file.body.data as { content: string }).content).toBe(PROGRAM);
     }
   });
@@ -152,7 +153,7 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
   it('PV-01 a file changed behind the service\'s back shows up as drift; accepting it makes a draft version and changes nothing released', async () => {
     // An edit at the machine: the gateway's own upload interface, not the service.
     const edited = PROGRAM.replace('S1200', 'S1500');
-    expect((await gw.request('POST', '/api/file/program/upload', { machineID: 'M1', dir: DIR, name: 'SHAFT', content: edited })).body.errorCode).toBe(0);
+    expect((await gw.request('POST', '/api/file/program/upload', { machineID: 'M1', dir: DIR, name: 'O4001', content: edited })).body.errorCode).toBe(0);
     const m1 = ((await svc.request('GET', '/api/v1/machines', { cookie: admin.cookie })).body.items as { id: string; machineId: string }[]).find((m) => m.machineId === 'M1');
     expect((await svc.request('POST', `/api/v1/machines/${m1?.id}/request-checkin`, { cookie: admin.cookie, headers: admin.headers, body: { wait: true } })).status).toBe(200);
     await logIn('paula', users.paula as string);
@@ -168,7 +169,7 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     // The list is read again after the notice shows.
     await expect.poll(() => page.locator('tr[data-drift]').count()).toBe(0);
     await page.getByRole('link', { name: 'Programs' }).click();
-    await page.getByRole('button', { name: 'SHAFT' }).click();
+    await page.getByRole('button', { name: 'SHAFT', exact: true }).click();
     await expect.poll(() => page.locator('tr[data-version="3"]').getAttribute('data-state')).toBe('draft');
     expect(await page.locator('tr[data-version="1"]').getAttribute('data-state')).toBe('published');
   });
@@ -177,9 +178,9 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('link', { name: 'Drift' }).click();
     const m1 = ((await svc.request('GET', '/api/v1/machines', { cookie: admin.cookie })).body.items as { id: string; machineId: string }[]).find((m) => m.machineId === 'M1');
     await page.getByLabel('Machine', { exact: true }).selectOption(m1?.id as string);
-    const row = page.locator('tr[data-file="SHAFT"]');
+    const row = page.locator('tr[data-file="O4001"]');
     await row.getByRole('button', { name: 'Snapshots' }).click();
-    const snaps = page.getByRole('region', { name: 'Snapshots of SHAFT' });
+    const snaps = page.getByRole('region', { name: 'Snapshots of O4001' });
     await expect.poll(() => snaps.getByRole('button', { name: 'Restore' }).count()).toBeGreaterThanOrEqual(1);
     await page.screenshot({ path: join(SHOTS, 'files.png'), fullPage: true });
     const sha = (await snaps.locator('tbody tr').last().locator('code').textContent()) as string;
@@ -187,7 +188,7 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     await expect.poll(() => page.getByRole('status').textContent()).toMatch(/going back on the machine/);
     // The restore is a deployment like any other, verified by reading the file back.
     await expect.poll(async () => ((await svc.request('GET', '/api/v1/deployments?purpose=restore', { cookie: admin.cookie })).body.items as { status: string }[]).map((d) => d.status).join(), { timeout: 15_000 }).toBe('Succeeded');
-    const onMachine = (await gw.request('GET', `/api/file/program/download?machineID=M1&dir=${encodeURIComponent(DIR)}&name=SHAFT`)).body.data as { content: string };
+    const onMachine = (await gw.request('GET', `/api/file/program/download?machineID=M1&dir=${encodeURIComponent(DIR)}&name=O4001`)).body.data as { content: string };
     expect(createHash('sha256').update(onMachine.content).digest('hex').startsWith(sha)).toBe(true);
   });
 
@@ -242,7 +243,7 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     await page.goto(`${svc.url}/terminal`);
     await expect.poll(() => page.getByLabel('Machine').locator('option').count()).toBe(3);
     await page.getByLabel('Machine').selectOption(m2?.id as string);
-    await expect.poll(() => page.getByRole('heading', { name: /^Trial: SHAFT/ }).count(), { timeout: 15_000 }).toBe(1);
+    await expect.poll(() => page.getByRole('heading', { name: /^Trial: O4001/ }).count(), { timeout: 15_000 }).toBe(1);
     // Without a name the terminal refuses to act: the record must name a person.
     await page.getByRole('button', { name: 'Bad — pull it back' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/Enter your name first/);
@@ -267,24 +268,29 @@ describe('program console in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Make the library' }).click();
     await expect.poll(() => page.getByRole('status').textContent()).toMatch(/Library Brackets made/);
     await page.getByText('New program').click();
-    await page.locator('#new-program-name').fill('BRKT');
+    // The file name follows the program number while the name is typed.
+    await page.locator('#new-program-name').fill('O5001 BRKT');
+    expect(await page.getByLabel('File name on the machines').inputValue()).toBe('O5001');
     await page.getByLabel('Library', { exact: true }).selectOption({ label: 'Brackets' });
     await page.getByRole('button', { name: 'Make the program' }).click();
-    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/Program BRKT made/);
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/Program O5001 BRKT made \(file name on the machines: O5001\)/);
     await page.locator('input[type="file"]').setInputFiles({ name: 'O5001.nc', mimeType: 'text/plain', buffer: Buffer.from('%\nO5001 (BRKT)\nG90 G54\nM30\n%\n') });
     await expect.poll(() => page.getByRole('status').textContent()).toMatch(/Version 1 uploaded/);
-    await page.locator('tr[data-version="1"]').getByRole('button', { name: 'Submit' }).click();
-    // Auto-release: published when submitted.
+    // Auto-release: published at once, and said so.
+    await page.locator('tr[data-version="1"]').getByRole('button', { name: 'Publish' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/Version 1 published: it can be deployed now/);
     await expect.poll(() => page.locator('tr[data-version="1"]').getAttribute('data-state')).toBe('published');
     await page.locator('tr[data-version="1"]').getByRole('button', { name: 'Deploy…' }).click();
     const m1 = ((await svc.request('GET', '/api/v1/machines', { cookie: admin.cookie })).body.items as { id: string; machineId: string }[]).find((m) => m.machineId === 'M1');
     await page.getByLabel('Assign to').selectOption(`machine:${m1?.id}`);
     await page.getByLabel('Directory', { exact: true }).fill(DIR);
+    // The assignment takes the program's file name, and the form shows the name the machine gets.
+    await expect.poll(() => page.getByRole('form', { name: 'New assignment' }).locator('[data-file-name]').textContent()).toBe('O5001');
     await page.getByRole('button', { name: 'Add the assignment' }).click();
     await expect.poll(() => page.locator('[data-assignment]').count()).toBe(1);
     await page.getByRole('button', { name: 'Start deployment' }).click();
     await expect.poll(() => page.locator('tr[data-deployment-status="Succeeded"]').count(), { timeout: 20_000 }).toBe(1);
-    const file = await gw.request('GET', `/api/file/program/download?machineID=M1&dir=${encodeURIComponent(DIR)}&name=BRKT`);
+    const file = await gw.request('GET', `/api/file/program/download?machineID=M1&dir=${encodeURIComponent(DIR)}&name=O5001`);
     expect((file.body.data as { content: string }).content).toContain('O5001 (BRKT)');
   });
 

@@ -5,7 +5,9 @@
  * the program service's /api/v1 (a 400 problem), the cloud's /mcp. Query
  * strings and path parameters cannot carry one: their percent-decoding reads
  * UTF-8 and leaves the encoded surrogate `%ED%A0%80` undecoded (query) or
- * refuses the path.
+ * refuses the path. U+0000 (JSON `"\u0000"`, a query's `%00`) is refused
+ * the same way, naming the field (test/plugins/programs-service/nul-text.test.ts
+ * for the program service on both engines).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
@@ -87,6 +89,23 @@ describe('ill-formed strings are refused at the edge of every surface', () => {
     const key = await fetch(cloudUrl, { method: 'POST', headers: MCP_HEADERS, body: toolCall(2, 'list_machines', { [LONE]: 'M1' }) });
     expect(key.status).toBe(400);
     expect(await key.json()).toMatchObject({ id: 2, error: { code: -32602, message: expect.stringContaining('params.arguments.x\\ud800 (field name)') } });
+  });
+
+  it('U+0000 is refused like a lone surrogate, naming the field: /api in a body and a query, /mcp of the gateway and of the cloud', async () => {
+    const body = await gw.request('POST', '/api/config/group/add', { groupID: 'G9', name: 'Hall\u00003', machineIDs: ['M1'] });
+    expect(body.status).toBe(400);
+    expect(body.body.errorCode).toBe(2);
+    expect(body.body.errorMsg).toContain('request body: name: holds U+0000 (NUL), which no text field takes; accepted: text without U+0000');
+    const query = await gw.request('GET', '/api/config/machine?machineID=M1%00');
+    expect(query.status).toBe(400);
+    expect(query.body.errorMsg).toContain('machineID: holds U+0000 (NUL)');
+    expect((await gw.request('GET', '/api/config/groups')).body.data).toEqual([]);
+    const mcp = await gw.gateway.http.inject({ method: 'POST', url: MCP_PATH, headers: { ...MCP_HEADERS, authorization: `Bearer ${gw.adminToken}` }, payload: toolCall(9, 'get_machine', { machineID: 'M1\u0000' }) });
+    expect(mcp.statusCode).toBe(400);
+    expect(mcp.json()).toEqual({ jsonrpc: '2.0', id: 9, error: { code: -32602, message: expect.stringContaining('Invalid params: params.arguments.machineID: holds U+0000 (NUL)') } });
+    const cloudCall = await fetch(cloudUrl, { method: 'POST', headers: { ...MCP_HEADERS, accesstoken: 'cgw_nobody_x' }, body: toolCall('c9', 'get_machine', { machineID: '\u0000' }) });
+    expect(cloudCall.status).toBe(400);
+    expect(await cloudCall.json()).toMatchObject({ id: 'c9', error: { code: -32602, message: expect.stringContaining('params.arguments.machineID: holds U+0000 (NUL)') } });
   });
 
   it('query strings and path parameters: %ED%A0%80 (a surrogate in UTF-8 form) never decodes to one', async () => {

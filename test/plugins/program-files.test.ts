@@ -86,6 +86,14 @@ describe('program file download', () => {
     expect(data).toEqual({ machineID: 'P', dir, name: existing, contentBase64: expected.toString('base64'), size: expected.length, sha256: sha256(expected) });
   });
 
+  it('bytes=false answers the size and sha256 alone, read from the machine', async () => {
+    const full = await download({ machineID: 'P', dir, name: existing });
+    const { status, body } = await download({ machineID: 'P', dir, name: existing, bytes: 'false' });
+    expect(status).toBe(200);
+    const data = body.data as FileData;
+    expect(data).toEqual({ machineID: 'P', dir, name: existing, size: (full.body.data as FileData).size, sha256: (full.body.data as FileData).sha256 });
+  });
+
   it('a missing file answers 404 PROGRAM_NOT_FOUND', async () => {
     const res = await download({ machineID: 'P', dir, name: 'O9999' });
     expect([res.status, res.body.errorCode]).toEqual([404, 2005]);

@@ -6,11 +6,13 @@ import { packageVersion } from '../../package-root.js';
 import { bootOrder } from '../../plugin-host.js';
 import { defineRole, listenFailed, RoleStartError, type RoleDefinition, type RoleStartFacts, type StartedRole } from '../../role.js';
 import { networkUrls } from '../../startup-banner.js';
+import { StartCancelled } from '../../start-cancelled.js';
 import { cloudBannerSection } from './banner.js';
 import { cloudTokenCommand } from './commands/cloud-token.js';
 import { CLOUD_PLUGINS } from './compose.js';
 import { CLOUD_ROLE_PART, cloudRoleSettings } from './config.js';
 import { CLOUD_DATABASE_FILE, CloudRole } from './role.js';
+import { tokenDatabaseSource } from './token-database.js';
 
 /**
  * The tools the cloud lists and relays: those the gateway of this build
@@ -25,15 +27,22 @@ export function cloudCatalogue(definitions: readonly RoleDefinition[]): ToolCata
   return toolCatalogue(registry);
 }
 
-async function startCloudRole({ config, file, logger: processLogger, env, definitions }: RoleStartFacts): Promise<StartedRole> {
+async function startCloudRole({ config, file, logger: processLogger, env, definitions, signal }: RoleStartFacts): Promise<StartedRole> {
   const logger = processLogger.child({ role: 'cloud' });
   const dataDir = resolve(config.dataDir);
   const { host, port } = cloudRoleSettings(config);
   let role: CloudRole;
   try {
-    role = await CloudRole.create({ dataDir, logger, version: packageVersion(), catalogue: cloudCatalogue(definitions), config, env });
+    // A token database on PostgreSQL that does not answer yet is waited for, the probes answering on the role's port meanwhile.
+    const whileWaiting = { host, port, ...(signal ? { signal } : {}) };
+    role = await CloudRole.create({ dataDir, logger, version: packageVersion(), catalogue: cloudCatalogue(definitions), config, env, whileWaiting });
   } catch (err) {
+    if (err instanceof StartCancelled) throw err;
     throw new RoleStartError(`cloud relay failed to start (config ${file}, cloud.mqttPort / CLOUD_MQTT_PORT, cloud.brokerUrl):\n${(err as Error).message}`, 1);
+  }
+  if (signal?.aborted) {
+    await role.stop();
+    throw new StartCancelled('the cloud relay\'s start');
   }
   let url: string;
   try {
@@ -63,5 +72,6 @@ export const cloudRole = defineRole({
   stopRank: 30,
   plugins: CLOUD_PLUGINS,
   commands: [cloudTokenCommand],
+  sharedDatabase: (config, env) => tokenDatabaseSource(cloudRoleSettings(config), env)?.url,
   start: startCloudRole,
 });

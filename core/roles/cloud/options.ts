@@ -11,6 +11,7 @@ import { readPart } from '../../config-parts.js';
 import type { ToolCatalogue } from '../../mcp/dispatch.js';
 import type { Plugin } from '../../plugin-host.js';
 import type { RateLimitSettings } from '../../rate-limit.js';
+import type { WhileWaiting } from '../../role-database.js';
 import { pluginParts } from '../../role.js';
 import { CLOUD_ROLE_PART } from './config.js';
 import type { CloudContext, CloudExtras } from './context.js';
@@ -47,6 +48,8 @@ export interface CloudRoleOptions {
   metricsToken?: string;
   /** `cloud.rateLimits` (core/rate-limit.ts); the config's, or the defaults, unless told. */
   rateLimits?: RateLimitSettings;
+  /** Wait for a token database (PostgreSQL) that does not answer at start, serving the probes here meanwhile (core/database-wait.ts); without, such a start fails at once. */
+  whileWaiting?: WhileWaiting;
 }
 
 /** The options' values that are given, as fields of the `cloud` section. */

@@ -18,14 +18,18 @@ import { MCP_BODY_LIMIT } from '../../mcp/http-door.js';
 import type { InProcessBroker } from '../../mqtt/broker.js';
 import { RoleRuntime } from '../../runtime.js';
 import { ServiceRegistry } from '../../services.js';
-import { PostgresDatabase } from '../../store/postgres-database.js';
+import type { Logger } from 'pino';
+import type { ReadinessCheck } from '../../health.js';
+import { unavailableReason } from '../../store/database-unavailable.js';
+import { describePostgres, PostgresDatabase, type DatabaseFailure } from '../../store/postgres-database.js';
 import { roleTlsFiles } from '../../tls.js';
 import { CLOUD_PLUGINS } from './compose.js';
 import { cloudRoleSettings } from './config.js';
 import type { CloudContext, CloudRelayService } from './context.js';
+import { recordCloudStart } from './cloud-starts.js';
 import { cloudSection, envOf, extrasOf, type CloudRoleOptions } from './options.js';
 import { followRevocations } from './revocation-feed.js';
-import { openTokenPostgres, tokenDatabaseSource } from './token-database.js';
+import { openTokenPostgres, tokenDatabaseSource, type TokenDatabaseSource } from './token-database.js';
 import { AdminKeys, CLOUD_MIGRATIONS, GatewayTokens } from './tokens.js';
 
 export type { CloudRoleOptions };
@@ -78,22 +82,19 @@ export class CloudRole {
     const tls = roleTlsFiles(ownTls, env);
     // The tokens on PostgreSQL (shared by several instances), or in cloud.db beside the rest.
     const shared = tokenDatabaseSource(settings, env);
-    const tokenDb = shared ? await openTokenPostgres(shared, now) : undefined;
-    let runtime: RoleRuntime;
+    const runtime = await RoleRuntime.open({
+      role: 'cloud', dataDir: options.dataDir, databaseFile: CLOUD_DATABASE_FILE, logger, now, ...(shared ? {} : { baseMigrations: CLOUD_MIGRATIONS }),
+      rateLimits, metricsToken: options.metricsToken ?? options.config?.metricsToken ?? '', ...(tls ? { tls, ...(options.config ? { tlsPolicy: options.config.tls } : {}) } : {}),
+      ...(options.whileWaiting ? { whileWaiting: options.whileWaiting } : {}),
+    });
     try {
-      runtime = await RoleRuntime.open({
-        role: 'cloud', dataDir: options.dataDir, databaseFile: CLOUD_DATABASE_FILE, logger, now, ...(tokenDb ? {} : { baseMigrations: CLOUD_MIGRATIONS }),
-        rateLimits, metricsToken: options.metricsToken ?? options.config?.metricsToken ?? '', ...(tls ? { tls } : {}),
-      });
-    } catch (err) {
-      await tokenDb?.close();
-      throw err;
-    }
-    if (tokenDb) {
-      runtime.onStop('token database', () => tokenDb.close());
-      runtime.readiness.add('token-database', async () => (await tokenDb.get<{ one: number }>('SELECT 1 AS one'))?.one === 1);
-    }
-    try {
+      const tokenDb = shared ? await openSharedTokens(runtime, shared, now, logger) : undefined;
+      if (tokenDb) {
+        runtime.onStop('token database', () => tokenDb.close());
+        runtime.readiness.add('token-database', tokenDatabaseCheck(tokenDb));
+      }
+      // Recorded where the tokens are, so that npm run cloud-token can tell a database no cloud uses.
+      await recordCloudStart(tokenDb ?? runtime.db, now());
       // The largest body any route of the cloud reads; /admin's own are smaller.
       const http = Fastify({ logger: false, bodyLimit: MCP_BODY_LIMIT, ...runtime.serverOptions() });
       // Bodies as on every surface: depth-checked, securely parsed, every string well-formed Unicode (core/json-body.ts).
@@ -124,4 +125,23 @@ export class CloudRole {
   stop(): Promise<void> {
     return this.runtime.stop();
   }
+}
+
+/** The tokens' PostgreSQL database, waited for as the runtime waits for a role's own when the role is told to wait. */
+function openSharedTokens(runtime: RoleRuntime, source: TokenDatabaseSource, now: () => number, logger: Logger): Promise<PostgresDatabase> {
+  const onError = (failure: DatabaseFailure) => logger.warn({ failure }, 'an idle PostgreSQL connection of the token database failed; the pool replaces it');
+  return runtime.waitForDatabase('token-database', describePostgres(source.url), () => openTokenPostgres(source, { now, onError }), (db) => db.close());
+}
+
+/** The token database's readiness: it answers `SELECT 1`; a server away is `unavailable` with the reason. */
+function tokenDatabaseCheck(tokenDb: PostgresDatabase): ReadinessCheck {
+  return async () => {
+    try {
+      return (await tokenDb.get<{ one: number }>('SELECT 1 AS one'))?.one === 1;
+    } catch (err) {
+      const reason = unavailableReason(err);
+      if (reason === undefined) throw err;
+      return { unavailable: reason };
+    }
+  };
 }

@@ -10,7 +10,7 @@
  * stops the start naming the key it came from; the string itself (and so its
  * password) is never in a message.
  */
-import { PostgresDatabase } from '../../store/postgres-database.js';
+import { PostgresDatabase, type DatabaseFailure } from '../../store/postgres-database.js';
 import { applyMigrations, BASE_SCHEMA_OWNER } from '../../store/migrations.js';
 import { CLOUD_MIGRATIONS } from './tokens.js';
 
@@ -47,16 +47,19 @@ function isPostgresUrl(url: string): boolean {
 }
 
 /** Opens the tokens' PostgreSQL database and brings its schema up to date (instances starting together migrate once). */
-export async function openTokenPostgres(source: TokenDatabaseSource, now: () => number = Date.now, applicationName = 'cnc-cloud'): Promise<PostgresDatabase> {
+export async function openTokenPostgres(
+  source: TokenDatabaseSource,
+  { now = Date.now, applicationName = 'cnc-cloud', onError }: { now?: () => number; applicationName?: string; onError?: (failure: DatabaseFailure) => void } = {},
+): Promise<PostgresDatabase> {
   if (!isPostgresUrl(source.url)) {
     throw new TokenDatabaseError(`${source.key}: not a PostgreSQL connection string; expected postgresql://USER:PASSWORD@HOST:5432/DATABASE (the value is not shown: it may hold a password)`);
   }
   let db: PostgresDatabase;
   try {
-    db = await PostgresDatabase.open(source.url, { max: 5, applicationName });
+    db = await PostgresDatabase.open(source.url, { max: 5, applicationName, ...(onError ? { onError } : {}) });
   } catch (err) {
-    // PostgresDatabase's messages name the server without the user or password.
-    throw new TokenDatabaseError(`${source.key}: ${(err as Error).message}`);
+    // PostgresDatabase's messages name the server without the user or password; the cause says why (refused, timed out) to a wait.
+    throw new TokenDatabaseError(`${source.key}: ${(err as Error).message}`, { cause: (err as Error).cause });
   }
   try {
     await applyMigrations(db, BASE_SCHEMA_OWNER, CLOUD_MIGRATIONS, now);

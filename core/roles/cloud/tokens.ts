@@ -38,6 +38,8 @@ export const CLOUD_MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX ${table}_revoked_seq ON ${table} (revoked_seq)`,
     ]),
   },
+  // Which clouds started on this database (cloud-starts.ts), for npm run cloud-token's warning.
+  { id: 4, name: 'cloud starts', up: ['CREATE TABLE cloud_starts (host TEXT PRIMARY KEY, started_at BIGINT NOT NULL)'] },
 ];
 
 /** A token's record (never its secret). */

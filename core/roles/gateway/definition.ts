@@ -1,6 +1,7 @@
 /** The machine gateway as a role: simulated or real fleet, /api and /mcp on `communication.host`:`port`. */
 import { defineRole, listenFailed, RoleStartError, type RoleStartFacts, type StartedRole } from '../../role.js';
 import { InProcessGatewayLink } from '../../gateway-link/in-process.js';
+import { CREDENTIALS_KEY_FILE } from '../../store/credential-box.js';
 import { networkUrls } from '../../startup-banner.js';
 import { gatewayBannerSection } from './banner.js';
 import { beforeListen, DRIVERS, GATEWAY_PLUGINS } from './compose.js';
@@ -65,5 +66,7 @@ export const gatewayRole = defineRole({
   plugins: GATEWAY_PLUGINS,
   // reset-admin-password is the auth plugin's.
   commands: [],
+  // The key sealing the machines' stored credentials (gateway.ts), and what its drivers keep (the OPC UA client's certificates).
+  keeps: { files: [CREDENTIALS_KEY_FILE], directories: DRIVERS.flatMap((d) => d.keeps?.directories ?? []) },
   start: startGatewayRole,
 });

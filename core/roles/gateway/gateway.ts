@@ -98,7 +98,7 @@ export class Gateway {
     const env = options.env ?? process.env;
     // `communication.tls`, else TLS_CERT_FILE/TLS_KEY_FILE; a wrong pair stops the start naming the file.
     const tls = roleTlsFiles(settings.listener.tls, env);
-    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: GATEWAY_MIGRATIONS, rateLimits: settings.listener.rateLimits, metricsToken: config.metricsToken, ...(tls ? { tls } : {}) });
+    const runtime = await RoleRuntime.open({ role: 'gateway', dataDir: config.dataDir, databaseFile: GATEWAY_DATABASE_FILE, logger, now, baseMigrations: GATEWAY_MIGRATIONS, rateLimits: settings.listener.rateLimits, metricsToken: config.metricsToken, ...(tls ? { tls, tlsPolicy: config.tls } : {}) });
     try {
       const { dataDir, db } = runtime;
       const credentials = CredentialBox.open(dataDir);

@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import type { SharedFirstPassword } from '../../auth/first-admin.js';
 import type { Plugin } from '../../plugin-host.js';
 import { RoleRuntime } from '../../runtime.js';
-import { roleTlsFiles, type TlsFiles } from '../../tls.js';
+import type { WhileWaiting } from '../../role-database.js';
+import { roleTlsFiles, type TlsFiles, type TlsPolicy } from '../../tls.js';
 import { AuditChain } from './audit/chain.js';
 import { EventBus } from '../../event-bus.js';
 import { ServiceRegistry } from '../../services.js';
@@ -38,15 +39,19 @@ export interface ProgramsRoleOptions {
   secure?: boolean;
   /** The listener's own certificate and key (`programs.tls`); TLS_CERT_FILE/TLS_KEY_FILE of `env` otherwise. */
   tls?: TlsFiles;
+  /** The versions and suites the listener offers (the configuration's `tls`); the modern default without. */
+  tlsPolicy?: TlsPolicy;
   trustProxy?: false | string[];
   /** The gateway in the same process, registered at first start and reached without a key. */
   localGateway?: GatewayLink;
-  /** The parsed configuration, from which each plugin reads its part (core/config-parts.ts); their defaults without one. */
+  /** The parsed configuration, from which each plugin reads its part (core/config-parts.ts: the webhooks' `programs.webhooks`, the accounts' `programs.oidc`, …); their defaults without one. */
   config?: object;
   /** `programs.rateLimits`; the defaults unless told. */
   rateLimits?: RateLimitSettings;
   /** The configuration's `metricsToken` (METRICS_TOKEN); one made at the first start without. */
   metricsToken?: string;
+  /** Wait for a PostgreSQL database that does not answer at start, serving the probes here meanwhile (core/database-wait.ts); without, such a start fails at once. */
+  whileWaiting?: WhileWaiting;
 }
 
 const DESCRIPTION = [
@@ -68,7 +73,7 @@ export class ProgramsRole {
     const tls = roleTlsFiles(options.tls, env);
     const runtime = await RoleRuntime.open({
       role: 'programs', dataDir: options.dataDir, databaseFile: PROGRAMS_DATABASE_FILE, databaseUrl: options.databaseUrl, logger: options.logger, now,
-      rateLimits: options.rateLimits ?? DEFAULT_RATE_LIMITS, refuse: refuseRateLimitedProblem, ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}), ...(tls ? { tls } : {}),
+      rateLimits: options.rateLimits ?? DEFAULT_RATE_LIMITS, refuse: refuseRateLimitedProblem, ...(options.whileWaiting ? { whileWaiting: options.whileWaiting } : {}), ...(options.metricsToken ? { metricsToken: options.metricsToken } : {}), ...(tls ? { tls, ...(options.tlsPolicy ? { tlsPolicy: options.tlsPolicy } : {}) } : {}),
     });
     try {
       const audit = await AuditChain.open(runtime.db, { timeZone: options.timeZone, clock: now });

@@ -2,7 +2,7 @@
 import { SECURITY } from '../../../core/roles/gateway/contract/security.js';
 import { GatewayError } from '../../../core/errors.js';
 import type { CallContext } from '../../../core/interfaces.js';
-import { hashPassword, needsRehash, verifyPassword } from '../../../core/auth/passwords.js';
+import { hashPassword, isPasswordHash, needsRehash, verifyPassword } from '../../../core/auth/passwords.js';
 import { signJwt } from '../tokens.js';
 import type { User } from '../user-store.js';
 import type { AuthDeps } from './deps.js';
@@ -44,7 +44,9 @@ export function defineLoginInterfaces(deps: AuthDeps): void {
       const source = throttleSource(call);
       checkThrottle(deps, source, input.username);
       const user = users.findUser(input.username);
-      const ok = await verifyPassword(input.password, user?.passwordHash ?? (await deps.dummyHash()));
+      // A user without a password (one made by a sign-in through the provider) costs a verification too: the answer's time tells nothing.
+      const hashed = user !== undefined && isPasswordHash(user.passwordHash);
+      const ok = (await verifyPassword(input.password, hashed ? user.passwordHash : await deps.dummyHash())) && hashed;
       if (!user || !ok) {
         throttle.fail(source, input.username, ctx.now());
         throw new GatewayError('PASSWORD_MISMATCH');

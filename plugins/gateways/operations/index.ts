@@ -18,7 +18,7 @@ export function fleetOperations(deps: FleetDeps): AnyRestOperation[] {
   return [...GATEWAY_OPERATIONS, ...MACHINE_OPERATIONS, ...FILE_OPERATIONS, ...GROUP_OPERATIONS].map((make) => make(deps));
 }
 
-const forUse = (m: MachineRecord) => ({ id: m.id, gatewayId: m.gatewayId, machineId: m.machineId, name: m.name, driver: m.driver, present: m.present, programDir: m.programDir, transformProfile: m.transformProfile });
+const forUse = (m: MachineRecord) => ({ id: m.id, gatewayId: m.gatewayId, machineId: m.machineId, name: m.name, driver: m.driver, system: m.system, model: m.model, present: m.present, programDir: m.programDir, transformProfile: m.transformProfile });
 
 /** The fleet as the service's other plugins see it (`gateway-machines`). */
 export function fleetService({ ctx, repo, machineVisible, groupVisible, linkFor, local }: FleetDeps): GatewayMachines {

@@ -46,6 +46,8 @@ export const APPROVAL_OPERATIONS: readonly VaultOperation[] = [
       const { version, library } = visible;
       if (approval.state !== 'pending') throw stateConflict(`approval ${approval.id}`, approval.state, 'a pending approval');
       checkDecider(p, version, library, approval);
+      // An approval is an electronic signature: a person signed in through the provider must have signed in there recently (docs/identity.md, "Approvals").
+      if (body.decision === 'approve') ctx.services.find('accounts.signature')?.requireRecentSignIn(p);
       const now = ctx.now();
       await change(async (tx) => {
         if (!(await store.insertDecision(tx, approval.id, { approver: p.name, onBehalfOf: p.onBehalfOf, decision: body.decision, comment: body.comment, decidedAt: now }))) {

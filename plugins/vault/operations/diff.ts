@@ -6,6 +6,7 @@ import { ProblemError } from '../../../core/rest/problem.js';
 import { idOf, idParams } from '../../../core/rest/ids.js';
 import { principalOf } from '../../../core/rest/principal.js';
 import { diffPrograms } from '../nc/index.js';
+import { EVERY_LINE } from '../service.js';
 import { DIALECTS } from '../nc/options.js';
 import type { VaultOperation } from './deps.js';
 import { diffView } from './views.js';
@@ -18,6 +19,7 @@ export const DIFF_OPERATIONS: readonly VaultOperation[] = [
     query: z.object({
       from: idOf('ver'), to: idOf('ver'), format: z.enum(['json', 'unified']).default('json'), dialect: z.enum(DIALECTS).default('auto'),
       context: z.coerce.number().int().min(0).max(20).default(3),
+      compare: z.enum(['blocks', 'lines']).default('blocks').describe('blocks: canonical blocks, as docs/nc-diff.md says (comment-only and blank lines are not compared); lines: every line as written, comment-only and blank lines included, as diff -u compares (what changes on the machine is read the same way).'),
     }),
     responses: {
       200: { description: 'format=json: the diff; format=unified: the plain unified text diff (text/plain).', schema: diffView, also: [{ contentType: 'text/plain', schema: z.string() }] },
@@ -36,7 +38,8 @@ export const DIFF_OPERATIONS: readonly VaultOperation[] = [
       const to = await side('to', query.to);
       let diff;
       try {
-        diff = diffPrograms(from.content, to.content, { dialect: query.dialect, context: query.context, unified: true });
+        // Every line as written: no rule of the canonical form, so a reader sees every line that differs.
+        diff = diffPrograms(from.content, to.content, { dialect: query.dialect, context: query.context, unified: true, ...(query.compare === 'lines' ? { ignore: EVERY_LINE } : {}) });
       } catch (err) {
         if (err instanceof GatewayError) throw new ProblemError('unacceptable', err.message);
         throw err;

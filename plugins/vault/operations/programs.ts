@@ -7,14 +7,17 @@ import { nameSchema } from '../../../core/rest/fields.js';
 import { idOf, idParams, newId } from '../../../core/rest/ids.js';
 import { principalOf } from '../../../core/rest/principal.js';
 import { CONTROLLERS } from '../../../core/roles/programs/controllers.js';
+import { defaultFileName, fileNameTemplateSchema } from '../../../core/roles/programs/file-name-template.js';
 import type { Program } from '../store.js';
 import { scopeOf, stateConflict, type VaultOperation } from './deps.js';
 import { programOut, programView, textSchema } from './views.js';
 
+const fileNameTemplate = fileNameTemplateSchema.describe('The file name on its machines, a template its assignments take unless they name their own (docs/programs-assignments.md); by default its program number when its name starts with one (O1234), else {program}.');
+
 export const PROGRAM_OPERATIONS: readonly VaultOperation[] = [
   ({ ctx, store, audit, change, visibleLibrary }) => defineOperation({
     operationId: 'createProgram', method: 'POST', path: '/programs', summary: 'Create a program in a library', tags: ['vault'], permission: 'programs.write',
-    body: z.object({ libraryId: idOf('lib'), name: nameSchema, controller: z.enum(CONTROLLERS), description: textSchema.default('') }).strict(),
+    body: z.object({ libraryId: idOf('lib'), name: nameSchema, controller: z.enum(CONTROLLERS), description: textSchema.default(''), fileName: fileNameTemplate.optional() }).strict(),
     responses: { 201: { description: 'Created.', schema: programView } },
     handler: async ({ body }, { principal }) => {
       const p = principalOf(principal);
@@ -23,10 +26,10 @@ export const PROGRAM_OPERATIONS: readonly VaultOperation[] = [
         throw new ProblemError('conflict', `library ${library.name} has a program named ${body.name}`, { errors: [{ field: 'body.name', message: 'already taken in this library' }] });
       }
       const now = ctx.now();
-      const program: Program = { id: newId('prg'), libraryId: library.id, name: body.name, controller: body.controller, description: body.description, createdBy: p.name, createdAt: now, updatedAt: now };
+      const program: Program = { id: newId('prg'), libraryId: library.id, name: body.name, controller: body.controller, description: body.description, fileName: body.fileName ?? defaultFileName(body.name), createdBy: p.name, createdAt: now, updatedAt: now };
       await change(async (tx) => {
         await store.insertProgram(tx, program);
-        await audit(tx, p, { category: 'vault', action: 'program.create', entityType: 'program', entityId: program.id, details: { libraryId: library.id, name: program.name, controller: program.controller } });
+        await audit(tx, p, { category: 'vault', action: 'program.create', entityType: 'program', entityId: program.id, details: { libraryId: library.id, name: program.name, controller: program.controller, fileName: program.fileName } });
       });
       return { status: 201, body: programOut(program), headers: { location: `/api/v1/programs/${program.id}` } };
     },
@@ -48,8 +51,8 @@ export const PROGRAM_OPERATIONS: readonly VaultOperation[] = [
     handler: async ({ params }, { principal }) => ({ status: 200, body: programOut((await visibleProgram(principalOf(principal), params.id)).program) }),
   }),
   ({ ctx, store, audit, change, visibleProgram }) => defineOperation({
-    operationId: 'updateProgram', method: 'PATCH', path: '/programs/{id}', summary: 'Rename a program or change its description or controller', tags: ['vault'], permission: 'programs.write',
-    params: idParams('prg'), body: z.object({ name: nameSchema.optional(), controller: z.enum(CONTROLLERS).optional(), description: textSchema.optional() }).strict(),
+    operationId: 'updateProgram', method: 'PATCH', path: '/programs/{id}', summary: 'Rename a program or change its description, controller or file name', tags: ['vault'], permission: 'programs.write',
+    params: idParams('prg'), body: z.object({ name: nameSchema.optional(), controller: z.enum(CONTROLLERS).optional(), description: textSchema.optional(), fileName: fileNameTemplate.optional() }).strict(),
     responses: { 200: { description: 'Updated.', schema: programView } },
     handler: async ({ params, body }, { principal }) => {
       const p = principalOf(principal);
@@ -57,7 +60,7 @@ export const PROGRAM_OPERATIONS: readonly VaultOperation[] = [
       if (body.name && body.name.toLowerCase() !== program.name.toLowerCase() && (await store.programByName(program.libraryId, body.name))) {
         throw new ProblemError('conflict', `the library has a program named ${body.name}`, { errors: [{ field: 'body.name', message: 'already taken in this library' }] });
       }
-      const updated: Program = { ...program, ...(body.name ? { name: body.name } : {}), ...(body.controller ? { controller: body.controller } : {}), ...(body.description !== undefined ? { description: body.description } : {}), updatedAt: ctx.now() };
+      const updated: Program = { ...program, ...(body.name ? { name: body.name } : {}), ...(body.controller ? { controller: body.controller } : {}), ...(body.description !== undefined ? { description: body.description } : {}), ...(body.fileName ? { fileName: body.fileName } : {}), updatedAt: ctx.now() };
       await change(async (tx) => {
         await store.updateProgram(tx, updated);
         await audit(tx, p, { category: 'vault', action: 'program.update', entityType: 'program', entityId: program.id, details: { ...body } });

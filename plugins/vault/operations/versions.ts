@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { sha256Hex } from '../../../core/hash.js';
+import { programText } from '../../../core/program-bytes.js';
 import { defineOperation } from '../../../core/rest/operation.js';
 import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../../core/rest/paging.js';
 import { ProblemError } from '../../../core/rest/problem.js';
@@ -118,13 +119,33 @@ export const VERSION_OPERATIONS: readonly VaultOperation[] = [
       304: { description: 'Not modified: If-None-Match named this version\'s ETag.' },
     },
     handler: async ({ params, query }, { principal, request }) => {
-      const { version } = await visibleVersion(principalOf(principal), params.id);
+      const { version, program } = await visibleVersion(principalOf(principal), params.id);
       const etag = `"${version.sha256}"`;
       const match = request.headers['if-none-match'];
       if (typeof match === 'string' && match.split(',').map((t) => t.trim().replace(/^W\//, '')).includes(etag)) return { status: 304, headers: { etag } };
       const content = (await store.content(version.id)) as Buffer;
       if (query.format === 'base64') return { status: 200, body: { contentBase64: content.toString('base64'), sha256: version.sha256, size: version.size }, headers: { etag, 'content-type': 'application/json' } };
-      return { status: 200, body: content, headers: { etag, 'content-disposition': `attachment; filename="${version.id}.nc"` } };
+      // Saved under the program's name and the version's number, in the characters every file system takes.
+      const saved = `${program.name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 100)}-v${version.number}.nc`;
+      return { status: 200, body: content, headers: { etag, 'content-disposition': `attachment; filename="${saved}"` } };
+    },
+  }),
+  ({ store, visibleVersion }) => defineOperation({
+    operationId: 'getVersionText', method: 'GET', path: '/versions/{id}/text', summary: 'The whole text of a version, read as a preview reads it: for a person to read before approving or deploying it', tags: ['vault'], permission: 'versions.read',
+    params: idParams('ver'),
+    responses: {
+      200: {
+        description: 'The text and how it was read; GET /versions/{id}/content has the bytes.',
+        schema: z.object({
+          text: z.string().describe('The content as text, line endings as they are (CR, LF or CR LF): UTF-8 when the bytes are valid UTF-8, else Windows-1252, which reads every byte as one character, so nothing is lost or replaced.'),
+          encoding: z.enum(['utf-8', 'windows-1252']), sha256: z.string(), size: z.number().int(),
+        }),
+      },
+    },
+    handler: async ({ params }, { principal }) => {
+      const { version } = await visibleVersion(principalOf(principal), params.id);
+      const content = (await store.content(version.id)) as Buffer;
+      return { status: 200, body: { ...programText(content), sha256: version.sha256, size: version.size } };
     },
   }),
   (d) => defineOperation({

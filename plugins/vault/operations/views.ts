@@ -21,7 +21,9 @@ export const libraryView = z.object({
   id: z.string(), name: z.string(), description: z.string(), approvalPolicy: policySchema, approvers: z.array(z.string()), createdBy: z.string(), createdAt: z.string(),
 });
 export const programView = z.object({
-  id: z.string(), libraryId: z.string(), name: z.string(), controller: z.enum(CONTROLLERS), description: z.string(), createdBy: z.string(), createdAt: z.string(), updatedAt: z.string(),
+  id: z.string(), libraryId: z.string(), name: z.string(), controller: z.enum(CONTROLLERS), description: z.string(),
+  fileName: z.string().describe('The file name its assignments give the machine unless they name their own: a template (docs/programs-assignments.md). By default its program number when its name starts with one (O1234 Flange OP10: O1234), else {program}.'),
+  createdBy: z.string(), createdAt: z.string(), updatedAt: z.string(),
 });
 export const versionStateSchema = z.enum(['draft', 'submitted', 'published', 'obsolete']);
 export const versionView = z.object({
@@ -70,7 +72,7 @@ export const libraryOut = (l: Library): z.infer<typeof libraryView> => ({
   id: l.id, name: l.name, description: l.description, approvalPolicy: l.policy, approvers: l.approvers, createdBy: l.createdBy, createdAt: iso(l.createdAt),
 });
 export const programOut = (p: Program): z.infer<typeof programView> => ({
-  id: p.id, libraryId: p.libraryId, name: p.name, controller: p.controller as Controller, description: p.description, createdBy: p.createdBy,
+  id: p.id, libraryId: p.libraryId, name: p.name, controller: p.controller as Controller, description: p.description, fileName: p.fileName, createdBy: p.createdBy,
   createdAt: iso(p.createdAt), updatedAt: iso(p.updatedAt),
 });
 export const versionOut = (v: Version, libraryId: string): z.infer<typeof versionView> => ({

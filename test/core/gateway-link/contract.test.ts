@@ -79,6 +79,16 @@ describe.each(implementations)('gateway link (%s)', (_name, make) => {
     expect(current.sha256).toMatch(/^[0-9a-f]{64}$/);
   });
 
+  it('PV-33 reads a program back by its hash: the size and SHA-256 of what the gateway read from the machine, without the bytes', async () => {
+    const link = make();
+    const name = `O${_name === 'http' ? 4131 : 4132}`;
+    const content = tapeProgram(name);
+    await link.uploadProgram('M1', DIR, name, content);
+    expect(await link.programHash('M1', DIR, name)).toEqual({ size: content.length, sha256: sha(content) });
+    expect(await link.programHash('M1', DIR, name, { lease: `dep_hash_${_name}`, epoch: 1 })).toEqual({ size: content.length, sha256: sha(content) });
+    expect((await failure(link.programHash('M1', DIR, 'O9998'))).kind).toBe('not-found');
+  });
+
   it('PV-33 a Windows-1252 tape program (CRLF, DC2 %, Ø comments, DC4 and NULs) goes up and comes back byte for byte, hashed by the gateway', async () => {
     const link = make();
     const name = `O${_name === 'http' ? 4111 : 4112}`;
@@ -126,6 +136,28 @@ describe.each(implementations)('gateway link (%s)', (_name, make) => {
     expect(next.rows[0]?.seq).toBeGreaterThan(first.rows[0]?.seq ?? Infinity);
     const err = await failure(link.history('M1', 'NoSuchClass', start, Date.now(), 1));
     expect(err.kind).toBe('rejected');
+  });
+
+  it('the gateway refuses a transfer under a fencing epoch older than one it has seen for the machine file and lease (superseded, errorCode 2006), upload and download alike', async () => {
+    const link = make();
+    const name = `O${_name === 'http' ? 4121 : 4122}`;
+    const content = Buffer.from(`%\n${name} (FENCED)\nM30\n%\n`);
+    const lease = `dep_fenced_${_name}`;
+    expect(await link.uploadProgram('M1', DIR, name, content, { lease, epoch: 2 })).toEqual({ size: content.length, sha256: sha(content) });
+    const stale = await failure(link.uploadProgram('M1', DIR, name, Buffer.from('%\nOLD\n%\n'), { lease, epoch: 1 }));
+    expect(stale).toMatchObject({ kind: 'superseded', errorCode: ERRORS.PROGRAM_TRANSFER_SUPERSEDED.code, transient: false });
+    expect(stale.message).toContain('epoch 2 has been seen since');
+    expect((await failure(link.downloadProgram('M1', DIR, name, { lease, epoch: 1 }))).kind).toBe('superseded');
+    // The one refused never reached the machine.
+    expect((await link.downloadProgram('M1', DIR, name, { lease, epoch: 2 })).sha256).toBe(sha(content));
+    // A new holder announces its epoch before any transfer: the former one is refused from then on.
+    expect(await link.announceFences([{ machineID: 'M1', dir: DIR, name, fence: { lease, epoch: 3 } }, { machineID: 'M1', dir: DIR, name, fence: { lease, epoch: 1 } }]))
+      .toEqual([{ superseded: false, highestEpoch: 3 }, { superseded: true, highestEpoch: 3 }]);
+    expect((await failure(link.uploadProgram('M1', DIR, name, content, { lease, epoch: 2 }))).kind).toBe('superseded');
+    // Another lease of the same file counts on its own, and a caller without a token is not fenced.
+    expect((await link.uploadProgram('M1', DIR, name, content, { lease: `${lease}_other`, epoch: 1 })).sha256).toBe(sha(content));
+    expect((await link.uploadProgram('M1', DIR, name, content)).sha256).toBe(sha(content));
+    expect((await link.uploadProgram('M1', DIR, name, content, { lease, epoch: 3 })).sha256).toBe(sha(content));
   });
 
   it('PV-33 maps the gateway\'s errors to what a caller can do: not-found, rejected', async () => {
@@ -182,7 +214,7 @@ describe('gateway link errors', () => {
     const kinds = Object.fromEntries(Object.entries(ERRORS).filter(([, e]) => e.code !== 0).map(([name, e]) => [name, linkError(e.code, 'x').kind]));
     expect(kinds).toMatchObject({
       INVALID_PARAMETER: 'rejected', UNAUTHORIZED: 'unauthorized', FORBIDDEN: 'unauthorized', IP_NOT_IN_WHITE_LIST: 'unauthorized',
-      NOT_FOUND: 'not-found', PROGRAM_NOT_FOUND: 'not-found', GENERAL_MACHINE_ID_NOT_EXISTED: 'not-found',
+      NOT_FOUND: 'not-found', PROGRAM_NOT_FOUND: 'not-found', GENERAL_MACHINE_ID_NOT_EXISTED: 'not-found', PROGRAM_TRANSFER_SUPERSEDED: 'superseded',
       DRIVER_FAMILY_UNSUPPORTED: 'unsupported', MACHINE_NOT_CONNECTED: 'machine-unavailable', DRIVER_TIMEOUT: 'machine-unavailable',
       SERVICE_STOPPING: 'unreachable', GATEWAY_SERVICE_UNAVAILABLE: 'unreachable', UNKNOWN_ERROR: 'failed',
     });

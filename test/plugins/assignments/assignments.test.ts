@@ -27,14 +27,14 @@ describe('machine assignments', () => {
   const get = (path: string, s: Session = admin) => svc.request('GET', path, { cookie: s.cookie });
 
   beforeAll(async () => {
-    gw = await startTestGateway({ machines: [simMachine('M01'), simMachine('M02'), simMachine('M03')], groups: [{ groupID: 'cell', name: 'Cell', machineIDs: ['M01', 'M02'] }] });
+    gw = await startTestGateway({ machines: [simMachine('M01'), simMachine('M02'), simMachine('M03'), simMachine('M04', { system: 'MITSUBISHI', model: 'M80' })], groups: [{ groupID: 'cell', name: 'Cell', machineIDs: ['M01', 'M02'] }] });
     svc = await startTestProgramService({
       plugins: [TEST_ACCOUNTS, vaultPlugin, gatewaysPlugin, assignmentsPlugin], env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD },
       localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), now: () => Date.UTC(2026, 10, 24, 9),
     });
     admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     const lib = await post('/api/v1/libraries', { name: 'Brackets', approvalPolicy: { mode: 'autoRelease' } });
-    programId = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'BRACKET', controller: 'fanuc' })).body.id;
+    programId = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'O1001 BRACKET', controller: 'fanuc' })).body.id;
     const v = await post(`/api/v1/programs/${programId}/versions`, { contentBase64: Buffer.from(PROGRAM).toString('base64'), notes: '' });
     await post(`/api/v1/versions/${v.body.id}/submit`);
     published = v.body.id;
@@ -79,6 +79,8 @@ describe('machine assignments', () => {
     expect(Buffer.from(preview.body.result.contentBase64, 'base64').toString()).toBe(preview.body.result.text);
     expect(preview.body.diff.identical).toBe(false);
     expect(preview.body.diff.unified).toContain('+O2001 (BRACKET)');
+    // Every line is compared as written: the header comment the transform adds is in the diff too.
+    expect(preview.body.diff.unified).toContain(`+(V1 ${preview.body.source.sha256.slice(0, 8)} 2026-11-24)`);
     const after = await gw.request('GET', '/api/cnc/readProgramList?machineID=M03&dirAtCNC=//CNC_MEM/USER/PATH1/');
     expect((after.body.data as { programs: unknown }).programs).toEqual((before.body.data as { programs: unknown }).programs);
   });
@@ -116,7 +118,7 @@ describe('machine assignments', () => {
       expect(res.body.errors[0].field).toBe('body.transform.fileName');
     }
     for (const dir of ['../../etc', '//CNC_MEM/USER/../../', 'C:\\prog\\..']) {
-      const res = await assign(dir, 'O{programNumber}{version}');
+      const res = await assign(dir, 'O1234');
       expect(res.status, dir).toBe(422);
       expect(res.body.errors).toEqual([expect.objectContaining({ field: 'body.dir', message: expect.stringContaining("'..'") })]);
     }
@@ -127,9 +129,9 @@ describe('machine assignments', () => {
     const long = await assign(DIR, `O${'1'.repeat(200)}`);
     expect(long.status).toBe(400);
     expect(long.body.errors[0].field).toBe('body.transform.fileName');
-    // Nothing was made; a name with dots inside is a plain name.
+    // Nothing was made; a name with dots inside is a plain name, on a control whose family has no rule of its own.
     expect((await get(`/api/v1/machine-assignments?machineId=${machine('M01').id}`)).body.items).toEqual([]);
-    expect((await assign('//CNC_MEM/USER/PATH1/', 'O{programNumber}.v{version}.nc')).status).toBe(201);
+    expect((await post('/api/v1/machine-assignments', { programId, machineId: machine('M04').id, dir: DIR, transform: { fileName: 'O{programNumber}.v{version}.nc' } })).status).toBe(201);
   });
 
   const patch = (path: string, body: unknown, s: Session = admin) => svc.request('PATCH', path, { cookie: s.cookie, headers: s.headers, body });
@@ -144,7 +146,7 @@ describe('machine assignments', () => {
   };
 
   it('PV-34 a directory is required when a target machine has none (422 body.dir naming the machines); one given its program directory needs none', async () => {
-    const other = await post('/api/v1/programs', { libraryId: (await get('/api/v1/libraries')).body.items[0].id, name: 'PLATE', controller: 'fanuc' });
+    const other = await post('/api/v1/programs', { libraryId: (await get('/api/v1/libraries')).body.items[0].id, name: 'O1002 PLATE', controller: 'fanuc' });
     const plate = await post(`/api/v1/programs/${other.body.id}/versions`, { contentBase64: Buffer.from(PROGRAM).toString('base64'), notes: '' });
     await post(`/api/v1/versions/${plate.body.id}/submit`);
     const noDir = await post('/api/v1/machine-assignments', { programId: other.body.id, groupId: group.id });

@@ -56,7 +56,7 @@ describe('deployments', () => {
     svc = await startTestProgramService({ plugins: PLUGINS, env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, localGateway: link, dataDir: mkdtempSync(join(tmpdir(), 'programs-deploy-')) });
     admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     const lib = await post('/api/v1/libraries', { name: 'Cells', approvalPolicy: { mode: 'autoRelease' } });
-    programId = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'SHAFT', controller: 'fanuc' })).body.id;
+    programId = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'O3001 SHAFT', controller: 'fanuc' })).body.id;
     const v1 = await post(`/api/v1/programs/${programId}/versions`, { contentBase64: Buffer.from('%\nO3001 (SHAFT)\nG90 G54\nM30\n%\n').toString('base64'), notes: '' });
     published = (await post(`/api/v1/versions/${v1.body.id}/submit`)).body.version;
     draftId = (await post(`/api/v1/programs/${programId}/versions`, { contentBase64: Buffer.from('%\nO3001\nM30\n%\n').toString('base64'), notes: 'draft' })).body.id;
@@ -82,7 +82,7 @@ describe('deployments', () => {
       expect(d.timeline.map((t: { status: string }) => t.status)).toEqual(['Queued', 'Transferring', 'Verifying', 'Succeeded']);
     }
     const m01 = done.find((d) => d.machineId === machines.M01);
-    const onMachine = await gw.request('GET', `/api/file/program/download?machineID=M01&dir=${encodeURIComponent(DIR)}&name=SHAFT`);
+    const onMachine = await gw.request('GET', `/api/file/program/download?machineID=M01&dir=${encodeURIComponent(DIR)}&name=O3001`);
     const content = Buffer.from((onMachine.body.data as { content: string }).content);
     expect(sha(content)).toBe(m01.sha256);
     expect(content.toString()).toContain(`(V1 ${published.sha256.slice(0, 8)} M01)`);
@@ -121,7 +121,7 @@ describe('deployments', () => {
   });
 
   it('PV-35 an assignment of another program is 422, one out of scope is 404, and deploying needs its permission', async () => {
-    const other = (await post('/api/v1/programs', { libraryId: (await get('/api/v1/libraries')).body.items[0].id, name: 'OTHER', controller: 'fanuc' })).body.id;
+    const other = (await post('/api/v1/programs', { libraryId: (await get('/api/v1/libraries')).body.items[0].id, name: 'O3002 OTHER', controller: 'fanuc' })).body.id;
     const otherAssignment = (await post('/api/v1/machine-assignments', { programId: other, machineId: machines.M04, dir: DIR })).body.id;
     const wrong = await post('/api/v1/deployments', { versionId: published.id, assignmentIds: [machineAssignment, otherAssignment], isTrial: false, trialHours: null });
     expect(wrong.status).toBe(422);

@@ -29,14 +29,14 @@ export function instancesCases(engine: EngineUnderTest, prefix: string): void {
   describe(`two deployment runners on one ${engine.name} database`, () => {
     const MACHINES = Array.from({ length: 24 }, (_, i) => `${prefix}-M${String(i + 1).padStart(2, '0')}`);
     const fleet: FleetMachine[] = MACHINES.map((machineId, i) => ({
-      id: `mch_${prefix}${i + 1}`, gatewayId: 'gw_1', machineId, name: machineId, driver: 'scripted', present: true, programDir: DIR, transformProfile: null,
+      id: `mch_${prefix}${i + 1}`, gatewayId: 'gw_1', machineId, name: machineId, driver: 'scripted', system: 'FANUC', model: '0i-MF', present: true, programDir: DIR, transformProfile: null,
     }));
     let gw: TestGateway;
     const opened: SqlDatabase[] = [];
 
     beforeAll(async () => {
       gw = await startTestGateway({ machines: MACHINES.map(scriptedMachineConfig) }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });
-      for (const id of MACHINES) scriptedMachine(id).uploadDelayMs = 150;
+      for (const id of MACHINES) scriptedMachine(id).uploadDelayMs = 600;
     }, 30_000);
     afterAll(async () => {
       for (const db of opened.splice(0)) await db.close();
@@ -66,17 +66,21 @@ export function instancesCases(engine: EngineUnderTest, prefix: string): void {
       }, { transaction: true });
       expect(await Promise.all([a.runner.resumeAll(), b.runner.resumeAll()])).toEqual([4, 4]);
 
-      // Stop the instance holding more of the batch hard, once it has finished some and not others: no further write, no lease given back.
+      // Stop an instance hard once some of its machines have the file and others wait for a transfer slot: no further write, no lease given back.
       let victim: Instance | undefined;
       let unfinishedAtKill: DeploymentRow[] = [];
+      const machineOf = new Map(fleet.map((m) => [m.id, m.machineId]));
       for (const deadline = Date.now() + 20_000; !victim; await sleep(10)) {
-        const rows = await all(a, `bat_${prefix}`);
+        // One statement, so what is read is as fresh as can be.
+        const rows = await a.db.all<{ id: string; holder: string | null; status: string; machine_id: string }>('SELECT id, holder, status, machine_id FROM deploy_deployments WHERE batch_id = ? ORDER BY id', [`bat_${prefix}`]);
         const held = (i: Instance) => rows.filter((r) => r.holder === i.holder);
-        const [big] = [a, b].sort((x, y) => held(y).length - held(x).length) as [Instance];
-        const mine = held(big);
-        // Some still Queued: the states read trail the actors by a write round, and a stop waits for
-        // the writes under way, so rows read as transferring may all have ended by the time it returns.
-        if (mine.some((r) => r.status === 'Succeeded') && mine.filter((r) => r.status === 'Queued').length >= 2 && held(big === a ? b : a).length > 0) {
+        // Those waiting for a slot are asked of the runner itself just before the stop: the states read trail the actors by a
+        // write round or more, and a stop waits for the writes under way, so rows read as transferring may all have ended by the
+        // time it returns; those waiting for a slot have not.
+        const ready = (i: Instance) => held(i).some((r) => scriptedMachine(machineOf.get(r.machine_id) as string).uploads > 0)
+          && held(i).filter((r) => i.runner.waitingForSlot(r.id)).length >= 2 && held(i === a ? b : a).length > 0;
+        const big = [a, b].sort((x, y) => held(y).length - held(x).length).find(ready);
+        if (big) {
           await big.runner.stop({ release: false });
           victim = big;
           unfinishedAtKill = (await all(a, `bat_${prefix}`)).filter((r) => r.holder === big.holder && r.finishedAt === null);

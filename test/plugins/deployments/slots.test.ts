@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
+import type { FencingToken } from '../../../core/gateway-link/types.js';
 import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
 import { dashboardPlugin } from '../../../plugins/dashboard/index.js';
 import { mirrorPlugin } from '../../../plugins/mirror/index.js';
@@ -33,10 +34,10 @@ class GatedLink extends CountingLink {
     this.open();
   }
 
-  override async uploadProgram(machineID: string, dir: string, name: string, content: Buffer) {
+  override async uploadProgram(machineID: string, dir: string, name: string, content: Buffer, fence?: FencingToken) {
     this.arrived++;
     await this.gate;
-    return super.uploadProgram(machineID, dir, name, content);
+    return super.uploadProgram(machineID, dir, name, content, fence);
   }
 }
 
@@ -67,7 +68,7 @@ describe('transfer slots', () => {
     const post = (path: string, body: unknown) => svc.request('POST', path, { cookie: admin.cookie, headers: admin.headers, body });
     const get = (path: string) => svc.request('GET', path, { cookie: admin.cookie });
     const lib = await post('/api/v1/libraries', { name: 'Slots', approvalPolicy: { mode: 'autoRelease' } });
-    const programId = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'SLOT', controller: 'fanuc' })).body.id;
+    const programId = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'O1000 SLOT', controller: 'fanuc' })).body.id;
     const v1 = await post(`/api/v1/programs/${programId}/versions`, { contentBase64: Buffer.from('%\nO1000\nM30\n%\n').toString('base64'), notes: '' });
     await post(`/api/v1/versions/${v1.body.id}/submit`, undefined);
     const groupId = (await get('/api/v1/machine-groups')).body.items[0].id;

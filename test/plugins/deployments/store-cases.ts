@@ -81,13 +81,14 @@ export function deploymentStoreCases(engine: EngineUnderTest): void {
       const content = Buffer.from('%\nO1000\nM30\n%\n');
       const rows = await db.write((tx) => repo.insertBatch(tx, batchOf('bat_1'), planned(150, content), DEPLOYMENT_MACHINE_VERSION), { transaction: true });
       repo.track(rows);
-      await Promise.all(rows.map((r, i) => repo.transition(r.id, 'Transferring', null, T0 + 1, `{"n":${i}}`, DEPLOYMENT_MACHINE_VERSION)));
-      await Promise.all(rows.map((r) => repo.countTransfer(r.id)));
+      expect(rows.map((r) => r.leaseEpoch)).toEqual(rows.map(() => 1));
+      expect(await Promise.all(rows.map((r, i) => repo.transition(r.id, 1, 'Transferring', null, T0 + 1, `{"n":${i}}`, DEPLOYMENT_MACHINE_VERSION)))).toEqual(rows.map(() => true));
+      expect(await Promise.all(rows.map((r) => repo.openTransfer(r.id, 1, true, T0 + 1)))).toEqual(rows.map(() => true));
       const stored = await Promise.all(rows.map((r, i) =>
-        i % 2 ? repo.finish(r.id, 'Failed', 'read-back: not the same', T0 + 2, '{}') : repo.finish(r.id, 'Succeeded', null, T0 + 2, '{}', r.sha256)));
+        i % 2 ? repo.finish(r.id, 1, 'Failed', 'read-back: not the same', T0 + 2, '{}') : repo.finish(r.id, 1, 'Succeeded', null, T0 + 2, '{}', r.sha256)));
       expect(stored.every((s) => s?.finishedAt === T0 + 2)).toBe(true);
       // A second final status for the same deployment changes nothing.
-      expect(await repo.finish('dep_0001', 'Failed', 'late', T0 + 3, '{}')).toBeUndefined();
+      expect(await repo.finish('dep_0001', 1, 'Failed', 'late', T0 + 3, '{}')).toBeUndefined();
       const first = (await repo.get('dep_0001'))!;
       expect(first).toMatchObject({ status: 'Succeeded', transfers: 1, readBackSha256: sha(content), finishedAt: T0 + 2 });
       expect(first.timeline.map((t) => t.status)).toEqual(['Queued', 'Transferring', 'Succeeded']);
@@ -111,29 +112,33 @@ export function deploymentStoreCases(engine: EngineUnderTest): void {
       expect((await repo.batchByKey('admin:k'))?.id).toBe('bat_1');
     });
 
-    it('stores a state only while its instance holds the deployment: one claimed elsewhere after its lease ended ends once, by its new holder', async () => {
+    it('stores a state only while its instance holds the deployment under its epoch: one claimed elsewhere after its lease ended ends once, by its new holder', async () => {
       const { db, repo } = await store();
       const other = new DeploymentRepository(db, await AuditChain.open(db, { timeZone: 'UTC' }), leaseOf({ holder: 'other-instance', ms: 30_000 }));
       const rows = await db.write((tx) => repo.insertBatch(tx, batchOf('bat_1'), planned(3, Buffer.from('y')), DEPLOYMENT_MACHINE_VERSION), { transaction: true });
       repo.track(rows);
       expect(rows.map((r) => r.holder)).toEqual(['test-instance', 'test-instance', 'test-instance']);
       expect(await claimDeployments(db, other.lease, T0 + 1000)).toEqual([]);
-      await repo.transition('dep_0003', 'Transferring', null, T0 + 20_000, '{}', DEPLOYMENT_MACHINE_VERSION);
-      // Its lease ran out (renewed last at T0 + 20 s by the transition): another instance claims the rest, two at a time.
+      expect(await repo.transition('dep_0003', 1, 'Transferring', null, T0 + 20_000, '{}', DEPLOYMENT_MACHINE_VERSION)).toBe(true);
+      // Its lease ran out (renewed last at T0 + 20 s by the transition): another instance claims the rest, two at a time, each under a new epoch.
       const claimed = await claimDeployments(db, other.lease, T0 + 31_000, { limit: 2 });
-      expect(claimed.map((r) => [r.id, r.holder])).toEqual([['dep_0001', 'other-instance'], ['dep_0002', 'other-instance']]);
+      expect(claimed.map((r) => [r.id, r.holder, r.leaseEpoch])).toEqual([['dep_0001', 'other-instance', 2], ['dep_0002', 'other-instance', 2]]);
       expect(await claimDeployments(db, other.lease, T0 + 31_000)).toEqual([]);
-      // The first holder, late, stores nothing more about them.
-      expect(await repo.finish('dep_0001', 'Succeeded', null, T0 + 32_000, '{}', 'a'.repeat(64))).toBeUndefined();
-      await repo.transition('dep_0002', 'Verifying', null, T0 + 32_000, '{}', DEPLOYMENT_MACHINE_VERSION);
-      expect(await other.finish('dep_0001', 'Failed', 'read-back: no file', T0 + 33_000, '{}')).toMatchObject({ status: 'Failed', holder: 'other-instance' });
-      expect(await repo.get('dep_0002')).toMatchObject({ status: 'Queued', holder: 'other-instance' });
+      // The first holder, late, stores nothing more about them, and cannot open a transfer.
+      expect(await repo.finish('dep_0001', 1, 'Succeeded', null, T0 + 32_000, '{}', 'a'.repeat(64))).toBeUndefined();
+      expect(await repo.transition('dep_0002', 1, 'Verifying', null, T0 + 32_000, '{}', DEPLOYMENT_MACHINE_VERSION)).toBe(false);
+      expect(await repo.openTransfer('dep_0002', 1, true, T0 + 32_000)).toBe(false);
+      // Nor can the new holder under the epoch it superseded.
+      expect(await other.openTransfer('dep_0002', 1, true, T0 + 32_000)).toBe(false);
+      expect(await other.openTransfer('dep_0002', 2, true, T0 + 32_000)).toBe(true);
+      expect(await other.finish('dep_0001', 2, 'Failed', 'read-back: no file', T0 + 33_000, '{}')).toMatchObject({ status: 'Failed', holder: 'other-instance' });
+      expect(await repo.get('dep_0002')).toMatchObject({ status: 'Queued', holder: 'other-instance', transfers: 1, leaseEpoch: 2 });
       expect(await finals(db)).toEqual([{ entity_id: 'dep_0001', action: 'deployment.failed' }]);
-      expect([...await renewDeployments(db, repo.lease, T0 + 34_000)]).toEqual(['dep_0003']);
-      expect([...await renewDeployments(db, other.lease, T0 + 34_000)]).toEqual(['dep_0002']);
-      // A clean stop gives the leases back at once.
+      expect([...await renewDeployments(db, repo.lease, T0 + 34_000)]).toEqual([['dep_0003', 1]]);
+      expect([...await renewDeployments(db, other.lease, T0 + 34_000)]).toEqual([['dep_0002', 2]]);
+      // A clean stop gives the leases back at once; the next claim raises the epoch again.
       await releaseDeployments(db, other.lease);
-      expect((await claimDeployments(db, repo.lease, T0 + 34_001)).map((r) => r.id)).toEqual(['dep_0002']);
+      expect((await claimDeployments(db, repo.lease, T0 + 34_001)).map((r) => [r.id, r.leaseEpoch])).toEqual([['dep_0002', 3]]);
     });
 
     it('keeps trials: inserted with their batch, their verdict, pull-back, transitions and listings', async () => {

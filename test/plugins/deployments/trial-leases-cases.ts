@@ -54,7 +54,7 @@ export function trialLeasesCases(engine: EngineUnderTest, prefix: string): void 
   describe(`trials of two instances on one ${engine.name} database`, () => {
     const MACHINES = ['A', 'B', 'C', 'D'].map((x) => `${prefix}-TL-${x}`);
     const fleet: FleetMachine[] = MACHINES.map((machineId, i) => ({
-      id: `mch_${prefix}tl${i + 1}`, gatewayId: 'gw_1', machineId, name: machineId, driver: 'scripted', present: true, programDir: DIR, transformProfile: null,
+      id: `mch_${prefix}tl${i + 1}`, gatewayId: 'gw_1', machineId, name: machineId, driver: 'scripted', system: 'FANUC', model: '0i-MF', present: true, programDir: DIR, transformProfile: null,
     }));
     const V1 = Buffer.from(`%\nO1000 (${prefix} V1)\nG90 G54\nS2000 M03\nM30\n%\n`);
     const V2 = Buffer.from(`%\nO1000 (${prefix} V2)\nG90 G54\nS2400 M03\nM30\n%\n`);

@@ -25,6 +25,8 @@ const DEMO = (JSON.parse(readFileSync(new URL('../../../config/default.json', im
 const CONTROLLER_DIRS: Record<string, string> = {
   FANUC: '//CNC_MEM/USER/PATH1/', SIEMENS: '/_N_MPF_DIR/', HEIDENHAIN: 'TNC:/nc_prog/', MAZAK: 'C:/MC_PROGRAM/', OKUMA: 'MD1:/',
 };
+/** The program's file name as each controller files it (docs/programs-assignments.md, the control families' rules). */
+const FILE_NAMES: Record<string, string> = { FANUC: 'O2000', SIEMENS: 'O2000.MPF', HEIDENHAIN: 'O2000.H', MAZAK: 'O2000', OKUMA: 'O2000.MIN' };
 const PROGRAM = '%\r\nO2000 (FLANGE \xd8 25)\r\nG90 G54\r\nS1800 M03\r\nG01 X10. F250\r\nM30\r\n%\r\n';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -74,7 +76,8 @@ describe('the demo fleet in the program service', { timeout: 60_000 }, () => {
     expect(Object.keys(machines).sort()).toEqual(DEMO.map((m) => m.machineID).sort());
     for (const m of DEMO) expect({ machine: m.machineID, programDir: machines[m.machineID]?.programDir }).toEqual({ machine: m.machineID, programDir: CONTROLLER_DIRS[m.system] });
     for (const machineID of ['L01', 'M02', 'M03', 'M04', 'T02']) {
-      const res = await post('/api/v1/machine-assignments', { programId, machineId: machines[machineID]!.id });
+      const system = DEMO.find((m) => m.machineID === machineID)!.system;
+      const res = await post('/api/v1/machine-assignments', { programId, machineId: machines[machineID]!.id, transform: { fileName: FILE_NAMES[system] } });
       expect({ machineID, status: res.status, body: res.status === 201 ? null : res.body }).toEqual({ machineID, status: 201, body: null });
       expect(res.body.dir).toBe('');
     }
@@ -101,7 +104,7 @@ describe('the demo fleet in the program service', { timeout: 60_000 }, () => {
     const targets = DEMO.filter((m) => m.machineID === 'L03' || m.machineID === 'M06');
     const assignmentIds: string[] = [];
     for (const m of targets) {
-      const res = await post('/api/v1/machine-assignments', { programId, machineId: machines[m.machineID]!.id, dir: CONTROLLER_DIRS[m.system] });
+      const res = await post('/api/v1/machine-assignments', { programId, machineId: machines[m.machineID]!.id, dir: CONTROLLER_DIRS[m.system], transform: { fileName: FILE_NAMES[m.system] } });
       expect(res.status).toBe(201);
       assignmentIds.push(res.body.id);
     }
@@ -112,7 +115,7 @@ describe('the demo fleet in the program service', { timeout: 60_000 }, () => {
       const id = machines[machineID]!.id;
       expect((await post(`/api/v1/machines/${id}/request-checkin`, { wait: true })).status).toBe(200);
       const running = (await get(`/api/v1/machines/${id}/mirror`)).body.running;
-      expect(running).toMatchObject({ dir: CONTROLLER_DIRS[system], name: 'O2000', matches: true, expected: { source: 'release', versionId } });
+      expect(running).toMatchObject({ dir: CONTROLLER_DIRS[system], name: FILE_NAMES[system], matches: true, expected: { source: 'release', versionId } });
     }
   });
 });

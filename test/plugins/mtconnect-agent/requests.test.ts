@@ -1,4 +1,10 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent } from '../../../plugins/mtconnect-agent/agent.js';
+import { GatewayReader } from '../../../plugins/mtconnect-agent/gateway-reader.js';
+import { LiveState } from '../../../plugins/mtconnect-agent/live-state.js';
+import { StreamSession } from '../../../plugins/mtconnect-agent/streaming.js';
 import { schemaErrors } from '../../fixtures/mtconnect/validate.js';
 import { headerOf, observationsOf, parseXml, startAgent, untilMachinesReported, type TestAgent } from './agent-fixture.js';
 
@@ -87,6 +93,42 @@ describe('MTConnect streaming', () => {
       expect(seen.every((o) => o.element === 'PartCount')).toBe(true);
     } finally {
       await parts.cancel();
+    }
+  });
+
+  it('observations committed while a slow client takes a part are sent next, not passed over at the heartbeat', async () => {
+    // The gateway's own agent parts, over a listener whose response reports backpressure on the first part
+    // and takes it only once a part count has been committed meanwhile, as a slow client's socket would.
+    const ctx = agent.tg.gateway.context;
+    const reader = new GatewayReader(ctx);
+    const live = await LiveState.open(reader);
+    const own = new Agent(reader, live, { version: 'test', sender: 'test', instanceId: await reader.instanceId(), gatewayId: 'gw', startedAt: Date.now() });
+    const from = (await own.header()).nextSequence;
+    const server = http.createServer((req, res) => {
+      const session = new StreamSession(own, res, 'xml', req.url ?? '', () => undefined);
+      const write = res.write.bind(res) as (chunk: string) => boolean;
+      let first = true;
+      res.write = ((chunk: string) => {
+        write(chunk);
+        if (!first) return true;
+        first = false;
+        void agent.write([partCountRow(535353)]).then(() => res.emit('drain'));
+        return false;
+      }) as typeof res.write;
+      session.begin();
+      void session.run(() => session.sample({ from, count: 100, filter: own.filter(undefined, '//DataItem[@type="PART_COUNT"]'), interval: 0, heartbeat: 300 }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const parts = new PartReader(await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/sample`));
+    try {
+      const seen: ReturnType<typeof observationsOf> = [];
+      for (let i = 0; i < 5 && !seen.some((o) => o.value === '535353'); i++) seen.push(...observationsOf((await parts.next())!.body));
+      expect(seen.map((o) => o.value)).toContain('535353');
+    } finally {
+      await parts.cancel();
+      live.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 

@@ -2,6 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent } from '../../../plugins/mtconnect-agent/agent.js';
+import { GatewayReader } from '../../../plugins/mtconnect-agent/gateway-reader.js';
+import { LiveState } from '../../../plugins/mtconnect-agent/live-state.js';
+import { ReplayCheckpoints } from '../../../plugins/mtconnect-agent/replay-checkpoints.js';
+import { sample } from '../../../plugins/mtconnect-agent/stream-reads.js';
 import { until } from '../../fixtures/until.js';
 import { headerOf, observationsOf, parseXml, startAgent, untilMachinesReported, type TestAgent } from './agent-fixture.js';
 
@@ -120,6 +125,30 @@ describe('MTConnect reads of one running agent', () => {
   }, 60_000);
   afterAll(() => agent?.stop());
 
+  it('/current of every device, written from parts kept per device, says what the document written whole says and follows each new observation', async () => {
+    // A path selecting every device is written whole, observation by observation; the machines keep reporting,
+    // so the two are compared when they answer as of the same sequence number.
+    const everything = `/current?path=${encodeURIComponent('//Agent|//Device')}`;
+    const streamsOf = (body: string) => JSON.stringify(JSON.parse(body).MTConnectStreams.Streams);
+    const both = (accept?: string) =>
+      until(
+        'both as of one sequence number',
+        async () => [(await agent.get('/current', accept)).body, (await agent.get(everything, accept)).body] as const,
+        ([kept, whole]) => (accept ? JSON.parse(kept).MTConnectStreams.Header.nextSequence === JSON.parse(whole).MTConnectStreams.Header.nextSequence : headerOf(kept).nextSequence === headerOf(whole).nextSequence),
+      );
+    const [keptXml, wholeXml] = await both();
+    expect(observationsOf(keptXml)).toEqual(observationsOf(wholeXml));
+    expect(keptXml.slice(keptXml.indexOf('<Streams>'))).toBe(wholeXml.slice(wholeXml.indexOf('<Streams>')));
+    const [keptJson, wholeJson] = await both('application/json');
+    expect(streamsOf(keptJson)).toBe(streamsOf(wholeJson));
+    await agent.write([{ machineID: 'M01', cls: 'Count', ts: Date.now(), data: { delta: 1, partCount: 737373, partsTotal: 737373, lastCycleTime: 5, program: 'O1' } }]);
+    const [after] = await both();
+    expect(observationsOf(after).find((o) => o.id === 'M01_partcount')?.value).toBe('737373');
+    const [afterJson, wholeAfterJson] = await both('application/json');
+    expect(afterJson).toContain('"value":"737373"');
+    expect(streamsOf(afterJson)).toBe(streamsOf(wholeAfterJson));
+  });
+
   it('/current is the last observation of each data item that /sample gives from the start, and /sample from its nextSequence repeats nothing', async () => {
     const current = (await agent.get('/current')).body;
     const h = headerOf(current);
@@ -165,6 +194,47 @@ describe('MTConnect reads of one running agent', () => {
     const back = (await agent.get(`/sample?from=${to}&count=-4`)).body;
     expect(observationsOf(back).map(key)).toEqual(whole.observations.slice(17, 21).map(key));
     expect(headerOf(back).nextSequence).toBe(whole.observations[17]!.seq - 1);
+  });
+
+  it('forward pages go on from where the last one left off: the same observations as pages read afresh, without rebuilding the machines\' state at each page', async () => {
+    const ctx = agent.tg.gateway.context;
+    /** The gateway's reader, counting the rebuilds of machines' state before a position. */
+    class CountingReader extends GatewayReader {
+      rebuilds = 0;
+      override lastRowsBefore(...args: Parameters<GatewayReader['lastRowsBefore']>) {
+        this.rebuilds++;
+        return super.lastRowsBefore(...args);
+      }
+    }
+    const reader = new CountingReader(ctx);
+    const live = await LiveState.open(reader);
+    try {
+      const own = new Agent(reader, live, { version: 'test', sender: 'test', instanceId: 1, gatewayId: 'gw', startedAt: Date.now() });
+      const model = own.model();
+      const header = await own.header();
+      const pages = async (checkpoints?: ReplayCheckpoints) => {
+        const seen: string[] = [];
+        let from = header.firstSequence;
+        for (let i = 0; i < 40 && from < header.nextSequence; i++) {
+          const page = await sample(reader, model, header, { from, count: 7 }, live.through, checkpoints);
+          seen.push(...page.observations.map((s) => `${s.o.seq} ${s.def.id} ${s.o.value}`));
+          from = page.header.nextSequence;
+        }
+        return seen;
+      };
+      reader.rebuilds = 0;
+      const afresh = await pages();
+      const rebuiltAfresh = reader.rebuilds;
+      reader.rebuilds = 0;
+      const goingOn = await pages(new ReplayCheckpoints());
+      expect(goingOn).toEqual(afresh);
+      expect(afresh.length).toBeGreaterThan(7 * 10);
+      expect(rebuiltAfresh).toBeGreaterThanOrEqual(10);
+      // Machines met on the first page are not rebuilt again; one met later is rebuilt once.
+      expect(reader.rebuilds).toBeLessThanOrEqual(2);
+    } finally {
+      live.close();
+    }
   });
 
   it('a path filter reads the data items it selects: by type, by category, by component', async () => {

@@ -96,7 +96,7 @@ describe('a client generated from the OpenAPI document', () => {
     const mes = await tokenFor('mes', 'operator', true);
 
     const library = ok(await admin.POST('/api/v1/libraries', { params: { header: { 'X-CSRF-Token': csrf } }, body: { name: 'Flanges', approvalPolicy: { mode: 'approvals', required: 1 } } }));
-    const program = ok(await cam.POST('/api/v1/programs', { body: { libraryId: library.id, name: 'FLANGE', controller: 'fanuc' } }));
+    const program = ok(await cam.POST('/api/v1/programs', { body: { libraryId: library.id, name: 'O4711 FLANGE', controller: 'fanuc' } }));
     const version = ok(await cam.POST('/api/v1/programs/{id}/versions', {
       params: { path: { id: program.id }, header: { 'X-On-Behalf-Of': 'Ann Programmer' } },
       body: { contentBase64: PROGRAM.toString('base64'), notes: 'first cut' },

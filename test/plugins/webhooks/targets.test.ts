@@ -116,4 +116,16 @@ describe('webhook targets', () => {
     expect(addressRefusal('::ffff:10.0.0.1', true)).toBeUndefined();
     expect(addressRefusal('fe80::1', true)).toMatch(/link-local/);
   });
+
+  it('PV-60 the IPv4-compatible (::/96) and IPv4-translated (::ffff:0:0:0/96) ranges are refused, whatever IPv4 address they carry and whether private networks are allowed', async () => {
+    for (const allowPrivate of [false, true]) {
+      for (const address of ['::7f00:1', '::127.0.0.1', '::a00:1', '::5db8:d822', '::93.184.216.34']) expect(addressRefusal(address, allowPrivate), address).toMatch(/IPv4-compatible .*never a webhook target/);
+      for (const address of ['::ffff:0:7f00:1', '::ffff:0:5db8:d822']) expect(addressRefusal(address, allowPrivate), address).toMatch(/IPv4-translated .*never a webhook target/);
+    }
+    for (const url of ['http://[::127.0.0.1]/', 'http://[::7f00:1]/', 'http://[::93.184.216.34]/', 'http://[::ffff:0:127.0.0.1]/']) {
+      const res = await register(plain, url);
+      expect(res.status, url).toBe(422);
+      expect(res.body.errors, url).toEqual([expect.objectContaining({ field: 'body.url', message: expect.stringMatching(/IPv4-(compatible|translated)/) })]);
+    }
+  });
 });

@@ -82,7 +82,7 @@ describe('webhooks', () => {
     secret = created.body.secret;
     webhookId = created.body.id;
     const lib = await post('/api/v1/libraries', { name: 'Hooks', approvalPolicy: { mode: 'autoRelease' } });
-    const prg = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'HOOKED', controller: 'fanuc' })).body.id;
+    const prg = (await post('/api/v1/programs', { libraryId: lib.body.id, name: 'O5001 HOOKED', controller: 'fanuc' })).body.id;
     versionId = (await post(`/api/v1/programs/${prg}/versions`, { contentBase64: Buffer.from('%\nO5001\nM30\n%\n').toString('base64'), notes: '' })).body.id;
     await post(`/api/v1/versions/${versionId}/submit`);
     const machine = (await get('/api/v1/machines')).body.items[0].id;
@@ -121,7 +121,7 @@ describe('webhooks', () => {
 
     // A deployment that fails: a version of the vault's largest size, which the assignment's header makes larger than the gateway takes.
     const lib = (await get('/api/v1/libraries')).body.items[0].id;
-    const prg = (await post('/api/v1/programs', { libraryId: lib, name: 'LARGE', controller: 'fanuc' })).body.id;
+    const prg = (await post('/api/v1/programs', { libraryId: lib, name: 'O5002 LARGE', controller: 'fanuc' })).body.id;
     const content = Buffer.alloc(4 * 1024 * 1024 - 4, 0x20);
     Buffer.from('%\nO5002\nM30\n%\n').copy(content);
     const v = (await post(`/api/v1/programs/${prg}/versions`, { contentBase64: content.toString('base64'), notes: '' })).body.id;

@@ -9,13 +9,15 @@
  * (an external Mosquitto whose gateway clients the cloud keeps) it changes
  * the broker's clients as the running cloud does: a new token's client is
  * added before the token is stored, a rotated or revoked one's removed.
+ * It names on stderr the database it read or wrote (never its credentials)
+ * and warns while no cloud has started on it (cloud-starts.ts).
  * docs/cloud-relay.md.
  */
 import { join, resolve } from 'node:path';
 import type { Command, CommandIO } from '../../../commands.js';
 import { AdminKeys, GatewayTokens, CLOUD_MIGRATIONS } from '../tokens.js';
 import { CLOUD_DATABASE_FILE } from '../role.js';
-import { Database } from '../../../store/database.js';
+import { Database, SqliteDatabase } from '../../../store/database.js';
 import type { SqlDatabase } from '../../../store/sql-database.js';
 import { prepareDataDirectory } from '../../../store/data-directory.js';
 import { applyMigrations, BASE_SCHEMA_OWNER } from '../../../store/migrations.js';
@@ -23,13 +25,15 @@ import type { MosquittoDynamicSecurity } from '../../../mqtt/dynamic-security.js
 import { cloudRoleSettings } from '../config.js';
 import { connectGatewayUsers, gatewayUsersOptions, type GatewayUsersSection } from '../gateway-users.js';
 import { openTokenPostgres, tokenDatabaseSource } from '../token-database.js';
+import { lastCloudStart } from '../cloud-starts.js';
+import { PostgresDatabase } from '../../../store/postgres-database.js';
 
 const USAGE = 'usage: npm run cloud-token -- [admin] create NAME | list | revoke ID | rotate ID  [--config FILE]\n  (admin: the keys of the cloud\'s admin HTTP interface, /admin/gateway-tokens)';
 
 /** The tokens' database as the cloud opens it: CLOUD_DATABASE_URL or `cloud.databaseUrl` (PostgreSQL), else cloud.db in the data directory. */
 async function openTokens(config: { dataDir: string; cloud?: { databaseUrl?: string | undefined } }, env: NodeJS.ProcessEnv): Promise<SqlDatabase> {
   const shared = tokenDatabaseSource(config.cloud ?? {}, env);
-  if (shared) return openTokenPostgres(shared, Date.now, 'cnc-cloud-token');
+  if (shared) return openTokenPostgres(shared, { applicationName: 'cnc-cloud-token' });
   const dataDir = resolve(config.dataDir);
   prepareDataDirectory(dataDir);
   const db = await Database.open(join(dataDir, CLOUD_DATABASE_FILE));
@@ -40,6 +44,23 @@ async function openTokens(config: { dataDir: string; cloud?: { databaseUrl?: str
     throw err;
   }
   return db;
+}
+
+/** Which database the command reads or writes (a file, or PostgreSQL's server and database without credentials). */
+function describeTokens(db: SqlDatabase): string {
+  if (db instanceof PostgresDatabase) return `${db.target} (PostgreSQL)`;
+  return db instanceof SqliteDatabase ? `${db.file} (SQLite)` : 'the token database';
+}
+
+/** Names the database on stderr, and warns when no cloud has started on it: its tokens would reach no cloud. */
+async function sayWhere(db: SqlDatabase, verb: string, io: CommandIO): Promise<void> {
+  io.stderr.write(`${verb === 'list' ? 'tokens read from' : 'tokens written to'} ${describeTokens(db)}\n`);
+  const last = await lastCloudStart(db);
+  if (last) {
+    io.stderr.write(`last used by the cloud on ${last.host}, started ${new Date(last.startedAt).toISOString()}\n`);
+    return;
+  }
+  io.stderr.write('warning: no cloud has started on this database yet; a cloud reads its tokens from CLOUD_DATABASE_URL (or cloud.databaseUrl), else from cloud.db in its data directory: give this command the same\n');
 }
 
 /** The command and its operand, without --config and its value. */
@@ -73,6 +94,7 @@ async function run(argv: readonly string[], io: CommandIO): Promise<number> {
   }
   let users: MosquittoDynamicSecurity | undefined;
   try {
+    await sayWhere(db, verb, io);
     // The broker's gateway clients change with the gateway tokens (not for admin keys, nor for a list).
     const section = (loaded.config as { cloud?: GatewayUsersSection }).cloud ?? {};
     const dynsec = !admin && verb !== 'list' ? gatewayUsersOptions(section, io.env, cloudRoleSettings(loaded.config).topicPrefix) : undefined;

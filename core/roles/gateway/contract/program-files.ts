@@ -1,10 +1,11 @@
 /**
  * The gateway's program-file interfaces: a program's bytes from and to a
- * machine, and what each machine can take before any transfer (docs/api.md,
- * "Program files"). The program service's link calls these.
+ * machine, fenced by a caller's token (docs/api.md, "Fencing"), and what each
+ * machine can take before any transfer (docs/api.md, "Program files"). The
+ * program service's link calls these.
  */
 import { z } from 'zod';
-import { defineEntry, queryBool } from '../../../interfaces.js';
+import { defineEntry, queryBool, queryInt } from '../../../interfaces.js';
 import { programBytesInput } from '../../../program-bytes.js';
 import { programBytesOutput } from '../api-outputs.js';
 import { machineIdSchema } from '../machine-config.js';
@@ -45,9 +46,38 @@ const fileInput = {
     .describe('program file name, e.g. O1000'),
 };
 
+/** The optional fencing token of a transfer (plugins/gateway-api/program-fences.ts): both fields or neither. */
+const fenceInput = {
+  fenceLease: z.string().min(1).max(200).optional().describe('fencing token: the lease under which the caller transfers (the program service sends its deployment id); give fenceEpoch with it'),
+  fenceEpoch: queryInt().min(0).max(Number.MAX_SAFE_INTEGER).optional().describe('fencing token: the epoch the caller holds fenceLease with; a transfer under an epoch older than one seen for this machine file and lease is refused (2006)'),
+};
+
+/** Refuses half a fencing token. */
+function checkFence(body: { fenceLease?: string | undefined; fenceEpoch?: number | undefined }, check: z.RefinementCtx): void {
+  if ((body.fenceLease === undefined) === (body.fenceEpoch === undefined)) return;
+  const missing = body.fenceLease === undefined ? 'fenceLease' : 'fenceEpoch';
+  check.addIssue({ code: 'custom', path: [missing], input: undefined, message: 'a fencing token is fenceLease and fenceEpoch together; give both or neither' });
+}
+
+/** Fencing tokens announced in one call. */
+export const FENCES_PER_CALL = 500;
+
+const fencesInput = z
+  .object({
+    fences: z
+      .array(z.object({ ...fileInput, fenceLease: fenceInput.fenceLease.unwrap(), fenceEpoch: fenceInput.fenceEpoch.unwrap() }).strict())
+      .min(1)
+      .max(FENCES_PER_CALL)
+      .describe('the files, each with the fencing token its transfers will carry'),
+  })
+  .strict();
+
+const sha256Output = z.string().regex(/^[0-9a-f]{64}$/);
+
 const uploadInput = z
   .object({
     ...fileInput,
+    ...fenceInput,
     content: z.string().optional().describe('the program as text, sent as its UTF-8 bytes; or give contentBase64'),
     contentBase64: programBytesInput('the program\'s bytes as base64, any bytes (Latin-1 comments, CR/LF/CRLF, tape characters); or give content').optional(),
   })
@@ -59,14 +89,18 @@ const uploadInput = z
     } else if (body.content === undefined && body.contentBase64 === undefined) {
       check.addIssue({ code: 'custom', path: ['content'], input: undefined, message: `give content or contentBase64; ${forms}` });
     }
+    checkFence(body, check);
   });
 
 const downloadInput = z
   .object({
     ...fileInput,
+    ...fenceInput,
     text: queryBool().default(true).describe('false leaves out content and encoding: only the bytes (contentBase64), for a client that wants nothing else'),
+    bytes: queryBool().default(true).describe('false answers size and sha256 only: the file is read from the machine and hashed, not sent (a read-back that compares hashes)'),
   })
-  .strict();
+  .strict()
+  .superRefine(checkFence);
 
 const machineErrors = ['GENERAL_MACHINE_ID_NOT_EXISTED', 'DRIVER_FAMILY_UNSUPPORTED', 'MACHINE_NOT_CONNECTED', 'DRIVER_TIMEOUT', 'DRIVER_REQUEST_FAILED'] as const;
 
@@ -84,20 +118,20 @@ export const PROGRAM_FILES = {
   download: defineEntry({
     path: '/api/file/program/download',
     method: 'GET',
-    summary: 'Downloads a program file from the machine: its bytes (contentBase64), its text (content, in the encoding named), size in bytes and sha256.',
+    summary: 'Downloads a program file from the machine: its bytes (contentBase64), its text (content, in the encoding named), size in bytes and sha256; with bytes=false only its size and sha256.',
     tags: ['program files'],
     input: downloadInput,
     output: z.strictObject({
       machineID: z.string(),
       dir: z.string(),
       name: z.string(),
-      content: z.string().optional().describe('the program as text, unless text=false'),
+      content: z.string().optional().describe('the program as text, unless text=false or bytes=false'),
       encoding: z.enum(['utf-8', 'windows-1252']).optional(),
-      contentBase64: programBytesOutput,
+      contentBase64: programBytesOutput.optional().describe('the program\'s bytes, as base64, unless bytes=false'),
       size: z.number().int(),
-      sha256: z.string().regex(/^[0-9a-f]{64}$/),
+      sha256: sha256Output,
     }),
-    errors: [...machineErrors, 'PROGRAM_NOT_FOUND'],
+    errors: [...machineErrors, 'PROGRAM_NOT_FOUND', 'PROGRAM_TRANSFER_SUPERSEDED'],
   }),
   upload: defineEntry({
     path: '/api/file/program/upload',
@@ -105,8 +139,27 @@ export const PROGRAM_FILES = {
     summary: `Uploads a program file to the machine, as text (content) or any bytes (contentBase64), at most ${MAX_PROGRAM_BYTES} bytes, kept byte for byte; answers its size and sha256.`,
     tags: ['program files'],
     input: uploadInput,
-    output: z.strictObject({ machineID: z.string(), dir: z.string(), name: z.string(), size: z.number().int(), sha256: z.string().regex(/^[0-9a-f]{64}$/) }),
-    errors: [...machineErrors],
+    output: z.strictObject({ machineID: z.string(), dir: z.string(), name: z.string(), size: z.number().int(), sha256: sha256Output }),
+    errors: [...machineErrors, 'PROGRAM_TRANSFER_SUPERSEDED'],
+  }),
+  fences: defineEntry({
+    path: '/api/file/program/fences',
+    method: 'POST',
+    summary: `Announces fencing tokens for program files before transferring them, without contacting any machine: each is noted, or answered superseded when a newer epoch of its lease has been seen for its file (at most ${FENCES_PER_CALL} per call).`,
+    tags: ['program files'],
+    input: fencesInput,
+    output: z.strictObject({
+      fences: z.array(z.strictObject({
+        machineID: z.string(),
+        dir: z.string(),
+        name: z.string(),
+        fenceLease: z.string(),
+        fenceEpoch: z.number().int(),
+        superseded: z.boolean().describe('whether a newer epoch of fenceLease has been seen for this file: the fence was not noted'),
+        highestEpoch: z.number().int().describe('the highest epoch of fenceLease seen for this file'),
+      })).describe('one answer per fence announced, in order'),
+    }),
+    errors: ['GENERAL_MACHINE_ID_NOT_EXISTED'],
   }),
   capabilities: defineEntry({
     path: '/api/file/program/capabilities',

@@ -3,8 +3,9 @@
  * cookie (HttpOnly, set by POST /auth/login) and its CSRF token, which every
  * request that changes something sends as X-CSRF-Token (read again from
  * GET /auth/me after a reload). Errors are problem documents (RFC 9457):
- * the `detail` and the field errors are what the page shows. A 401 brings
- * the login back; the call waits for it and is sent again.
+ * their detail and field sentences, in plant words, are what the page shows. A 401 brings
+ * the login back; the call waits for it and is sent again. An approval that
+ * needs a fresh sign-in at the provider sends the browser there.
  */
 import { createLoginGate } from '../shared/login-gate.js';
 
@@ -16,9 +17,17 @@ export interface Problem {
   errors?: { field: string; message: string; accepted?: string }[];
 }
 
+/** A problem in words a person reads: its detail, and each field's sentence the detail does not already say. */
+export function problemWords(problem: Problem): string {
+  const detail = problem.detail ?? problem.title;
+  const said = detail.toLowerCase();
+  const more = (problem.errors ?? []).map((e) => e.message).filter((m) => m && !said.includes(m.toLowerCase().replace(/[.!?]$/, '')));
+  return [detail, ...more.map((m) => (/[.!?]$/.test(m) ? m : `${m}.`))].join(' ');
+}
+
 export class ProblemError extends Error {
   constructor(readonly problem: Problem) {
-    super([problem.detail ?? problem.title, ...(problem.errors ?? []).map((e) => `${e.field}: ${e.message}${e.accepted ? ` (accepted: ${e.accepted})` : ''}`)].join(' — '));
+    super(problemWords(problem));
   }
 }
 
@@ -27,9 +36,13 @@ export interface Me {
   role: string;
   permissions: string[];
   csrfToken?: string;
+  /** A session of a sign-in through the identity provider; its logout goes on to the provider. */
+  identityProvider?: { authTime: string | null };
 }
 
 let csrf: string | null = null;
+/** Whether the session came from a sign-in through the provider (read from GET /auth/me). */
+let throughProvider = false;
 /** The person at a shared terminal: sent as X-On-Behalf-Of, so the audit names them. */
 let operator: string | null = null;
 
@@ -47,6 +60,14 @@ async function send<T>(method: string, path: string, body: unknown, retried: boo
     headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...(method !== 'GET' && csrf ? { 'x-csrf-token': csrf } : {}), ...(operator ? { 'x-on-behalf-of': operator } : {}), ...headers },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
+  if (response.status === 401) {
+    // An approval by a person signed in through the provider long ago: the provider asks them to sign in again, then the page comes back.
+    const problem = (await response.clone().json().catch(() => null)) as { type?: string; signInUrl?: string } | null;
+    if (problem?.type?.endsWith('/reauthentication-required') && problem.signInUrl?.startsWith('/auth/oidc/')) {
+      location.assign(problem.signInUrl);
+      return new Promise<T>(() => undefined);
+    }
+  }
   if (response.status === 401 && !path.startsWith('/auth/login') && !retried) {
     await gate.wait();
     return send<T>(method, path, body, true, headers);
@@ -77,14 +98,21 @@ export async function whoAmI(): Promise<Me | null> {
   try {
     const me = await send<Me>('GET', '/auth/me', undefined, true);
     csrf = me.csrfToken ?? null;
+    throughProvider = me.identityProvider !== undefined;
     return me;
   } catch {
     return null;
   }
 }
 
+/** Ends the session; one of a sign-in through the provider then ends at the provider too, which brings the browser back to this page. */
 export async function logout(): Promise<void> {
   await send('POST', '/auth/logout', {}, true).catch(() => undefined);
   csrf = null;
+  if (throughProvider) {
+    throughProvider = false;
+    location.assign(`/auth/oidc/logout?returnTo=${encodeURIComponent(location.pathname)}`);
+    return;
+  }
   gate.announce(true);
 }

@@ -1,8 +1,14 @@
-/** The approval queue: approve or reject with a comment; a separation-of-duties refusal is said in plain words. */
+/**
+ * The approval queue: each version with what it changes on the machine, its
+ * whole text to view and its bytes to download (a first version too), and
+ * approve or reject with a comment; a separation-of-duties refusal is said in
+ * plain words.
+ */
 import { useEffect, useState } from 'preact/hooks';
-import { api, ProblemError } from './api.js';
+import { api, ProblemError, type Me } from './api.js';
 import { MachineSummary, type Diff } from './diff.js';
-import { message, type Approval, type Page, type Program, type Version } from './model.js';
+import { may, message, type Approval, type Page, type Program, type Version } from './model.js';
+import { DownloadLink, VersionTextView } from './version-text.js';
 
 /** The version in force when `a` was submitted: the newest published version before it. */
 async function inForce(a: Approval): Promise<Version | undefined> {
@@ -32,13 +38,14 @@ function AgainstInForce({ approval, generation }: { approval: Approval; generati
   );
 }
 
-export function Approvals() {
+export function Approvals({ me }: { me: Me }) {
   const [items, setItems] = useState<Approval[]>([]);
   const [generation, setGeneration] = useState(0);
   const [programs, setPrograms] = useState<Map<string, Program>>(new Map());
   const [comment, setComment] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  const [viewing, setViewing] = useState<string | null>(null);
   const load = async () => {
     const [a, p] = await Promise.all([api.get<Page<Approval>>('/approvals?state=pending&limit=200'), api.get<Page<Program>>('/programs?limit=500')]);
     setItems(a.items);
@@ -66,19 +73,31 @@ export function Approvals() {
       {notice && <p class="notice" role="status">{notice}</p>}
       {items.length === 0 && <p>Nothing waits for approval.</p>}
       <ul class="plain-list">
-        {items.map((a) => (
+        {items.map((a) => {
+          const label = `${programs.get(a.programId)?.name ?? a.programId} version ${a.versionNumber}`;
+          return (
           <li key={a.id} class="card" data-approval={a.id}>
-            <h2>{programs.get(a.programId)?.name ?? a.programId} version {a.versionNumber}</h2>
+            <h2>{label}</h2>
             <p class="muted">Submitted by {a.createdBy}; {a.approvals} of {a.required} approvals. Who may not approve it: {a.excluded.join(', ') || 'nobody'}.</p>
             <AgainstInForce approval={a} generation={generation} />
+            <p class="actions">
+              <button type="button" aria-expanded={viewing === a.id} aria-label={`View ${label}`} onClick={() => setViewing(viewing === a.id ? null : a.id)}>View</button>
+              <DownloadLink versionId={a.versionId} label={label} />
+            </p>
+            {viewing === a.id && <VersionTextView versionId={a.versionId} label={label} onClose={() => setViewing(null)} />}
+            {may(me, 'approvals.decide') && (
+              <>
             <label for={`comment-${a.id}`}>Comment</label>
             <input id={`comment-${a.id}`} value={comment[a.id] ?? ''} onInput={(e) => setComment({ ...comment, [a.id]: e.currentTarget.value })} />
             <p class="actions">
               <button type="button" class="primary" onClick={() => void decide(a, 'approve')}>Approve</button>
               <button type="button" onClick={() => void decide(a, 'reject')}>Reject</button>
             </p>
+              </>
+            )}
           </li>
-        ))}
+          );
+        })}
       </ul>
     </main>
   );

@@ -1,62 +1,7 @@
 /**
- * Parts of the deploy panel: one assignment (chosen or not, its directory
- * changed, removed, previewed) and the trial options (hours and the rules
- * that judge it, docs/programs-trials.md).
+ * The trial options of the deploy panel: the hours a trial is watched and
+ * the rules that judge it (docs/programs-trials.md).
  */
-import { useState } from 'preact/hooks';
-import { api } from './api.js';
-import { message, type Assignment } from './model.js';
-
-export interface AssignmentRowProps {
-  assignment: Assignment;
-  label: string;
-  title: string;
-  chosen: boolean;
-  locked: boolean;
-  onChoose(on: boolean): void;
-  onPreview(): void;
-  onChanged(a: Assignment): void;
-  onRemoved(): void;
-  onError(text: string | null): void;
-}
-
-export function AssignmentRow(props: AssignmentRowProps) {
-  const { assignment: a, label } = props;
-  const [editing, setEditing] = useState(false);
-  const [dir, setDir] = useState(a.dir);
-  const run = async (call: () => Promise<void>) => {
-    props.onError(null);
-    try {
-      await call();
-    } catch (err) {
-      props.onError(message(err));
-    }
-  };
-  const save = (e: Event) => {
-    e.preventDefault();
-    void run(async () => {
-      props.onChanged(await api.patch<Assignment>(`/machine-assignments/${a.id}`, { dir }));
-      setEditing(false);
-    });
-  };
-  return (
-    <div class="assignment" data-assignment={label}>
-      <label class="check" title={props.title}>
-        <input type="checkbox" checked={props.chosen} disabled={props.locked} onChange={(e) => props.onChoose(e.currentTarget.checked)} /> {label} {a.dir ? <code>{a.dir}</code> : <span class="muted">(the machine's directory)</span>}
-      </label>
-      <button type="button" class="small" onClick={props.onPreview}>Preview</button>
-      {!props.locked && <button type="button" class="small" aria-expanded={editing} onClick={() => setEditing(!editing)}>Change</button>}
-      {!props.locked && <button type="button" class="small" onClick={() => void run(async () => { await api.delete(`/machine-assignments/${a.id}`); props.onRemoved(); })}>Remove</button>}
-      {editing && (
-        <form class="inline-form" aria-label={`Change the assignment to ${label}`} onSubmit={save}>
-          <label>Directory <input value={dir} placeholder="the machine's own, if it has one" onInput={(e) => setDir(e.currentTarget.value)} /></label>
-          <button type="submit">Save the assignment</button>
-        </form>
-      )}
-    </div>
-  );
-}
-
 export interface Trial { on: boolean; hours: string; maxCycleTimeIncreasePct: string; minCycles: string; failOnAlarms: boolean }
 
 /** The deployment request's trial fields. */

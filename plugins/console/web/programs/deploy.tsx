@@ -1,14 +1,15 @@
 /**
- * Deploying a version: choose its assignments (add, change or remove one),
- * preview what a machine receives, start the batch — as a release or as a
+ * Deploying a version: choose its assignments (add, change or remove one,
+ * with the file name the machine gets), preview what a machine receives, start the batch — as a release or as a
  * trial with its hours and rules — and watch every machine's deployment
  * live until each has succeeded or failed.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { api } from './api.js';
+import { api, type Me } from './api.js';
+import { AssignmentRow, NewAssignment } from './assignment-form.js';
 import { UnifiedView } from './diff.js';
-import { byName, message, statusWords, type Assignment, type Deployment, type Group, type Machine, type Page, type Program, type Version } from './model.js';
-import { AssignmentRow, TrialOptions, trialBody, type Trial } from './deploy-parts.js';
+import { may, message, statusWords, type Assignment, type Deployment, type Group, type Machine, type Page, type Program, type Version } from './model.js';
+import { TrialOptions, trialBody, type Trial } from './deploy-parts.js';
 
 interface Preview { target: string; fileName: string; size: number; sha256: string; text: string | null; encoding: string; diff: { identical: boolean; unified: string }; warnings: string[] }
 interface PreviewAnswer { fileName: string; result: { size: number; sha256: string; text: string | null; encoding: string }; diff: { identical: boolean; unified: string }; warnings: string[] }
@@ -29,35 +30,6 @@ function useBatch(batchId: string | null, setDeployments: (d: Deployment[]) => v
       stop = true;
     };
   }, [batchId]);
-}
-
-/** The form that adds an assignment of the program to a machine or a group. */
-function NewAssignment({ program, machines, groups, onMade, onError }: { program: Program; machines: Map<string, Machine>; groups: Group[]; onMade: (a: Assignment) => void; onError: (text: string | null) => void }) {
-  const [newTarget, setNewTarget] = useState('');
-  const [newDir, setNewDir] = useState('');
-  const addAssignment = async (e: Event) => {
-    e.preventDefault();
-    onError(null);
-    try {
-      const [kind, id] = newTarget.split(':');
-      const made = await api.post<Assignment>('/machine-assignments', { programId: program.id, ...(kind === 'group' ? { groupId: id } : { machineId: id }), ...(newDir ? { dir: newDir } : {}) });
-      onMade(made);
-      setNewTarget('');
-    } catch (err) {
-      onError(message(err));
-    }
-  };
-  return (
-    <form class="inline-form" onSubmit={addAssignment} aria-label="New assignment">
-      <label>Assign to <select aria-label="Assign to" required value={newTarget} onChange={(e) => setNewTarget(e.currentTarget.value)}>
-        <option value="">Choose a machine or group…</option>
-        {byName([...machines.values()].filter((m) => m.present !== false)).map((m) => <option key={m.id} value={`machine:${m.id}`} title={m.id}>{m.name} ({m.machineId})</option>)}
-        {byName(groups).map((g) => <option key={g.id} value={`group:${g.id}`} title={g.id}>group {g.name}</option>)}
-      </select></label>
-      <label>Directory <input value={newDir} placeholder="the machine's own, if it has one" onInput={(e) => setNewDir(e.currentTarget.value)} /></label>
-      <button type="submit">Add the assignment</button>
-    </form>
-  );
 }
 
 function PreviewView({ preview }: { preview: Preview }) {
@@ -89,7 +61,7 @@ function BatchView({ deployments, machines, onClose }: { deployments: Deployment
   );
 }
 
-export function DeployPanel({ program, version, onClose }: { program: Program; version: Version; onClose: () => void }) {
+export function DeployPanel({ program, version, me, onClose }: { program: Program; version: Version; me: Me; onClose: () => void }) {
   const [assignments, setAssignments] = useState<Assignment[]>([]);
   const [machines, setMachines] = useState<Map<string, Machine>>(new Map());
   const [chosen, setChosen] = useState<Set<string>>(new Set());
@@ -99,6 +71,7 @@ export function DeployPanel({ program, version, onClose }: { program: Program; v
   const [preview, setPreview] = useState<Preview | null>(null);
   const [groups, setGroups] = useState<Group[]>([]);
   const [trial, setTrial] = useState<Trial>({ on: false, hours: '24', maxCycleTimeIncreasePct: '10', minCycles: '3', failOnAlarms: true });
+  const canManage = may(me, 'assignments.manage');
   const target = (a: Assignment) => (a.machineId ? machines.get(a.machineId)?.name ?? a.machineId : `group ${groups.find((g) => g.id === a.groupId)?.name ?? a.groupId ?? ''}`);
   const showPreview = async (a: Assignment) => {
     setError(null);
@@ -137,11 +110,13 @@ export function DeployPanel({ program, version, onClose }: { program: Program; v
   return (
     <section class="card" aria-labelledby="deploy-title">
       <h2 id="deploy-title">Deploy {program.name} version {version.number}</h2>
-      {assignments.length === 0 && <p>This program is not assigned to any machine yet: choose a machine or a group below.</p>}
+      {assignments.length === 0 && <p>This program is not assigned to any machine yet{canManage ? ': choose a machine or a group below.' : '; someone who manages assignments (a programmer) assigns it.'}</p>}
       <fieldset class="plain">
         <legend>Assignments</legend>
         {assignments.map((a) => (
           <AssignmentRow key={a.id} assignment={a} label={target(a)} title={a.machineId ?? a.groupId ?? ''} chosen={chosen.has(a.id)} locked={batchId !== null} onError={setError}
+            machineId={a.machineId ? machines.get(a.machineId)?.machineId ?? null : [...machines.values()].find((m) => m.groupIds?.includes(a.groupId ?? ''))?.machineId ?? null}
+            program={program} version={version} canManage={canManage}
             onChoose={(on) => {
               const next = new Set(chosen);
               if (on) next.add(a.id);
@@ -158,7 +133,7 @@ export function DeployPanel({ program, version, onClose }: { program: Program; v
             }} />
         ))}
       </fieldset>
-      {batchId === null && <NewAssignment program={program} machines={machines} groups={groups} onMade={onMade} onError={setError} />}
+      {batchId === null && canManage && <NewAssignment program={program} version={version} machines={machines} groups={groups} onMade={onMade} onError={setError} />}
       {batchId === null && <TrialOptions trial={trial} onChange={setTrial} />}
       {preview && <PreviewView preview={preview} />}
       {error && <p class="error" role="alert">{error}</p>}

@@ -2,17 +2,36 @@
  * The fleet as the program service knows it: machines with the service's
  * settings for each (program directory, mirror and its interval) and their
  * groups, editable by whoever may manage the fleet; and the gateways with
- * their reachability, last sync and last error — register a remote one,
- * sync one now.
+ * their reachability, last sync and last error — register a remote one
+ * (synced at once), sync one now — with where its key is made and which of
+ * its interfaces the key's user needs.
  */
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { byName, message, type Page } from './model.js';
 import { Groups, type FleetGroup } from './fleet-groups.js';
+import { GATEWAY_INTERFACES_NEEDED } from './gateway-needs.js';
 
 interface FleetMachine { id: string; machineId: string; name: string; driver: string; present: boolean; gatewayId: string; groupIds: string[]; programDir: string; mirror: { enabled: boolean; intervalSec: number } }
 interface Gateway { id: string; name: string; kind: string; url: string; host: string | null; reachable: boolean; lastContactAt: string | null; lastError: string | null; lastErrorAt: string | null; lastSyncAt: string | null }
 interface SyncReport { machines: { added: { count: number }; changed: unknown[]; gone: { count: number }; returned: { count: number }; unchanged: number } }
+
+const syncWords = (m: SyncReport['machines']) => `${m.added.count} machines added, ${m.changed.length} changed, ${m.gone.count} gone, ${m.returned.count} back, ${m.unchanged} unchanged`;
+
+/** Where a remote gateway's secret key comes from, and which of its interfaces the key's user needs. */
+function KeyHelp() {
+  return (
+    <details class="key-help">
+      <summary>Where to make the gateway's secret key, and what it needs</summary>
+      <p>
+        Make the key on that gateway: in its fleet console (its address, port 8080), <i>System</i>, <i>Make a key</i>, as an administrator;
+        or with <code>POST /api/security/secret-key/create</code>. The key is shown once: paste it here. It acts as the user it is made for:
+        an administrator may call every interface; any other user needs these in their authorised API list:
+      </p>
+      <ul class="needs">{GATEWAY_INTERFACES_NEEDED.map((n) => <li key={n.path}><code>{n.path}</code> — {n.why}</li>)}</ul>
+    </details>
+  );
+}
 
 const when = (s: string | null) => (s ? new Date(s).toLocaleString() : 'never');
 
@@ -94,7 +113,10 @@ function RegisterGateway({ onDone, onError }: { onDone: (text: string) => Promis
     try {
       const g = await api.post<Gateway>('/gateways', form);
       setForm(empty);
-      await onDone(g.reachable ? `Gateway ${g.name} registered and reached.` : `Gateway ${g.name} registered, but it did not answer: ${g.lastError ?? 'no answer'}.`);
+      if (!g.reachable) return await onDone(`Gateway ${g.name} registered, but it did not answer: ${g.lastError ?? 'no answer'}. Sync it once it answers.`);
+      // Its machines are read at once, so they can be assigned programs right away.
+      const synced = await api.post<SyncReport>(`/gateways/${g.id}/sync`).then((r) => syncWords(r.machines), (err: unknown) => `but its machines could not be read: ${message(err)}`);
+      await onDone(`Gateway ${g.name} registered and synced: ${synced}.`);
     } catch (err) {
       onError(message(err));
     }
@@ -119,8 +141,7 @@ export function Gateways({ canManage }: { canManage: boolean }) {
     setError(null);
     try {
       const r = await api.post<SyncReport>(`/gateways/${g.id}/sync`);
-      const m = r.machines;
-      setNotice(`${g.name} synced: ${m.added.count} machines added, ${m.changed.length} changed, ${m.gone.count} gone, ${m.returned.count} back, ${m.unchanged} unchanged.`);
+      setNotice(`${g.name} synced: ${syncWords(r.machines)}.`);
     } catch (err) {
       setError(`${g.name} could not be synced: ${message(err)}`);
     }
@@ -147,6 +168,7 @@ export function Gateways({ canManage }: { canManage: boolean }) {
         ))}</tbody>
       </table>
       {canManage && <RegisterGateway onError={setError} onDone={async (text) => { setNotice(text); await load(); }} />}
+      {canManage && <KeyHelp />}
     </main>
   );
 }

@@ -1,6 +1,7 @@
-/** The program service's login dialog (session cookie), shared by the console and the terminal. */
+/** The program service's login dialog (session cookie), shared by the console and the terminal, with the sign-in through the plant's provider when the service offers one. */
 import { useState } from 'preact/hooks';
 import { login, ProblemError, type Me } from './api.js';
+import { SsoSignIn } from '../shared/sso.js';
 
 const message = (err: unknown) => (err instanceof ProblemError ? err.message : 'The service could not be reached.');
 
@@ -28,6 +29,7 @@ export function LoginDialog({ title, onDone }: { title: string; onDone: (me: Me)
         <input id="login-password" type="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
         {error && <p class="error" role="alert">{error}</p>}
         <button type="submit">Log in</button>
+        <SsoSignIn returnTo={location.pathname} />
       </form>
     </div>
   );

@@ -44,11 +44,11 @@ function View({ where, me }: { where: Where; me: Me }) {
   if (allowed && !mayUse(me, allowed[2])) return <main id="main"><h1>{allowed[1]}</h1><p>Your role ({me.role}) cannot use this page.</p></main>;
   switch (where) {
     case 'programs': return <Programs place={programPlace()} me={me} />;
-    case 'approvals': return <Approvals />;
-    case 'drift': return <DriftTriage />;
+    case 'approvals': return <Approvals me={me} />;
+    case 'drift': return <DriftTriage canManage={me.permissions.includes('drift.manage')} />;
     case 'audit': return <Audit me={me} />;
-    case 'trials': return <Trials />;
-    case 'deployments': return <Deployments status={queryOf('status')} />;
+    case 'trials': return <Trials canDecide={me.permissions.includes('trials.decide')} />;
+    case 'deployments': return <Deployments status={queryOf('status')} canDecide={me.permissions.includes('trials.decide')} />;
     case 'machines': return <Machines canManage={me.permissions.includes('fleet.manage')} />;
     case 'gateways': return <Gateways canManage={me.permissions.includes('fleet.manage')} />;
     case 'admin': return <Admin me={me} />;

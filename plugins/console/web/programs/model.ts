@@ -3,16 +3,20 @@ import { useEffect, useState } from 'preact/hooks';
 import { ProblemError } from './api.js';
 
 export interface Page<T> { items: T[] }
-export interface Library { id: string; name: string }
-export interface Program { id: string; name: string; libraryId: string; controller: string }
+export interface Library { id: string; name: string; approvalPolicy?: { mode: 'autoRelease' } | { mode: 'approvals'; required: number } }
+export interface Program { id: string; name: string; libraryId: string; controller: string; fileName: string }
 export interface Version { id: string; programId: string; number: number; state: string; author: string; notes: string; sha256: string; size: number; createdAt: string }
+export interface Transform { fileName: string; programNumber?: number; header: string[]; footer: string[]; substitutions: { from: string; to: string }[]; lineEnding: string }
 export interface Approval { id: string; versionId: string; programId: string; versionNumber: number; state: string; required: number; approvals: number; excluded: string[]; createdBy: string; createdAt: string }
-export interface Assignment { id: string; programId: string; machineId: string | null; groupId: string | null; dir: string }
+export interface Assignment { id: string; programId: string; machineId: string | null; groupId: string | null; dir: string; transform: Transform }
 export interface Deployment { id: string; machineId: string; versionId: string | null; status: string; reason: string | null; batchId: string; waitingForSlot?: boolean; purpose?: string }
 export interface Machine { id: string; machineId: string; name: string; groupIds?: string[]; programDir?: string; present?: boolean }
 export interface Group { id: string; name: string; machineIds: string[] }
 
 export const message = (err: unknown) => (err instanceof ProblemError ? err.message : 'The service could not be reached.');
+
+/** Whether the role may use an operation that needs `permission`: a button it cannot use is not offered. */
+export const may = (me: { permissions: string[] }, permission: string) => me.permissions.includes(permission);
 
 /** Sorted by name as people read them (numbers in order: Mill 2 before Mill 10). */
 export const byName = <T extends { name: string }>(list: readonly T[]): T[] => [...list].sort((a, b) => a.name.localeCompare(b.name, undefined, { numeric: true, sensitivity: 'base' }));

@@ -1,7 +1,7 @@
 /**
  * The program console's home (the dashboard summary, each counter linking to
- * its list, and the latest deployments), the trials (verdict, evidence,
- * promote, pull back) and the deployments list (machine and version by
+ * its list, and the latest deployments), the trials (verdict, the evidence as
+ * tables, promote, pull back) and the deployments list (machine and version by
  * name, a trial pulled back from its row).
  */
 import { useState } from 'preact/hooks';
@@ -42,9 +42,44 @@ export function Dashboard() {
   );
 }
 
-interface Trial { id: string; fileName: string; machineId: string; status: string; active: boolean; verdict: string | null; evidence: Record<string, unknown> | null; evaluatedAt: string | null; endsAt: string | null; decision: { by: string; onBehalfOf: string | null; automatic: boolean; note: string } | null }
+interface Window { cycles: number; medianSec: number | null; from: string; to: string }
+interface Evidence {
+  verdict: string; failedRules: string[]; inconclusiveBecause: string | null; baseline: Window; trial: Window; cycleChangePct: number | null;
+  alarms: { code: string; message: string; level: string; at: string }[]; alarmCount: number; program: string; truncated: boolean;
+}
+interface Trial { id: string; fileName: string; machineId: string; status: string; active: boolean; verdict: string | null; evidence: Evidence | null; evaluatedAt: string | null; endsAt: string | null; decision: { by: string; onBehalfOf: string | null; automatic: boolean; note: string } | null }
 
-export function Trials() {
+const seconds = (s: number | null) => (s === null ? '—' : `${s.toFixed(1)} s`);
+
+/** What a trial was judged on, as tables: cycles and cycle times before and during the trial, the change, the rules that failed, the alarms. */
+function EvidenceTable({ evidence: e, where }: { evidence: Evidence; where: string }) {
+  const change = e.cycleChangePct === null ? 'not known yet' : `${e.cycleChangePct > 0 ? '+' : ''}${e.cycleChangePct.toFixed(1)} % (${e.cycleChangePct > 0 ? 'slower' : e.cycleChangePct < 0 ? 'faster' : 'the same'})`;
+  return (
+    <div class="evidence">
+      <table class="list" aria-label={`Evidence of the trial on ${where}`}>
+        <thead><tr><th scope="col">{e.program}</th><th scope="col">Before the trial</th><th scope="col">During the trial</th></tr></thead>
+        <tbody>
+          <tr><th scope="row">Cycles</th><td>{e.baseline.cycles}</td><td>{e.trial.cycles}</td></tr>
+          <tr><th scope="row">Median cycle time</th><td>{seconds(e.baseline.medianSec)}</td><td>{seconds(e.trial.medianSec)}</td></tr>
+          <tr><th scope="row">Read from – to</th><td>{when(e.baseline.from)} – {when(e.baseline.to)}</td><td>{when(e.trial.from)} – {when(e.trial.to)}</td></tr>
+          <tr><th scope="row">Cycle time change</th><td colSpan={2}>{change}</td></tr>
+          <tr><th scope="row">Alarms that judge it</th><td colSpan={2}>{e.alarmCount === 0 ? 'none' : e.alarmCount}</td></tr>
+        </tbody>
+      </table>
+      {e.failedRules.length > 0 && <ul class="error" aria-label="Rules it failed">{e.failedRules.map((r) => <li key={r}>{r}</li>)}</ul>}
+      {e.inconclusiveBecause && <p>Not judged yet: {e.inconclusiveBecause}.</p>}
+      {e.alarms.length > 0 && (
+        <table class="list" aria-label={`Alarms during the trial on ${where}`}>
+          <thead><tr><th scope="col">When</th><th scope="col">Level</th><th scope="col">Code</th><th scope="col">Message</th></tr></thead>
+          <tbody>{e.alarms.map((a, i) => <tr key={i}><td>{when(a.at)}</td><td>{a.level}</td><td>{a.code}</td><td class="wrap">{a.message}</td></tr>)}</tbody>
+        </table>
+      )}
+      {e.truncated && <p class="muted">Only the first rows the machine reported were read; the figures cover those.</p>}
+    </div>
+  );
+}
+
+export function Trials({ canDecide }: { canDecide: boolean }) {
   const [trials, error, reload] = useLoad(() => api.get<Page<Trial>>('/trials?limit=100'));
   const [machines] = useLoad(() => machineMap(api.get));
   const [notice, setNotice] = useState<string | null>(null);
@@ -69,9 +104,9 @@ export function Trials() {
         <li key={t.id} class="card" data-trial={t.id} data-status={t.status}>
           <h2>{t.fileName} on <span title={t.machineId}>{machines?.get(t.machineId)?.name ?? t.machineId}</span> <span class={`status status-${t.status}`}>{t.status}</span></h2>
           <p>Verdict: <b>{t.verdict ?? 'not yet'}</b>{t.evaluatedAt ? ` (judged ${when(t.evaluatedAt)})` : ''}{t.endsAt ? ` · ends ${when(t.endsAt)}` : ''}</p>
-          {t.evidence && <details><summary>Evidence</summary><pre class="evidence">{JSON.stringify(t.evidence, null, 2)}</pre></details>}
+          {t.evidence && <EvidenceTable evidence={t.evidence} where={machines?.get(t.machineId)?.name ?? t.machineId} />}
           {t.decision && <p class="muted">Decided by {t.decision.automatic ? 'the service itself' : t.decision.by}{t.decision.onBehalfOf ? ` for ${t.decision.onBehalfOf}` : ''}{t.decision.note ? `: ${t.decision.note}` : ''}</p>}
-          {t.active && t.status === 'Active' && (
+          {canDecide && t.active && t.status === 'Active' && (
             <p class="actions">
               <button type="button" class="primary" onClick={() => void decide(t, 'promote')}>Promote</button>
               <button type="button" onClick={() => void decide(t, 'pull-back')}>Pull back</button>
@@ -103,7 +138,7 @@ async function namesFor(items: Deployment[]): Promise<DeploymentNames> {
   };
 }
 
-export function Deployments({ status }: { status: string }) {
+export function Deployments({ status, canDecide }: { status: string; canDecide: boolean }) {
   const [page, error, reload] = useLoad(async () => {
     const p = await api.get<Page<Deployment>>(`/deployments?limit=200${status ? `&status=${encodeURIComponent(status)}` : ''}`);
     return { items: p.items, names: await namesFor(p.items) };
@@ -137,7 +172,7 @@ export function Deployments({ status }: { status: string }) {
               <td title={d.versionId ?? ''}>{d.versionId ? names?.versions.get(d.versionId) ?? d.versionId : 'a snapshot'}</td>
               <td>{d.fileName}</td><td>{d.purpose}</td><td><span class={`status status-${d.status}`}>{statusWords(d)}</span></td><td class="wrap">{d.reason ?? ''}</td>
               <td>{d.createdBy}</td><td>{when(d.createdAt)}</td><td>{when(d.finishedAt)}</td>
-              <td>{trial?.active && trial.status === 'Active' && <button type="button" onClick={() => void pullBack(trial)}>Pull back the trial</button>}</td>
+              <td>{canDecide && trial?.active && trial.status === 'Active' && <button type="button" onClick={() => void pullBack(trial)}>Pull back the trial</button>}</td>
             </tr>
           );
         })}</tbody>

@@ -2,7 +2,8 @@
  * Drift triage and the audit. Drift: every open item with the NC-aware diff
  * of what was released against what is on the machine; accept (the
  * machine's content becomes a new draft version, nothing released changes)
- * or reject (the released version goes back on the machine, verified).
+ * or reject (the released version goes back on the machine, verified),
+ * offered to a role with drift.manage.
  * Audit: the newest records with filters, the CSV export, and the chain's
  * verification (the first broken record, if any).
  */
@@ -23,7 +24,7 @@ interface AuditRecord { seq: number; time: string; principalName: string; onBeha
 
 const message = (err: unknown) => (err instanceof ProblemError ? err.message : 'The service could not be reached.');
 
-export function DriftTriage() {
+export function DriftTriage({ canManage }: { canManage: boolean }) {
   const [items, setItems] = useState<Drift[]>([]);
   const [machines, setMachines] = useState<Map<string, string>>(new Map());
   const [open, setOpen] = useState<DriftDetail | null>(null);
@@ -80,22 +81,26 @@ export function DriftTriage() {
         <section class="card" aria-labelledby="drift-title">
           <h2 id="drift-title">{machines.get(open.machineId) ?? open.machineId}: {open.fileName}, released against what is on the machine</h2>
           {open.diff ? <UnifiedView text={open.diff.unified} /> : <p>The file is missing on the machine.</p>}
-          <label for="drift-note">Note</label>
-          <input id="drift-note" value={note} onInput={(e) => setNote(e.currentTarget.value)} />
+          {canManage && (
+            <>
+              <label for="drift-note">Note</label>
+              <input id="drift-note" value={note} onInput={(e) => setNote(e.currentTarget.value)} />
+            </>
+          )}
           <p class="actions">
-            <button type="button" class="primary" onClick={() => void decide(open, 'accept')}>Accept the machine's version</button>
-            <button type="button" onClick={() => void decide(open, 'reject')}>Reject: put the released version back</button>
+            {canManage && <button type="button" class="primary" onClick={() => void decide(open, 'accept')}>Accept the machine's version</button>}
+            {canManage && <button type="button" onClick={() => void decide(open, 'reject')}>Reject: put the released version back</button>}
             <button type="button" onClick={() => setOpen(null)}>Close</button>
           </p>
         </section>
       )}
-      <MachineFiles />
+      <MachineFiles canManage={canManage} />
     </main>
   );
 }
 
 /** A machine's files as the mirror last read them: adopt one (or all) into the vault as drafts; see a file's snapshots and put one back. */
-export function MachineFiles() {
+export function MachineFiles({ canManage }: { canManage: boolean }) {
   const [machines, setMachines] = useState<Machine[]>([]);
   const [libraries, setLibraries] = useState<Library[]>([]);
   const [machineId, setMachineId] = useState('');
@@ -129,8 +134,8 @@ export function MachineFiles() {
       <h2 id="files-title">Files on a machine</h2>
       <div class="inline-form">
         <label>Machine <select aria-label="Machine" value={machineId} onChange={(e) => setMachineId(e.currentTarget.value)}><option value="">Choose…</option>{byName(machines).map((m) => <option key={m.id} value={m.id} title={m.id}>{m.name} ({m.machineId})</option>)}</select></label>
-        <label>Adopt into <select aria-label="Adopt into" value={libraryId} onChange={(e) => setLibraryId(e.currentTarget.value)}>{libraries.map((l) => <option key={l.id} value={l.id}>{l.name}</option>)}</select></label>
-        {machineId && <button type="button" onClick={() => void run('Every file not under management was adopted as a draft version.', () => api.post(`/machines/${machineId}/adopt-all`, { libraryId }))}>Adopt all</button>}
+        {canManage && <label>Adopt into <select aria-label="Adopt into" value={libraryId} onChange={(e) => setLibraryId(e.currentTarget.value)}>{libraries.map((l) => <option key={l.id} value={l.id}>{l.name}</option>)}</select></label>}
+        {canManage && machineId && <button type="button" onClick={() => void run('Every file not under management was adopted as a draft version.', () => api.post(`/machines/${machineId}/adopt-all`, { libraryId }))}>Adopt all</button>}
       </div>
       {error && <p class="error" role="alert">{error}</p>}
       {notice && <p class="notice" role="status">{notice}</p>}
@@ -141,7 +146,7 @@ export function MachineFiles() {
             <tr key={f.id} data-file={f.name}>
               <td><code>{f.dir}{f.name}</code>{f.present ? '' : ' (gone)'}</td><td><code>{f.sha256?.slice(0, 10) ?? ''}</code></td><td>{f.adoptedProgramId ? 'adopted' : ''}</td>
               <td>
-                {!f.adoptedProgramId && <button type="button" onClick={() => void run(`${f.name} adopted as a draft version.`, () => api.post(`/machine-files/${f.id}/adopt`, { libraryId }))}>Adopt</button>}
+                {canManage && !f.adoptedProgramId && <button type="button" onClick={() => void run(`${f.name} adopted as a draft version.`, () => api.post(`/machine-files/${f.id}/adopt`, { libraryId }))}>Adopt</button>}
                 <button type="button" onClick={() => void api.get<Page<Snapshot>>(`/machine-files/${f.id}/snapshots?limit=50`).then((p) => setSnapshots({ file: f, items: p.items }), (err: unknown) => setError(message(err)))}>Snapshots</button>
               </td>
             </tr>
@@ -154,7 +159,7 @@ export function MachineFiles() {
           <table class="list"><thead><tr><th scope="col">Taken</th><th scope="col">SHA-256</th><th scope="col">Size</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
             <tbody>{snapshots.items.map((sn) => (
               <tr key={sn.id}><td>{new Date(sn.takenAt).toLocaleString()} ({sn.trigger})</td><td><code>{sn.sha256.slice(0, 10)}</code></td><td>{sn.size}</td>
-                <td><button type="button" onClick={() => void run(`The snapshot of ${new Date(sn.takenAt).toLocaleString()} is going back on the machine, verified.`, () => api.post(`/machine-files/${snapshots.file.id}/restore`, { snapshotId: sn.id, note: '' }))}>Restore</button></td></tr>
+                <td>{canManage && <button type="button" onClick={() => void run(`The snapshot of ${new Date(sn.takenAt).toLocaleString()} is going back on the machine, verified.`, () => api.post(`/machine-files/${snapshots.file.id}/restore`, { snapshotId: sn.id, note: '' }))}>Restore</button>}</td></tr>
             ))}</tbody></table>
         </div>
       )}

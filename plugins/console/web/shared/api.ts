@@ -44,6 +44,46 @@ export function setToken(next: string | null): void {
   else gate.announce(true);
 }
 
+/** The session id (`sid`) a JWT of a sign-in through the provider carries; null for any other credential. */
+function sessionOf(jwt: string | null): string | null {
+  try {
+    const payload = JSON.parse(atob((jwt?.split('.')[1] ?? '').replace(/-/g, '+').replace(/_/g, '/'))) as { sid?: unknown };
+    return typeof payload.sid === 'string' ? payload.sid : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The end of a sign-in through the provider: the browser came back to
+ * `/#sso=<code>`, and the one-time code is traded for the JWT. Answers
+ * whether there was one.
+ */
+export async function finishProviderSignIn(): Promise<boolean> {
+  const code = /^#sso=([\w-]{1,128})$/.exec(location.hash)?.[1];
+  if (!code) return false;
+  history.replaceState(null, '', location.pathname);
+  const response = await fetch('/auth/oidc/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code }) });
+  if (!response.ok) return false;
+  const { token: jwt } = (await response.json()) as { token: string };
+  token = jwt;
+  sessionStorage.setItem(TOKEN_KEY, jwt);
+  return true;
+}
+
+/** Logs out: a session of the provider's sign-in ends at the gateway and then at the provider; any other credential is dropped. */
+export async function logOut(): Promise<void> {
+  const jwt = token;
+  if (sessionOf(jwt) === null) {
+    setToken(null);
+    return;
+  }
+  await fetch('/auth/logout', { method: 'POST', headers: { authorization: `Bearer ${jwt}` } }).catch(() => undefined);
+  token = null;
+  sessionStorage.removeItem(TOKEN_KEY);
+  location.assign('/auth/oidc/logout?returnTo=%2F');
+}
+
 type Query = Record<string, string | number | boolean | undefined>;
 
 async function send<T>(method: 'GET' | 'POST', path: string, query: Query | undefined, body: unknown, retried: boolean): Promise<T> {
@@ -78,4 +118,6 @@ export const api = {
    * and the answer has its output type.
    */
   read: <E extends InterfaceEntry>(path: E['path'], query?: EntryInput<E> & Query) => send<EntryOutput<E>>('GET', path, query, undefined, false),
+  /** Sends a POST to a gateway interface typed by its entry, as `read` does: the body is its input, the answer has its output type. */
+  write: <E extends InterfaceEntry>(path: E['path'], body: EntryInput<E>) => send<EntryOutput<E>>('POST', path, undefined, body, false),
 };

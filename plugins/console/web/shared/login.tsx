@@ -1,10 +1,12 @@
 /**
  * The login dialog: the gateway's own login (username and password → a JWT),
- * or a secret key. Shown over the page when a call meets a 401, so what the
+ * or a secret key, and the sign-in through the plant's provider when the
+ * gateway offers one. Shown over the page when a call meets a 401, so what the
  * page holds (a filter, a form being typed) stays as it was.
  */
 import { useState } from 'preact/hooks';
 import { api, ApiError, setToken } from './api.js';
+import { SsoSignIn } from './sso.js';
 
 export function LoginDialog({ product }: { product: string }) {
   const [mode, setMode] = useState<'password' | 'key'>('password');
@@ -57,6 +59,7 @@ export function LoginDialog({ product }: { product: string }) {
         )}
         {error && <p class="error" role="alert">{error}</p>}
         <button type="submit" disabled={busy}>{busy ? 'Logging in…' : 'Log in'}</button>
+        <SsoSignIn returnTo="/" />
       </form>
     </div>
   );
