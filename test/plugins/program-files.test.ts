@@ -169,7 +169,8 @@ describe('program files: names, machines and input', () => {
     for (const name of ['../O1', '..', '.', 'a/b', 'a\\b', 'O1\u0000', 'O1\n', 'O1\u007f']) {
       const up = await upload({ machineID: 'P', dir, name, content: 'M30' });
       expect([up.status, up.body.errorCode], JSON.stringify(name)).toEqual([400, 2]);
-      expect(up.body.errorMsg).toMatch(/name: found .*; must be a plain file name: no '\/', '\\', '\.\.' or control characters/);
+      // U+0000 is refused by the body reader for every text field before the name's own rule is asked.
+      expect(up.body.errorMsg).toMatch(name.includes('\u0000') ? /name: holds U\+0000 \(NUL\), which no text field takes/ : /name: found .*; must be a plain file name: no '\/', '\\', '\.\.' or control characters/);
       const down = await download({ machineID: 'P', dir, name });
       expect(down.status, JSON.stringify(name)).toBe(400);
     }
