@@ -15,6 +15,12 @@ import tseslint from 'typescript-eslint';
  * - A plugin imports no other plugin, no driver and no wing's compose.ts or
  *   definition.ts.
  * - A driver imports no plugin and no wing.
+ * - config/ (the runtime's keys) imports no plugin, no driver and no wing.
+ * - The gateway's contract (core/roles/gateway/contract/) is open to every
+ *   part: the runtime and the other wings may import it.
+ *
+ * Import cycles are refused by dependency-cruiser (.dependency-cruiser.mjs),
+ * which `npm run lint` runs after ESLint.
  *
  * Imports are relative, so each rule is written per directory depth: at
  * depth d, `../` × d is the repository's top. A file matches exactly one
@@ -22,6 +28,13 @@ import tseslint from 'typescript-eslint';
  */
 const MAX_DEPTH = 7;
 const up = (n) => (n === 0 ? '\\./' : '(\\.\\./)'.concat(`{${n}}`));
+
+/**
+ * The gateway's contract, relative to core/roles/: the one part of a wing every other part may import
+ * (the runtime's gateway link, the other wings, the consoles' types), since it is how they reach the
+ * gateway (docs/architecture.md, "The gateway's contract").
+ */
+const OPEN_CONTRACT = 'gateway/contract/';
 
 /** The wings: one folder per role under core/roles/. */
 const WINGS = readdirSync(new URL('./core/roles/', import.meta.url), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
@@ -51,7 +64,7 @@ for (let d = 1; d <= MAX_DEPTH; d++) {
   // The runtime: core/ outside core/roles/ (and core/main.ts, below). `../` × (d - 1) lands in core/.
   importRules.push(restrict(atDepth('core', d), [
     NO_PLUGINS_OR_DRIVERS(d, 'core/'),
-    { regex: `^${up(d - 1)}roles/`, message: 'The runtime (core/ outside core/roles/) must not import a role\'s wing: a role passes what it needs in (contexts, services, definitions).' },
+    { regex: `^${up(d - 1)}roles/(?!${OPEN_CONTRACT})`, message: 'The runtime (core/ outside core/roles/) must not import a role\'s wing: a role passes what it needs in (contexts, services, definitions). Only the gateway\'s contract (core/roles/gateway/contract/) is open to all.' },
   ], ['core/main.ts', 'core/roles/**']));
   importRules.push(restrict(atDepth('drivers', d), [
     { regex: `^${up(d)}plugins(/|$)`, message: 'A driver must not import plugins/: only the composition roots wire them.' },
@@ -62,7 +75,7 @@ for (let d = 1; d <= MAX_DEPTH; d++) {
     for (const wing of WINGS) {
       const files = [`core/roles/${wing}/${'*/'.repeat(d - 3)}*.{ts,tsx}`];
       const wingRules = [
-        { regex: `^${up(d - 2)}(?!${wing}/)[^./][^/]*/`, message: `The ${wing} wing must not import another role's wing: lift what both need into the runtime (core/).` },
+        { regex: `^${up(d - 2)}(?!${wing}/|${OPEN_CONTRACT})[^./][^/]*/`, message: `The ${wing} wing must not import another role's wing: lift what both need into the runtime (core/). Only the gateway's contract (core/roles/gateway/contract/) is open to all.` },
         { regex: `^${up(d - 2)}index\\.js$`, message: 'A wing must not import the role list (core/roles/index.ts): only core/main.ts does.' },
       ];
       const compose = `core/roles/${wing}/compose.ts`;
@@ -75,6 +88,11 @@ for (let d = 1; d <= MAX_DEPTH; d++) {
 importRules.push(restrict(['core/main.ts'], [
   NO_PLUGINS_OR_DRIVERS(1, 'core/main.ts'),
   { regex: '^\\./roles/(?!index\\.js$)', message: 'core/main.ts reaches the roles through their list (core/roles/index.ts) only.' },
+]));
+// config/: the runtime's keys of the configuration file, read by core/ itself, so under the runtime's rules.
+importRules.push(restrict(['config/*.{ts,tsx}'], [
+  NO_PLUGINS_OR_DRIVERS(1, 'config/'),
+  { regex: `^${up(1)}core/roles/`, message: 'config/ must not import a role\'s wing: it declares the runtime\'s keys, and each wing declares its own part (core/config-parts.ts).' },
 ]));
 // The role list imports each wing's definition, and nothing of plugins/ or drivers/.
 importRules.push(restrict(['core/roles/index.ts'], [NO_PLUGINS_OR_DRIVERS(2, 'The role list')]));

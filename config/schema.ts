@@ -98,6 +98,3 @@ export type GatewayConfig = {
   /** What every role's TLS listener accepts: the oldest protocol version and the TLS 1.2 suites (core/tls.ts). */
   tls: TlsPolicy;
 };
-
-/** @deprecated import from core/roles/programs/config.ts. */
-export type { ProgramsWebhookSettings } from '../core/roles/programs/config.js';

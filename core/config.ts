@@ -15,18 +15,12 @@ import { assembleConfig, type OwnedConfigPart } from './config-parts.js';
 import { applyEnvironment, issuesAsWritten, moveOldSpellings, oldSpellingNotice } from './config-overrides.js';
 import { describeFound, describeIssues } from './schema-errors.js';
 import { PACKAGE_ROOT } from './package-root.js';
+import { ConfigError } from './config-error.js';
 
 export const DEFAULT_CONFIG_FILE = join(PACKAGE_ROOT, 'config', 'default.json');
 
-export class ConfigError extends Error {
-  constructor(
-    readonly file: string,
-    readonly problems: string[],
-  ) {
-    super(`invalid configuration in ${file}:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
-}
+// Its own file, so that what the config schema imports (the telemetry section) can throw it without a cycle.
+export { ConfigError };
 
 // Which file each parsed config came from, so the gateway can name it when it applies the
 // config's fleet without every caller passing the path along.
@@ -156,10 +150,12 @@ export function parseConfig(raw: unknown, file: string, env: NodeJS.ProcessEnv, 
   if ('problem' in environment) throw new ConfigError(file, [environment.problem]);
   const result = schema.safeParse(copy, { reportInput: true });
   if (!result.success) throw new ConfigError(file, describeIssues(issuesAsWritten(result.error.issues, moved.used, environment.paths), copy));
-  sources.set(result.data, file);
-  written.set(result.data, wrote);
-  notices.set(result.data, moved.used.map((alias) => oldSpellingNotice(file, alias)));
-  return result.data;
+  // The runtime's own parts (config/schema.ts) are always among `parts`, so their keys are in every result.
+  const config = result.data as GatewayConfig;
+  sources.set(config, file);
+  written.set(config, wrote);
+  notices.set(config, moved.used.map((alias) => oldSpellingNotice(file, alias)));
+  return config;
 }
 
 /** Loads the config file named on the command line, or the default one, with the base schema and `parts`. */

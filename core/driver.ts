@@ -31,6 +31,15 @@ export type ExecutionState = 'RUNNING' | 'HOLD' | 'STOPPED' | 'RESET' | 'EMERGEN
 export type OperatingMode = 'AUTO' | 'MDI' | 'MANUAL' | 'JOG' | 'HANDLE' | 'EDIT' | 'REF' | 'REMOTE' | 'UNKNOWN';
 /** Severity of the most severe active alarm. */
 export type AlarmLevel = 'none' | 'warning' | 'alarm' | 'emergency';
+/** Every execution state. */
+export const EXECUTION_STATES = ['RUNNING', 'HOLD', 'STOPPED', 'RESET', 'EMERGENCY'] as const satisfies readonly ExecutionState[];
+/** Every operating mode. */
+export const OPERATING_MODES = ['AUTO', 'MDI', 'MANUAL', 'JOG', 'HANDLE', 'EDIT', 'REF', 'REMOTE', 'UNKNOWN'] as const satisfies readonly OperatingMode[];
+// Every word of the types is listed: these fail to compile when a type gains one.
+const everyState: [ExecutionState] extends [(typeof EXECUTION_STATES)[number]] ? true : false = true;
+const everyMode: [OperatingMode] extends [(typeof OPERATING_MODES)[number]] ? true : false = true;
+void everyState;
+void everyMode;
 /** Every alarm level, least severe first. */
 export const ALARM_LEVELS = ['none', 'warning', 'alarm', 'emergency'] as const satisfies readonly AlarmLevel[];
 /** The levels an active alarm can have. */

@@ -15,16 +15,10 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { Logger } from 'pino';
 import { GatewayError, quote, toGatewayError } from './errors.js';
 import { drainsRefusedBody } from './refused-body.js';
-import { ANONYMOUS, DEFAULT_BODY_LIMIT, type InterfaceDefinition, type InterfaceRegistry, type Principal } from './interfaces.js';
+import { ANONYMOUS, DEFAULT_BODY_LIMIT, type InterfaceDefinition, type InterfaceRegistry } from './interfaces.js';
 import { installJsonBodyParser } from './json-body.js';
 import type { RefuseRequest } from './rate-limit.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The authenticated caller, set by the route's onRequest hook; null on routes without one. */
-    principal: Principal | null;
-  }
-}
+import type {} from './request-callers.js';
 
 /** Characters of a framework's error message kept in an answer. */
 const FRAMEWORK_MESSAGE_MAX_CHARS = 200;
@@ -137,7 +131,7 @@ async function handle(
   // The query as a plain object: the parser's has a prototype of its own, which the check for text that is not (core/well-formed.ts) does not enter.
   const input = def.method === 'GET' ? { ...(request.query as object) } : (request.body ?? {});
   const principal = request.principal ?? ANONYMOUS;
-  const result = await registry.call(def.path, input, { principal, sourceIp: request.ip, logger: request.log as unknown as Logger });
+  const result = await registry.call(def, input, { principal, sourceIp: request.ip, logger: request.log as unknown as Logger });
   if (!result.ok) return sendError(reply, result.error);
   return reply.code(200).send({ errorCode: 0, errorMsg: 'OK', ...liftedFields(def, result.data), data: result.data });
 }

@@ -1,21 +1,23 @@
 /**
- * The interface registry. An interface is a named operation defined once:
- * path, method, input schema, handler and permission key, and optionally an
- * output schema. HTTP routes are generated from it, and composite callers
- * (the MCP tools) use `call()` — the same pipeline: authorise → validate →
- * run → map errors.
+ * The interface registry. An interface is a named operation of a contract:
+ * its entry (`InterfaceEntry`: path, method, input and output schemas, the
+ * errors it answers, summary and permission) is declared once where every
+ * caller can import it (the gateway's: core/roles/gateway/contract/), and a
+ * plugin implements it (`implement(entry, { handler })`). HTTP routes are
+ * generated from the registry, and composite callers (the MCP tools, the
+ * program service's in-process link) call an entry (`call(entry, …)`) through
+ * the same pipeline: authorise → validate → run → map errors.
  *
  * Outputs. The input is always parsed; the output is not checked at run
- * time. Its type is checked when the code is compiled, for the paths listed
- * in `InterfaceOutputs`: `define()` on such a path requires the handler to
- * return that type, and `call()` returns it. The output schema is what the
- * OpenAPI document shows; under the test suite (`checkOutputs`, turned on by
- * the suite's setup file) every answer of an interface that has one is
- * checked against it, and a mismatch fails the test that caused it.
+ * time. Its type is checked when the code is compiled: `implement()`
+ * requires the handler to return the entry's output type, and `call()`
+ * returns it. The output schema is what the OpenAPI document shows; under
+ * the test suite (`checkOutputs`, turned on by the suite's setup file) every
+ * answer is checked against it, and a mismatch fails the test that caused it.
  */
 import { z } from 'zod';
 import type { Logger } from 'pino';
-import { GatewayError, toGatewayError } from './errors.js';
+import { GatewayError, toGatewayError, type ErrorName } from './errors.js';
 import { describeIssues, parseOrThrow } from './schema-errors.js';
 import { inInterfaceSpan } from './telemetry/calls.js';
 import { tracingEnabled } from './telemetry/tracing.js';
@@ -41,15 +43,22 @@ export interface CallContext {
   logger: Logger;
 }
 
-export interface InterfaceDefinition<S extends z.ZodType = z.ZodType, O = unknown> {
+/**
+ * One interface as its callers know it: everything but its implementation.
+ * `I` and `O` are the input and output schemas, so a caller's input and the
+ * answer it reads are typed by the entry itself.
+ */
+export interface InterfaceEntry<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
   /** Unique path under /api, also the default permission key. */
   path: `/api/${string}`;
   method: 'GET' | 'POST';
   summary: string;
   tags?: readonly string[];
-  input: S;
+  input: I;
   /** What the answer's data is: shown in the OpenAPI document, and checked under the test suite (see the file header). */
-  output?: z.ZodType<O>;
+  output: O;
+  /** The errors of the table (core/errors.ts) this interface answers besides those any interface may (authentication, permission, validation, limits). */
+  errors: readonly ErrorName[];
   /** Permission key; defaults to the path. `null` marks a public interface that needs no credentials. */
   permission?: string | null;
   /**
@@ -57,14 +66,31 @@ export interface InterfaceDefinition<S extends z.ZodType = z.ZodType, O = unknow
    * errorCode and errorMsg, where the specification names them there (login's `token`).
    */
   topLevel?: readonly string[];
+}
+
+/** Declares an entry, keeping its schemas' types and its path as a literal type (so a typed client's path is checked against it). */
+export function defineEntry<P extends `/api/${string}`, I extends z.ZodType, O extends z.ZodType>(entry: InterfaceEntry<I, O> & { path: P }): InterfaceEntry<I, O> & { path: P } {
+  return entry;
+}
+
+/** The data an entry's interface answers. */
+export type EntryOutput<E extends InterfaceEntry> = z.output<E['output']>;
+/** The input a caller gives an entry's interface (before parsing: query strings and JSON alike). */
+export type EntryInput<E extends InterfaceEntry> = z.input<E['input']>;
+
+/** How an interface is carried out: what only its implementing plugin knows. */
+export interface InterfaceImplementation<I extends z.ZodType, O extends z.ZodType> {
+  handler(input: z.output<I>, ctx: CallContext): Promise<z.output<O>> | z.output<O>;
   /**
    * Largest request body, in bytes, that HTTP reads for this interface
    * (POST only); a larger one is refused with 413 while it streams in, before
    * it is buffered. Defaults to DEFAULT_BODY_LIMIT.
    */
   bodyLimit?: number;
-  handler(input: z.output<S>, ctx: CallContext): Promise<O> | O;
 }
+
+/** A registered interface: its entry and its implementation, as HTTP and the OpenAPI document read it. */
+export interface InterfaceDefinition<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> extends InterfaceEntry<I, O>, InterfaceImplementation<I, O> {}
 
 /** Request facts an authenticator may use. */
 export interface RequestInfo {
@@ -97,17 +123,6 @@ export const OPEN_POLICY: AccessPolicy = {
   principalFor: (username) => ({ username, isAdmin: true, method: 'internal' }),
 };
 
-/**
- * The output type of an interface by path, filled by declaration merging
- * (`declare module` on this file) by whoever defines the interface, as
- * `GatewayServices` is. A path not listed here answers `unknown`.
- */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
-export interface InterfaceOutputs {}
-
-/** The declared output type of the interface at `P`; `unknown` for a path without an entry in InterfaceOutputs. */
-export type OutputOf<P extends string> = P extends keyof InterfaceOutputs ? InterfaceOutputs[P] : unknown;
-
 export type CallResult<O = unknown> = { ok: true; data: O } | { ok: false; error: GatewayError };
 
 /** Listener told about every failed call, e.g. the error log. */
@@ -125,11 +140,11 @@ export class InterfaceRegistry {
 
   constructor(private readonly logger: Logger) {}
 
-  /** Defines an interface; on a path of InterfaceOutputs its handler must return that path's type. */
-  define<P extends `/api/${string}`, S extends z.ZodType>(def: InterfaceDefinition<S, OutputOf<P>> & { path: P }): void {
-    if (!def.path.startsWith('/api/')) throw new Error(`interface path must start with /api/: ${def.path}`);
-    if (this.defs.has(def.path)) throw new Error(`interface ${def.path} is defined twice`);
-    this.defs.set(def.path, def as unknown as InterfaceDefinition);
+  /** Registers the implementation of `entry`; its handler must answer the entry's output type. A path is implemented once. */
+  implement<I extends z.ZodType, O extends z.ZodType>(entry: InterfaceEntry<I, O>, implementation: InterfaceImplementation<I, O>): void {
+    if (!entry.path.startsWith('/api/')) throw new Error(`interface path must start with /api/: ${entry.path}`);
+    if (this.defs.has(entry.path)) throw new Error(`interface ${entry.path} is defined twice`);
+    this.defs.set(entry.path, { ...entry, ...implementation } as unknown as InterfaceDefinition);
   }
 
   get(path: string): InterfaceDefinition | undefined {
@@ -152,19 +167,20 @@ export class InterfaceRegistry {
     this.errorListeners.push(listener);
   }
 
-  /** Runs an interface for an already-authenticated principal. Never throws. The data has the path's type in InterfaceOutputs. */
-  call<P extends string>(path: P, input: unknown, ctx: CallerContext): Promise<CallResult<OutputOf<P>>>;
-  call(path: string, input: unknown, ctx: CallerContext): Promise<CallResult> {
-    if (!tracingEnabled()) return this.callUntraced(path, input, ctx);
-    return inInterfaceSpan(path, input, async (note) => {
-      const result = await this.callUntraced(path, input, ctx);
+  /** Runs the interface of `entry` for an already-authenticated principal. Never throws; the data has the entry's output type. */
+  call<E extends InterfaceEntry>(entry: E, input: EntryInput<E>, ctx: CallerContext): Promise<CallResult<EntryOutput<E>>>;
+  call(entry: InterfaceEntry, input: unknown, ctx: CallerContext): Promise<CallResult> {
+    if (!tracingEnabled()) return this.callUntraced(entry, input, ctx);
+    return inInterfaceSpan(entry.path, input, async (note) => {
+      const result = await this.callUntraced(entry, input, ctx);
       note.set({ 'cncgw.outcome': result.ok ? 'ok' : 'error', 'cncgw.error.code': result.ok ? undefined : result.error.errorName });
       if (!result.ok) note.fail(result.error.errorName);
       return result;
     });
   }
 
-  private async callUntraced(path: string, input: unknown, ctx: CallerContext): Promise<CallResult> {
+  private async callUntraced(entry: InterfaceEntry, input: unknown, ctx: CallerContext): Promise<CallResult> {
+    const { path } = entry;
     const logger = ctx.logger ?? this.logger;
     const full: CallContext = { ...ctx, logger: ctx.correlationId !== undefined && ctx.logger === undefined ? logger.child({ correlationId: ctx.correlationId }) : logger };
     const def = this.defs.get(path);
@@ -173,7 +189,7 @@ export class InterfaceRegistry {
       if (def.permission !== null) this.policy.authorize(full.principal, def);
       const parsed = parseOrThrow(def.input, input ?? {});
       const data = await def.handler(parsed, full);
-      if (InterfaceRegistry.checkOutputs && def.output) checkOutput(path, def.output, data);
+      if (InterfaceRegistry.checkOutputs) checkOutput(path, def.output, data);
       return { ok: true, data };
     } catch (err) {
       const error = toGatewayError(err);

@@ -3,7 +3,8 @@
  * found there, and what is accepted.
  */
 import type { z } from 'zod';
-import { GatewayError, QUOTE_MAX_CHARS, quote } from './errors.js';
+import { GatewayError, quote } from './errors.js';
+import { clipKey as clip, formatPath } from './field-path.js';
 import { findIllFormed, illFormedLine } from './well-formed.js';
 
 /** Issues described in one message; the rest are counted, so the message stays small whatever the input. */
@@ -17,17 +18,6 @@ const FOUND_MAX_CHARS = 60;
 
 type PathKey = PropertyKey;
 
-/** `machines[3].port` from ['machines', 3, 'port']. */
-export function formatPath(path: readonly PathKey[]): string {
-  let out = '';
-  for (const key of path) {
-    const name = typeof key === 'number' ? '' : clip(String(key));
-    if (typeof key === 'number') out += `[${key}]`;
-    else out += out ? `.${name}` : name;
-  }
-  return out || '(root)';
-}
-
 function valueAt(root: unknown, path: readonly PathKey[]): unknown {
   let value: unknown = root;
   for (const key of path) {
@@ -39,11 +29,6 @@ function valueAt(root: unknown, path: readonly PathKey[]): unknown {
 
 /** Keys that must never be echoed back, even in an error message. */
 const SECRET_KEYS = /password|secret|token|key/i;
-
-/** A path key or field name cut to the quoting cap. */
-function clip(text: string): string {
-  return text.length > QUOTE_MAX_CHARS ? `${text.slice(0, QUOTE_MAX_CHARS)}…` : text;
-}
 
 /**
  * Appends JSON-like text for `value` to `out` until `out` holds `budget`

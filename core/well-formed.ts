@@ -11,7 +11,7 @@
  * module finds them and names where they are and why.
  */
 import { QUOTE_MAX_CHARS } from './errors.js';
-import { formatPath } from './schema-errors.js';
+import { formatPath } from './field-path.js';
 
 // In a /u regex a well-formed surrogate pair is one code point, so this finds only lone halves.
 const LONE_SURROGATE = /\p{Cs}/u;

@@ -4,8 +4,11 @@
  * answer is read only up to a bound, so a misbehaving gateway cannot
  * exhaust the service.
  */
+import type { EntryInput, EntryOutput, InterfaceEntry } from '../interfaces.js';
 import { ProgramBytes } from '../program-bytes.js';
-import { CallingGatewayLink, linkError, type LinkCall } from './calls.js';
+import { describeIssues } from '../schema-errors.js';
+import { linkError } from './calls.js';
+import { CallingGatewayLink } from './calling-link.js';
 import { GatewayLinkError, type GatewayLink } from './types.js';
 import { errorType, injectTrace, startSpan, tracingEnabled, type OpenSpan } from '../telemetry/tracing.js';
 
@@ -28,7 +31,7 @@ const DEFAULT_TIMEOUT_MS = 30_000;
  * for escapes, copied into the JSON text and encoded to UTF-8 again, and its
  * length measured: three more passes over 1.4 times its size.
  */
-export function postBody(input: LinkCall<unknown>['input']): Buffer {
+export function postBody(input: Readonly<Record<string, unknown>>): Buffer {
   const plain: Record<string, unknown> = {};
   const programs: [string, string][] = [];
   for (const [key, value] of Object.entries(input)) {
@@ -67,15 +70,16 @@ export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
     this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
-  protected async call<T>(call: LinkCall<T>): Promise<T> {
+  /** Sends the call (GET: the input as the query; POST: as JSON) and parses the answer's data with the entry's output schema. */
+  protected async call<E extends InterfaceEntry>(entry: E, input: EntryInput<E>): Promise<EntryOutput<E>> {
     const base = this.target.replace(/\/+$/, '');
     const query = new URLSearchParams();
-    if (call.method === 'GET') for (const [k, v] of Object.entries(call.input)) if (v !== undefined) query.set(k, String(v));
-    const url = `${base}${call.path}${call.method === 'GET' && [...query].length ? `?${query}` : ''}`;
+    if (entry.method === 'GET') for (const [k, v] of Object.entries(input as Record<string, unknown>)) if (v !== undefined) query.set(k, String(v));
+    const url = `${base}${entry.path}${entry.method === 'GET' && [...query].length ? `?${query}` : ''}`;
     // A client span under the caller's (none for background work), continued by the gateway's server span.
-    const open = tracingEnabled() ? startSpan(`${call.method} ${call.path}`, { kind: 'client', childOnly: true, attributes: { 'http.request.method': call.method, 'url.path': call.path, 'cncgw.interface': call.path } }) : undefined;
+    const open = tracingEnabled() ? startSpan(`${entry.method} ${entry.path}`, { kind: 'client', childOnly: true, attributes: { 'http.request.method': entry.method, 'url.path': entry.path, 'cncgw.interface': entry.path } }) : undefined;
     try {
-      return await this.send(call, url, base, open);
+      return await this.send(entry, input, url, base, open);
     } catch (err) {
       open?.fail(errorType(err));
       throw err;
@@ -84,13 +88,13 @@ export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
     }
   }
 
-  private async send<T>(call: LinkCall<T>, url: string, base: string, open: OpenSpan | undefined): Promise<T> {
+  private async send<E extends InterfaceEntry>(entry: E, input: EntryInput<E>, url: string, base: string, open: OpenSpan | undefined): Promise<EntryOutput<E>> {
     let response: Response;
     try {
       response = await fetch(url, {
-        method: call.method,
-        headers: { authorization: `Bearer ${this.secretKey}`, accept: 'application/json', ...(call.method === 'POST' ? { 'content-type': 'application/json' } : {}), ...(open ? injectTrace({}, open.context) : {}) },
-        ...(call.method === 'POST' ? { body: postBody(call.input) } : {}),
+        method: entry.method,
+        headers: { authorization: `Bearer ${this.secretKey}`, accept: 'application/json', ...(entry.method === 'POST' ? { 'content-type': 'application/json' } : {}), ...(open ? injectTrace({}, open.context) : {}) },
+        ...(entry.method === 'POST' ? { body: postBody(input as Record<string, unknown>) } : {}),
         redirect: 'error',
         signal: AbortSignal.timeout(this.timeoutMs),
       });
@@ -108,7 +112,11 @@ export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
     }
     const code = typeof body.errorCode === 'number' ? body.errorCode : response.ok ? 0 : -1;
     if (code !== 0) throw linkError(code, `${typeof body.errorMsg === 'string' ? body.errorMsg : `HTTP ${response.status}`}`);
-    return call.read(body.data);
+    const data = entry.output.safeParse(body.data);
+    if (!data.success) {
+      throw new GatewayLinkError('failed', `gateway ${base} answered ${entry.path} in a form this service does not know: ${describeIssues(data.error.issues, body.data).join('; ').slice(0, 300)}`);
+    }
+    return data.data as EntryOutput<E>;
   }
 
   private async readBounded(response: Response, base: string): Promise<string> {

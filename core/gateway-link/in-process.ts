@@ -2,8 +2,9 @@
  * The link to the gateway in the same process: calls its interface registry
  * directly, as an internal administrator principal. No key exists on disk.
  */
-import type { InterfaceRegistry, Principal } from '../interfaces.js';
-import { CallingGatewayLink, linkError, type LinkCall } from './calls.js';
+import type { EntryInput, EntryOutput, InterfaceEntry, InterfaceRegistry, Principal } from '../interfaces.js';
+import { linkError } from './calls.js';
+import { CallingGatewayLink } from './calling-link.js';
 import type { FleetChangeSource, GatewayLink } from './types.js';
 import { inRole } from '../telemetry/tracing.js';
 
@@ -44,11 +45,12 @@ export class InProcessGatewayLink extends CallingGatewayLink implements GatewayL
     this.sliceStart = performance.now();
   }
 
-  protected async call<T>(call: LinkCall<T>): Promise<T> {
+  /** The registry's answer as it is: typed by the entry, with program bytes as they are in the process; nothing is parsed again. */
+  protected async call<E extends InterfaceEntry>(entry: E, input: EntryInput<E>): Promise<EntryOutput<E>> {
     await this.turn();
     // The call is the gateway's work: its spans belong to cncgw-gateway, under the caller's span.
-    const result = await inRole('gateway', () => this.interfaces.call(call.path, call.input, { principal: PROGRAM_SERVICE_PRINCIPAL }));
+    const result = await inRole('gateway', () => this.interfaces.call(entry, input, { principal: PROGRAM_SERVICE_PRINCIPAL }));
     if (!result.ok) throw linkError(result.error.errorCode, result.error.message);
-    return call.read(result.data);
+    return result.data;
   }
 }

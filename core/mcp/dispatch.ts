@@ -62,7 +62,7 @@ function lister(registry: ToolCatalogueReader): () => Tool[] {
 }
 
 export function toolCatalogue(registry: ToolCatalogueReader): ToolCatalogue {
-  return { list: lister(registry), primaryPath: (name) => registry.get(name)?.primaryPath, instructions: serverInstructions };
+  return { list: lister(registry), primaryPath: (name) => registry.get(name)?.primary.path, instructions: serverInstructions };
 }
 
 export function createToolDispatcher(ctx: { interfaces: InterfaceRegistry; tools: ToolCatalogueReader; logger: Logger }): ToolDispatcher {
@@ -90,12 +90,12 @@ export function createToolDispatcher(ctx: { interfaces: InterfaceRegistry; tools
       try {
         input = parseOrThrow(tool.input, request.arguments ?? {});
       } catch (err) {
-        throw new ToolFailure(tool.primaryPath, toGatewayError(err));
+        throw new ToolFailure(tool.primary.path, toGatewayError(err));
       }
       const result = await tool.run(input, createToolCaller(ctx, principal, sourceIp, correlationId));
       return { content: [{ type: 'text', text: render(result) }] };
     } catch (err) {
-      const message = err instanceof ToolFailure ? err.message : toGatewayError(err).toToolMessage(tool.primaryPath);
+      const message = err instanceof ToolFailure ? err.message : toGatewayError(err).toToolMessage(tool.primary.path);
       if (!(err instanceof ToolFailure)) ctx.logger.error({ err, tool: tool.name, ...(correlationId !== undefined ? { correlationId } : {}) }, 'tool failed unexpectedly');
       return { content: [{ type: 'text', text: message }], isError: true };
     }

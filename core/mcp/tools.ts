@@ -18,7 +18,7 @@
  */
 import type { z } from 'zod';
 import { GatewayError } from '../errors.js';
-import type { InterfaceRegistry, OutputOf, Principal } from '../interfaces.js';
+import type { EntryInput, EntryOutput, InterfaceEntry, InterfaceRegistry, Principal } from '../interfaces.js';
 import { toJsonSchema, type JsonSchema } from '../json-schema.js';
 
 /** A failure that ends the tool call as an MCP tool error with the standard message. */
@@ -42,39 +42,35 @@ export function sectionMessage(path: string, error: GatewayError): string {
 }
 
 /**
- * How a tool calls interfaces. Each answer has the path's type in
- * InterfaceOutputs (core/interfaces.ts); a path without one answers `unknown`,
- * which the tool checks before it reads into it.
+ * How a tool calls interfaces: by their entries (the gateway's are in
+ * core/roles/gateway/contract/), so each answer has its entry's output type.
  */
 export interface ToolCaller {
   /** Calls one interface; a failure ends the tool with a tool error. */
-  call<P extends string>(path: P, input?: Record<string, unknown>): Promise<OutputOf<P>>;
+  call<E extends InterfaceEntry>(entry: E, input?: EntryInput<E>): Promise<EntryOutput<E>>;
   /** Calls one interface and returns its whole HTTP response body, for passthrough tools. */
-  body<P extends string>(path: P, input?: Record<string, unknown>): Promise<{ errorCode: 0; errorMsg: 'OK'; data: OutputOf<P> }>;
+  body<E extends InterfaceEntry>(entry: E, input?: EntryInput<E>): Promise<{ errorCode: 0; errorMsg: 'OK'; data: EntryOutput<E> }>;
   /** Calls one interface as a section of a composite result. */
-  section<P extends string>(path: P, input?: Record<string, unknown>): Promise<Section<OutputOf<P>>>;
+  section<E extends InterfaceEntry>(entry: E, input?: EntryInput<E>): Promise<Section<EntryOutput<E>>>;
 }
 
 /** The caller a tool runs with: the interface registry, as `principal` from `sourceIp`, with the call's correlation id if it has one. */
 export function createToolCaller(ctx: { interfaces: InterfaceRegistry }, principal: Principal, sourceIp: string, correlationId?: string): ToolCaller {
-  const run = async <P extends string>(path: P, input: Record<string, unknown> = {}): Promise<Section<OutputOf<P>>> => {
-    const result = await ctx.interfaces.call(path, input, { principal, sourceIp, ...(correlationId !== undefined ? { correlationId } : {}) });
+  const section = async <E extends InterfaceEntry>(entry: E, input?: EntryInput<E>): Promise<Section<EntryOutput<E>>> => {
+    // An omitted input is the empty object, which the entry's schema then judges.
+    const result = await ctx.interfaces.call(entry, input ?? ({} as EntryInput<E>), { principal, sourceIp, ...(correlationId !== undefined ? { correlationId } : {}) });
     if (result.ok) return { ok: true, data: result.data };
-    return { ok: false, message: sectionMessage(path, result.error), error: result.error, path };
+    return { ok: false, message: sectionMessage(entry.path, result.error), error: result.error, path: entry.path };
   };
-  const call = async (path: string, input?: Record<string, unknown>): Promise<unknown> => {
-    const r = await run(path, input);
-    if (!r.ok) throw new ToolFailure(path, r.error);
+  const call = async <E extends InterfaceEntry>(entry: E, input?: EntryInput<E>): Promise<EntryOutput<E>> => {
+    const r = await section(entry, input);
+    if (!r.ok) throw new ToolFailure(entry.path, r.error);
     return r.data;
   };
   return {
-    call: call as ToolCaller['call'],
-    async body(path, input) {
-      const r = await run(path, input);
-      if (!r.ok) throw new ToolFailure(path, r.error);
-      return { errorCode: 0, errorMsg: 'OK', data: r.data };
-    },
-    section: run,
+    call,
+    body: async (entry, input) => ({ errorCode: 0, errorMsg: 'OK', data: await call(entry, input) }),
+    section,
   };
 }
 
@@ -84,8 +80,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   title: string;
   description: string;
   input: S;
-  /** The interface named in validation errors (the tool's main interface). */
-  primaryPath: string;
+  /** The tool's main interface, named in its validation errors. */
+  primary: InterfaceEntry;
   run(input: z.output<S>, caller: ToolCaller): Promise<unknown>;
 }
 

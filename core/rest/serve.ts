@@ -26,19 +26,14 @@ import { MAX_JSON_DEPTH } from '../json-depth.js';
 import { findIllFormed, illFormedField, notTextAccepted, notTextMessage, type IllFormedAt } from '../well-formed.js';
 import { GatewayError, quote } from '../errors.js';
 import { DatabaseUnavailableError } from '../store/database-unavailable.js';
-import { formatPath, foundValue } from '../schema-errors.js';
+import { formatPath } from '../field-path.js';
+import { foundValue } from '../schema-errors.js';
 import { detailInWords, issueInWords } from './plain-words.js';
 import type { AnyRestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
 import type { RefuseRequest } from '../rate-limit.js';
 import { drainsRefusedBody } from '../refused-body.js';
+import type {} from '../request-callers.js';
 import { ProblemError, type ProblemDocument, type ProblemFieldError, type ProblemTypeSlug } from './problem.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The program service's caller, set by the route's onRequest hook. */
-    restPrincipal: RestPrincipal | null;
-  }
-}
 
 export const REST_PREFIX = '/api/v1';
 /** The body limit of an operation that does not set its own. */

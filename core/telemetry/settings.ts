@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import type { ConfigPart } from '../config-parts.js';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config-error.js';
 import { describeFound } from '../schema-errors.js';
 
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;

@@ -5,7 +5,7 @@
  * registers (or bits). Plans are made once per map and family, not per read.
  */
 import { BIT_FUNCTIONS, type ModbusFunction, type RegisterItem } from './register-items.js';
-import type { LocatedItem } from './register-map.js';
+import { dotted, type LocatedItem } from './register-map.js';
 
 export interface CoalesceLimits {
   maxGapRegisters: number;
@@ -49,9 +49,4 @@ export function planReads(items: readonly LocatedItem[], limits: CoalesceLimits)
     }
   }
   return requests;
-}
-
-/** `axes[0].absolute` from ['axes', 0, 'absolute']. */
-export function dotted(path: readonly (string | number)[]): string {
-  return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : i ? `.${key}` : key)).join('');
 }

@@ -7,7 +7,6 @@
  */
 import { z } from 'zod';
 import { ACTIVE_ALARM_LEVELS, ALARM_LEVELS, type ExecutionState, type ItemFamily, type OperatingMode } from '../../core/driver.js';
-import { dotted } from './read-plan.js';
 import { itemSchema, type FieldKind, type MapItem, type RegisterItem } from './register-items.js';
 
 export const EXECUTION_STATES = ['RESET', 'STOPPED', 'HOLD', 'RUNNING', 'EMERGENCY'] as const satisfies readonly ExecutionState[];
@@ -168,3 +167,8 @@ export const registerMapSchema = sectionsSchema.superRefine((map, ctx) => {
     ctx.addIssue({ code: 'custom', path: ['status'], input: status, message: 'status needs alarmLevel, alarmStatus or an alarms section to tell whether an alarm is active' });
   }
 });
+
+/** `axes[0].absolute` from ['axes', 0, 'absolute']. */
+export function dotted(path: readonly (string | number)[]): string {
+  return path.map((key, i) => (typeof key === 'number' ? `[${key}]` : i ? `.${key}` : key)).join('');
+}

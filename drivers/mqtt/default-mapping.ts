@@ -6,7 +6,6 @@
  * values. The simulator publishes with the inverse of these maps.
  */
 import type { AlarmLevel, ExecutionState, OperatingMode } from '../../core/driver.js';
-import type { MqttTopicInput } from './options.js';
 
 /** The word published for each execution state. */
 export const EXECUTION_WORDS: Record<ExecutionState, string> = {
@@ -59,8 +58,8 @@ export const SIMULATOR_TOPICS = {
 /** Topic of the default availability (presence) messages. */
 export const DEFAULT_AVAILABILITY_TOPIC = SIMULATOR_TOPICS.availability;
 
-/** The default `topics` of a machine: the simulator's topics and payloads. */
-export const DEFAULT_TOPICS: MqttTopicInput[] = [
+/** The default `topics` of a machine: the simulator's topics and payloads, as written in a config (options.ts parses them with its topic schema at their first use). */
+export const DEFAULT_TOPICS: readonly object[] = [
   {
     topic: SIMULATOR_TOPICS.status,
     items: {

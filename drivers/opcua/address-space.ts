@@ -7,7 +7,7 @@
 import { GatewayError } from '../../core/errors.js';
 import type { OpcuaLink } from './connection.js';
 import { DI_NS, MACHINERY_NS, MACHINE_TOOL_NS } from './mapping.js';
-import { textOf } from './readings.js';
+import { textOf } from './text-value.js';
 import { NODE_ITEMS, type NodeMap, type OpcuaOptions } from './options.js';
 
 const OBJECTS_FOLDER = 'i=85';

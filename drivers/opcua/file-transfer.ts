@@ -11,7 +11,8 @@ import { GatewayError } from '../../core/errors.js';
 import type { AddressSpaceBrowser, ChildRef, MachineLayout } from './address-space.js';
 import type { OpcuaLink } from './connection.js';
 import type { OpcuaOptions } from './options.js';
-import { numberOf, textOf } from './readings.js';
+import { numberOf } from './readings.js';
+import { textOf } from './text-value.js';
 
 const FILE_TYPE = 'i=11575';
 const FILE_DIRECTORY_TYPE = 'i=13353';

@@ -1,15 +1,8 @@
 /** Turning OPC UA DataValues into plain readings. */
 import type { DataValue } from 'node-opcua';
 import type { ConditionNodes, MachineLayout } from './address-space.js';
+import { textOf } from './text-value.js';
 import type { ConditionReading } from './mapping.js';
-
-/** The text of a String or LocalizedText value. */
-export function textOf(value: DataValue | undefined): string | undefined {
-  const v: unknown = value?.value.value;
-  if (typeof v === 'string') return v;
-  if (v && typeof v === 'object' && 'text' in v) return typeof v.text === 'string' ? v.text : undefined;
-  return undefined;
-}
 
 /** The number of a Good numeric value; 64-bit integers (which arrive as [high, low]) included. */
 export function numberOf(dv: DataValue | undefined): number | undefined {

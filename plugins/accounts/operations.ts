@@ -4,28 +4,15 @@
  * Every change writes its audit record in the same transaction.
  */
 import { z } from 'zod';
-import { hashPassword, isPasswordHash, needsRehash, verifyPassword, type ScryptCost } from '../../core/auth/passwords.js';
-import type { Throttle } from '../../core/auth/login-throttle.js';
+import { hashPassword, isPasswordHash, needsRehash, verifyPassword } from '../../core/auth/passwords.js';
 import { defineOperation, type AnyRestOperation } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
-import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { newSession, parseCookieValue, readCookie, cookieName, SESSION_ABSOLUTE_MS, setCookieHeader, csrfTokenFor } from '../../core/auth/sessions.js';
-import type { AccountOperation } from './operations/callers.js';
+import type { AccountOperation, AccountsDeps } from './operations/callers.js';
 import { SERVICE_TOKEN_OPERATIONS } from './operations/service-tokens.js';
 import { USER_OPERATIONS } from './operations/users.js';
-import type { AccountStore } from './store.js';
 import { auditActor, principalOf } from '../../core/rest/principal.js';
 import { MAX_PASSWORD_LENGTH, meView, passwordSchema, scopesSchema, userOut, userView } from './views.js';
-
-export interface AccountsDeps {
-  /** The role's context (the accounts plugin's own settings in place of the role's). */
-  ctx: Omit<ProgramsContext, 'settings'>;
-  store: AccountStore;
-  throttle: Throttle;
-  passwordCost: ScryptCost;
-  /** A hash at the production cost, verified for unknown users so that their login takes as long. */
-  dummyHash: string;
-}
 
 /** Signing in and out, the password, and who the caller is. */
 const SESSION_OPERATIONS: readonly AccountOperation[] = [

@@ -5,36 +5,16 @@
  * pure functions in ./compute/ from the history table; formulas and
  * decisions are in docs/analysis.md.
  */
-import { z } from 'zod';
-import { groupIdSchema, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
+import { ANALYSIS, MAX_WINDOW_DAYS } from '../../core/roles/gateway/contract/analysis.js';
 import { analyseGroup, analyseMachine, checkInterval, type AnalysisSpec, type MachineSubject, type MemberWithoutData } from './compute/analyse.js';
-import { ANALYSIS_KINDS, type AlarmRecord, type AnalysisKind, type TimeSpan } from './compute/model.js';
+import type { AlarmRecord, AnalysisKind, TimeSpan } from './compute/model.js';
 import { splitWindow } from './compute/sub-windows.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayError, quote } from '../../core/errors.js';
-import { queryBool, queryInt } from '../../core/interfaces.js';
 import { definePlugin } from '../../core/plugin-host.js';
-import { resolveWindow, TIME_PARAM_FORMS, TIME_PARAM_SUMMARY, type TimeWindow } from '../../core/time-params.js';
+import { resolveWindow, type TimeWindow } from '../../core/time-params.js';
 import { HistoryReader, type HistoryNeeds } from './history-reader.js';
 import { MachineTallies } from './machine-tallies.js';
-
-const MAX_WINDOW_DAYS = 31;
-
-// The form of start/end is checked by resolveWindow in the handler, after the machine or group: an unknown
-// machineID answers 10003 whatever the window, like every other interface.
-const timeInput = z.union([z.string(), z.number()], { error: `expected one time value; accepted: ${TIME_PARAM_FORMS}` });
-
-const commonInput = {
-  kind: z.enum(ANALYSIS_KINDS).describe('oee, alarm, count, cycle or overall (see docs/analysis.md)'),
-  start: timeInput.describe(`window start, required: ${TIME_PARAM_SUMMARY}`),
-  end: timeInput.optional().describe(`window end (exclusive), default now; the window must be shorter than ${MAX_WINDOW_DAYS} days`),
-  interval: queryInt()
-    .min(1)
-    .max(MAX_WINDOW_DAYS * 86_400)
-    .optional()
-    .describe('split the window into sub-windows of this many seconds, counted from start (at most 1,000 sub-windows)'),
-  enableCountPerProgram: queryBool().optional().describe('count and overall: split the part count by program'),
-};
 
 /** What each kind reads; a group always reads the timeline, to tell members without data. */
 const NEEDS: Record<AnalysisKind, HistoryNeeds> = {
@@ -107,16 +87,8 @@ export const analysisPlugin = definePlugin<GatewayContext>({
       return { machineID, idealCycleTimeSec, tallies };
     };
 
-    ctx.interfaces.define({
-      path: '/api/analysis/machine',
-      method: 'GET',
-      summary:
-        'Analysis of one machine’s history over a window shorter than 31 days: kind oee (availability × performance × quality), alarm (counts, durations, top alarms, MTBF, MTTR), count (parts), cycle (cycle-time statistics) or overall (time per state and SEMI E10 bucket plus all of these). `interval` splits the window into sub-windows whose figures add up to the whole.',
-      tags: ['analysis'],
-      input: z
-        .object({ ...commonInput, machineID: machineIdSchema.describe('the machine; GET /api/config/machines lists them') })
-        .strict(),
-      handler: async (input) => {
+    ctx.interfaces.implement(ANALYSIS.machine, {
+    handler: async (input) => {
         const config = ctx.store.getMachine(input.machineID);
         if (!config.isActive) throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID ${quote(input.machineID)} is inactive`);
         const spec = plan(ctx, input);
@@ -125,16 +97,8 @@ export const analysisPlugin = definePlugin<GatewayContext>({
       },
     });
 
-    ctx.interfaces.define({
-      path: '/api/analysis/group',
-      method: 'GET',
-      summary:
-        'The same analysis for a group as if it were one machine: its members’ times and counts added per sub-window and the ratios recomputed from the sums, each member’s own figures under members, and members without data in the window (or inactive) under membersWithoutData.',
-      tags: ['analysis'],
-      input: z
-        .object({ ...commonInput, groupID: groupIdSchema.describe('the group; GET /api/config/groups lists them') })
-        .strict(),
-      handler: async (input) => {
+    ctx.interfaces.implement(ANALYSIS.group, {
+    handler: async (input) => {
         const group = ctx.store.getGroup(input.groupID);
         const spec = plan(ctx, input);
         const subWindows = splitWindow(spec.window, spec.intervalSec);

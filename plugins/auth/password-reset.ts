@@ -15,7 +15,8 @@ import { migrateGatewayStore } from '../../core/roles/gateway/store/schema.js';
 import { generatePassword, hashPassword } from '../../core/auth/passwords.js';
 import { adminPasswordFromEnv } from './admin-password.js';
 import { authSettings } from './config.js';
-import { USERNAME_PATTERN, UserStore } from './user-store.js';
+import { USERNAME_PATTERN } from '../../core/roles/gateway/contract/security.js';
+import { UserStore } from './user-store.js';
 
 export interface PasswordResetRequest {
   config: GatewayConfig;

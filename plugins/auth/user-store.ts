@@ -9,9 +9,6 @@ import { GatewayError } from '../../core/errors.js';
 /** The first administrator's user name. */
 export const ADMIN_USERNAME = 'admin';
 
-/** What a username may look like: 1-64 letters, digits, `_ . @ -`, starting with a letter or digit. */
-export const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/;
-
 export interface User {
   /**
    * The account's identity: 128 random bits generated when the user is created and never reused. JWTs and

@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { DEFAULT_TOPIC_PREFIX } from '../../core/cloud-wire/protocol.js';
 import type { PartSettings } from '../../core/config-parts.js';
-import { BROKER_URL } from './settings.js';
+import { BROKER_URL } from '../../core/roles/gateway/contract/security.js';
+
 
 export const CLOUD_LINK_FIELDS = {
   /** The broker, mqtt://host:1883 or mqtts://host:8883. */

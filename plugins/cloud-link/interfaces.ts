@@ -6,15 +6,15 @@
  * token; one change runs at a time (`CloudLink.serially`), so a set racing
  * a remove cannot leave two links.
  */
+import { SECURITY } from '../../core/roles/gateway/contract/security.js';
 import { rmSync } from 'node:fs';
 import type { Logger } from 'pino';
-import { z } from 'zod';
 import { parseBearerToken } from '../../core/auth/bearer-tokens.js';
 import { GATEWAY_TOKEN_PREFIX } from '../../core/cloud-wire/protocol.js';
 import { GatewayError } from '../../core/errors.js';
 import type { InterfaceRegistry } from '../../core/interfaces.js';
 import type { CloudLink } from './link.js';
-import { BROKER_URL, readStoredSettings, shownUrl, TOKEN_HINT, writeStoredSettings, type LinkSettings, type StoredSettings } from './settings.js';
+import { readStoredSettings, shownUrl, TOKEN_HINT, writeStoredSettings, type LinkSettings, type StoredSettings } from './settings.js';
 
 export interface CloudLinkInterfaceDeps {
   interfaces: InterfaceRegistry;
@@ -27,18 +27,7 @@ export interface CloudLinkInterfaceDeps {
 }
 
 export function defineCloudLinkInterfaces({ interfaces, link, file, settingsFrom, logger }: CloudLinkInterfaceDeps): void {
-  interfaces.define({
-    path: '/api/security/cloud-link/set',
-    method: 'POST',
-    summary: 'Sets the link to a cloud relay without a restart: the broker URL, the gateway token the cloud made (cgw_…), and the user whose authorised API list cloud calls run with. Given fields replace the current ones; they are kept in the data directory and win over the config until removed. Answers the link status, never the token.',
-    tags: ['security'],
-    input: z
-      .object({
-        brokerUrl: z.string().max(512).regex(BROKER_URL, 'an mqtt:// or mqtts:// URL such as mqtt://cloud.example:1883').optional(),
-        accessToken: z.string().max(256).optional(),
-        user: z.string().min(1).max(128).optional(),
-      })
-      .strict(),
+  interfaces.implement(SECURITY.setCloudLink, {
     handler: (input) =>
       link.serially(async () => {
         if (input.brokerUrl === undefined && input.accessToken === undefined && input.user === undefined) {
@@ -59,12 +48,7 @@ export function defineCloudLinkInterfaces({ interfaces, link, file, settingsFrom
         return link.status();
       }),
   });
-  interfaces.define({
-    path: '/api/security/cloud-link/remove',
-    method: 'POST',
-    summary: 'Removes the cloud link settings made through the API: the link goes back to the config\'s cloudLink section, or closes when there is none.',
-    tags: ['security'],
-    input: z.object({}).strict(),
+  interfaces.implement(SECURITY.removeCloudLink, {
     handler: () =>
       link.serially(async () => {
         rmSync(file, { force: true });

@@ -7,11 +7,11 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { z } from 'zod';
 import { DEFAULT_TOPIC_PREFIX } from '../../core/cloud-wire/protocol.js';
 import { FILE_MODE } from '../../core/store/data-directory.js';
+import { BROKER_URL } from '../../core/roles/gateway/contract/security.js';
 import type { CloudLinkConfig } from './config.js';
 
 export const CLOUD_LINK_FILE = 'cloud-link.json';
 
-export const BROKER_URL = /^mqtts?:\/\/[^\s/]+$/;
 export const TOKEN_HINT = 'a gateway token of the cloud (cgw_<id>_<secret>); the cloud\'s `npm run cloud-token -- create <name>` makes one';
 
 /** What the link runs with. */

@@ -8,6 +8,7 @@
 import { definePlugin } from '../../core/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { deploymentOperations } from './operations.js';
+import { DEPLOYMENTS_FIELDS, DEPLOYMENTS_PART } from './config.js';
 import { leaseOf } from './lease.js';
 import { LEASE_MIGRATIONS } from './schema.js';
 import { MIGRATIONS } from './store.js';
@@ -31,14 +32,14 @@ export function createDeploymentsPlugin(options: DeploymentsOptions = {}) {
   const trialDefaults = trialRulesSchema.parse(options.trialRules ?? {});
   // Checked now; the holder id is made at each registration (each instance).
   leaseOf(options.lease);
-  return definePlugin<ProgramsContext>({
+  return definePlugin<ProgramsContext, typeof DEPLOYMENTS_FIELDS>({
     name: 'deployments',
     dependsOn: ['vault', 'gateways', 'assignments', 'webhooks'],
     migrations: [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS],
+    config: DEPLOYMENTS_PART,
     async register(ctx) {
       // The plugin's own option first (tests), then the operator's setting.
-      const ms = options.lease?.ms ?? (ctx.settings.deployments ? ctx.settings.deployments.leaseSec * 1000 : undefined);
-      const lease = leaseOf({ ...options.lease, ...(ms !== undefined ? { ms } : {}) });
+      const lease = leaseOf({ ...options.lease, ms: options.lease?.ms ?? ctx.settings.deployments.leaseSec * 1000 });
       const { repo, trialRepo, runner, trialRunner, startBatch, service } = wireDeployments(ctx, lease);
       registerDeploymentMetrics(ctx.metrics, ctx.db, (id) => runner.waitingForSlot(id), ctx.now);
       ctx.services.provide('deployments', service);

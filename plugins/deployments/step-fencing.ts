@@ -10,12 +10,10 @@
  */
 import { isSuperseded, type FencingToken, type GatewayLink, type LinkFence, type LinkFenceAnswer } from '../../core/gateway-link/types.js';
 import { WriteRounds } from '../../core/store/write-rounds.js';
+import { FENCES_PER_CALL } from '../../core/roles/gateway/contract/program-files.js';
 import type { StepFailure } from './machine.js';
 import { databaseFailure, linkFailure } from './step-failures.js';
 import type { DeploymentRepository } from './store.js';
-
-/** Fencing tokens announced to a gateway in one call (the gateway's bound). */
-const FENCES_PER_CALL = 500;
 
 export class StepFencing {
   /** Fences announced to each gateway, in rounds: one call per gateway for the deployments taken over together. */

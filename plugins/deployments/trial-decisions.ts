@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TrialEvent } from './trial-machine.js';
-import type { TrialRunner } from './trial-runner.js';
+import type { TrialHolder } from './trial-deps.js';
 import type { TrialRow } from './trial-store.js';
 
 /** How long the receiving instance waits for the holder before answering 202 with the trial as it is. */
@@ -26,7 +26,7 @@ export type DecisionResult =
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function decideTrial(runner: TrialRunner, trial: TrialRow, event: TrialEvent, options: { waitMs?: number; pollMs?: number } = {}): Promise<DecisionResult> {
+export async function decideTrial(runner: TrialHolder, trial: TrialRow, event: TrialEvent, options: { waitMs?: number; pollMs?: number } = {}): Promise<DecisionResult> {
   const repo = runner.trials;
   let t = trial;
   const latest = async () => (await repo.get(t.id)) ?? t;
@@ -59,7 +59,7 @@ export async function decideTrial(runner: TrialRunner, trial: TrialRow, event: T
 }
 
 /** The holder's side: carries out, one at a time, the decisions other instances stored for trials this instance holds (every second). */
-export async function carryOutDecisions(runner: TrialRunner): Promise<void> {
+export async function carryOutDecisions(runner: TrialHolder): Promise<void> {
   for (const { id, pending } of await runner.trials.pendingDecisions()) {
     const event = { type: pending.type, decision: pending.decision } as TrialEvent;
     if (runner.can(id, event)) {

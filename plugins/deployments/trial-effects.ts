@@ -8,7 +8,7 @@
 import type { SnapshotFrom } from 'xstate';
 import type { DeploymentRepository } from './store.js';
 import { TRIAL_MACHINE_VERSION, type trialMachine, type TrialStatus } from './trial-machine.js';
-import type { TrialRunnerContext, TrialDeps } from './trial-runner.js';
+import type { TrialDeps, TrialRunnerContext } from './trial-deps.js';
 import type { TrialRepository } from './trial-store.js';
 
 export interface TrialTransition {

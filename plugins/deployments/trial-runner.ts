@@ -11,28 +11,16 @@
 import { createActor, fromPromise, type Actor, type SnapshotFrom } from 'xstate';
 import type { Logger } from 'pino';
 import type { RestPrincipal } from '../../core/rest/operation.js';
-import type { ProgramsContext, ProgramsServices } from '../../core/roles/programs/context.js';
 import { SYSTEM_ACTOR } from '../../core/rest/principal.js';
 import { keepLeases, repeatPasses } from './lease.js';
-import type { DeploymentOutcome } from './service.js';
-import type { AuditAppender, DeploymentRepository } from './store.js';
+import type { DeploymentRepository } from './store.js';
 import { storeTrialTransition } from './trial-effects.js';
 import { carryOutDecisions } from './trial-decisions.js';
+import type { TrialDeps, TrialHolder, TrialRunnerContext } from './trial-deps.js';
 import { TRIAL_MACHINE_VERSION, trialMachine, trialStatusOf, type TrialEvent, type TrialStatus } from './trial-machine.js';
 import type { TrialRepository, TrialRow } from './trial-store.js';
 import type { TrialEvidence, Verdict } from './trial-verdict.js';
 import { evaluateTrial } from './trial-watch.js';
-
-export interface TrialDeps {
-  /** Resolves when a deployment is Succeeded or Failed. */
-  outcome(deploymentId: string): Promise<DeploymentOutcome>;
-  /** Starts a pull-back deployment of `trial`'s previous release, recording its id on the trial in the creating transaction. */
-  deployPullBack(trial: TrialRow, principal: Pick<RestPrincipal, 'name' | 'onBehalfOf' | 'authMethod'>): Promise<string>;
-  outbox: Pick<ProgramsServices['webhooks.outbox'], 'enqueue' | 'kick'>;
-}
-
-/** What the runner needs of the service: its fleet and clock, its database and the audit chain. */
-export type TrialRunnerContext = Pick<ProgramsContext, 'services' | 'now' | 'db'> & { audit: AuditAppender };
 
 export interface TrialRunnerOptions {
   /** Whether at start every unfinished trial is this instance's at once: by default on SQLite (one process opens it), as for deployments. */
@@ -58,7 +46,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-export class TrialRunner {
+export class TrialRunner implements TrialHolder {
   private readonly actors = new Map<string, Actor<typeof trialMachine>>();
   private readonly writes = new Set<Promise<unknown>>();
   /** Callers waiting for a trial's next stored transition. */

@@ -5,12 +5,11 @@
  * trial's rules. Pure: the watcher reads the rows through the gateway.
  */
 import { z } from 'zod';
-
-export const ALARM_LEVELS = ['warning', 'alarm', 'emergency'] as const;
+import { ACTIVE_ALARM_LEVELS } from '../../core/driver.js';
 
 export const trialRulesSchema = z
   .object({
-    failOnAlarmLevels: z.array(z.enum(ALARM_LEVELS)).max(3).default(['alarm', 'emergency'])
+    failOnAlarmLevels: z.array(z.enum(ACTIVE_ALARM_LEVELS)).max(ACTIVE_ALARM_LEVELS.length).default(['alarm', 'emergency'])
       .describe('An alarm of one of these levels raised on the machine during the trial fails it (empty: alarms do not judge).'),
     maxCycleTimeIncreasePct: z.number().min(0).max(1000).nullable().default(10)
       .describe('The trial fails when its median cycle time exceeds the baseline median by more than this many percent (null: cycle times do not judge).'),

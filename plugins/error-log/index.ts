@@ -9,13 +9,12 @@
  * A call relayed from a cloud also carries the cloud request's correlationId.
  * Messages come from the error table and never carry credentials.
  */
-import { z } from 'zod';
+import { ERROR_LOG_CAPACITY, SYSTEM } from '../../core/roles/gateway/contract/system.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { resolveWindow, timeParamSchema, windowMs } from '../../core/time-params.js';
-import { errorLogOutput } from '../../core/roles/gateway/api-outputs.js';
+import { resolveWindow, windowMs } from '../../core/time-params.js';
 
-export const ERROR_LOG_CAPACITY = 5000;
+export { ERROR_LOG_CAPACITY };
 /** Most text the log holds (messages, paths, names, addresses), in UTF-16 code units; the oldest entries go first. */
 export const ERROR_LOG_MAX_BYTES = 2 * 1024 * 1024;
 /** Longest message kept per entry; longer ones are cut with an ellipsis. */
@@ -111,19 +110,7 @@ export const errorLogPlugin = definePlugin<GatewayContext>({
         ...(call.correlationId !== undefined ? { correlationId: call.correlationId } : {}),
       });
     });
-    ctx.interfaces.define({
-      path: '/api/log/error',
-      method: 'GET',
-      summary: 'The interface error log: failed calls with time, path, errorCode, message, user and source IP. `limit` keeps the most recent rows.',
-      tags: ['system'],
-      input: z
-        .object({
-          start: timeParamSchema.optional(),
-          end: timeParamSchema.optional(),
-          limit: z.coerce.number().int().min(0).max(ERROR_LOG_CAPACITY).default(200).describe('most recent rows to return (default 200; 0 = all in the window)'),
-        })
-        .strict(),
-      output: errorLogOutput,
+    ctx.interfaces.implement(SYSTEM.errorLog, {
       handler: ({ start, end, limit }) => {
         const now = ctx.now();
         // Without a start: since the gateway started (the log holds nothing older), at least one second back.

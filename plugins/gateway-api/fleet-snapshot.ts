@@ -6,21 +6,12 @@
  * changes; with `sinceRevision` only the entries changed after it are
  * answered (docs/api.md, "Asking only for what changed").
  */
-import { z } from 'zod';
-import { MACHINE_TASK_CLASSES, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayError, quoteList } from '../../core/errors.js';
-import { queryInt, queryList } from '../../core/interfaces.js';
-import { batchReadErrorsOutput, batchReadTaskDataOutput, type Changes } from '../../core/roles/gateway/api-outputs.js';
+import type { Changes } from '../../core/roles/gateway/api-outputs.js';
+import { TASK_DATA } from '../../core/roles/gateway/contract/task-data.js';
 import { taskDataEntry } from '../../core/roles/gateway/fleet/entries.js';
 import type { MachineRows } from '../../core/roles/gateway/fleet/rows.js';
-
-const machineIDsInput = queryList(machineIdSchema).optional().describe('machineIDs, comma-separated; omit for every machine');
-const sinceRevisionInput = queryInt()
-  .min(0)
-  .max(Number.MAX_SAFE_INTEGER)
-  .optional()
-  .describe('the revision of an earlier answer: answer only the entries changed after it, as {revision, full, entries, removed} (a gateway extension; docs/api.md)');
 
 /** Resolves the requested machines (every machine, in list order, when none are named), failing with 10003 naming every unknown one. */
 function machinesFor(ctx: GatewayContext, machineIDs: string[] | undefined): string[] {
@@ -49,14 +40,7 @@ function rowsFor<E>(ctx: GatewayContext, machineIDs: string[] | undefined, since
 }
 
 export function defineFleetSnapshotInterfaces(ctx: GatewayContext): void {
-  ctx.interfaces.define({
-    path: '/api/task/batchReadTaskData',
-    method: 'GET',
-    summary:
-      'The cached latest sample of one data class for many machines, from the actor caches. For CNCStatus each entry also carries the derived state, its reason and statusStale; with sinceRevision (CNCStatus only), only the entries changed after that revision.',
-    tags: ['task data'],
-    input: z.object({ type: z.enum(MACHINE_TASK_CLASSES), machineIDs: machineIDsInput, sinceRevision: sinceRevisionInput }).strict(),
-    output: batchReadTaskDataOutput,
+  ctx.interfaces.implement(TASK_DATA.batchReadTaskData, {
     handler: ({ type, machineIDs, sinceRevision }) => {
       if (type === 'CNCStatus') return rowsFor(ctx, machineIDs, sinceRevision, 'status', (r) => r.status);
       if (sinceRevision !== undefined) throw new GatewayError('INVALID_PARAMETER', `sinceRevision: accepted only with type CNCStatus; found type ${type}`);
@@ -64,13 +48,7 @@ export function defineFleetSnapshotInterfaces(ctx: GatewayContext): void {
     },
   });
 
-  ctx.interfaces.define({
-    path: '/api/task/batchReadErrors',
-    method: 'GET',
-    summary: 'Connection health and the latest error of each task for many machines, from the actor caches; with sinceRevision, only the entries changed after that revision.',
-    tags: ['task data'],
-    input: z.object({ machineIDs: machineIDsInput, sinceRevision: sinceRevisionInput }).strict(),
-    output: batchReadErrorsOutput,
+  ctx.interfaces.implement(TASK_DATA.batchReadErrors, {
     handler: ({ machineIDs, sinceRevision }) => rowsFor(ctx, machineIDs, sinceRevision, 'health', (r) => r.health),
   });
 }

@@ -1,5 +1,5 @@
 /** The gateway's HTTP interfaces: health, configuration, the fleet snapshot, task data, live reads and program files. */
-import { z } from 'zod';
+import { SYSTEM } from '../../core/roles/gateway/contract/system.js';
 import { definePlugin } from '../../core/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { defineMachineInterfaces } from './machines.js';
@@ -13,15 +13,9 @@ export const gatewayApiPlugin = definePlugin<GatewayContext>({
   name: 'gateway-api',
   dependsOn: ['machine-actors'],
   register(ctx) {
-    ctx.interfaces.define({
-      path: '/api/health',
-      method: 'GET',
-      summary: 'Liveness: the gateway is up, with its version, uptime and history writer figures.',
-      tags: ['system'],
-      permission: null,
-      input: z.object({}).strict(),
+    ctx.interfaces.implement(SYSTEM.health, {
       handler: () => ({
-        status: 'ok',
+        status: 'ok' as const,
         version: ctx.version,
         uptimeSec: Math.round((ctx.now() - ctx.startedAt) / 1000),
         machines: ctx.store.listMachines().length,

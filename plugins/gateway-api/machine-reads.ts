@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { assertFamily, type DriverClient, type ItemFamily } from '../../core/driver.js';
 import { ERRORS, GatewayError, type ErrorName, quote } from '../../core/errors.js';
-import type { MachineSnapshot } from '../../core/roles/gateway/fleet/fleet.js';
+import type { MachineSnapshot } from '../../core/roles/gateway/fleet/machine-snapshot.js';
 import { withTimeout } from '../../core/timeout.js';
 
 /** An active machine, its live view and its driver client. */

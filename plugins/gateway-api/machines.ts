@@ -1,11 +1,11 @@
 /** Configuration interfaces for machines: list, get, add, update, delete. */
-import { z } from 'zod';
-import { machineConfigSchema, WRITE_ONLY_MACHINE_FIELDS, type MachineConfig, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
+import { machineConfigSchema, WRITE_ONLY_MACHINE_FIELDS, type MachineConfig } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayError } from '../../core/errors.js';
 import { parseOrThrow } from '../../core/schema-errors.js';
 import { isRecord } from '../../core/json-value.js';
-import { machineListOutput, type ListedMachine } from '../../core/roles/gateway/api-outputs.js';
+import type { ListedMachine } from '../../core/roles/gateway/api-outputs.js';
+import { CONFIGURATION } from '../../core/roles/gateway/contract/configuration.js';
 
 /**
  * A machine as the API shows it: write-only credentials removed, whether each is set, and
@@ -16,8 +16,6 @@ export function publicMachine(config: MachineConfig, managedBy: 'config' | 'api'
   const { password, fileServerPassword, ...shown } = config;
   return { ...shown, passwordSet: Boolean(password), fileServerPasswordSet: Boolean(fileServerPassword), managedBy };
 }
-
-const machineIDInput = z.object({ machineID: machineIdSchema }).strict();
 
 /** Parses a full machine config, reporting every problem with its field path. */
 function parseMachine(raw: unknown, ctx: GatewayContext): MachineConfig {
@@ -53,22 +51,11 @@ export function defineMachineInterfaces(ctx: GatewayContext): void {
     return listed.machines;
   };
 
-  interfaces.define({
-    path: '/api/config/machines',
-    method: 'GET',
-    summary: 'Every machine with its configuration, credentials excluded.',
-    tags: ['configuration'],
-    input: z.object({}).strict(),
-    output: machineListOutput,
+  interfaces.implement(CONFIGURATION.machines, {
     handler: () => publicMachines(),
   });
 
-  interfaces.define({
-    path: '/api/config/machine',
-    method: 'GET',
-    summary: 'One machine’s full configuration, credentials excluded, with the item families its driver supports.',
-    tags: ['configuration'],
-    input: machineIDInput,
+  interfaces.implement(CONFIGURATION.machine, {
     handler: ({ machineID }) => {
       const config = store.getMachine(machineID);
       const families = ctx.fleet.has(machineID) && config.isActive ? [...ctx.fleet.client(machineID).families] : [];
@@ -76,12 +63,7 @@ export function defineMachineInterfaces(ctx: GatewayContext): void {
     },
   });
 
-  interfaces.define({
-    path: '/api/config/machine/add',
-    method: 'POST',
-    summary: 'Adds a machine; its actor starts at once when it is active.',
-    tags: ['configuration'],
-    input: z.record(z.string(), z.unknown()),
+  interfaces.implement(CONFIGURATION.addMachine, {
     handler: async (body) => {
       const config = parseMachine(body, ctx);
       await store.createMachine(config);
@@ -90,12 +72,7 @@ export function defineMachineInterfaces(ctx: GatewayContext): void {
     },
   });
 
-  interfaces.define({
-    path: '/api/config/machine/update',
-    method: 'POST',
-    summary: 'Changes fields of a machine; its actor restarts (or stops, when deactivated) at once.',
-    tags: ['configuration'],
-    input: z.looseObject({ machineID: machineIdSchema }),
+  interfaces.implement(CONFIGURATION.updateMachine, {
     handler: async (patch) => {
       const existing = store.getMachine(patch.machineID);
       const config = parseMachine(mergeMachine(existing, patch), ctx);
@@ -105,17 +82,12 @@ export function defineMachineInterfaces(ctx: GatewayContext): void {
     },
   });
 
-  interfaces.define({
-    path: '/api/config/machine/delete',
-    method: 'POST',
-    summary: 'Deletes a machine, stops its actor and removes it from its groups. Its history stays.',
-    tags: ['configuration'],
-    input: machineIDInput,
+  interfaces.implement(CONFIGURATION.deleteMachine, {
     handler: async ({ machineID }) => {
       const groups = await store.deleteMachine(machineID);
       bus.emit('machine.deleted', { machineID });
       for (const config of groups) bus.emit('group.saved', { config, created: false });
-      return { machineID, deleted: true };
+      return { machineID, deleted: true as const };
     },
   });
 }

@@ -7,24 +7,10 @@
  * take is refused at once with the reason instead of failing at transfer.
  * It never contacts a machine: drivers answer from their connection.
  */
-import { z } from 'zod';
-import { machineIdSchema } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { ProgramByteLimits } from '../../core/driver.js';
+import { PROGRAM_FILES, type ProgramCapability } from '../../core/roles/gateway/contract/program-files.js';
 import { activeMachineSnapshot, errorDetail } from './machine-reads.js';
-
-/** One machine's answer. */
-export interface ProgramCapability {
-  machineID: string;
-  /** Whether the machine's driver transfers program files (family programFiles). */
-  programFiles: boolean;
-  /** Whether the driver could say which bytes it carries (its machine is online). */
-  limitsKnown: boolean;
-  /** Byte values the driver cannot carry, as inclusive ranges; empty when it carries every byte or when unknown. */
-  refusedBytes: { from: number; to: number }[];
-  /** Why a machine cannot take some or any program, or why its limits are unknown. */
-  reason?: string;
-}
 
 function capabilityOf(ctx: GatewayContext, machineID: string): ProgramCapability {
   const view = activeMachineSnapshot(ctx, machineID);
@@ -44,12 +30,7 @@ function capabilityOf(ctx: GatewayContext, machineID: string): ProgramCapability
 }
 
 export function defineProgramCapabilities(ctx: GatewayContext): void {
-  ctx.interfaces.define({
-    path: '/api/file/program/capabilities',
-    method: 'GET',
-    summary: 'What each active machine can take as a program file, without contacting it: whether its driver transfers program files, and which bytes it cannot carry unchanged, with the reason.',
-    tags: ['program files'],
-    input: z.object({ machineID: machineIdSchema.optional().describe('one machine; omit for every active machine') }).strict(),
+  ctx.interfaces.implement(PROGRAM_FILES.capabilities, {
     handler: ({ machineID }) => {
       const ids = machineID !== undefined ? [machineID] : ctx.fleet.ids().filter((id) => ctx.fleet.snapshot(id).config.isActive);
       return { machines: ids.map((id) => capabilityOf(ctx, id)) };

@@ -6,17 +6,15 @@
  * error (1301, 1303, ...) reaches the caller as an HTTP 200 with that
  * errorCode (GW-91). readGroupTaskData does the same for a group class.
  */
-import { z } from 'zod';
-import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, type GroupConfig, type GroupTaskClass, type MachineTaskClass, groupIdSchema, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
+import type { GroupConfig, GroupTaskClass, MachineTaskClass } from '../../core/roles/gateway/machine-config.js';
+import { TASK_DATA } from '../../core/roles/gateway/contract/task-data.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { ERRORS, GatewayError } from '../../core/errors.js';
-import type { MachineSnapshot } from '../../core/roles/gateway/fleet/fleet.js';
+import type { MachineSnapshot } from '../../core/roles/gateway/fleet/machine-snapshot.js';
 import type { GroupTaskEntry } from '../../core/roles/gateway/fleet/group-tasks.js';
 import { taskDataEntry } from '../../core/roles/gateway/fleet/entries.js';
 import { activeMachineSnapshot, errorDetail } from './machine-reads.js';
 import { defineTaskSwitchInterface } from './task-switch.js';
-
-const tagInput = z.string().max(256).optional().describe('a free label echoed back in the answer, e.g. to match answers to requests');
 
 /** The cached error of the latest attempt as a GatewayError of its own kind, without repeating its description. */
 function cachedFailure(view: MachineSnapshot, type: MachineTaskClass): GatewayError | null {
@@ -67,19 +65,7 @@ function groupEntryFailure(group: GroupConfig, type: GroupTaskClass, entry: Grou
 }
 
 export function defineTaskDataInterfaces(ctx: GatewayContext): void {
-  ctx.interfaces.define({
-    path: '/api/task/readTaskData',
-    method: 'GET',
-    summary:
-      'The cached latest sample of one data class for one machine, from its actor cache (never contacts the machine). Fails with 1301 when the task is not enabled and 1303 before its first sample.',
-    tags: ['task data'],
-    input: z
-      .object({
-        type: z.enum(MACHINE_TASK_CLASSES),
-        machineID: machineIdSchema.describe('the machine; GET /api/config/machines lists them'),
-        tag: tagInput,
-      })
-      .strict(),
+  ctx.interfaces.implement(TASK_DATA.readTaskData, {
     handler: ({ type, machineID, tag }) => {
       const view = activeMachineSnapshot(ctx, machineID);
       const entry = taskDataEntry(view, type);
@@ -89,19 +75,7 @@ export function defineTaskDataInterfaces(ctx: GatewayContext): void {
     },
   });
 
-  ctx.interfaces.define({
-    path: '/api/task/readGroupTaskData',
-    method: 'GET',
-    summary:
-      'The cached latest figures of one group class, refreshed by the group’s own task every tasks.<class>.intervalMs: GroupCount (parts), GroupCumulativeTime (power-on, operating, cutting seconds) or GroupOEE (times and counts added, factors recomputed), with time = when they were computed. Members without a sample are listed under membersWithoutData. Fails with 1301 when the group task is not enabled and 1303 before its first refresh.',
-    tags: ['task data'],
-    input: z
-      .object({
-        type: z.enum(GROUP_TASK_CLASSES),
-        groupID: groupIdSchema.describe('the group; GET /api/config/groups lists them'),
-        tag: tagInput,
-      })
-      .strict(),
+  ctx.interfaces.implement(TASK_DATA.readGroupTaskData, {
     handler: ({ type, groupID, tag }) => {
       const group = ctx.store.getGroup(groupID);
       const entry = ctx.groupTasks.entry(groupID, type);

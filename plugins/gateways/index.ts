@@ -17,19 +17,19 @@ import { syncGateway } from './sync.js';
 import { FleetKeeper } from './keep-in-step.js';
 import { keepServing, registerLocalGateway } from './local-entry.js';
 import type { LocalGateway } from './link-choice.js';
-import { DEFAULT_GATEWAY_SYNC_INTERVAL_SEC } from '../../core/roles/programs/config.js';
+import { GATEWAYS_FIELDS, GATEWAYS_PART } from './config.js';
 
 /** The gateway's identity file in its data directory (shared with the program service when both run in one process). */
 const GATEWAY_ID_FILE = 'gateway-id';
 
 /** Finds or makes the entry of the gateway in this process (local-entry.ts); refuses the start when that cannot be safe. */
-async function localEntry(ctx: ProgramsContext, repo: FleetRepository): Promise<{ local: LocalGateway; stop(): Promise<void> } | undefined> {
+async function localEntry(ctx: ProgramsContext, adopt: string | undefined, repo: FleetRepository): Promise<{ local: LocalGateway; stop(): Promise<void> } | undefined> {
   const link = ctx.localGateway;
   if (!link) return undefined;
   const host = hostname().slice(0, 64);
   const servedBy = `${host}:${ctx.dataDir}`.slice(0, 600);
   const { entry, decision } = await registerLocalGateway(ctx, repo, {
-    identity: await link.identity(), host, servedBy, shared: ctx.db.dialect.engine !== 'sqlite', adopt: ctx.settings.adoptGateway,
+    identity: await link.identity(), host, servedBy, shared: ctx.db.dialect.engine !== 'sqlite', adopt,
     idFile: join(ctx.dataDir, GATEWAY_ID_FILE), now: ctx.now(),
   });
   ctx.logger.info({ gateway: entry.id, name: entry.name, gatewayID: entry.gatewayUid, decision }, 'gateway in this process: its fleet entry');
@@ -37,12 +37,13 @@ async function localEntry(ctx: ProgramsContext, repo: FleetRepository): Promise<
   return { local: { entryId: entry.id, link }, stop: () => serving.stop() };
 }
 
-export const gatewaysPlugin = definePlugin<ProgramsContext>({
+export const gatewaysPlugin = definePlugin<ProgramsContext, typeof GATEWAYS_FIELDS>({
   name: 'gateways',
   migrations: MIGRATIONS,
+  config: GATEWAYS_PART,
   async register(ctx) {
     const repo = new FleetRepository(ctx.db);
-    const here = await localEntry(ctx, repo);
+    const here = await localEntry(ctx, ctx.settings.adoptGateway, repo);
     let deps: FleetDeps;
     try {
       deps = fleetDeps(ctx, repo, CredentialBox.open(ctx.dataDir), here?.local);
@@ -54,7 +55,7 @@ export const gatewaysPlugin = definePlugin<ProgramsContext>({
     for (const op of fleetOperations(deps)) ctx.rest.define(op);
     ctx.services.provide('gateway-machines', fleetService(deps));
     const keeper = new FleetKeeper(deps, ctx.logger);
-    const intervalSec = ctx.settings.gatewaySync?.intervalSec ?? DEFAULT_GATEWAY_SYNC_INTERVAL_SEC;
+    const intervalSec = ctx.settings.gatewaySync.intervalSec;
     const handle = {
       async stop() {
         await keeper.stop();

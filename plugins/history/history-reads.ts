@@ -5,38 +5,16 @@
  * groupID belong to separate interfaces, so they cannot be confused.
  */
 import { z } from 'zod';
-import { groupIdSchema, machineIdSchema } from '../../core/roles/gateway/machine-config.js';
+import { HISTORY } from '../../core/roles/gateway/contract/history.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayError, quote } from '../../core/errors.js';
-import { queryBool, queryInt, type CallContext } from '../../core/interfaces.js';
+import type { CallContext } from '../../core/interfaces.js';
 import { readHistoryPage, type HistoryReadSpec, type StoredHistoryRow } from '../../core/roles/gateway/history/stream.js';
-import { resolveWindow, TIME_PARAM_SUMMARY, windowMs, type TimeWindow } from '../../core/time-params.js';
-import { assertClasses, HISTORY_CLASSES } from './classes.js';
+import { resolveWindow, windowMs, type TimeWindow } from '../../core/time-params.js';
+import { assertClasses } from './classes.js';
 import { timeTextFormatter } from './time-text.js';
 
-/**
- * A start/end value. Its form is checked by resolveWindow in the handler, after the machine or group,
- * so that an unknown machineID answers 10003 whatever the window, as on every other interface.
- */
-export const timeInput = z.union([z.string(), z.number()], { error: `expected a string or a number: ${TIME_PARAM_SUMMARY}` });
-
-const readInputShape = {
-  type: z
-    .string()
-    .min(1)
-    .max(64)
-    .describe(`data class: ${HISTORY_CLASSES.join(', ')}, or another class recorded for the machine; an unknown class lists the valid ones`),
-  start: timeInput.describe(`window start (inclusive), required: ${TIME_PARAM_SUMMARY}`),
-  end: timeInput.optional().describe(`window end (exclusive), default now: ${TIME_PARAM_SUMMARY}`),
-  limit: queryInt().min(0).default(200).describe('rows to return at most (default 200; 0 = no limit: the answer is then as large as its rows)'),
-  newestFirst: queryBool().default(false).describe('true: the most recent rows first; default false: oldest first'),
-  afterSeq: queryInt()
-    .min(0)
-    .optional()
-    .describe('only rows recorded after this seq; to continue an oldest-first answer that reached its limit, pass the seq of its last row'),
-};
-
-type ReadInput = z.output<z.ZodObject<typeof readInputShape>>;
+type ReadInput = Omit<z.output<typeof HISTORY.machine.input>, 'machineID'>;
 
 /** The interface whose permission newest-first reads need (GW-65). */
 export const NEWEST_FIRST_PERMISSION = '/api/db/query';
@@ -73,19 +51,14 @@ export function historyWindow(ctx: GatewayContext, input: { start: string | numb
   return { window, startMs, endMs: input.end === undefined ? now + 1 : endMs };
 }
 
-/** Rows as answered: time in unix ms and as ISO text in the gateway zone, data parsed. */
-function rowMapper(ctx: GatewayContext, withMachine: boolean): (row: StoredHistoryRow) => Record<string, unknown> {
+/** Rows as answered: time in unix ms and as ISO text in the gateway zone, data parsed; a group's rows name their machine. */
+function rowMapper(ctx: GatewayContext) {
   const timeText = timeTextFormatter(ctx.timeZone);
-  return (row) => ({
-    seq: row.seq,
-    ...(withMachine ? { machineID: row.machineID } : {}),
-    time: row.ts,
-    timeText: timeText(row.ts),
-    data: row.data ?? null,
-  });
+  const row = (r: StoredHistoryRow) => ({ seq: r.seq, time: r.ts, timeText: timeText(r.ts), data: r.data ?? null });
+  return { row, withMachine: (r: StoredHistoryRow) => ({ seq: r.seq, machineID: r.machineID, time: r.ts, timeText: timeText(r.ts), data: r.data ?? null }) };
 }
 
-async function readClass(ctx: GatewayContext, call: CallContext, machineIDs: readonly string[], input: ReadInput, withMachine: boolean) {
+async function readClass<R>(ctx: GatewayContext, call: CallContext, machineIDs: readonly string[], input: ReadInput, toRow: (row: StoredHistoryRow) => R) {
   if (input.newestFirst) authorizeNewestFirst(ctx, call);
   const { window, startMs, endMs } = historyWindow(ctx, input);
   await assertClasses(ctx.db, 'type', [input.type], machineIDs);
@@ -97,7 +70,7 @@ async function readClass(ctx: GatewayContext, call: CallContext, machineIDs: rea
     afterSeq: input.afterSeq,
     withData: true,
   };
-  const page = await readHistoryPage(ctx.db, spec, input.limit, rowMapper(ctx, withMachine));
+  const page = await readHistoryPage(ctx.db, spec, input.limit, toRow);
   return {
     window,
     order: input.newestFirst ? ('newestFirst' as const) : ('oldestFirst' as const),
@@ -108,35 +81,21 @@ async function readClass(ctx: GatewayContext, call: CallContext, machineIDs: rea
 }
 
 export function defineHistoryReadInterfaces(ctx: GatewayContext): void {
-  ctx.interfaces.define({
-    path: '/api/history/machine',
-    method: 'GET',
-    summary:
-      'History rows of one machine and data class over [start, end): oldest first (newestFirst=true for the most recent; it needs authorisation for /api/db/query too, as query_history does), at most `limit` (default 200, 0 = all); limitReached tells that more rows existed. Inactive machines keep their history readable.',
-    tags: ['history'],
-    input: z
-      .object({ machineID: machineIdSchema.describe('the machine; GET /api/config/machines lists them'), ...readInputShape })
-      .strict(),
+  ctx.interfaces.implement(HISTORY.machine, {
     handler: async (input, call) => {
       // History outlives activity: an inactive machine's rows stay readable; only an unknown machineID is refused.
       if (!ctx.store.hasMachine(input.machineID)) {
         throw new GatewayError('GENERAL_MACHINE_ID_NOT_EXISTED', `machineID ${quote(input.machineID)} does not exist`);
       }
-      const answer = await readClass(ctx, call, [input.machineID], input, false);
+      const answer = await readClass(ctx, call, [input.machineID], input, rowMapper(ctx).row);
       return { type: input.type, machineID: input.machineID, ...answer };
     },
   });
 
-  ctx.interfaces.define({
-    path: '/api/history/group',
-    method: 'GET',
-    summary:
-      'History rows of one data class for every member machine of a group, merged in time order, each with its machineID; `limit` applies to the merged answer. Same inputs and answer as /api/history/machine.',
-    tags: ['history'],
-    input: z.object({ groupID: groupIdSchema.describe('the group; GET /api/config/groups lists them'), ...readInputShape }).strict(),
+  ctx.interfaces.implement(HISTORY.group, {
     handler: async (input, call) => {
       const group = ctx.store.getGroup(input.groupID);
-      const answer = await readClass(ctx, call, group.machineIDs, input, true);
+      const answer = await readClass(ctx, call, group.machineIDs, input, rowMapper(ctx).withMachine);
       return { type: input.type, groupID: input.groupID, machineIDs: group.machineIDs, ...answer };
     },
   });

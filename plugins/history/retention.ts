@@ -4,11 +4,11 @@
  * Runs never overlap: the next one is scheduled when the previous finished.
  * Stopping clears the timer and ends a run in progress between two batches.
  */
-import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { DEFAULT_BATCH_ROWS, runRetention, type RetentionPolicy, type RetentionRun } from '../../core/roles/gateway/history/retention.js';
 import { formatInZone } from '../../core/time.js';
+import { HISTORY } from '../../core/roles/gateway/contract/history.js';
 import type { RetentionConfig } from './config.js';
 
 /** The first run waits this long (or the interval, if shorter), so that start-up is not slowed by deletions. */
@@ -118,13 +118,7 @@ export class RetentionScheduler {
 }
 
 export function defineRetentionInterface(ctx: GatewayContext, scheduler: RetentionScheduler): void {
-  ctx.interfaces.define({
-    path: '/api/history/retention',
-    method: 'GET',
-    summary:
-      'The history retention policy (maxAgeDays and maxRows per data class, else the default; 0 = no limit), the interval, the next run and the last run: when, how long, rows deleted per class.',
-    tags: ['history'],
-    input: z.object({}).strict(),
+  ctx.interfaces.implement(HISTORY.retention, {
     handler: () => scheduler.status(),
   });
 }

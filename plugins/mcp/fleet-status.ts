@@ -4,21 +4,14 @@
  * machine, with counts by derived state. It reads only caches.
  *
  * The three sections are asked through their interfaces, so each is
- * authorised on its own and a forbidden one becomes a `Forbidden:` message.
- * When all three answer, each machine's entry is the fleet's published entry
- * (core/roles/gateway/fleet/rows.ts): its status and health rows are the very
- * objects the interfaces answered, and the serialised entry is kept with them
- * until the machine changes, so a poll of an unchanged fleet serialises
- * nothing. Any other entry (a section failed, a row the fleet did not make)
- * is serialised here, the plain way, which is also the oracle the published
- * entries are tested against. The answer is returned as those parts
- * (core/mcp/frozen-answers.ts), byte for byte the JSON of the merged object.
+ * authorised on its own and a forbidden one becomes a `Forbidden:` message
+ * in every entry (its statusError or connection.error) while the others
+ * still answer. `fleetEntry` is the one place an entry is built (GW-15).
  */
 import { DERIVED_STATES } from '../../core/roles/gateway/fleet/derive-state.js';
-import { FLEET_STATUS_FIELDS } from '../../core/roles/gateway/fleet/entries.js';
-import { publishedEntry } from '../../core/roles/gateway/fleet/rows.js';
 import type { HealthEntry, ListedMachine, StatusEntry, TaskDataEntry, Changes } from '../../core/roles/gateway/api-outputs.js';
-import { literalContent, SerialisedAnswer } from '../../core/mcp/frozen-answers.js';
+import { CONFIGURATION } from '../../core/roles/gateway/contract/configuration.js';
+import { TASK_DATA } from '../../core/roles/gateway/contract/task-data.js';
 import { ToolFailure, type Section, type ToolCaller } from './tool-runtime.js';
 
 type Meta = Pick<ListedMachine, 'machineID' | 'name' | 'isActive'>;
@@ -42,8 +35,11 @@ const isStatus = (t: TaskDataEntry | undefined): t is StatusEntry => t?.type ===
 
 type Sections = { machines: Section<Meta[]>; tasks: Section<TaskDataEntry[] | Changes<StatusEntry>>; health: Section<HealthEntry[] | Changes<HealthEntry>> };
 
-/** The entry as the tool defines it (GW-15), from whatever each section gave. */
-function plainEntry(sections: Sections, machineID: string, meta: Meta | undefined, h: HealthEntry | undefined, t: StatusEntry | undefined): Record<string, unknown> {
+/** The status fields a fleet entry carries (GW-15). */
+const FLEET_STATUS_FIELDS = ['cncStatus', 'adjustedStatus', 'alarmStatus', 'alarmLevel', 'mode', 'programStatus', 'time'] as const;
+
+/** A machine's entry as the tool defines it (GW-15), from whatever each section gave. */
+function fleetEntry(sections: Sections, machineID: string, meta: Meta | undefined, h: HealthEntry | undefined, t: StatusEntry | undefined): Record<string, unknown> {
   const { health, tasks } = sections;
   const entry: Record<string, unknown> = { machineID };
   if (meta) Object.assign(entry, { name: meta.name, isActive: meta.isActive });
@@ -64,13 +60,11 @@ function plainEntry(sections: Sections, machineID: string, meta: Meta | undefine
   return entry;
 }
 
-const COMMA = Buffer.from(',');
-
-export async function fleetStatus(caller: ToolCaller, groupID: string | undefined): Promise<Record<string, unknown> | SerialisedAnswer> {
+export async function fleetStatus(caller: ToolCaller, groupID: string | undefined): Promise<Record<string, unknown>> {
   const errors: Record<string, string> = {};
   let machineIDs: string[] | undefined;
   if (groupID !== undefined) {
-    const group = await caller.section('/api/config/group', { groupID });
+    const group = await caller.section(CONFIGURATION.group, { groupID });
     if (!group.ok) {
       if (group.error.errorName !== 'FORBIDDEN') throw new ToolFailure(group.path, group.error);
       errors.group = group.message;
@@ -82,9 +76,9 @@ export async function fleetStatus(caller: ToolCaller, groupID: string | undefine
   const filter = ids !== undefined ? { machineIDs: ids } : {};
   if (machineIDs && machineIDs.length === 0) return { groupID, machines: [], summary: { total: 0 } };
   const [machines, tasks, health] = await Promise.all([
-    caller.section('/api/config/machines'),
-    caller.section('/api/task/batchReadTaskData', { type: 'CNCStatus', ...filter }),
-    caller.section('/api/task/batchReadErrors', filter),
+    caller.section(CONFIGURATION.machines),
+    caller.section(TASK_DATA.batchReadTaskData, { type: 'CNCStatus', ...filter }),
+    caller.section(TASK_DATA.batchReadErrors, filter),
   ]);
   const sections: Sections = { machines, tasks, health };
   if (!machines.ok) errors.machines = machines.message;
@@ -93,28 +87,15 @@ export async function fleetStatus(caller: ToolCaller, groupID: string | undefine
   const order = machineIDs ?? (machines.ok ? machines.data : (taskRows ?? healthRows ?? [])).map((m) => m.machineID);
   // The machine list is in order when no group is asked; a group's members are found by machineID.
   const metaOf = rowsOf(machines.ok ? machines.data : undefined);
-  const taskOf = rowsOf(taskRows);
+  const taskOf = rowsOf<TaskDataEntry>(taskRows);
   const healthOf = rowsOf(healthRows);
 
-  // Published entries only while every section answers: a failed section's message is in every entry.
-  const joinable = machines.ok && tasks.ok && health.ok;
   const summary: Record<string, number> = Object.fromEntries(DERIVED_STATES.map((s) => [s, 0]));
-  const literals: Buffer[] = [];
-  order.forEach((machineID, i) => {
-    const meta = metaOf(i, machineID);
-    const h = healthOf(i, machineID);
+  const entries = order.map((machineID, i) => {
     const found = taskOf(i, machineID);
     const t = isStatus(found) ? found : undefined;
     if (t) summary[t.state] = (summary[t.state] ?? 0) + 1;
-    const published = joinable && meta && h && t ? publishedEntry(meta, t, h) : undefined;
-    if (i > 0) literals.push(COMMA);
-    literals.push(published ?? literalContent(JSON.stringify(plainEntry(sections, machineID, meta, h, t))));
+    return fleetEntry(sections, machineID, metaOf(i, machineID), healthOf(i, machineID), t);
   });
-  // Serialised as JSON.stringify would the object {groupID?, summary, machines, errors?}.
-  const head = { ...(groupID !== undefined ? { groupID } : {}), summary: { total: order.length, ...summary } };
-  return new SerialisedAnswer([
-    literalContent(`${JSON.stringify(head).slice(0, -1)},"machines":[`),
-    ...literals,
-    literalContent(Object.keys(errors).length ? `],"errors":${JSON.stringify(errors)}}` : ']}'),
-  ]);
+  return { ...(groupID !== undefined ? { groupID } : {}), summary: { total: order.length, ...summary }, machines: entries, ...(Object.keys(errors).length ? { errors } : {}) };
 }

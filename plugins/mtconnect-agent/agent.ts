@@ -15,7 +15,8 @@ import type { LiveState } from './live-state.js';
 import { buildModel, dataItemIdsUnder, findDevice, type ComponentDef, type DeviceModel } from './model.js';
 import { selectDataItems } from './path-filter.js';
 import { ReplayCheckpoints } from './replay-checkpoints.js';
-import { agentAvailability, currentAt, currentNow, sample, sequenceHeader, type SequenceHeader, type Served } from './stream-reads.js';
+import type { Served } from './served.js';
+import { agentAvailability, currentAt, currentNow, sample, sequenceHeader, type SequenceHeader } from './stream-reads.js';
 import { toolAssets } from './tool-assets.js';
 
 export type Format = 'xml' | 'json';

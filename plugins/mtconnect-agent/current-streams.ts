@@ -11,7 +11,8 @@ import { deviceStreamXml } from './documents-xml.js';
 import { sortForPrinting } from './documents.js';
 import type { LiveState } from './live-state.js';
 import type { ComponentDef, DeviceModel } from './model.js';
-import { lastObservations, type Served } from './stream-reads.js';
+import type { Served } from './served.js';
+import { lastObservations } from './stream-reads.js';
 
 /** The key of the Agent device's part (no machineID is empty). */
 const AGENT = '';

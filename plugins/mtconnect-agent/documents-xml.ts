@@ -9,7 +9,8 @@ import { XMLBuilder } from 'fast-xml-parser';
 import type { AgentError } from './agent-error.js';
 import { creationTime, elementName, isoTime, runs, SCHEMA_VERSION, sortForPrinting, xmlText, type HeaderFacts, type ToolAsset } from './documents.js';
 import type { ComponentDef, DataItemDef } from './model.js';
-import type { SequenceHeader, Served } from './stream-reads.js';
+import type { Served } from './served.js';
+import type { SequenceHeader } from './stream-reads.js';
 
 type XmlNode = Record<string, unknown>;
 

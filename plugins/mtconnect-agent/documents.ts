@@ -6,7 +6,7 @@
  * cannot carry are replaced, so a driver's text never breaks a document).
  */
 import type { ComponentDef, DataItemDef, DeviceModel } from './model.js';
-import type { Served } from './stream-reads.js';
+import type { Served } from './served.js';
 
 /** The MTConnect version of the documents and their schemas. */
 export const SCHEMA_VERSION = '2.7';

@@ -5,8 +5,9 @@
  * indexed reads a replay needs to start at any position), the cached tool
  * life of each machine (the fleet's actors; no machine is contacted) and the
  * agent's instanceId (the gateway's meta table). Nothing else in the agent
- * touches the gateway's context, so this module is the one to change when
- * the gateway's interfaces are read through a typed contract.
+ * touches the gateway's context. It calls no interface of the gateway's
+ * contract (core/roles/gateway/contract/): the history in sequence order and
+ * its commits are no interface's answer.
  */
 import type { ToolLifeRecord } from '../../core/driver.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';

@@ -8,7 +8,7 @@
  */
 import type { DeviceModel } from './model.js';
 import type { MachineReplay } from './replay.js';
-import type { Served } from './stream-reads.js';
+import type { Served } from './served.js';
 
 export interface Checkpoint {
   model: DeviceModel;

@@ -9,16 +9,11 @@ import { AgentError, outOfRange } from './agent-error.js';
 import type { GatewayReader } from './gateway-reader.js';
 import type { LiveState } from './live-state.js';
 import { lastObservationsAt, parseRow, replaysAt } from './machine-state.js';
-import type { DataItemDef, DeviceModel } from './model.js';
-import { VALUE_ITEMS, type MachineReplay, type Observation } from './replay.js';
+import type { DeviceModel } from './model.js';
+import { VALUE_ITEMS, type MachineReplay } from './replay.js';
 import { filterKeyOf, type Checkpoint, type ReplayCheckpoints } from './replay-checkpoints.js';
 import { observationSeq, rowOfSeq } from './sequence-numbers.js';
-
-/** An observation with the data item it belongs to. */
-export interface Served {
-  def: DataItemDef;
-  o: Observation;
-}
+import type { Served } from './served.js';
 
 /** The header's sequence numbers and what the buffer holds. */
 export interface SequenceHeader {

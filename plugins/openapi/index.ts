@@ -47,6 +47,8 @@ export const openapiPlugin = definePlugin<GatewayContext>({
       summary: 'API reference',
       permission: null,
       input: z.object({}),
+      output: z.null(),
+      errors: [],
       handler: () => null,
     };
     await ctx.http.register(async (scope) => {

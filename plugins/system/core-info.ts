@@ -1,16 +1,11 @@
 /** /api/system/info: what runs here — product, versions, platform, plugins, drivers and fleet size. */
+import { SYSTEM } from '../../core/roles/gateway/contract/system.js';
 import { arch, platform, release } from 'node:os';
-import { z } from 'zod';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { PRODUCT_NAME } from './product.js';
 
 export function defineCoreInfoInterface(ctx: GatewayContext): void {
-  ctx.interfaces.define({
-    path: '/api/system/info',
-    method: 'GET',
-    summary: 'Core information: product, version, Node.js version, platform, uptime, started plugins, driver schemes, machine and group counts.',
-    tags: ['system'],
-    input: z.object({}).strict(),
+  ctx.interfaces.implement(SYSTEM.info, {
     handler: () => {
       const machines = ctx.store.listMachines();
       return {

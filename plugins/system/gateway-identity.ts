@@ -3,6 +3,7 @@
  * is generated once and kept in `<dataDir>/gateway-id`, so it survives
  * restarts and config edits and changes only with the data directory.
  */
+import { SYSTEM } from '../../core/roles/gateway/contract/system.js';
 import { randomUUID } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -55,12 +56,7 @@ function northboundStatus(ctx: GatewayContext): Promise<NorthboundStatus> {
 }
 
 export function defineGatewayInfoInterface(ctx: GatewayContext, gatewayID: string): void {
-  ctx.interfaces.define({
-    path: '/api/system/gateway-info',
-    method: 'GET',
-    summary: 'The gateway identity: name, alias, stable gatewayID, version, start time, cloud link status and the northbound targets (state, cursor, backlog, last error). Never includes an access token or a password.',
-    tags: ['system'],
-    input: z.object({}).strict(),
+  ctx.interfaces.implement(SYSTEM.gatewayInfo, {
     // An explicit allow-list: nothing from the config is spread in, so a secret added there later cannot leak here.
     handler: async () => ({
       name: ctx.identity.name,

@@ -3,10 +3,10 @@
  * event-loop delay. Every figure comes from the OS or the process in O(1);
  * the disk figures come from one asynchronous statfs, never a directory scan.
  */
+import { SYSTEM } from '../../core/roles/gateway/contract/system.js';
 import { statfs } from 'node:fs/promises';
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
 import type { Logger } from 'pino';
-import { z } from 'zod';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { EventLoopMonitor } from './event-loop-monitor.js';
 
@@ -54,12 +54,7 @@ async function diskFigures(dataDir: string, logger: Logger) {
 }
 
 export function defineHardwareResourcesInterface(ctx: GatewayContext, eventLoop: EventLoopMonitor): void {
-  ctx.interfaces.define({
-    path: '/api/system/hardware-resources',
-    method: 'GET',
-    summary: 'CPU count, model and load, process CPU and memory, system memory, the data dir disk, and the event-loop delay.',
-    tags: ['system'],
-    input: z.object({}).strict(),
+  ctx.interfaces.implement(SYSTEM.hardwareResources, {
     handler: async (_input, call) => ({
       cpu: cpuFigures(),
       memory: { totalBytes: totalmem(), freeBytes: freemem() },

@@ -1,6 +1,6 @@
 /** /api/system/network-adapters: the host's network interfaces and their addresses. */
+import { SYSTEM } from '../../core/roles/gateway/contract/system.js';
 import { networkInterfaces } from 'node:os';
-import { z } from 'zod';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 
 const NO_MAC = '00:00:00:00:00:00';
@@ -18,12 +18,7 @@ export function listNetworkAdapters() {
 }
 
 export function defineNetworkAdaptersInterface(ctx: GatewayContext): void {
-  ctx.interfaces.define({
-    path: '/api/system/network-adapters',
-    method: 'GET',
-    summary: "The host's network adapters: name, MAC and each address with its family, CIDR and whether it is internal.",
-    tags: ['system'],
-    input: z.object({}).strict(),
+  ctx.interfaces.implement(SYSTEM.networkAdapters, {
     handler: () => listNetworkAdapters(),
   });
 }

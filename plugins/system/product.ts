@@ -4,7 +4,7 @@
  * limits. Nothing here is invented: where there is no value (a vendor, a
  * homepage), the field is null.
  */
-import { z } from 'zod';
+import { SYSTEM } from '../../core/roles/gateway/contract/system.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 
 export const PRODUCT_NAME = 'CNC machine gateway';
@@ -20,14 +20,7 @@ const HTTP_API = { api: 'http', version: '1', basePath: '/api' } as const;
 const FEATURES = ['machine-fleet', 'derived-state', 'history', 'http-api'] as const;
 
 export function defineProductInterfaces(ctx: GatewayContext): void {
-  ctx.interfaces.define({
-    path: '/api/misc/product-details',
-    method: 'GET',
-    summary: 'Public product details: product name, version, license and the API versions served. Needs no credentials.',
-    tags: ['system'],
-    // Public, and exempt from the IP white list (GW-82): clients read it to discover what they talk to.
-    permission: null,
-    input: z.object({}).strict(),
+  ctx.interfaces.implement(SYSTEM.productDetails, {
     handler: () => ({
       productName: PRODUCT_NAME,
       version: ctx.version,
@@ -38,12 +31,7 @@ export function defineProductInterfaces(ctx: GatewayContext): void {
     }),
   });
 
-  ctx.interfaces.define({
-    path: '/api/system/license-info',
-    method: 'GET',
-    summary: 'The license: open source (Apache-2.0), community edition, no machine limit, no expiry.',
-    tags: ['system'],
-    input: z.object({}).strict(),
+  ctx.interfaces.implement(SYSTEM.licenseInfo, {
     handler: () => ({
       license: LICENSE,
       edition: 'community',

@@ -3,9 +3,9 @@
  * and its queue — HTTP, the fleet of machine actors, the history writer and
  * the database files.
  */
+import { SYSTEM } from '../../core/roles/gateway/contract/system.js';
 import { stat } from 'node:fs/promises';
 import { relative } from 'node:path';
-import { z } from 'zod';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { ConnectionState } from '../../core/roles/gateway/fleet/derive-state.js';
 
@@ -59,12 +59,7 @@ async function databaseStatus(ctx: GatewayContext) {
 }
 
 export function defineServiceStatusInterface(ctx: GatewayContext): void {
-  ctx.interfaces.define({
-    path: '/api/system/service-status',
-    method: 'GET',
-    summary: 'Each service with its status and queue: HTTP, the fleet (actors by connection state), the history writer and the database files.',
-    tags: ['system'],
-    input: z.object({}).strict(),
+  ctx.interfaces.implement(SYSTEM.serviceStatus, {
     handler: async () => ({
       http: httpStatus(ctx),
       fleet: fleetCounts(ctx),

@@ -1,5 +1,5 @@
 /** /api/system/time-zone: the gateway's clock and zone, its UTC offset now and whether DST is in effect. */
-import { z } from 'zod';
+import { SYSTEM } from '../../core/roles/gateway/contract/system.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { formatInZone, offsetMs, wallTime } from '../../core/time.js';
 
@@ -37,12 +37,7 @@ export function zoneAt(ms: number, timeZone: string) {
 }
 
 export function defineTimeZoneInterface(ctx: GatewayContext): void {
-  ctx.interfaces.define({
-    path: '/api/system/time-zone',
-    method: 'GET',
-    summary: 'The gateway clock (unix ms and ISO-8601 in the gateway zone), its IANA time zone, the UTC offset now and whether DST is in effect.',
-    tags: ['system'],
-    input: z.object({}).strict(),
+  ctx.interfaces.implement(SYSTEM.timeZone, {
     handler: () => zoneAt(ctx.now(), ctx.timeZone),
   });
 }

@@ -8,7 +8,7 @@
  */
 import type { RestPrincipal } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
-import type { Approval, Library, Version } from './store.js';
+import type { Approval, Library, Version } from './records.js';
 
 /** The names someone acted under: its own, and the operator it declared when it did. */
 export function namesOf(name: string, operator: string | null): string[] {

@@ -21,17 +21,16 @@ import { newId } from '../../core/rest/ids.js';
 import { auditActor, principalOf } from '../../core/rest/principal.js';
 import { isUnscoped, scopesOf, type Scopes } from '../../core/rest/scopes.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
+import { WEBHOOKS_FIELDS, WEBHOOKS_PART, type ProgramsWebhookSettings } from './config.js';
 import { CredentialBox, type SealedCredential } from '../../core/store/credential-box.js';
 import type { WriteTx } from '../../core/store/database.js';
 import { Poster, PostError } from './post.js';
 import { MIGRATIONS, WebhookRepository, type DeliveryRecord, type WebhookRecord } from './store.js';
+import { WEBHOOK_EVENTS, type WebhookEvent } from './events.js';
 import { subjectOf } from './scopes.js';
 import { SCHEMES_ACCEPTED, targetRefusal } from './targets.js';
 import { registerWebhookMetrics } from './metrics.js';
 
-/** The events an endpoint can subscribe to, with what their `data` holds (docs/programs-webhooks.md). */
-export const WEBHOOK_EVENTS = ['deployment.completed', 'deployment.failed', 'version.published', 'trial.started', 'trial.promoted', 'trial.pulled-back', 'drift.opened'] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** Delays after the 1st, 2nd, … failed attempt; after the last, the delivery is `failed`. */
 export const DEFAULT_RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000];
@@ -110,8 +109,9 @@ class Sender {
     private readonly box: CredentialBox,
     private readonly retryDelaysMs: readonly number[],
     private readonly logger: Logger,
+    settings: ProgramsWebhookSettings,
   ) {
-    this.poster = new Poster(ctx.settings.webhooks.allowPrivateNetworks);
+    this.poster = new Poster(settings.allowPrivateNetworks);
   }
 
   start(): void {
@@ -203,7 +203,7 @@ class Sender {
   }
 }
 
-function operations(ctx: ProgramsContext, repo: WebhookRepository, box: CredentialBox): AnyRestOperation[] {
+function operations(ctx: ProgramsContext, repo: WebhookRepository, box: CredentialBox, settings: ProgramsWebhookSettings): AnyRestOperation[] {
   const ops = [
     defineOperation({
       operationId: 'createWebhook', method: 'POST', path: '/admin/webhooks', summary: 'Add a webhook endpoint; its signing secret is shown once', tags: ['admin'], permission: 'webhooks.manage',
@@ -216,7 +216,7 @@ function operations(ctx: ProgramsContext, repo: WebhookRepository, box: Credenti
       responses: { 201: { description: 'Created. `secret` (whsec_…) is shown only in this answer; verify signatures with it.', schema: webhookView.extend({ secret: z.string() }) } },
       handler: async ({ body }, { principal }) => {
         const p = principalOf(principal);
-        const refused = targetRefusal(body.url, ctx.settings.webhooks.allowPrivateNetworks);
+        const refused = targetRefusal(body.url, settings.allowPrivateNetworks);
         if (refused) {
           throw new ProblemError(refused.scheme ? 'invalid-request' : 'unacceptable', `url: ${refused.reason}`, {
             errors: [{ field: 'body.url', message: refused.reason, accepted: refused.scheme ? SCHEMES_ACCEPTED : 'a host name, or a public IP address' }],
@@ -272,17 +272,18 @@ function operations(ctx: ProgramsContext, repo: WebhookRepository, box: Credenti
 }
 
 export function createWebhooksPlugin(options: { retryDelaysMs?: readonly number[] } = {}) {
-  return definePlugin<ProgramsContext>({
+  return definePlugin<ProgramsContext, typeof WEBHOOKS_FIELDS>({
     name: 'webhooks',
     // The endpoints of an earlier version take their makers' scopes from the accounts' users (migration 2).
     dependsOn: ['accounts'],
     migrations: MIGRATIONS,
+    config: WEBHOOKS_PART,
     register(ctx) {
       const repo = new WebhookRepository(ctx.db);
       registerWebhookMetrics(ctx.metrics, ctx.db, ctx.now);
       const box = CredentialBox.open(ctx.dataDir);
-      const sender = new Sender(ctx, repo, box, options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS, ctx.logger);
-      for (const op of operations(ctx, repo, box)) ctx.rest.define(op);
+      const sender = new Sender(ctx, repo, box, options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS, ctx.logger, ctx.settings.webhooks);
+      for (const op of operations(ctx, repo, box, ctx.settings.webhooks)) ctx.rest.define(op);
       const enqueueMany = async (tx: WriteTx, events: readonly { event: WebhookEvent; data: Record<string, unknown> }[]) => {
         const now = ctx.now();
         const messages = events.map(({ event, data }) => ({ id: newId('msg'), event, body: JSON.stringify({ type: event, timestamp: iso(now), data }), subject: subjectOf(event, data) }));

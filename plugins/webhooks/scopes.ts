@@ -10,7 +10,7 @@
  */
 import { scopesWithin, type Scopes } from '../../core/rest/scopes.js';
 import type { WriteTx } from '../../core/store/database.js';
-import type { WebhookEvent } from './index.js';
+import type { WebhookEvent } from './events.js';
 
 /** What an event is about: the object whose scope decides who receives it; null when its data names neither. */
 export type Subject = { libraryId: string } | { machineId: string } | null;

@@ -13,6 +13,9 @@
  *   npm run bench -- analysis [--days 30] [--runs 20] [--stateSec 30] [--only <case name part>]
  *
  */
+import type { InterfaceEntry } from '../../core/interfaces.js';
+import { ANALYSIS } from '../../core/roles/gateway/contract/analysis.js';
+import { HISTORY } from '../../core/roles/gateway/contract/history.js';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -128,7 +131,7 @@ async function withTimerLag<T>(work: () => Promise<T>, lags: number[]): Promise<
 interface Case {
   name: string;
   /** Interface to call; analysis by default. */
-  path?: string;
+  entry?: InterfaceEntry;
   input: Record<string, unknown>;
   /** Before each run, make every kept day of the machine stale, as a late row would: the figure of a first analysis. */
   cold?: boolean;
@@ -162,10 +165,10 @@ function benchCases(days: number, fromMs: number, toMs: number): Case[] {
   const end = Math.floor(toMs / 1000);
   const dayStart = end - 86_400;
   return [
-    { name: 'query_history, 10000 State rows', path: '/api/history/machine', input: { machineID: MACHINE_ID, type: 'State', start, end, limit: 10_000 } },
+    { name: 'query_history, 10000 State rows', entry: HISTORY.machine, input: { machineID: MACHINE_ID, type: 'State', start, end, limit: 10_000 } },
     {
       name: 'query_history newestFirst, 10000 State rows',
-      path: '/api/db/query',
+      entry: HISTORY.query,
       input: { machineIDs: MACHINE_ID, classes: 'State', start, end, order: 'desc', limit: 10_000 },
     },
     ...(['oee', 'overall', 'alarm'] as const).map((kind) => ({ name: `${kind}, ${days} days`, input: { kind, machineID: MACHINE_ID, start, end } })),
@@ -197,7 +200,7 @@ async function measure(gateway: Gateway, c: Case, runs: number, lags: number[]):
     if (c.cold) gateway.context.history.revisions.bump(MACHINE_ID);
     const began = performance.now();
     const cpuBefore = process.cpuUsage();
-    const result = await withTimerLag(() => gateway.context.interfaces.call(c.path ?? '/api/analysis/machine', c.input, { principal }), i < 2 ? [] : ownLags);
+    const result = await withTimerLag(() => gateway.context.interfaces.call<InterfaceEntry>(c.entry ?? ANALYSIS.machine, c.input, { principal }), i < 2 ? [] : ownLags);
     if (!result.ok) throw new Error(`${c.name}: ${result.error.message}`);
     const used = process.cpuUsage(cpuBefore);
     if (i >= 2) {

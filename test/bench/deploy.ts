@@ -29,6 +29,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { InProcessGatewayLink } from '../../core/gateway-link/in-process.js';
 import { CountingLink } from '../fixtures/counting-link.js';
+import { parseConfig } from '../../core/roles/index.js';
 import { ProgramsRole } from '../../core/roles/programs/role.js';
 import { createAccountsPlugin } from '../../plugins/accounts/index.js';
 import { assignmentsPlugin } from '../../plugins/assignments/index.js';
@@ -122,7 +123,7 @@ async function startService(dir: string, linkA: CountingLink, hookUrl: string | 
   const role = await ProgramsRole.create({
     dataDir: dir, timeZone: 'UTC', logger: pino({ level: 'warn' }), version: 'bench', env: { PROGRAMS_ADMIN_PASSWORD: ADMIN_PASSWORD }, localGateway: linkA,
     // The webhook receiver listens on 127.0.0.1, which only the plant setting for private networks lets deliveries reach.
-    settings: { webhooks: { allowPrivateNetworks: true } },
+    config: parseConfig({ programs: { webhooks: { allowPrivateNetworks: true } } }),
     // Throughput is measured (the batch is polled as fast as it answers): no request limits.
     rateLimits: NO_RATE_LIMITS,
     plugins: [createAccountsPlugin({ passwordCost: { N: 1024, r: 8, p: 1 } }), vaultPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin],

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { ConfigError, configFileFromArgs, configNotices, DEFAULT_CONFIG_FILE } from '../../core/config.js';
 import { loadConfig, parseConfig } from '../../core/roles/index.js';
 import { gatewaySettings } from '../../core/roles/gateway/config.js';
-import { programsSettings } from '../../core/roles/programs/config.js';
+import { readPart } from '../../core/config-parts.js';
+import { WEBHOOKS_PART } from '../../plugins/webhooks/config.js';
 import { authSettings } from '../../plugins/auth/config.js';
 
 function problems(fn: () => unknown): string[] {
@@ -96,7 +97,7 @@ describe('configuration', () => {
   });
 
   it('programs.webhooks.allowPrivateNetworks is off by default; the file or PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS turns it on', () => {
-    const webhooks = (...args: Parameters<typeof parseConfig>) => programsSettings(parseConfig(...args)).webhooks;
+    const webhooks = (...args: Parameters<typeof parseConfig>) => readPart(parseConfig(...args), WEBHOOKS_PART).webhooks;
     expect(webhooks({})).toEqual({ allowPrivateNetworks: false });
     expect(webhooks({ programs: { webhooks: { allowPrivateNetworks: true } } }).allowPrivateNetworks).toBe(true);
     expect(webhooks({}, 'x', { PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' }).allowPrivateNetworks).toBe(true);

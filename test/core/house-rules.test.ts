@@ -1,6 +1,9 @@
 /** The house rules on imports and function length are lint errors (eslint.config.js): these snippets prove the rules bite where they should, and only there. */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { cruise, type IConfiguration } from 'dependency-cruiser';
 import { ESLint } from 'eslint';
 import { beforeAll, describe, expect, it } from 'vitest';
 
@@ -67,6 +70,14 @@ describe('house rules on wings', () => {
     expect(await restrictedImports('core/roles/programs/audit/chain.ts', '../../../store/database.js')).toEqual([]);
   });
 
+  it('the gateway\'s contract is open to the runtime and the other wings; the rest of its wing is not', async () => {
+    expect(await restrictedImports('core/gateway-link/x.ts', '../roles/gateway/contract/configuration.js')).toEqual([]);
+    expect(await restrictedImports('core/roles/programs/x.ts', '../gateway/contract/task-data.js')).toEqual([]);
+    expect(await restrictedImports('core/roles/cloud/commands/x.ts', '../../gateway/contract/system.js')).toEqual([]);
+    expect(await restrictedImports('core/gateway-link/x.ts', '../roles/gateway/machine-config.js')).toEqual([expect.stringMatching(/runtime .* must not import a role's wing/)]);
+    expect(await restrictedImports('core/roles/programs/x.ts', '../gateway/api-outputs.js')).toEqual([expect.stringMatching(/programs wing must not import another role's wing/)]);
+  });
+
   it('the runtime importing a wing is a lint error; core/main.ts reaches the roles only through their list', async () => {
     expect(await restrictedImports('core/mcp/x.ts', '../roles/gateway/context.js')).toEqual([expect.stringMatching(/runtime .* must not import a role's wing/)]);
     expect(await restrictedImports('core/event-bus.ts', './roles/gateway/events.js')).toEqual([expect.stringMatching(/runtime .* must not import a role's wing/)]);
@@ -82,6 +93,48 @@ describe('house rules on wings', () => {
     expect(await restrictedImports('plugins/console/web/programs/x.tsx', '../../../mcp/tools.js')).toEqual([expect.stringMatching(/must not import another plugin/)]);
     expect(await restrictedImports('drivers/modbus/x.ts', '../../core/roles/gateway/context.js')).toEqual([expect.stringMatching(/driver must not import a role's wing/)]);
     expect(await restrictedImports('drivers/modbus/x.ts', '../../core/driver.js')).toEqual([]);
+  });
+});
+
+describe('house rules on config/', () => {
+  it('config/ importing a wing, a plugin or a driver is a lint error; core/ is not', async () => {
+    expect(await restrictedImports('config/schema.ts', '../core/roles/programs/config.js')).toEqual([expect.stringMatching(/config\/ must not import a role's wing/)]);
+    expect(await restrictedImports('config/schema.ts', '../plugins/mcp/config.js')).toEqual([expect.stringMatching(/config\/ must not import plugins/)]);
+    expect(await restrictedImports('config/schema.ts', '../drivers/registry.js')).toEqual([expect.stringMatching(/config\/ must not import plugins/)]);
+    expect(await restrictedImports('config/schema.ts', '../core/tls.js')).toEqual([]);
+  });
+});
+
+/** The import cycles the lint's dependency-cruiser rules find among `files` (name → source), written to a fresh directory. */
+async function cyclesAmong(files: Record<string, string>): Promise<string[][]> {
+  const dir = mkdtempSync(join(tmpdir(), 'cycle-probe-'));
+  try {
+    for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source);
+    const cycleRules = ((await import(pathToFileURL(join(ROOT, '.dependency-cruiser.mjs')).href)) as { default: IConfiguration }).default;
+    const { tsConfig: _projectOnly, ...options } = cycleRules.options ?? {};
+    const result = await cruise([dir], { ...options, validate: true, ruleSet: { forbidden: cycleRules.forbidden } });
+    if (typeof result.output === 'string') throw new Error('dependency-cruiser answered text, not a result');
+    return result.output.summary.violations.map((v) => [v.rule.name, ...(v.cycle ?? []).map((step) => step.name.slice(step.name.lastIndexOf('/') + 1))]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('house rules on import cycles', () => {
+  it('two files importing each other are a lint error, type-only imports included; a file importing another without a way back is not', async () => {
+    expect(await cyclesAmong({
+      'a.ts': "import type { B } from './b.js';\nexport interface A { b?: B }\n",
+      'b.ts': "import type { A } from './a.js';\nexport interface B { a?: A }\n",
+    })).toEqual([['no-import-cycle', 'b.ts', 'a.ts']]);
+    expect(await cyclesAmong({
+      'a.ts': "import { c } from './c.js';\nexport const a = c + 1;\n",
+      'b.ts': "import { a } from './a.js';\nexport const b = a + 1;\n",
+      'c.ts': "import { b } from './b.js';\nexport const c = () => b;\n",
+    })).toEqual([['no-import-cycle', expect.any(String), expect.any(String), expect.any(String)]]);
+    expect(await cyclesAmong({
+      'a.ts': "import { c } from './c.js';\nexport const a = c + 1;\n",
+      'c.ts': 'export const c = 1;\n',
+    })).toEqual([]);
   });
 });
 

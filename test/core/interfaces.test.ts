@@ -1,29 +1,30 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { pino } from 'pino';
-import { InterfaceRegistry, queryBool, queryList, type OutputOf, type Principal } from '../../core/interfaces.js';
+import { defineEntry, InterfaceRegistry, queryBool, queryList, type InterfaceEntry, type Principal } from '../../core/interfaces.js';
 import { groupConfigSchema, type GroupConfig } from '../../core/roles/gateway/machine-config.js';
 import { groupListOutput } from '../../core/roles/gateway/api-outputs.js';
+import { CONFIGURATION } from '../../core/roles/gateway/contract/configuration.js';
 import { ERRORS, GatewayError } from '../../core/errors.js';
 import { createHttpApp, serveInterfaces } from '../../core/http-server.js';
 
 const logger = pino({ level: 'silent' });
 const alice: Principal = { username: 'alice', isAdmin: false, method: 'jwt' };
 
+const READ_THING = defineEntry({
+  path: '/api/cnc/readThing',
+  method: 'GET',
+  summary: 'test',
+  input: z.object({ machineID: z.string(), detailed: queryBool().optional(), items: queryList(z.enum(['a', 'b'])).optional() }).strict(),
+  output: z.unknown(),
+  errors: [],
+});
+const FAIL = defineEntry({ path: '/api/cnc/fail', method: 'POST', summary: 'test', input: z.object({}), output: z.unknown(), errors: [] });
+
 function registry() {
   const r = new InterfaceRegistry(logger);
-  r.define({
-    path: '/api/cnc/readThing',
-    method: 'GET',
-    summary: 'test',
-    input: z.object({ machineID: z.string(), detailed: queryBool().optional(), items: queryList(z.enum(['a', 'b'])).optional() }).strict(),
-    handler: (input, ctx) => ({ input, caller: ctx.principal.username }),
-  });
-  r.define({
-    path: '/api/cnc/fail',
-    method: 'POST',
-    summary: 'test',
-    input: z.object({}),
+  r.implement(READ_THING, { handler: (input, ctx) => ({ input, caller: ctx.principal.username }) });
+  r.implement(FAIL, {
     handler: () => {
       throw new Error('disk on fire at /var/secret/path');
     },
@@ -34,7 +35,7 @@ function registry() {
 describe('interface registry', () => {
   it('GW-03 call() runs an interface through the same pipeline as HTTP, with the caller identity', async () => {
     const r = registry();
-    const viaCall = await r.call('/api/cnc/readThing', { machineID: 'M1', detailed: 'true', items: 'a,b' }, { principal: alice });
+    const viaCall = await r.call(READ_THING, { machineID: 'M1', detailed: 'true', items: 'a,b' }, { principal: alice });
     expect(viaCall).toEqual({ ok: true, data: { input: { machineID: 'M1', detailed: true, items: ['a', 'b'] }, caller: 'alice' } });
 
     const app = createHttpApp(logger);
@@ -55,7 +56,7 @@ describe('interface registry', () => {
       },
       principalFor: () => undefined,
     });
-    const result = await r.call('/api/cnc/readThing', { machineID: 'M1' }, { principal: alice });
+    const result = await r.call(READ_THING, { machineID: 'M1' }, { principal: alice });
     expect(asked).toEqual(['alice:/api/cnc/readThing']);
     expect(result.ok).toBe(false);
     if (!result.ok) expect([result.error.errorName, result.error.httpStatus]).toEqual(['FORBIDDEN', 403]);
@@ -63,7 +64,8 @@ describe('interface registry', () => {
 
   it('GW-95 validation errors name the field and list the accepted values', async () => {
     const r = registry();
-    const result = await r.call('/api/cnc/readThing', { machineID: 5, items: 'a,z' }, { principal: alice });
+    // An input as a caller outside TypeScript may send it.
+    const result = await r.call<InterfaceEntry>(READ_THING, { machineID: 5, items: 'a,z' }, { principal: alice });
     expect(result.ok).toBe(false);
     if (!result.ok) {
       expect(result.error.errorCode).toBe(ERRORS.INVALID_PARAMETER.code);
@@ -86,26 +88,25 @@ describe('interface registry', () => {
     await app.close();
   });
 
-  it('a path listed in InterfaceOutputs types its handler and what call() answers; any other path answers unknown', async () => {
+  it('an entry types its handler and what call() answers: an implementation answering another type does not compile', async () => {
     const r = new InterfaceRegistry(logger);
     const group = groupConfigSchema.parse({ groupID: 'G1', name: 'Cell', machineIDs: ['M1'] });
-    r.define({ path: '/api/config/groups', method: 'GET', summary: 'test', input: z.object({}), handler: () => [group] });
-    // @ts-expect-error -- the handler of a listed path must return that path's type
-    r.define({ path: '/api/config/group', method: 'GET', summary: 'test', input: z.object({}), handler: () => 42 });
-    r.define({ path: '/api/anything/else', method: 'GET', summary: 'test', input: z.object({}), handler: () => 42 });
-    const listed = await r.call('/api/config/groups', {}, { principal: alice });
+    r.implement(CONFIGURATION.groups, { handler: () => [group] });
+    // @ts-expect-error -- the handler must answer the entry's output type
+    r.implement(CONFIGURATION.group, { handler: () => 42 });
+    const listed = await r.call(CONFIGURATION.groups, {}, { principal: alice });
     expectTypeOf(listed).toEqualTypeOf<{ ok: true; data: GroupConfig[] } | { ok: false; error: GatewayError }>();
     expect(listed).toEqual({ ok: true, data: [group] });
-    const other = await r.call('/api/anything/else', {}, { principal: alice });
-    expectTypeOf<OutputOf<'/api/anything/else'>>().toBeUnknown();
-    expect(other).toEqual({ ok: true, data: 42 });
+    // @ts-expect-error -- and its input is the entry's input
+    await r.call(CONFIGURATION.group, { machineID: 'M1' }, { principal: alice });
   });
 
   it('under the test suite an answer that does not match its output schema is noted, naming the interface and the field', async () => {
     expect(InterfaceRegistry.checkOutputs).toBe(true);
     const r = new InterfaceRegistry(logger);
-    r.define({ path: '/api/config/groups', method: 'GET', summary: 'test', input: z.object({}), output: groupListOutput, handler: () => [{ ...groupConfigSchema.parse({ groupID: 'G1', name: 'Cell' }), isActive: 'yes' }] as unknown as GroupConfig[] });
-    expect((await r.call('/api/config/groups', {}, { principal: alice })).ok).toBe(true);
+    const entry = defineEntry({ path: '/api/config/groups', method: 'GET', summary: 'test', input: z.object({}), output: groupListOutput, errors: [] });
+    r.implement(entry, { handler: () => [{ ...groupConfigSchema.parse({ groupID: 'G1', name: 'Cell' }), isActive: 'yes' }] as unknown as GroupConfig[] });
+    expect((await r.call(entry, {}, { principal: alice })).ok).toBe(true);
     // Taken out here, or the suite's setup would fail this test for it.
     const noted = InterfaceRegistry.outputMismatches.splice(0);
     expect(noted).toHaveLength(1);
@@ -114,8 +115,8 @@ describe('interface registry', () => {
 
   it('refuses to define the same path twice or a path outside /api', () => {
     const r = registry();
-    expect(() => r.define({ path: '/api/cnc/fail', method: 'GET', summary: '', input: z.object({}), handler: () => 1 })).toThrow(/defined twice/);
-    expect(() => r.define({ path: '/x' as '/api/x', method: 'GET', summary: '', input: z.object({}), handler: () => 1 })).toThrow(/must start with \/api\//);
+    expect(() => r.implement(FAIL, { handler: () => 1 })).toThrow(/defined twice/);
+    expect(() => r.implement({ ...FAIL, path: '/x' as '/api/x' }, { handler: () => 1 })).toThrow(/must start with \/api\//);
   });
 });
 

@@ -13,7 +13,11 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, rolesFromArgs, selectRoles } from '../../core/config.js';
 import { parseConfig, ROLES } from '../../core/roles/index.js';
+import { readPart } from '../../core/config-parts.js';
 import { programsSettings } from '../../core/roles/programs/config.js';
+import { DEPLOYMENTS_PART } from '../../plugins/deployments/config.js';
+import { GATEWAYS_PART } from '../../plugins/gateways/config.js';
+import { WEBHOOKS_PART } from '../../plugins/webhooks/config.js';
 import { DEFAULT_RATE_LIMITS } from '../../core/rate-limit.js';
 
 /** The roles of this build, in list order: what --role and the config's roles accept. */
@@ -75,14 +79,17 @@ describe('config roles', () => {
   });
 
   it('programs: host and port (8030) default; PROGRAMS_PORT overrides the port; a bad one names the variable', () => {
-    expect(programsSettings(parseConfig({}))).toEqual({ host: '0.0.0.0', port: 8030, webhooks: { allowPrivateNetworks: false }, gatewaySync: { intervalSec: 300 }, deployments: { leaseSec: 30 }, rateLimits: DEFAULT_RATE_LIMITS });
-    expect(programsSettings(parseConfig({ programs: { host: '127.0.0.1', port: 9030 } }, 'p.json', { PROGRAMS_PORT: '0' }))).toEqual({ host: '127.0.0.1', port: 0, webhooks: { allowPrivateNetworks: false }, gatewaySync: { intervalSec: 300 }, deployments: { leaseSec: 30 }, rateLimits: DEFAULT_RATE_LIMITS });
+    expect(programsSettings(parseConfig({}))).toEqual({ host: '0.0.0.0', port: 8030, rateLimits: DEFAULT_RATE_LIMITS });
+    // The plugins' own fields of the section, with their defaults.
+    const plain = parseConfig({});
+    expect({ ...readPart(plain, WEBHOOKS_PART), ...readPart(plain, GATEWAYS_PART), ...readPart(plain, DEPLOYMENTS_PART) }).toEqual({ webhooks: { allowPrivateNetworks: false }, gatewaySync: { intervalSec: 300 }, deployments: { leaseSec: 30 } });
+    expect(programsSettings(parseConfig({ programs: { host: '127.0.0.1', port: 9030 } }, 'p.json', { PROGRAMS_PORT: '0' }))).toEqual({ host: '127.0.0.1', port: 0, rateLimits: DEFAULT_RATE_LIMITS });
     expect(programsSettings(parseConfig({ programs: { port: 9030 } }, 'p.json', { PROGRAMS_PORT: '' })).port).toBe(9030);
     expect(problems(() => parseConfig({}, 'p.json', { PROGRAMS_PORT: '80x' }))).toEqual(['p.json', 'PROGRAMS_PORT (environment): found "80x"; expected an integer 0-65535']);
     expect(problems(() => parseConfig({ programs: { port: 70_000 } }, 'p.json'))).toEqual(['p.json', 'programs.port: found 70000; Too big: expected number to be <=65535']);
     expect(problems(() => parseConfig({ programs: { certificate: 'x' } }, 'p.json'))[1]).toMatch(/^programs: .*unknown field\(s\) 'certificate'/);
     expect(problems(() => parseConfig({ programs: { tls: true } }, 'p.json'))[1]).toBe('programs.tls: found true; expected object, received boolean');
-    expect(programsSettings(parseConfig({ programs: { deployments: { leaseSec: 5 } } })).deployments).toEqual({ leaseSec: 5 });
+    expect(readPart(parseConfig({ programs: { deployments: { leaseSec: 5 } } }), DEPLOYMENTS_PART).deployments).toEqual({ leaseSec: 5 });
     expect(problems(() => parseConfig({ programs: { deployments: { leaseSec: 1 } } }, 'p.json'))[1]).toMatch(/^programs\.deployments\.leaseSec: found 1; .*>=2/);
     expect(problems(() => parseConfig({ programs: { deployments: { leaseSec: 2.5 } } }, 'p.json'))[1]).toMatch(/^programs\.deployments\.leaseSec: found 2\.5; /);
     expect(problems(() => parseConfig({ programs: { tls: { certFile: 'cert.pem' } } }, 'p.json'))[1]).toMatch(/^programs\.tls\.keyFile: /);

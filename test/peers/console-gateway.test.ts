@@ -69,15 +69,21 @@ describe('gateway fleet console in Chromium', { timeout: 120_000 }, () => {
     await noSeriousViolations(page, 'fleet');
   });
 
-  it('a machine that raises an alarm turns to Alarm with its text, and back when it clears, without a reload', async () => {
+  it('GW-15 a machine that raises an alarm turns to Alarm with its code and text on the tile and the machine page, and back when it clears, without a reload', async () => {
     const machine = scriptedMachine('S1');
     machine.clearAlarms();
     await expect.poll(() => tile('S1').getAttribute('data-state'), { timeout: 10_000 }).not.toBe('alarm');
     machine.raiseAlarm('EX1001', 'SPINDLE OVERHEAT', 'alarm');
     await expect.poll(() => tile('S1').getAttribute('data-state'), { timeout: 10_000 }).toBe('alarm');
-    expect(await tile('S1').textContent()).toContain('SPINDLE OVERHEAT');
+    await expect.poll(() => tile('S1').locator('.tile-alarm').textContent(), { timeout: 10_000 }).toBe('1 alarm: EX1001 SPINDLE OVERHEAT');
     expect(await page.locator('button.count[data-count="alarm"] .count-n').textContent()).not.toBe('0');
     await page.screenshot({ path: join(SHOTS, 'fleet-alarm.png'), fullPage: true });
+    // The machine page lists the alarm with its code.
+    await tile('S1').locator('a').click();
+    await expect.poll(() => page.locator('ul.alarms li').first().textContent(), { timeout: 10_000 }).toMatch(/^EX1001 SPINDLE OVERHEAT/);
+    expect(await page.locator('ul.alarms li b').first().textContent()).toBe('EX1001');
+    await page.getByRole('link', { name: '← Fleet' }).click();
+    await expect.poll(() => page.locator('li.tile').count()).toBe(4);
     machine.clearAlarms();
     await expect.poll(() => tile('S1').getAttribute('data-state'), { timeout: 10_000 }).not.toBe('alarm');
   });

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EntryInput } from '../../core/interfaces.js';
+import { HISTORY } from '../../core/roles/gateway/contract/history.js';
 import { GatewayError } from '../../core/errors.js';
 import { buildCursorQuery, type HistoryCursorSpec, type HistoryFilter } from '../../core/roles/gateway/history/query.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
@@ -112,7 +114,7 @@ describe('/api/db/query', () => {
   it('a composite caller passes where as an array through the registry and gets the same answer as HTTP', async () => {
     const filters = [{ field: 'data.state', op: '=', value: 'alarm' }];
     const input = { start: new Date(BASE).toISOString(), end: new Date(BASE + 60 * MIN).toISOString(), machineIDs: ['M1'], classes: ['State'], order: 'desc', limit: 2, where: filters };
-    const called = await gw.gateway.context.interfaces.call('/api/db/query', input, { principal: { username: 'admin', isAdmin: true, method: 'internal' } });
+    const called = await gw.gateway.context.interfaces.call(HISTORY.query, input as EntryInput<typeof HISTORY.query>, { principal: { username: 'admin', isAdmin: true, method: 'internal' } });
     expect(called.ok).toBe(true);
     const http = await query(`machineIDs=M1&classes=State&order=desc&limit=2&${where(filters)}`);
     expect(called.ok && (called.data as Answer).data).toEqual(http.data);

@@ -9,7 +9,7 @@ import { MACHINE_TASK_CLASSES } from '../../core/roles/gateway/machine-config.js
 import { parseConfig } from '../../core/roles/index.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
-import { queryBool, queryInt, queryList, type InterfaceDefinition } from '../../core/interfaces.js';
+import { defineEntry, queryBool, queryInt, queryList, type InterfaceDefinition } from '../../core/interfaces.js';
 import { toJsonSchema, type JsonSchema } from '../../core/json-schema.js';
 import { buildOpenApiDocument, type OpenApiDocument, type Operation } from '../../core/roles/gateway/openapi.js';
 import { definePlugin, type Plugin } from '../../core/plugin-host.js';
@@ -70,33 +70,40 @@ const widgetPlugin = definePlugin<GatewayContext>({
   name: 'widgets',
   dependsOn: ['openapi'],
   register(ctx) {
-    ctx.interfaces.define({
-      path: '/api/widget/search',
-      method: 'GET',
-      summary: 'Finds widgets.',
-      tags: ['widgets'],
-      input: z
-        .object({
-          colour: z.enum(['red', 'blue']).describe('widget colour'),
-          ids: queryList(z.string()).optional(),
-          active: queryBool().optional(),
-          limit: queryInt().min(1).max(100).default(10),
-          name: z.string().transform((s) => s.trim()).optional(),
-          since: z.date().optional(),
-        })
-        .strict(),
-      output: z.array(z.object({ id: z.string(), colour: z.enum(['red', 'blue']) })),
-      handler: () => [],
-    });
-    ctx.interfaces.define({
-      path: '/api/widget/add',
-      method: 'POST',
-      summary: 'Adds a widget.',
-      tags: ['widgets'],
-      permission: null,
-      input: z.object({ id: z.string().min(1).describe('the widget id'), size: z.coerce.number().positive() }).strict(),
-      handler: ({ id }) => ({ id }),
-    });
+    ctx.interfaces.implement(
+      defineEntry({
+        path: '/api/widget/search',
+        method: 'GET',
+        summary: 'Finds widgets.',
+        tags: ['widgets'],
+        input: z
+          .object({
+            colour: z.enum(['red', 'blue']).describe('widget colour'),
+            ids: queryList(z.string()).optional(),
+            active: queryBool().optional(),
+            limit: queryInt().min(1).max(100).default(10),
+            name: z.string().transform((s) => s.trim()).optional(),
+            since: z.date().optional(),
+          })
+          .strict(),
+        output: z.array(z.object({ id: z.string(), colour: z.enum(['red', 'blue']) })),
+        errors: [],
+      }),
+      { handler: () => [] },
+    );
+    ctx.interfaces.implement(
+      defineEntry({
+        path: '/api/widget/add',
+        method: 'POST',
+        summary: 'Adds a widget.',
+        tags: ['widgets'],
+        permission: null,
+        input: z.object({ id: z.string().min(1).describe('the widget id'), size: z.coerce.number().positive() }).strict(),
+        output: z.object({ id: z.string() }),
+        errors: [],
+      }),
+      { handler: ({ id }) => ({ id }) },
+    );
   },
 });
 
@@ -187,9 +194,9 @@ describe('OpenAPI document of the interface registry', () => {
 
   it('answers 200 with the success envelope and every error status with the error envelope of the error table', async () => {
     const doc = await servedDocument(await startDocsGateway());
-    // An interface without an output schema; one with it answers the envelope with its data typed (the test below).
+    // Every interface declares its output, so its 200 answer is the envelope with its data typed.
     const op = operationOf(doc, '/api/config/machine', 'get');
-    expect(op.responses['200']).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/SuccessEnvelope' } } } });
+    expect(op.responses['200']).toMatchObject({ content: { 'application/json': { schema: { required: ['errorCode', 'errorMsg', 'data'], properties: { data: { type: 'object' } } } } } });
     expect(doc.components.schemas.SuccessEnvelope).toMatchObject({ required: ['errorCode', 'errorMsg', 'data'], properties: { errorCode: { const: 0 }, errorMsg: { const: 'OK' } } });
     expect(doc.components.schemas.ErrorEnvelope).toMatchObject({ required: ['errorCode', 'errorMsg'], properties: { hint: { type: 'string' } } });
     for (const status of ['400', '401', '403', '404', '409', '429', '500']) {
@@ -198,6 +205,19 @@ describe('OpenAPI document of the interface registry', () => {
       expect(resolvePointer(doc, ref as string)).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } });
     }
     expect((resolvePointer(doc, '#/components/responses/NotFound') as JsonSchema).description).toMatch(/10003 GENERAL_MACHINE_ID_NOT_EXISTED/);
+  });
+
+  it('every operation of the gateway\'s document has a response schema: its data as its interface\'s entry declares it', async () => {
+    const doc = await servedDocument(await startDocsGateway());
+    const untyped: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item as Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>)) {
+        const schema = op.responses['200']?.content?.['application/json']?.schema ?? {};
+        if (!(schema.properties as Record<string, unknown> | undefined)?.data) untyped.push(`${method} ${path}`);
+      }
+    }
+    expect(Object.keys(doc.paths).length).toBeGreaterThan(50);
+    expect(untyped).toEqual([]);
   });
 
   it('is generated from the registry: an interface defined by a plugin booting later appears, with its query types and output', async () => {
@@ -264,6 +284,8 @@ describe('buildOpenApiDocument', () => {
     method: 'POST',
     summary: 'A node.',
     input: z.object({}).strict(),
+    output: z.null(),
+    errors: [],
     handler: () => null,
     ...extra,
   });

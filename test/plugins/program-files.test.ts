@@ -11,7 +11,8 @@ import { definePlugin } from '../../core/plugin-host.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { SimulatorClient } from '../../drivers/simulator/index.js';
 import { TEST_PLUGINS } from '../fixtures/gateway.js';
-import { MAX_PROGRAM_BYTES, defineProgramFileInterfaces } from '../../plugins/gateway-api/program-files.js';
+import { MAX_PROGRAM_BYTES } from '../../core/roles/gateway/contract/program-files.js';
+import { defineProgramFileInterfaces } from '../../plugins/gateway-api/program-files.js';
 import { simMachine } from '../fixtures/gateway.js';
 
 type Body = { errorCode: number; errorMsg: string; data?: unknown; hint?: string };

@@ -1,18 +1,14 @@
 /**
- * What the gateway's interfaces that the MCP tools, the cloud link and the
- * fleet page read answer: one output schema per path, and the path's type in
- * InterfaceOutputs (core/interfaces.ts), so that the interface's handler must
- * return it and `call()` returns it to the tools. The schemas are what the
+ * Answers of the gateway's fleet interfaces, shared by several entries of the
+ * contract (contract/): the machine and group lists, the fleet snapshot's
+ * entries, the running program and the error log. The schemas are what the
  * OpenAPI document shows; the test suite checks every answer against them.
  */
 import { z } from 'zod';
-import { ACTIVE_ALARM_LEVELS, ALARM_LEVELS, type ExecutionState, type OperatingMode } from '../../driver.js';
 import { ProgramBytes } from '../../program-bytes.js';
+import { FAMILY_VALUES } from './contract/family-values.js';
 import { CONNECTION_STATES, DERIVED_STATES } from './fleet/derive-state.js';
 import { MACHINE_TASK_CLASSES, groupConfigSchema, machineConfigSchema, machineIdSchema } from './machine-config.js';
-
-const EXECUTION_STATES = ['RUNNING', 'HOLD', 'STOPPED', 'RESET', 'EMERGENCY'] as const satisfies readonly ExecutionState[];
-const OPERATING_MODES = ['AUTO', 'MDI', 'MANUAL', 'JOG', 'HANDLE', 'EDIT', 'REF', 'REMOTE', 'UNKNOWN'] as const satisfies readonly OperatingMode[];
 
 /** A machine as GET /api/config/machines lists it: credentials replaced by whether each is set, and who manages it. */
 export const listedMachineSchema = machineConfigSchema.omit({ password: true, fileServerPassword: true }).extend({
@@ -22,21 +18,12 @@ export const listedMachineSchema = machineConfigSchema.omit({ password: true, fi
 });
 export type ListedMachine = z.output<typeof listedMachineSchema>;
 
-export const cncStatusSchema = z.strictObject({
-  cncStatus: z.string(),
-  adjustedStatus: z.enum(EXECUTION_STATES),
-  alarmStatus: z.boolean(),
-  alarmLevel: z.enum(ALARM_LEVELS),
-  mode: z.enum(OPERATING_MODES),
-  programStatus: z.enum(['running', 'stopped', 'hold', 'none']),
-  emergency: z.boolean(),
-  program: z.string().optional(),
-  time: z.number().describe('controller time of the sample, unix ms'),
-});
+/** A CNCStatus sample: the driver's status family (contract/family-values.ts). */
+export const cncStatusSchema = FAMILY_VALUES.status;
 
 const statusSampleSchema = z.strictObject({
   status: cncStatusSchema,
-  alarms: z.array(z.strictObject({ code: z.string(), message: z.string(), level: z.enum(ACTIVE_ALARM_LEVELS), since: z.number() })),
+  alarms: FAMILY_VALUES.alarm,
 });
 
 const shortfallSchema = z.strictObject({ errorCode: z.number().int(), errorMsg: z.string() }).describe('why there is no usable sample: inactive, task disabled, the latest attempt failed, or none yet');
@@ -54,7 +41,8 @@ export const statusEntrySchema = z.strictObject({
 });
 export type StatusEntry = z.output<typeof statusEntrySchema>;
 
-const otherTaskEntrySchema = z.strictObject({
+/** A batchReadTaskData entry of a class other than CNCStatus: its cached sample as the class gives it. */
+export const otherTaskEntrySchema = z.strictObject({
   machineID: z.string(),
   type: z.enum(MACHINE_TASK_CLASSES.filter((c) => c !== 'CNCStatus') as [Exclude<(typeof MACHINE_TASK_CLASSES)[number], 'CNCStatus'>, ...Exclude<(typeof MACHINE_TASK_CLASSES)[number], 'CNCStatus'>[]]),
   time: z.number().nullable().describe('when the sample was taken, unix ms'),
@@ -93,9 +81,14 @@ export const batchReadTaskDataOutput = z.union([z.array(taskDataEntrySchema), ch
 export const batchReadErrorsOutput = z.union([z.array(healthEntrySchema), changesSchema(healthEntrySchema)]);
 export type Changes<E> = { revision: number; full: boolean; entries: E[]; removed: string[] };
 
-/** Program bytes: ProgramBytes in the process, base64 text in JSON. */
-const programBytesOutput = z
-  .custom<ProgramBytes>((v) => v instanceof ProgramBytes, { error: 'expected program bytes' })
+/**
+ * Program bytes: ProgramBytes in the process, base64 text in JSON. Parsing an
+ * answer read over HTTP turns the text into ProgramBytes, so both links hand
+ * their callers the same type.
+ */
+export const programBytesOutput = z
+  .custom<ProgramBytes | string>((v) => v instanceof ProgramBytes || (typeof v === 'string' && z.base64().safeParse(v).success), { error: 'expected program bytes (base64 in JSON)' })
+  .transform((v) => (v instanceof ProgramBytes ? v : new ProgramBytes(Buffer.from(v, 'base64'))))
   .meta({ type: 'string', contentEncoding: 'base64', description: 'the program\'s bytes, as base64' } as Record<string, unknown>);
 
 export const currentProgramOutput = z.strictObject({
@@ -111,7 +104,8 @@ export const currentProgramOutput = z.strictObject({
   sha256: z.string(),
 });
 
-const timeWindowSchema = z.strictObject({ startUnix: z.number().int(), endUnix: z.number().int(), start: z.string(), end: z.string(), timeZone: z.string() });
+/** A resolved time window: unix seconds, ISO text in the gateway's zone, and the zone. */
+export const timeWindowSchema = z.strictObject({ startUnix: z.number().int(), endUnix: z.number().int(), start: z.string(), end: z.string(), timeZone: z.string() });
 
 export const errorLogOutput = z.strictObject({
   window: timeWindowSchema,
@@ -134,15 +128,3 @@ export const errorLogOutput = z.strictObject({
 
 export const machineListOutput = z.array(listedMachineSchema);
 export const groupListOutput = z.array(groupConfigSchema);
-
-declare module '../../interfaces.js' {
-  interface InterfaceOutputs {
-    '/api/config/machines': z.output<typeof machineListOutput>;
-    '/api/config/groups': z.output<typeof groupListOutput>;
-    '/api/config/group': z.output<typeof groupConfigSchema>;
-    '/api/task/batchReadTaskData': z.output<typeof batchReadTaskDataOutput>;
-    '/api/task/batchReadErrors': z.output<typeof batchReadErrorsOutput>;
-    '/api/cnc/readCurrentProgram': z.output<typeof currentProgramOutput>;
-    '/api/log/error': z.output<typeof errorLogOutput>;
-  }
-}

@@ -160,6 +160,7 @@ export function buildOpenApiDocument(interfaces: readonly InterfaceDefinition[],
     security: [{ [BEARER_SCHEME]: [] }],
     paths: {},
     components: {
+      // The envelope of any success, whatever its data: each operation's own 200 answer types its data (successEnvelope below).
       schemas: { ErrorEnvelope: ERROR_ENVELOPE, SuccessEnvelope: successEnvelope({ description: 'Any JSON value.' }) },
       responses: errorComponents,
       securitySchemes: {
@@ -187,11 +188,11 @@ export function buildOpenApiDocument(interfaces: readonly InterfaceDefinition[],
     };
 
     const input = convert(def.input, 'input', `${operationId}.input`);
-    const data = def.output ? convert(def.output, 'output', `${operationId}.output`) : undefined;
+    const data = convert(def.output, 'output', `${operationId}.output`);
     const responses: Operation['responses'] = {
       '200': {
         description: `Success: errorCode 0 with the data. Information-level errors (${INFO_LEVEL_ERRORS}) also answer 200, with the error envelope.`,
-        content: { 'application/json': { schema: data ? successEnvelope(data, def.topLevel) : { $ref: '#/components/schemas/SuccessEnvelope' } } },
+        content: { 'application/json': { schema: successEnvelope(data, def.topLevel) } },
       },
     };
     for (const [status, ref] of errorRefs) {

@@ -6,8 +6,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { ProgramsWebhookSettings } from '../../../config/schema.js';
-import type { ProgramsDeploymentSettings, ProgramsGatewaySyncSettings } from './config.js';
 import type { SharedFirstPassword } from '../../auth/first-admin.js';
 import type { EventBus } from '../../event-bus.js';
 import type { GatewayLink } from '../../gateway-link/types.js';
@@ -15,19 +13,6 @@ import type { RestRegistry } from '../../rest/operation.js';
 import type { ServiceRegistry } from '../../services.js';
 import type { AuditChain } from './audit/chain.js';
 import type { SqlDatabase } from '../../store/sql-database.js';
-
-/** The settings of the `programs` section of the configuration that plugins read (docs/configuration.md). */
-export interface ProgramsSettings {
-  webhooks: ProgramsWebhookSettings;
-  /** How often remote gateways are synced; `programs.gatewaySync.intervalSec` (300 s) when absent. */
-  gatewaySync?: ProgramsGatewaySyncSettings;
-  /** The deployments' lease; `programs.deployments.leaseSec` (30 s) when absent. */
-  deployments?: ProgramsDeploymentSettings;
-  /** The fleet entry the gateway in this process takes over as its own (`programs.adoptGateway`, PROGRAMS_ADOPT_GATEWAY); absent unless set. */
-  adoptGateway?: string;
-}
-
-export const DEFAULT_PROGRAMS_SETTINGS: ProgramsSettings = Object.freeze({ webhooks: Object.freeze({ allowPrivateNetworks: false }) });
 
 /**
  * The program service's events; plugins add theirs by declaration merging:
@@ -69,8 +54,6 @@ export interface ProgramsContext {
   localGateway?: GatewayLink;
   /** Whether every request reaches the service over TLS (cookie `Secure` and `__Host-` prefix); a request that arrives over HTTPS (directly or, with trustProxy, through a proxy saying so) counts as TLS too. */
   secure: boolean;
-  /** The service's settings from the configuration (`programs` section). */
-  settings: ProgramsSettings;
   /** The HTTP app, for the few routes that are not /api/v1 operations (the web console). */
   http: FastifyInstance;
   logger: Logger;

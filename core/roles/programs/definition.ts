@@ -15,12 +15,12 @@ async function startProgramsRole({ config, file, logger: processLogger, env, off
   const logger = processLogger.child({ role: 'programs' });
   const localGateway = offers['gateway-link'];
   const { dataDir, timeZone } = runtimeSettings(config);
-  const { host, port, webhooks, gatewaySync, deployments, tls, databaseUrl, rateLimits, adoptGateway } = programsSettings(config);
+  const { host, port, tls, databaseUrl, rateLimits } = programsSettings(config);
   let role: ProgramsRole;
   try {
     role = await ProgramsRole.create({
       dataDir, databaseUrl, timeZone, plugins: PROGRAMS_PLUGINS, logger, env, sharedFirstPassword, version: packageVersion(),
-      trustProxy: config.communication.trustProxy, tlsPolicy: config.tls, settings: { webhooks, gatewaySync, deployments, ...(adoptGateway ? { adoptGateway } : {}) }, rateLimits, metricsToken: config.metricsToken, config,
+      trustProxy: config.communication.trustProxy, tlsPolicy: config.tls, config, rateLimits, metricsToken: config.metricsToken,
       ...(tls ? { tls } : {}), ...(localGateway ? { localGateway } : {}),
       // A PostgreSQL server that does not answer yet is waited for, the probes answering on the role's port meanwhile.
       whileWaiting: { host, port, ...(signal ? { signal } : {}) },

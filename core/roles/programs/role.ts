@@ -17,7 +17,7 @@ import { RestRegistry } from '../../rest/operation.js';
 import { serveRestDocs } from '../../rest/openapi.js';
 import { createRestApp, refuseRateLimitedProblem, REST_PREFIX, serveRest } from '../../rest/serve.js';
 import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../../rate-limit.js';
-import { DEFAULT_PROGRAMS_SETTINGS, type ProgramsContext, type ProgramsSettings } from './context.js';
+import type { ProgramsContext } from './context.js';
 import type { GatewayLink } from '../../gateway-link/types.js';
 import type { SqlDatabase } from '../../store/sql-database.js';
 import { traceHttp } from '../../telemetry/http.js';
@@ -46,16 +46,14 @@ export interface ProgramsRoleOptions {
   trustProxy?: false | string[];
   /** The gateway in the same process, registered at first start and reached without a key. */
   localGateway?: GatewayLink;
-  /** Settings of the configuration's `programs` section; the defaults unless told. */
-  settings?: ProgramsSettings;
+  /** The parsed configuration, from which each plugin reads its part (core/config-parts.ts: the webhooks' `programs.webhooks`, the accounts' `programs.oidc`, …); their defaults without one. */
+  config?: object;
   /** `programs.rateLimits`; the defaults unless told. */
   rateLimits?: RateLimitSettings;
   /** The configuration's `metricsToken` (METRICS_TOKEN); one made at the first start without. */
   metricsToken?: string;
   /** Wait for a PostgreSQL database that does not answer at start, serving the probes here meanwhile (core/database-wait.ts); without, such a start fails at once. */
   whileWaiting?: WhileWaiting;
-  /** The parsed configuration, from which plugins with config parts read theirs (the accounts' `programs.oidc`); without it, their defaults. */
-  config?: object;
 }
 
 const DESCRIPTION = [
@@ -101,7 +99,6 @@ export class ProgramsRole {
         ...(options.sharedFirstPassword ? { sharedFirstPassword: options.sharedFirstPassword } : {}),
         // The role's own TLS counts as a proxy's does: the session cookie takes Secure and __Host-.
         secure: (options.secure ?? false) || runtime.secure,
-        settings: options.settings ?? DEFAULT_PROGRAMS_SETTINGS,
         ...(options.localGateway ? { localGateway: options.localGateway } : {}),
         http,
         logger: options.logger,

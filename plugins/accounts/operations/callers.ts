@@ -3,9 +3,21 @@
  * a grantor, and lists that leave out the accounts holding more than it.
  */
 import type { AnyRestOperation, RestPrincipal } from '../../../core/rest/operation.js';
-import type { AccountsDeps } from '../operations.js';
+import type { ScryptCost } from '../../../core/auth/passwords.js';
+import type { Throttle } from '../../../core/auth/login-throttle.js';
+import type { ProgramsContext } from '../../../core/roles/programs/context.js';
 import { grantorOf, type Grantor } from '../grants.js';
 import type { AccountStore } from '../store.js';
+
+/** What every account operation is made with. */
+export interface AccountsDeps {
+  ctx: ProgramsContext;
+  store: AccountStore;
+  throttle: Throttle;
+  passwordCost: ScryptCost;
+  /** A hash at the production cost, verified for unknown users so that their login takes as long. */
+  dummyHash: string;
+}
 
 /** Rows read at a time while a list skips accounts the caller may not see. */
 const SCAN_BATCH = 200;

@@ -6,7 +6,8 @@
 import type { DerivedStateName } from '../../../core/roles/gateway/fleet/derive-state.js';
 
 /** GW-59: the analysis kinds. */
-export const ANALYSIS_KINDS = ['oee', 'alarm', 'count', 'cycle', 'overall'] as const;
+export { ANALYSIS_KINDS } from '../../../core/roles/gateway/contract/analysis.js';
+import type { ANALYSIS_KINDS } from '../../../core/roles/gateway/contract/analysis.js';
 export type AnalysisKind = (typeof ANALYSIS_KINDS)[number];
 
 /** At most this many sub-windows per request; a finer interval is refused. */

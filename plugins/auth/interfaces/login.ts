@@ -1,12 +1,11 @@
 /** Logging in and changing one's own password: /api/auth/login, /api/auth/change-password. */
-import { z } from 'zod';
+import { SECURITY } from '../../../core/roles/gateway/contract/security.js';
 import { GatewayError } from '../../../core/errors.js';
 import type { CallContext } from '../../../core/interfaces.js';
 import { hashPassword, isPasswordHash, needsRehash, verifyPassword } from '../../../core/auth/passwords.js';
 import { signJwt } from '../tokens.js';
 import type { User } from '../user-store.js';
 import type { AuthDeps } from './deps.js';
-import { password } from './fields.js';
 
 function throttleSource(call: CallContext): string {
   return call.sourceIp ?? 'internal';
@@ -38,18 +37,9 @@ async function rehashIfCheaper(deps: AuthDeps, user: User, password: string): Pr
 /** The login and the change of one's own password, both throttled per source and user. */
 export function defineLoginInterfaces(deps: AuthDeps): void {
   const { ctx, users, throttle } = deps;
-  const define = ctx.interfaces.define.bind(ctx.interfaces);
+  const implement = ctx.interfaces.implement.bind(ctx.interfaces);
 
-  define({
-    path: '/api/auth/login',
-    method: 'POST',
-    summary: 'Logs in with username and password; returns a JWT valid 24 hours. Exempt from the IP white list; failures are throttled (429 with Retry-After).',
-    tags: ['authentication'],
-    permission: null,
-    // The specification's Login response has the field `token`: a client written from it reads response.token.
-    topLevel: ['token'],
-    input: z.object({ username: z.string().min(1).max(64), password: z.string().min(1).max(256) }).strict(),
-    output: z.object({ token: z.string() }),
+  implement(SECURITY.login, {
     handler: async (input, call) => {
       const source = throttleSource(call);
       checkThrottle(deps, source, input.username);
@@ -67,12 +57,7 @@ export function defineLoginInterfaces(deps: AuthDeps): void {
     },
   });
 
-  define({
-    path: '/api/auth/change-password',
-    method: 'POST',
-    summary: 'Changes the password of the user named in the JWT. Every JWT issued before is invalidated.',
-    tags: ['authentication'],
-    input: z.object({ currentPassword: z.string().min(1).max(256), newPassword: password }).strict(),
+  implement(SECURITY.changePassword, {
     handler: async (input, call) => {
       const principal = call.principal;
       if (principal.method !== 'jwt' || !principal.username) {
@@ -88,7 +73,7 @@ export function defineLoginInterfaces(deps: AuthDeps): void {
       if (input.newPassword === input.currentPassword) throw new GatewayError('WEAK_PASSWORD', 'newPassword must differ from currentPassword');
       throttle.succeed(source, principal.username);
       await users.updateUser({ ...user, passwordHash: await hashPassword(input.newPassword, deps.passwordCost), tokenVersion: user.tokenVersion + 1, updatedAt: ctx.now() });
-      return { username: user.username, reloginRequired: true };
+      return { username: user.username, reloginRequired: true as const };
     },
   });
 }

@@ -1,5 +1,5 @@
 /** The security settings (administrators only): /api/security/settings, /api/security/settings/update. */
-import { z } from 'zod';
+import { SECURITY } from '../../../core/roles/gateway/contract/security.js';
 import { GatewayError } from '../../../core/errors.js';
 import { configManagedSettings, SETTING_PATHS } from '../config-settings.js';
 import { parseWhiteListEntry } from '../ip-white-list.js';
@@ -8,25 +8,13 @@ import type { AuthDeps } from './deps.js';
 /** Reading and changing security control and the IP white list; a change the config file overrides at the next start says so. */
 export function defineSettingsInterfaces(deps: AuthDeps): void {
   const { ctx, users, policy } = deps;
-  const define = ctx.interfaces.define.bind(ctx.interfaces);
+  const implement = ctx.interfaces.implement.bind(ctx.interfaces);
 
-  define({
-    path: '/api/security/settings',
-    method: 'GET',
-    summary: 'Security control and the IP white list (administrators only).',
-    tags: ['security'],
-    input: z.object({}).strict(),
+  implement(SECURITY.settings, {
     handler: () => users.settings,
   });
 
-  define({
-    path: '/api/security/settings/update',
-    method: 'POST',
-    summary: 'Turns security control and the IP white list on or off and sets the list (administrators only). JWT-authenticated requests stay exempt from the list, so an administrator cannot lock themselves out.',
-    tags: ['security'],
-    input: z
-      .object({ securityControl: z.boolean().optional(), enableIpWhiteList: z.boolean().optional(), ipWhiteList: z.array(z.string()).max(1000).optional() })
-      .strict(),
+  implement(SECURITY.updateSettings, {
     handler: async (input) => {
       const problems: string[] = [];
       (input.ipWhiteList ?? []).forEach((entry, i) => {

@@ -1,12 +1,11 @@
 /** The user administration (administrators only): /api/security/users, /api/security/user/{add,update,delete}. */
-import { z } from 'zod';
+import { SECURITY } from '../../../core/roles/gateway/contract/security.js';
 import { GatewayError } from '../../../core/errors.js';
 import type { GatewayContext } from '../../../core/roles/gateway/context.js';
 import { hashPassword } from '../../../core/auth/passwords.js';
 import { isAdminOnly } from '../access-policy.js';
 import type { User, UserStore } from '../user-store.js';
 import type { AuthDeps } from './deps.js';
-import { password, username } from './fields.js';
 
 /** What the API shows of a user: never the password hash. */
 function publicUser(u: User, users: UserStore) {
@@ -42,23 +41,13 @@ function adminCount(users: UserStore): number {
 /** Listing, adding, changing and deleting users; the last administrator stays one. */
 export function defineUserInterfaces(deps: AuthDeps): void {
   const { ctx, users } = deps;
-  const define = ctx.interfaces.define.bind(ctx.interfaces);
+  const implement = ctx.interfaces.implement.bind(ctx.interfaces);
 
-  define({
-    path: '/api/security/users',
-    method: 'GET',
-    summary: 'Every user with role and authorised API list (administrators only).',
-    tags: ['security'],
-    input: z.object({}).strict(),
+  implement(SECURITY.users, {
     handler: () => users.listUsers().map((u) => publicUser(u, users)),
   });
 
-  define({
-    path: '/api/security/user/add',
-    method: 'POST',
-    summary: 'Adds a user (administrators only).',
-    tags: ['security'],
-    input: z.object({ username, password, isAdmin: z.boolean().default(false), authorizedApis: z.array(z.string()).default([]) }).strict(),
+  implement(SECURITY.addUser, {
     handler: async (input) => {
       checkApiList(ctx, input.authorizedApis);
       const now = ctx.now();
@@ -74,12 +63,7 @@ export function defineUserInterfaces(deps: AuthDeps): void {
     },
   });
 
-  define({
-    path: '/api/security/user/update',
-    method: 'POST',
-    summary: 'Changes a user’s password, role or authorised API list (administrators only). A new password invalidates the user’s JWTs.',
-    tags: ['security'],
-    input: z.object({ username, password: password.optional(), isAdmin: z.boolean().optional(), authorizedApis: z.array(z.string()).optional() }).strict(),
+  implement(SECURITY.updateUser, {
     handler: async (input) => {
       const user = users.getUser(input.username);
       if (input.authorizedApis) checkApiList(ctx, input.authorizedApis);
@@ -97,17 +81,12 @@ export function defineUserInterfaces(deps: AuthDeps): void {
     },
   });
 
-  define({
-    path: '/api/security/user/delete',
-    method: 'POST',
-    summary: 'Deletes a user and their secret keys (administrators only). The last administrator cannot be deleted.',
-    tags: ['security'],
-    input: z.object({ username }).strict(),
+  implement(SECURITY.deleteUser, {
     handler: async (input) => {
       const user = users.getUser(input.username);
       if (user.isAdmin && adminCount(users) === 1) throw new GatewayError('INVALID_PARAMETER', `username: '${user.username}' is the last administrator`);
       await users.deleteUser(input.username);
-      return { username: input.username, deleted: true };
+      return { username: input.username, deleted: true as const };
     },
   });
 }

@@ -1,6 +1,9 @@
 /** The tools over time windows: analyze and query_history. */
 import { z } from 'zod';
-import { defineTool, defined, oneTarget, answerRecord, type ToolCaller, type ToolDefinition } from '../tool-runtime.js';
+import { ANALYSIS } from '../../../core/roles/gateway/contract/analysis.js';
+import { CONFIGURATION } from '../../../core/roles/gateway/contract/configuration.js';
+import { HISTORY } from '../../../core/roles/gateway/contract/history.js';
+import { defineTool, defined, oneTarget, type ToolCaller, type ToolDefinition } from '../tool-runtime.js';
 import { end, groupID, machineID, start } from './params.js';
 
 export const HISTORY_TOOLS: readonly ToolDefinition[] = [
@@ -20,14 +23,15 @@ export const HISTORY_TOOLS: readonly ToolDefinition[] = [
         enableCountPerProgram: z.boolean().optional().describe('count only: split parts per program (default false)'),
       })
       .strict(),
-    primaryPath: '/api/analysis/machine',
+    primary: ANALYSIS.machine,
     async run(input, caller) {
-      const target = oneTarget('/api/analysis/machine', input);
-      const path = target.kind === 'machine' ? '/api/analysis/machine' : '/api/analysis/group';
+      const target = oneTarget(ANALYSIS.machine, input);
       const { machineID: _m, groupID: _g, ...rest } = input;
-      const result = answerRecord(path, await caller.call(path, defined({ ...rest, [`${target.kind}ID`]: target.id })));
-      const { window, kind: _k, machineID: _rm, groupID: _rg, ...data } = result;
-      return { kind: input.kind, [`${target.kind}ID`]: target.id, window, data: 'data' in data ? data.data : data };
+      const result = target.kind === 'machine'
+        ? await caller.call(ANALYSIS.machine, defined({ ...rest, machineID: target.id }))
+        : await caller.call(ANALYSIS.group, defined({ ...rest, groupID: target.id }));
+      const { window, data } = result;
+      return { kind: input.kind, [`${target.kind}ID`]: target.id, window, data };
     },
   }),
   defineTool({
@@ -46,19 +50,16 @@ export const HISTORY_TOOLS: readonly ToolDefinition[] = [
         newestFirst: z.boolean().default(false).describe('true returns the most recent rows first (default false)'),
       })
       .strict(),
-    primaryPath: '/api/history/machine',
+    primary: HISTORY.machine,
     async run(input, caller) {
-      const target = oneTarget('/api/history/machine', input);
+      const target = oneTarget(HISTORY.machine, input);
       if (input.newestFirst) return queryNewestFirst(caller, input, target);
-      const path = target.kind === 'machine' ? '/api/history/machine' : '/api/history/group';
-      const result = answerRecord(
-        path,
-        await caller.call(
-          path,
-          defined({ type: input.type, start: input.start, end: input.end, limit: input.limit, [`${target.kind}ID`]: target.id }),
-        ),
-      );
-      return { type: input.type, [`${target.kind}ID`]: target.id, ...result };
+      const window = { type: input.type, start: input.start, end: input.end, limit: input.limit };
+      const result = target.kind === 'machine'
+        ? await caller.call(HISTORY.machine, defined({ ...window, machineID: target.id }))
+        : await caller.call(HISTORY.group, defined({ ...window, groupID: target.id }));
+      // The answer starts with type and the machineID or groupID: the tool's own head.
+      return result;
     },
   }),
 ];
@@ -71,14 +72,10 @@ async function queryNewestFirst(
 ) {
   let machineIDs = [target.id];
   if (target.kind === 'group') {
-    const group = await caller.call('/api/config/group', { groupID: target.id });
+    const group = await caller.call(CONFIGURATION.group, { groupID: target.id });
     machineIDs = group.machineIDs;
   }
-  const path = '/api/db/query';
-  const result = answerRecord(
-    path,
-    await caller.call(path, defined({ table: 'history', machineIDs, classes: [input.type], start: input.start, end: input.end, order: 'desc', limit: input.limit })),
-  );
+  const result = await caller.call(HISTORY.query, defined({ table: 'history' as const, machineIDs, classes: [input.type], start: input.start, end: input.end, order: 'desc' as const, limit: input.limit }));
   const { window, count, limitReached, data } = result;
   return { type: input.type, [`${target.kind}ID`]: target.id, window, order: 'newestFirst', count, limitReached, data };
 }

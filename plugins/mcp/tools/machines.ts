@@ -1,25 +1,24 @@
 /** The tools about machines and groups: the lists, one machine's configuration, live reads and tool life. */
 import { z } from 'zod';
 import type { GatewayError } from '../../../core/errors.js';
-import type { ListedMachine } from '../../../core/roles/gateway/api-outputs.js';
+import type { InterfaceEntry } from '../../../core/interfaces.js';
+import { CONFIGURATION } from '../../../core/roles/gateway/contract/configuration.js';
+import { LIVE_READS } from '../../../core/roles/gateway/contract/live-reads.js';
 import { defineTool, defined, ToolFailure, type ToolDefinition } from '../tool-runtime.js';
 import { machineID } from './params.js';
 
 export const READ_MACHINE_ITEMS = {
-  status: '/api/cnc/readCNCStatusDetails',
-  alarm: '/api/cnc/readAlarm',
-  position: '/api/cnc/readPosition',
-  load: '/api/cnc/readLoad',
-  feedAndSpindle: '/api/cnc/readFeedAndSpindle',
-  toolNumber: '/api/cnc/readCurrentToolNumber',
-  timeData: '/api/cnc/readTimeData',
-  count: '/api/cnc/readCount',
-} as const;
+  status: LIVE_READS.readCNCStatusDetails,
+  alarm: LIVE_READS.readAlarm,
+  position: LIVE_READS.readPosition,
+  load: LIVE_READS.readLoad,
+  feedAndSpindle: LIVE_READS.readFeedAndSpindle,
+  toolNumber: LIVE_READS.readCurrentToolNumber,
+  timeData: LIVE_READS.readTimeData,
+  count: LIVE_READS.readCount,
+} satisfies Record<string, InterfaceEntry>;
 type ReadMachineItem = keyof typeof READ_MACHINE_ITEMS;
 const ITEM_NAMES = Object.keys(READ_MACHINE_ITEMS) as [ReadMachineItem, ...ReadMachineItem[]];
-
-/** list_machines answers by the machine list they were made from. */
-const machineLists = new WeakMap<readonly ListedMachine[], Readonly<{ count: number; machines: Record<string, unknown>[] }>>();
 
 export const MACHINE_TOOLS: readonly ToolDefinition[] = [
   defineTool({
@@ -27,26 +26,20 @@ export const MACHINE_TOOLS: readonly ToolDefinition[] = [
     title: 'List machines',
     description: 'Identity of every machine: machineID, name, system, model, machineType, ip, port, isActive. Start here to get machineIDs.',
     input: z.object({}).strict(),
-    primaryPath: '/api/config/machines',
+    primary: CONFIGURATION.machines,
     async run(_input, caller) {
-      const machines = await caller.call('/api/config/machines');
-      // The interface hands out the same list until the fleet changes; so does this tool, frozen, so its text is reused.
-      let listed = machineLists.get(machines);
-      if (!listed) {
-        const rows = machines.map((m) => ({
-          machineID: m.machineID,
-          name: m.name,
-          system: m.system,
-          model: m.model,
-          machineType: m.machineType,
-          ip: m.ip,
-          port: m.port,
-          isActive: m.isActive,
-        }));
-        listed = Object.freeze({ count: rows.length, machines: rows });
-        machineLists.set(machines, listed);
-      }
-      return listed;
+      const machines = await caller.call(CONFIGURATION.machines);
+      const rows = machines.map((m) => ({
+        machineID: m.machineID,
+        name: m.name,
+        system: m.system,
+        model: m.model,
+        machineType: m.machineType,
+        ip: m.ip,
+        port: m.port,
+        isActive: m.isActive,
+      }));
+      return { count: rows.length, machines: rows };
     },
   }),
   defineTool({
@@ -54,9 +47,9 @@ export const MACHINE_TOOLS: readonly ToolDefinition[] = [
     title: 'List groups',
     description: 'Every machine group with its member machineIDs. Use the groupID with get_fleet_status, read_task_data, analyze or query_history.',
     input: z.object({}).strict(),
-    primaryPath: '/api/config/groups',
+    primary: CONFIGURATION.groups,
     async run(_input, caller) {
-      const groups = await caller.call('/api/config/groups');
+      const groups = await caller.call(CONFIGURATION.groups);
       const rows = groups.map((g) => ({ groupID: g.groupID, name: g.name, isActive: g.isActive, machineIDs: g.machineIDs }));
       return { count: rows.length, groups: rows };
     },
@@ -66,8 +59,8 @@ export const MACHINE_TOOLS: readonly ToolDefinition[] = [
     title: 'Get machine configuration',
     description: 'Full configuration of one machine (driver, tasks, intervals, connection policy), credentials excluded.',
     input: z.object({ machineID }).strict(),
-    primaryPath: '/api/config/machine',
-    run: (input, caller) => caller.body('/api/config/machine', input),
+    primary: CONFIGURATION.machine,
+    run: (input, caller) => caller.body(CONFIGURATION.machine, input),
   }),
 ];
 
@@ -83,26 +76,26 @@ export const LIVE_READ_TOOLS: readonly ToolDefinition[] = [
         channel: z.number().int().min(1).optional().describe('controller path/channel, 1-based (optional)'),
       })
       .strict(),
-    primaryPath: '/api/cnc/readCNCStatusDetails',
+    primary: LIVE_READS.readCNCStatusDetails,
     async run(input, caller) {
       const items = [...new Set(input.items ?? (['status', 'alarm'] as ReadMachineItem[]))];
       const out: Record<string, unknown> = { machineID: input.machineID };
       const errors: Record<string, string> = {};
-      const failures: { path: string; error: GatewayError }[] = [];
+      const failures: { entry: InterfaceEntry; error: GatewayError }[] = [];
       await Promise.all(
         items.map(async (item) => {
-          const path = READ_MACHINE_ITEMS[item];
-          const r = await caller.section(path, defined({ machineID: input.machineID, channel: input.channel }));
+          const entry = READ_MACHINE_ITEMS[item];
+          const r = await caller.section(entry, defined({ machineID: input.machineID, channel: input.channel }));
           if (r.ok) out[item] = r.data;
           else {
             errors[item] = r.message;
-            failures.push({ path, error: r.error });
+            failures.push({ entry, error: r.error });
           }
         }),
       );
       // An unknown machine is not a per-item failure: the whole call is wrong.
       const first = failures[0];
-      if (first && failures.length === items.length && failures.every((f) => f.error.errorCode === 10003)) throw new ToolFailure(first.path, first.error);
+      if (first && failures.length === items.length && failures.every((f) => f.error.errorCode === 10003)) throw new ToolFailure(first.entry.path, first.error);
       if (Object.keys(errors).length) out.errors = errors;
       return out;
     },
@@ -120,9 +113,9 @@ export const LIVE_READ_TOOLS: readonly ToolDefinition[] = [
         detailed: z.boolean().optional().describe('true for the detailed record (default false)'),
       })
       .strict(),
-    primaryPath: '/api/cnc/readToolLife',
+    primary: LIVE_READS.readToolLife,
     run({ detailed, ...rest }, caller) {
-      return caller.body(detailed ? '/api/cnc/readToolLifeDetails' : '/api/cnc/readToolLife', defined(rest));
+      return detailed ? caller.body(LIVE_READS.readToolLifeDetails, defined(rest)) : caller.body(LIVE_READS.readToolLife, defined(rest));
     },
   }),
 ];

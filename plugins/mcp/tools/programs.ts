@@ -1,5 +1,6 @@
 /** The tools about part programs on a machine: the list and the running program. */
 import { z } from 'zod';
+import { LIVE_READS } from '../../../core/roles/gateway/contract/live-reads.js';
 import { defineTool, defined, type ToolDefinition } from '../tool-runtime.js';
 import { machineID } from './params.js';
 
@@ -16,8 +17,8 @@ export const PROGRAM_TOOLS: readonly ToolDefinition[] = [
         startPrgNo: z.number().int().min(0).optional().describe('first program number to list (optional)'),
       })
       .strict(),
-    primaryPath: '/api/cnc/readProgramList',
-    run: (input, caller) => caller.body('/api/cnc/readProgramList', defined(input)),
+    primary: LIVE_READS.readProgramList,
+    run: (input, caller) => caller.body(LIVE_READS.readProgramList, defined(input)),
   }),
   defineTool({
     name: 'read_current_program',
@@ -32,10 +33,10 @@ export const PROGRAM_TOOLS: readonly ToolDefinition[] = [
         maxChars: z.number().int().min(0).default(20000).describe('maximum characters of content (default 20000; 0 = unlimited)'),
       })
       .strict(),
-    primaryPath: '/api/cnc/readCurrentProgram',
+    primary: LIVE_READS.readCurrentProgram,
     async run({ maxChars, ...rest }, caller) {
       // The bytes (contentBase64) stay out: they would carry the whole program past maxChars, and the text names every byte.
-      const { contentBase64: _bytes, ...program } = await caller.call('/api/cnc/readCurrentProgram', defined(rest));
+      const { contentBase64: _bytes, ...program } = await caller.call(LIVE_READS.readCurrentProgram, defined(rest));
       // The interface gives the text unless asked not to, and this tool does not ask.
       const content = program.content ?? '';
       const totalChars = content.length;

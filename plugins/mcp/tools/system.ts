@@ -1,27 +1,29 @@
 /** The tools about the gateway itself: system information and the error log. */
 import { z } from 'zod';
+import type { InterfaceEntry } from '../../../core/interfaces.js';
+import { SYSTEM } from '../../../core/roles/gateway/contract/system.js';
 import { TIME_PARAM_SUMMARY, timeParamSchema } from '../../../core/time-params.js';
 import { defineTool, defined, type ToolCaller, type ToolDefinition } from '../tool-runtime.js';
 import { end } from './params.js';
 
 export const SYSTEM_SECTIONS = {
-  gateway: '/api/system/gateway-info',
-  core: '/api/system/info',
-  license: '/api/system/license-info',
-  services: '/api/system/service-status',
-  time: '/api/system/time-zone',
-  hardware: '/api/system/hardware-resources',
-} as const;
+  gateway: SYSTEM.gatewayInfo,
+  core: SYSTEM.info,
+  license: SYSTEM.licenseInfo,
+  services: SYSTEM.serviceStatus,
+  time: SYSTEM.timeZone,
+  hardware: SYSTEM.hardwareResources,
+} satisfies Record<string, InterfaceEntry>;
 
 /** Fields of gateway information never returned through MCP (GW-14), whatever the interface gives. */
 const HIDDEN_GATEWAY_FIELDS = ['accessToken'];
 
-async function sections(caller: ToolCaller, paths: Record<string, string>) {
+async function sections(caller: ToolCaller, entries: Record<string, InterfaceEntry>) {
   const out: Record<string, unknown> = {};
   const errors: Record<string, string> = {};
   await Promise.all(
-    Object.entries(paths).map(async ([key, path]) => {
-      const r = await caller.section(path);
+    Object.entries(entries).map(async ([key, entry]) => {
+      const r = await caller.section(entry);
       if (r.ok) out[key] = r.data;
       else errors[key] = r.message;
     }),
@@ -36,10 +38,10 @@ export const SYSTEM_TOOLS: readonly ToolDefinition[] = [
     description:
       'One call for the gateway: identity and alias, core version, license, services (status and queues), time (current time, time zone, offset) and hardware (resource usage); includeNetwork=true adds network adapters. Failed sections are listed under errors.',
     input: z.object({ includeNetwork: z.boolean().default(false).describe('true adds network adapters (default false)') }).strict(),
-    primaryPath: '/api/system/info',
+    primary: SYSTEM.info,
     async run(input, caller) {
-      const paths: Record<string, string> = { ...SYSTEM_SECTIONS, ...(input.includeNetwork ? { network: '/api/system/network-adapters' } : {}) };
-      const { out, errors } = await sections(caller, paths);
+      const entries: Record<string, InterfaceEntry> = { ...SYSTEM_SECTIONS, ...(input.includeNetwork ? { network: SYSTEM.networkAdapters } : {}) };
+      const { out, errors } = await sections(caller, entries);
       if (out.gateway && typeof out.gateway === 'object') {
         out.gateway = Object.fromEntries(Object.entries(out.gateway).filter(([k]) => !HIDDEN_GATEWAY_FIELDS.includes(k)));
       }
@@ -57,7 +59,7 @@ export const SYSTEM_TOOLS: readonly ToolDefinition[] = [
         limit: z.number().int().min(0).default(200).describe('most recent rows to return (default 200; 0 = all in the window)'),
       })
       .strict(),
-    primaryPath: '/api/log/error',
-    run: (input, caller) => caller.call('/api/log/error', defined(input)),
+    primary: SYSTEM.errorLog,
+    run: (input, caller) => caller.call(SYSTEM.errorLog, defined(input)),
   }),
 ];

@@ -1,7 +1,8 @@
 /** read_task_data: one cached sample of a machine's or a group's data class. */
 import { z } from 'zod';
-import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES } from '../../../core/roles/gateway/machine-config.js';
+import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, type GroupTaskClass, type MachineTaskClass } from '../../../core/roles/gateway/machine-config.js';
 import { GatewayError, quote } from '../../../core/errors.js';
+import { TASK_DATA } from '../../../core/roles/gateway/contract/task-data.js';
 import { defineTool, defined, oneTarget, ToolFailure, type ToolDefinition } from '../tool-runtime.js';
 import { groupID, machineID } from './params.js';
 
@@ -20,19 +21,19 @@ export const TASK_DATA_TOOLS: readonly ToolDefinition[] = [
         tag: z.string().max(256).optional().describe('free label echoed back (optional)'),
       })
       .strict(),
-    primaryPath: '/api/task/readTaskData',
+    primary: TASK_DATA.readTaskData,
     async run(input, caller) {
-      const target = oneTarget('/api/task/readTaskData', input);
+      const target = oneTarget(TASK_DATA.readTaskData, input);
       const isGroupClass = (GROUP_TASK_CLASSES as readonly string[]).includes(input.type);
       if (target.kind === 'machine' && isGroupClass) {
-        throw new ToolFailure('/api/task/readTaskData', new GatewayError('INVALID_PARAMETER', `type: found ${quote(input.type)}; with machineID the accepted values are ${MACHINE_TASK_CLASSES.join(', ')}`));
+        throw new ToolFailure(TASK_DATA.readTaskData.path, new GatewayError('INVALID_PARAMETER', `type: found ${quote(input.type)}; with machineID the accepted values are ${MACHINE_TASK_CLASSES.join(', ')}`));
       }
       if (target.kind === 'group' && !isGroupClass) {
-        throw new ToolFailure('/api/task/readGroupTaskData', new GatewayError('INVALID_PARAMETER', `type: found ${quote(input.type)}; with groupID the accepted values are ${GROUP_TASK_CLASSES.join(', ')}`));
+        throw new ToolFailure(TASK_DATA.readGroupTaskData.path, new GatewayError('INVALID_PARAMETER', `type: found ${quote(input.type)}; with groupID the accepted values are ${GROUP_TASK_CLASSES.join(', ')}`));
       }
       return target.kind === 'machine'
-        ? caller.body('/api/task/readTaskData', defined({ type: input.type, machineID: target.id, tag: input.tag }))
-        : caller.body('/api/task/readGroupTaskData', defined({ type: input.type, groupID: target.id, tag: input.tag }));
+        ? caller.body(TASK_DATA.readTaskData, defined({ type: input.type as MachineTaskClass, machineID: target.id, tag: input.tag }))
+        : caller.body(TASK_DATA.readGroupTaskData, defined({ type: input.type as GroupTaskClass, groupID: target.id, tag: input.tag }));
     },
   }),
 ];

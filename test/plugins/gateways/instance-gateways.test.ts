@@ -16,7 +16,6 @@ import { HttpGatewayLink } from '../../../core/gateway-link/http.js';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
 import { GatewayLinkError } from '../../../core/gateway-link/types.js';
 import { AuditChain } from '../../../core/roles/programs/audit/chain.js';
-import { DEFAULT_PROGRAMS_SETTINGS } from '../../../core/roles/programs/context.js';
 import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
 import { deploymentsPlugin } from '../../../plugins/deployments/index.js';
 import { IdentifiedLink } from '../../../plugins/gateways/identified-link.js';
@@ -234,8 +233,8 @@ describe('a start on a database whose in-process gateway is another\'s', () => {
     const first = await startTestGateway({ machines: [simMachine('L01')] });
     const second = await startTestGateway({ machines: [simMachine('L01')] });
     const dataDir = mkdtempSync(join(tmpdir(), 'programs-other-gateway-'));
-    const start = (gw: TestGateway, settings = DEFAULT_PROGRAMS_SETTINGS) =>
-      startTestProgramService({ plugins: [TEST_ACCOUNTS, gatewaysPlugin], env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), dataDir, settings });
+    const start = (gw: TestGateway, programs?: Record<string, unknown>) =>
+      startTestProgramService({ plugins: [TEST_ACCOUNTS, gatewaysPlugin], env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), dataDir, ...(programs ? { programs } : {}) });
     try {
       const before = await start(first);
       const session = await login(before, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
@@ -256,7 +255,7 @@ describe('a start on a database whose in-process gateway is another\'s', () => {
       expect(refused?.message).toContain(`programs.db holds the gateway of entry 'local' (${entry})`);
       expect(refused?.message).toContain(`but the gateway of this data directory is ${secondID} (${join(dataDir, 'gateway-id')})`);
       expect(refused?.message).toContain(`programs.adoptGateway (PROGRAMS_ADOPT_GATEWAY)=${entry}`);
-      const adopted = await start(second, { ...DEFAULT_PROGRAMS_SETTINGS, adoptGateway: entry });
+      const adopted = await start(second, { adoptGateway: entry });
       expect(await entries(adopted)).toEqual([[entry, secondID]]);
       await adopted.stop();
     } finally {

@@ -34,7 +34,7 @@ describe('the fleet kept in step with its gateways', () => {
     svc = await startTestProgramService({
       plugins: [TEST_ACCOUNTS, gatewaysPlugin], env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD },
       localGateway: new InProcessGatewayLink(local.gateway.context.interfaces, fleetChangesOf(local.gateway.context.bus)),
-      settings: { webhooks: { allowPrivateNetworks: false }, gatewaySync: { intervalSec: 1 } },
+      programs: { gatewaySync: { intervalSec: 1 } },
     });
     admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     const created = await svc.request('POST', '/api/v1/gateways', { cookie: admin.cookie, headers: admin.headers, body: { name: 'hall-2', url: remoteUrl, secretKey: remoteKey } });

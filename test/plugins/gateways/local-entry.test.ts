@@ -6,11 +6,12 @@
  * that cannot be safe refused with what to do.
  */
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readPart } from '../../../core/config-parts.js';
 import { parseConfig } from '../../../core/roles/index.js';
 import { AuditChain } from '../../../core/roles/programs/audit/chain.js';
-import { programsSettings } from '../../../core/roles/programs/config.js';
 import { applyMigrations } from '../../../core/store/migrations.js';
 import type { SqlDatabase } from '../../../core/store/sql-database.js';
+import { GATEWAYS_PART } from '../../../plugins/gateways/config.js';
 import { LocalGatewayRefused, registerLocalGateway, SERVING_LEASE_MS, type LocalEntryFacts } from '../../../plugins/gateways/local-entry.js';
 import { FleetRepository, MIGRATIONS } from '../../../plugins/gateways/store.js';
 import { sqliteEngine } from '../../fixtures/database-engines.js';
@@ -140,9 +141,9 @@ describe('the fleet entry of the gateway in an instance', () => {
 
 describe('programs.adoptGateway', () => {
   it('is read from the file or PROGRAMS_ADOPT_GATEWAY, and anything but a gateway id stops the start naming the key', () => {
-    expect(programsSettings(parseConfig({}, 'f', {})).adoptGateway).toBeUndefined();
-    expect(programsSettings(parseConfig({ programs: { adoptGateway: 'gw_00000000000000e1' } }, 'f', {})).adoptGateway).toBe('gw_00000000000000e1');
-    expect(programsSettings(parseConfig({}, 'f', { PROGRAMS_ADOPT_GATEWAY: 'gw_0123456789abcdef' })).adoptGateway).toBe('gw_0123456789abcdef');
+    expect(readPart(parseConfig({}, 'f', {}), GATEWAYS_PART).adoptGateway).toBeUndefined();
+    expect(readPart(parseConfig({ programs: { adoptGateway: 'gw_00000000000000e1' } }, 'f', {}), GATEWAYS_PART).adoptGateway).toBe('gw_00000000000000e1');
+    expect(readPart(parseConfig({}, 'f', { PROGRAMS_ADOPT_GATEWAY: 'gw_0123456789abcdef' }), GATEWAYS_PART).adoptGateway).toBe('gw_0123456789abcdef');
     expect(() => parseConfig({}, 'f', { PROGRAMS_ADOPT_GATEWAY: 'local' })).toThrow('programs.adoptGateway: found "local"; an id such as gw_0123456789abcdef');
   });
 });

@@ -51,7 +51,7 @@ async function callAs(apis: string[], tool: string, args: Record<string, unknown
 const forbidden = (path: string) => new RegExp(`^Forbidden: ${path.replace(/\//g, '\\/')} failed: FORBIDDEN\\(5\\)`);
 
 describe('composite tools report per section', () => {
-  const systemPaths = Object.entries(SYSTEM_SECTIONS);
+  const systemPaths = Object.entries(SYSTEM_SECTIONS).map(([section, entry]) => [section, entry.path] as const);
   for (const [section, path] of systemPaths) {
     it(`GW-64 GW-96 GW-77 get_system_info without ${path}: ${section} is a Forbidden: message, the other sections return`, async () => {
       const r = await callAs(systemPaths.filter(([, p]) => p !== path).map(([, p]) => p), 'get_system_info', {});
@@ -64,7 +64,7 @@ describe('composite tools report per section', () => {
     });
   }
 
-  const itemPaths = Object.entries(READ_MACHINE_ITEMS);
+  const itemPaths = Object.entries(READ_MACHINE_ITEMS).map(([item, entry]) => [item, entry.path] as const);
   for (const [item, path] of itemPaths) {
     it(`GW-64 GW-96 GW-77 read_machine without ${path}: ${item} is a Forbidden: message, the other items return`, async () => {
       const r = await callAs(itemPaths.filter(([, p]) => p !== path).map(([, p]) => p), 'read_machine', { machineID: 'M1', items: Object.keys(READ_MACHINE_ITEMS) });

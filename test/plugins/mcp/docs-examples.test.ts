@@ -49,7 +49,7 @@ async function pathsCalledBy(example: { tool: string; args: Record<string, unkno
   try {
     const r = await mcp.call(example.tool, example.args);
     expect([example.tool, r.isError]).toEqual([example.tool, false]);
-    return [...new Set(spy.mock.calls.map((c) => c[0]))];
+    return [...new Set(spy.mock.calls.map((c) => c[0].path))];
   } finally {
     spy.mockRestore();
   }

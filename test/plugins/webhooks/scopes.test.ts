@@ -60,7 +60,7 @@ describe('webhooks in scope', () => {
     gw = await startTestGateway({ machines: [simMachine('M01'), simMachine('M02')] });
     svc = await startTestProgramService({
       plugins: [TEST_ACCOUNTS, vaultPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, createWebhooksPlugin({ retryDelaysMs: [100, 200, 300] })],
-      env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), settings: RECEIVER_ON_LOOPBACK,
+      env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), programs: RECEIVER_ON_LOOPBACK,
     });
     admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     plant = await scopedPlant(svc, admin);

@@ -18,7 +18,7 @@ import { untilDefined } from '../../fixtures/until.js';
 async function service(allowPrivateNetworks: boolean): Promise<{ svc: TestProgramService; admin: Session }> {
   const svc = await startTestProgramService({
     plugins: [TEST_ACCOUNTS, vaultPlugin, createWebhooksPlugin({ retryDelaysMs: [100, 100] })], env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD },
-    settings: { webhooks: { allowPrivateNetworks } },
+    programs: { webhooks: { allowPrivateNetworks } },
   });
   return { svc, admin: await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD) };
 }

@@ -75,7 +75,7 @@ describe('webhooks', () => {
   beforeAll(async () => {
     hook = await receiver();
     gw = await startTestGateway({ machines: [simMachine('M01')] });
-    svc = await startTestProgramService({ plugins: plugins(), env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), dataDir: mkdtempSync(join(tmpdir(), 'programs-hooks-')), settings: RECEIVER_ON_LOOPBACK });
+    svc = await startTestProgramService({ plugins: plugins(), env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD }, localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), dataDir: mkdtempSync(join(tmpdir(), 'programs-hooks-')), programs: RECEIVER_ON_LOOPBACK });
     admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     const created = await post('/api/v1/admin/webhooks', { url: hook.url, events: ['deployment.completed', 'deployment.failed', 'version.published'], description: 'MES' });
     expect(created.status).toBe(201);
@@ -149,7 +149,7 @@ describe('webhooks', () => {
     const dataDir = svc.dataDir;
     await svc.role.stop();
     hook.status.code = 204;
-    svc = await startTestProgramService({ plugins: plugins(), localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), dataDir, settings: RECEIVER_ON_LOOPBACK });
+    svc = await startTestProgramService({ plugins: plugins(), localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces), dataDir, programs: RECEIVER_ON_LOOPBACK });
     admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
     const got = await untilDefined('the delivery after the restart', () => hook.got.slice(before).find((r) => JSON.parse(r.body).data?.deploymentId === deploymentId));
     expect(verified(secret, got)).toBe(true);

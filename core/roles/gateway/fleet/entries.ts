@@ -1,15 +1,13 @@
 /**
  * A machine's fleet entries, built from its snapshot: the batchReadTaskData
- * entry of a class (for CNCStatus with the derived state), the
- * batchReadErrors entry, and the get_fleet_status entry (GW-15) joined from
- * the machine list's name and activity, the health entry and the status
- * entry. The fleet's rows (rows.ts) keep these per machine; the property
- * order here is the order of the JSON the interfaces answer.
+ * entry of a class (for CNCStatus with the derived state) and the
+ * batchReadErrors entry. The fleet's rows (rows.ts) keep these per machine;
+ * the property order here is the order of the JSON the interfaces answer.
  */
 import { ERRORS } from '../../../errors.js';
 import { MACHINE_TASK_CLASSES, type MachineTaskClass } from '../machine-config.js';
 import type { HealthEntry, StatusEntry, TaskDataEntry } from '../api-outputs.js';
-import type { MachineSnapshot } from './fleet.js';
+import type { MachineSnapshot } from './machine-snapshot.js';
 import { memberShortfall } from './group-aggregates.js';
 
 /** Why an entry of `type` has nothing usable, in the order a group task reports it; null when its cached sample is usable. */
@@ -61,25 +59,4 @@ export function healthEntry(view: MachineSnapshot): HealthEntry {
     },
     tasks,
   };
-}
-
-/** The status fields a fleet entry carries (GW-15). */
-export const FLEET_STATUS_FIELDS = ['cncStatus', 'adjustedStatus', 'alarmStatus', 'alarmLevel', 'mode', 'programStatus', 'time'] as const;
-
-/** The get_fleet_status entry (GW-15) of a machine whose three sections all answered. */
-export function fleetStatusEntry(meta: { name: string; isActive: boolean }, health: HealthEntry, status: StatusEntry): Record<string, unknown> {
-  const { connection } = health;
-  const entry: Record<string, unknown> = {
-    machineID: status.machineID,
-    name: meta.name,
-    isActive: meta.isActive,
-    connection: { errorCode: connection.errorCode, state: connection.state, ...(connection.error ? { error: connection.error } : {}) },
-  };
-  const sample = status.data?.status;
-  if (sample) entry.status = Object.fromEntries(FLEET_STATUS_FIELDS.map((f) => [f, sample[f]]));
-  else if (status.error) entry.statusError = `${status.error.errorMsg} (errorCode ${status.error.errorCode})`;
-  entry.state = status.state;
-  entry.reason = status.reason;
-  entry.statusStale = status.statusStale;
-  return entry;
 }

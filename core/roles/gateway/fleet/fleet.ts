@@ -16,6 +16,7 @@ import type { HistorySink } from './machine-history.js';
 import { machineActorLogic, type MachineActorRef } from './machine-actor.js';
 import { deriveInputOf, type ConnectionHealth, type MachineContext, type TaskCache } from './machine-actions.js';
 import { FleetRows } from './rows.js';
+import type { MachineSnapshot } from './machine-snapshot.js';
 
 export interface FleetDeps {
   drivers: DriverRegistry;
@@ -26,16 +27,6 @@ export interface FleetDeps {
   dataDir: string;
   now?: () => number;
   onSampleLag?: (task: MachineTaskClass, lagMs: number) => void;
-}
-
-/** A read-only view of one machine for the interfaces. */
-export interface MachineSnapshot {
-  config: MachineConfig;
-  connection: ConnectionHealth;
-  cache: Partial<TaskCache>;
-  derived: DerivedState;
-  /** Until when (unix ms, exclusive) `derived` stays what it is if nothing but time changes; unknown when absent. */
-  derivedUntil?: number;
 }
 
 /** The view of a machine with an actor. Derived on first use: the connection-health view of a thousand machines never needs it. */

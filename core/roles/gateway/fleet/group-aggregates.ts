@@ -6,7 +6,7 @@
  */
 import type { GroupTaskClass, MachineTaskClass } from '../machine-config.js';
 import { ERRORS } from '../../../errors.js';
-import type { MachineSnapshot } from './fleet.js';
+import type { MachineSnapshot } from './machine-snapshot.js';
 import type { TaskValues } from './task-samplers.js';
 
 /** A member as the aggregation sees it: its live view, or the machineID of one the fleet does not know. */

@@ -4,8 +4,7 @@
  * every reader.
  *
  *  - The status row is the machine's batchReadTaskData?type=CNCStatus entry,
- *    the health row its batchReadErrors entry, and `entry()` its
- *    get_fleet_status entry, serialised. Each is a frozen object (or bytes)
+ *    and the health row its batchReadErrors entry. Each is a frozen object
  *    reused until the machine changes.
  *  - Where a machine changes (a sample or error stored, a connection step,
  *    a config applied; fleet.ts and machine-actions.ts), it is published:
@@ -24,10 +23,9 @@
  *    millisecond), so a revision from an earlier run of the gateway is
  *    older than any of this run and gets everything too.
  */
-import { literalContent } from '../../../mcp/frozen-answers.js';
 import type { HealthEntry, StatusEntry } from '../api-outputs.js';
-import { fleetStatusEntry, healthEntry, statusEntry } from './entries.js';
-import type { MachineSnapshot } from './fleet.js';
+import { healthEntry, statusEntry } from './entries.js';
+import type { MachineSnapshot } from './machine-snapshot.js';
 import type { PublishKind } from './machine-actions.js';
 
 /** Removed machines remembered for readers asking what changed. */
@@ -46,8 +44,6 @@ export interface MachineRows {
   readonly health: HealthEntry;
   /** Until when (unix ms, exclusive) time alone leaves the status row as it is. */
   readonly validUntil: number;
-  /** The get_fleet_status entry as escaped JSON-string-literal content (core/mcp/frozen-answers.ts), from the config's name and activity. */
-  entry(): Buffer;
 }
 
 /** What changed after a revision. */
@@ -66,9 +62,6 @@ const STATUS = 1;
 const HEALTH = 2;
 const BITS: Record<PublishKind, number> = { status: STATUS, health: HEALTH, both: STATUS | HEALTH };
 
-/** The row that made each status object, for `publishedEntry`. */
-const rowOfStatus = new WeakMap<StatusEntry, Rows>();
-
 class Rows implements MachineRows {
   statusRevision: number;
   healthRevision: number;
@@ -77,9 +70,6 @@ class Rows implements MachineRows {
   dirty = STATUS | HEALTH;
   private statusRow: StatusEntry | undefined;
   private healthRow: HealthEntry | undefined;
-  private meta = { name: '', isActive: false };
-  /** The last serialised entry and what it was made from. */
-  private serialised: { name: string; isActive: boolean; status: StatusEntry; health: HealthEntry; bytes: Buffer } | undefined;
 
   constructor(
     readonly machineID: string,
@@ -99,19 +89,6 @@ class Rows implements MachineRows {
     return this.healthRow as HealthEntry;
   }
 
-  entry(): Buffer {
-    return this.entryFor(this.meta, this.status, this.health);
-  }
-
-  /** The serialised entry of these three, kept while they are the same objects and values. */
-  entryFor(meta: { name: string; isActive: boolean }, status: StatusEntry, health: HealthEntry): Buffer {
-    const s = this.serialised;
-    if (s && s.status === status && s.health === health && s.name === meta.name && s.isActive === meta.isActive) return s.bytes;
-    const bytes = literalContent(JSON.stringify(fleetStatusEntry(meta, health, status)));
-    this.serialised = { name: meta.name, isActive: meta.isActive, status, health, bytes };
-    return bytes;
-  }
-
   /** Rebuilds what a publish or time has made out of date. */
   refresh(now: number): void {
     const statusDue = (this.dirty & STATUS) !== 0 || now >= this.validUntil;
@@ -125,9 +102,7 @@ class Rows implements MachineRows {
         // Changed by time alone: that is a change too, with its own revision.
         if (!published) this.statusRevision = this.owner.bump();
         this.statusRow = Object.freeze(next);
-        rowOfStatus.set(this.statusRow, this);
       }
-      this.meta = { name: view.config.name, isActive: view.config.isActive };
     }
     if (this.dirty & HEALTH) this.healthRow = Object.freeze(healthEntry(view));
     this.dirty = 0;
@@ -136,17 +111,6 @@ class Rows implements MachineRows {
 
 const sameDerived = (a: StatusEntry | undefined, b: StatusEntry): boolean =>
   a !== undefined && a.state === b.state && a.reason === b.reason && a.statusStale === b.statusStale;
-
-/**
- * The get_fleet_status entry joined from a machine list entry and the
- * machine's status and health rows, serialised; undefined when `status` is
- * not a row of the fleet (the caller then serialises the entry itself).
- */
-export function publishedEntry(meta: { machineID: string; name: string; isActive: boolean }, status: StatusEntry, health: HealthEntry): Buffer | undefined {
-  const rows = rowOfStatus.get(status);
-  if (!rows || rows.machineID !== meta.machineID || health.machineID !== meta.machineID) return undefined;
-  return rows.entryFor(meta, status, health);
-}
 
 export class FleetRows {
   private readonly rows = new Map<string, Rows>();

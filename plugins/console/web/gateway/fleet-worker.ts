@@ -15,17 +15,13 @@
  * {type:'machines', groups}, {type:'auth'} (a 401: send a new token),
  * {type:'error', message}.
  */
-import { mergeTiles, type CountEntry, type ErrorEntry, type Group, type MachineMeta, type StatusEntry, type Tile } from './model.js';
+import type { EntryOutput, InterfaceEntry } from '../../../../core/interfaces.js';
+import type { Changes } from '../../../../core/roles/gateway/api-outputs.js';
+import type { CONFIGURATION } from '../../../../core/roles/gateway/contract/configuration.js';
+import type { TASK_DATA } from '../../../../core/roles/gateway/contract/task-data.js';
+import { mergeTiles, type CountEntry, type ErrorEntry, type MachineMeta, type StatusEntry, type Tile } from './model.js';
 
 declare const self: { onmessage: ((e: { data: { type: string; token?: string } }) => void) | null; postMessage(message: unknown): void };
-
-/** A batch read's answer with sinceRevision. */
-interface Changes<E> {
-  revision: number;
-  full: boolean;
-  entries: E[];
-  removed: string[];
-}
 
 /** The latest entries of one batch read, and the revision to ask from next. */
 class Held<E extends { machineID: string }> {
@@ -64,16 +60,17 @@ let wake: (() => void) | null = null;
 
 class Unauthorized extends Error {}
 
-async function get<T>(path: string): Promise<T> {
+/** Reads the interface of entry `E` (its path, with a query already in it), answering its output type. */
+async function get<E extends InterfaceEntry>(path: E['path'] | `${E['path']}?${string}`): Promise<EntryOutput<E>> {
   const response = await fetch(path, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   if (response.status === 401) throw new Unauthorized();
-  const json = (await response.json()) as { errorCode: number; errorMsg: string; data: T };
+  const json = (await response.json()) as { errorCode: number; errorMsg: string; data: EntryOutput<E> };
   if (json.errorCode !== 0) throw new Error(json.errorMsg);
   return json.data;
 }
 
 async function fetchMachines(now: number): Promise<MachineMeta[]> {
-  const [m, g] = await Promise.all([get<MachineMeta[]>('/api/config/machines'), get<Group[]>('/api/config/groups')]);
+  const [m, g] = await Promise.all([get<typeof CONFIGURATION.machines>('/api/config/machines'), get<typeof CONFIGURATION.groups>('/api/config/groups')]);
   meta = m;
   listed = new Set(m.map((x) => x.machineID));
   metaAt = now;
@@ -83,7 +80,7 @@ async function fetchMachines(now: number): Promise<MachineMeta[]> {
 
 /** The part counts (every 5 seconds), noting the machines whose count changed. */
 async function fetchCounts(touched: Set<string>): Promise<void> {
-  const list = await get<CountEntry[]>('/api/task/batchReadTaskData?type=Count').catch((err: unknown) => {
+  const list = await get<typeof TASK_DATA.batchReadTaskData>('/api/task/batchReadTaskData?type=Count').then((answer) => (Array.isArray(answer) ? (answer as CountEntry[]) : [])).catch((err: unknown) => {
     if (err instanceof Unauthorized) throw err;
     return null;
   });
@@ -111,8 +108,9 @@ async function poll(): Promise<void> {
     countsAt = now;
   }
   const [s, e] = await Promise.all([
-    get<Changes<StatusEntry>>(`/api/task/batchReadTaskData?type=CNCStatus&sinceRevision=${status.revision}`),
-    get<Changes<ErrorEntry>>(`/api/task/batchReadErrors?sinceRevision=${errors.revision}`),
+    // With sinceRevision the answers are the changes of CNCStatus entries and of health entries.
+    get<typeof TASK_DATA.batchReadTaskData>(`/api/task/batchReadTaskData?type=CNCStatus&sinceRevision=${status.revision}`) as Promise<Changes<StatusEntry>>,
+    get<typeof TASK_DATA.batchReadErrors>(`/api/task/batchReadErrors?sinceRevision=${errors.revision}`) as Promise<Changes<ErrorEntry>>,
   ]);
   const statusRelist = status.apply(s, touched);
   const errorsRelist = errors.apply(e, touched);

@@ -8,11 +8,15 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../shared/api.js';
 import { usePoll } from '../shared/poll.js';
+import type { EntryOutput } from '../../../../core/interfaces.js';
+import type { CONFIGURATION } from '../../../../core/roles/gateway/contract/configuration.js';
+import type { LIVE_READS } from '../../../../core/roles/gateway/contract/live-reads.js';
+import type { TASK_DATA } from '../../../../core/roles/gateway/contract/task-data.js';
 import { STATE_LABEL, STATES, type State, type StatusEntry } from './model.js';
 
-interface Alarm { number?: string | number; message?: string; level?: string; time?: number }
-interface Count { partCount?: number; partsRequired?: number; partsTotal?: number; lastCycleTime?: number; program?: string }
-interface ToolLife { tools?: { toolNum?: number; lifePercent?: number; remainingPercent?: number }[] }
+type Alarm = EntryOutput<typeof LIVE_READS.readAlarm>['alarms'][number];
+type Count = EntryOutput<typeof LIVE_READS.readCount>;
+type ToolLife = EntryOutput<typeof LIVE_READS.readToolLife>;
 interface Overall {
   timeSec: number;
   stateTimeSec: Record<State, number>;
@@ -93,14 +97,14 @@ function LiveCards({ status, count, alarms, tools }: { status: StatusEntry | nul
       <div class="card">
         <h2>Alarms</h2>
         {alarms.length === 0 ? <p>No active alarms.</p> : (
-          <ul class="alarms">{alarms.map((a, i) => <li key={i}><b>{a.number}</b> {a.message} {a.level && <span class="level">({a.level})</span>}</li>)}</ul>
+          <ul class="alarms">{alarms.map((a, i) => <li key={i}><b>{a.code}</b> {a.message} {a.level && <span class="level">({a.level})</span>}</li>)}</ul>
         )}
       </div>
       <div class="card">
         <h2>Tool life</h2>
         {tools?.tools?.length ? (
           <table><thead><tr><th scope="col">Tool</th><th scope="col">Remaining</th></tr></thead>
-            <tbody>{tools.tools.slice(0, 12).map((t, i) => <tr key={i}><td>T{t.toolNum}</td><td>{t.remainingPercent ?? t.lifePercent ?? '—'} %</td></tr>)}</tbody></table>
+            <tbody>{tools.tools.slice(0, 12).map((t, i) => <tr key={i}><td>T{t.toolNum}</td><td>{t.remainingPercent} %</td></tr>)}</tbody></table>
         ) : <p>No tool life from this machine.</p>}
       </div>
     </section>
@@ -200,10 +204,11 @@ export function MachinePage({ machineID }: { machineID: string }) {
   usePoll(async () => {
     try {
       const [s, a] = await Promise.all([
-        api.get<StatusEntry[]>('/api/task/batchReadTaskData', { type: 'CNCStatus', machineIDs: machineID }),
-        api.get<{ alarms: Alarm[] }>('/api/cnc/readAlarm', { machineID }).catch(() => ({ alarms: [] as Alarm[] })),
+        api.read<typeof TASK_DATA.batchReadTaskData>('/api/task/batchReadTaskData', { type: 'CNCStatus', machineIDs: machineID }),
+        api.read<typeof LIVE_READS.readAlarm>('/api/cnc/readAlarm', { machineID }).catch(() => ({ alarms: [] as Alarm[] })),
       ]);
-      setStatus(s[0] ?? null);
+      const first = Array.isArray(s) ? s[0] : undefined;
+      setStatus(first?.type === 'CNCStatus' ? first : null);
       setAlarms(a.alarms);
       setError(null);
     } catch (err) {
@@ -212,8 +217,8 @@ export function MachinePage({ machineID }: { machineID: string }) {
   }, 1000, [machineID]);
   usePoll(async () => {
     const [c, t] = await Promise.all([
-      api.get<Count>('/api/cnc/readCount', { machineID }).catch(() => null),
-      api.get<ToolLife>('/api/cnc/readToolLife', { machineID }).catch(() => null),
+      api.read<typeof LIVE_READS.readCount>('/api/cnc/readCount', { machineID }).catch(() => null),
+      api.read<typeof LIVE_READS.readToolLife>('/api/cnc/readToolLife', { machineID }).catch(() => null),
     ]);
     setCount(c);
     setTools(t);
@@ -221,7 +226,7 @@ export function MachinePage({ machineID }: { machineID: string }) {
 
   const [name, setName] = useState<string | null>(null);
   useEffect(() => {
-    void api.get<{ name: string }>('/api/config/machine', { machineID }).then((m) => setName(m.name), () => setName(null));
+    void api.read<typeof CONFIGURATION.machine>('/api/config/machine', { machineID }).then((m) => setName(m.name), () => setName(null));
   }, [machineID]);
   useEffect(() => {
     if (name) document.title = `${name} (${machineID})`;

@@ -5,39 +5,28 @@
  * part count. An entry keeps its identity while nothing in it changed, so
  * that only the tiles of machines that changed are drawn again.
  */
-export const STATES = ['running', 'idle', 'alarm', 'setup', 'offline', 'noData', 'inactive'] as const;
+import type { HealthEntry, ListedMachine, StatusEntry } from '../../../../core/roles/gateway/api-outputs.js';
+import type { DerivedStateName } from '../../../../core/roles/gateway/fleet/derive-state.js';
+import type { GroupConfig } from '../../../../core/roles/gateway/machine-config.js';
+
+export type { StatusEntry };
+
+/** The derived states in the order the page counts them; every state the gateway derives is here (checked below). */
+export const STATES = ['running', 'idle', 'alarm', 'setup', 'offline', 'noData', 'inactive'] as const satisfies readonly DerivedStateName[];
 export type State = (typeof STATES)[number];
+const everyState: [DerivedStateName] extends [State] ? true : false = true;
+void everyState;
 
 export const STATE_LABEL: Record<State, string> = {
   running: 'Running', idle: 'Idle', alarm: 'Alarm', setup: 'Setup', offline: 'Offline', noData: 'No data', inactive: 'Inactive',
 };
 
-export interface MachineMeta {
-  machineID: string;
-  name: string;
-  system: string;
-  model: string;
-  machineType: string;
-  isActive: boolean;
-}
-export interface Group {
-  groupID: string;
-  name: string;
-  machineIDs: string[];
-}
-export interface StatusEntry {
-  machineID: string;
-  time: number | null;
-  data: { status?: { program?: string; mode?: string; alarmLevel?: string; adjustedStatus?: string }; alarms?: { number?: string | number; message?: string; level?: string }[] } | null;
-  error: { errorCode: number; errorMsg: string } | null;
-  state: State;
-  reason: string;
-  statusStale: boolean;
-}
-export interface ErrorEntry {
-  machineID: string;
-  connection: { state: string; since: number | null; attempts: number; errorCode: number; error: string | null };
-}
+/** What a tile shows of a machine's configuration (GET /api/config/machines). */
+export type MachineMeta = Pick<ListedMachine, 'machineID' | 'name' | 'system' | 'model' | 'machineType' | 'isActive'>;
+export type Group = Pick<GroupConfig, 'groupID' | 'name' | 'machineIDs'>;
+/** A machine's connection health (GET /api/task/batchReadErrors). */
+export type ErrorEntry = Pick<HealthEntry, 'machineID' | 'connection'>;
+/** A Count entry of batchReadTaskData: the contract leaves a class's sample open, so the page reads the counters it shows defensively. */
 export interface CountEntry {
   machineID: string;
   data: { partCount?: number; partsRequired?: number } | null;
@@ -81,7 +70,7 @@ function tileOf(m: MachineMeta, s: StatusEntry | undefined, e: ErrorEntry | unde
     parts: c?.data?.partCount ?? null,
     partsRequired: c?.data?.partsRequired ?? null,
     alarms: alarms.length,
-    alarmText: alarms[0] ? `${alarms[0].number ?? ''} ${alarms[0].message ?? ''}`.trim() : null,
+    alarmText: alarms[0] ? `${alarms[0].code} ${alarms[0].message}`.trim() : null,
     sampledAt: s?.time ?? null,
   };
 }

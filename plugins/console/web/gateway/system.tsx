@@ -7,18 +7,21 @@
  * the northbound targets the gateway publishes its history to.
  */
 import { useEffect, useState } from 'preact/hooks';
+import type { EntryOutput } from '../../../../core/interfaces.js';
+import type { SECURITY } from '../../../../core/roles/gateway/contract/security.js';
 import { api, ApiError, onAuthRequired } from '../shared/api.js';
 import { NorthboundTargets } from './northbound.js';
 
-interface SecretKey { id: string; username: string; label: string; createdAt: number; revokedAt: number | null; lastUsedAt: number | null }
-interface User { username: string; isAdmin: boolean }
+type SecretKey = EntryOutput<typeof SECURITY.secretKeys>[number];
+type User = EntryOutput<typeof SECURITY.users>[number];
+type MadeKey = EntryOutput<typeof SECURITY.createSecretKey>;
 
 const when = (ms: number | null) => (ms === null ? 'never' : new Date(ms).toLocaleString());
 
 /** What a failed call says: a refusal to a user who is not an administrator in plant words, else the gateway's message. */
 const words = (err: unknown) => (err instanceof ApiError ? (err.status === 403 ? 'Only an administrator of this gateway can see and make secret keys.' : err.message) : 'The gateway could not be reached.');
 
-function MakeKey({ users, onMade, onError }: { users: User[]; onMade: (made: { key: string; username: string; label: string }) => Promise<void>; onError: (text: string | null) => void }) {
+function MakeKey({ users, onMade, onError }: { users: User[]; onMade: (made: MadeKey) => Promise<void>; onError: (text: string | null) => void }) {
   const [username, setUsername] = useState('');
   const [label, setLabel] = useState('');
   const chosen = username || users[0]?.username || '';
@@ -26,7 +29,7 @@ function MakeKey({ users, onMade, onError }: { users: User[]; onMade: (made: { k
     e.preventDefault();
     onError(null);
     try {
-      const made = await api.post<{ key: string; username: string; label: string }>('/api/security/secret-key/create', { username: chosen, label });
+      const made = await api.write<typeof SECURITY.createSecretKey>('/api/security/secret-key/create', { username: chosen, label });
       setLabel('');
       await onMade(made);
     } catch (err) {
@@ -52,10 +55,10 @@ export function SystemPage() {
   const [users, setUsers] = useState<User[]>([]);
   const [refused, setRefused] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [shown, setShown] = useState<{ key: string; username: string; label: string } | null>(null);
+  const [shown, setShown] = useState<MadeKey | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const load = async () => {
-    const [k, u] = await Promise.all([api.get<SecretKey[]>('/api/security/secret-keys'), api.get<User[]>('/api/security/users')]);
+    const [k, u] = await Promise.all([api.read<typeof SECURITY.secretKeys>('/api/security/secret-keys'), api.read<typeof SECURITY.users>('/api/security/users')]);
     setKeys(k);
     setUsers(u);
   };
@@ -76,7 +79,7 @@ export function SystemPage() {
   const revoke = async (k: SecretKey) => {
     setError(null);
     try {
-      await api.post('/api/security/secret-key/revoke', { id: k.id });
+      await api.write<typeof SECURITY.revokeSecretKey>('/api/security/secret-key/revoke', { id: k.id });
       setNotice(`The key ${k.label || k.id} of ${k.username} is revoked: it no longer works.`);
       await load();
     } catch (err) {

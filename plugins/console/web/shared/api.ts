@@ -4,6 +4,7 @@
  * the page to log in again (onAuthRequired) and the call waits for it, so
  * nothing typed or shown is lost; then it is sent again.
  */
+import type { EntryInput, EntryOutput, InterfaceEntry } from '../../../../core/interfaces.js';
 import { createLoginGate } from './login-gate.js';
 
 const TOKEN_KEY = 'gateway-console-token';
@@ -110,4 +111,13 @@ async function send<T>(method: 'GET' | 'POST', path: string, query: Query | unde
 export const api = {
   get: <T>(path: string, query?: Query) => send<T>('GET', path, query, undefined, false),
   post: <T>(path: string, body: unknown) => send<T>('POST', path, undefined, body, false),
+  /**
+   * Reads a gateway interface typed by its entry in the gateway's contract
+   * (core/roles/gateway/contract/, imported as types only, so no server code
+   * reaches the bundle): the path must be the entry's, the query its input,
+   * and the answer has its output type.
+   */
+  read: <E extends InterfaceEntry>(path: E['path'], query?: EntryInput<E> & Query) => send<EntryOutput<E>>('GET', path, query, undefined, false),
+  /** Sends a POST to a gateway interface typed by its entry, as `read` does: the body is its input, the answer has its output type. */
+  write: <E extends InterfaceEntry>(path: E['path'], body: EntryInput<E>) => send<EntryOutput<E>>('POST', path, undefined, body, false),
 };

@@ -9,7 +9,7 @@ import {
 } from '../../../../../core/roles/gateway/machine-config.js';
 import { GatewayError } from '../../../../../core/errors.js';
 import { deriveState } from '../../../../../core/roles/gateway/fleet/derive-state.js';
-import type { MachineSnapshot } from '../../../../../core/roles/gateway/fleet/fleet.js';
+import type { MachineSnapshot } from '../../../../../core/roles/gateway/fleet/machine-snapshot.js';
 import type { GroupMember } from '../../../../../core/roles/gateway/fleet/group-aggregates.js';
 import { GroupTaskCache, GroupTaskScheduler } from '../../../../../core/roles/gateway/fleet/group-tasks.js';
 import { schedulePhase } from '../../../../../core/roles/gateway/fleet/schedule-phase.js';

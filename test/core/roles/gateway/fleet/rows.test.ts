@@ -6,9 +6,8 @@ import { GatewayError } from '../../../../../core/errors.js';
 import { DriverRegistry } from '../../../../../core/roles/gateway/fleet/driver-registry.js';
 import { Fleet } from '../../../../../core/roles/gateway/fleet/fleet.js';
 import { healthEntry, taskDataEntry } from '../../../../../core/roles/gateway/fleet/entries.js';
-import { MAX_TOMBSTONES, publishedEntry } from '../../../../../core/roles/gateway/fleet/rows.js';
+import { MAX_TOMBSTONES } from '../../../../../core/roles/gateway/fleet/rows.js';
 import { machineConfigSchema, type MachineConfigInput } from '../../../../../core/roles/gateway/machine-config.js';
-import type { HealthEntry, StatusEntry } from '../../../../../core/roles/gateway/api-outputs.js';
 import { makeStatus, MemorySink, ScriptedClient } from '../../../../fixtures/scripted-client.js';
 
 /**
@@ -48,23 +47,6 @@ const EVERY_SECOND = { CNCStatus: { intervalMs: 1000 }, Count: { intervalMs: 700
 const machine = (machineID: string, extra: Partial<MachineConfigInput> = {}) =>
   machineConfigSchema.parse({ machineID, name: `Machine ${machineID}`, driver: 'scripted', tasks: EVERY_SECOND, connection: { backoffBaseMs: 500, backoffMaxMs: 2000, requestTimeoutMs: 600 }, ...extra });
 
-/** The get_fleet_status entry of GW-15, as the tool defines it. */
-function expectedEntry(name: string, isActive: boolean, h: HealthEntry, t: StatusEntry): string {
-  const s = t.data?.status;
-  return JSON.stringify({
-    machineID: t.machineID,
-    name,
-    isActive,
-    connection: { errorCode: h.connection.errorCode, state: h.connection.state, ...(h.connection.error ? { error: h.connection.error } : {}) },
-    ...(s
-      ? { status: { cncStatus: s.cncStatus, adjustedStatus: s.adjustedStatus, alarmStatus: s.alarmStatus, alarmLevel: s.alarmLevel, mode: s.mode, programStatus: s.programStatus, time: s.time } }
-      : t.error ? { statusError: `${t.error.errorMsg} (errorCode ${t.error.errorCode})` } : {}),
-    state: t.state,
-    reason: t.reason,
-    statusStale: t.statusStale,
-  });
-}
-
 let fleet: Fleet;
 beforeEach(() => {
   vi.useFakeTimers({ now: T0 });
@@ -83,8 +65,6 @@ function check(step: string): void {
     const view = fleet.snapshot(id);
     expect(rows?.status, `${step}: ${id} status`).toEqual(taskDataEntry(view, 'CNCStatus'));
     expect(rows?.health, `${step}: ${id} health`).toEqual(healthEntry(view));
-    const text = JSON.parse(`"${rows!.entry().toString()}"`) as string;
-    expect(text, `${step}: ${id} entry`).toBe(expectedEntry(view.config.name, view.config.isActive, healthEntry(view), taskDataEntry(view, 'CNCStatus') as StatusEntry));
   }
 }
 
@@ -148,28 +128,22 @@ describe('fleet rows', () => {
 
     await fleet.apply(machine('M1', { name: 'Lathe "one"\n' }));
     check('renamed');
-    expect(fleet.rows.get('M1')!.entry().toString()).toContain('Lathe \\\\\\"one\\\\\\"\\\\n');
     await walk(2000, 100, 'renamed and running');
     await fleet.remove('NOSTATUS');
     check('removed');
     expect(fleet.rows.get('NOSTATUS')).toBeUndefined();
   });
 
-  it('hand out the same row objects and bytes until the machine changes', async () => {
+  it('hand out the same row objects until the machine changes', async () => {
     await fleet.apply(machine('M1', { tasks: { CNCStatus: { intervalMs: 5000 } } }));
     await vi.advanceTimersByTimeAsync(6000);
     const a = fleet.rows.get('M1')!;
-    const [status, health, entry] = [a.status, a.health, a.entry()];
+    const [status, health] = [a.status, a.health];
     expect(Object.isFrozen(status) && Object.isFrozen(health)).toBe(true);
     await vi.advanceTimersByTimeAsync(100);
     const b = fleet.rows.get('M1')!;
     expect(b.status).toBe(status);
     expect(b.health).toBe(health);
-    expect(b.entry()).toBe(entry);
-    expect(publishedEntry({ machineID: 'M1', name: 'Machine M1', isActive: true }, status, health)).toBe(entry);
-    // The same rows under another name are another entry; a copy of a row is not the fleet's row.
-    expect(publishedEntry({ machineID: 'M1', name: 'Other', isActive: true }, status, health)?.toString()).toContain('"Other');
-    expect(publishedEntry({ machineID: 'M1', name: 'Machine M1', isActive: true }, { ...status }, health)).toBeUndefined();
     await vi.advanceTimersByTimeAsync(5000);
     expect(fleet.rows.get('M1')!.status).not.toBe(status);
   });
