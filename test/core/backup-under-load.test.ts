@@ -133,7 +133,7 @@ describe('backup under load', () => {
       if (rows.length === BATCH && rows.every((r) => FINAL.has(r.status))) break;
       await sleep(100);
     }
-    expect(rows.map((r) => r.status)).toEqual(Array.from({ length: BATCH }, () => 'Succeeded'));
+    expect(rows.map((r) => r.status), JSON.stringify(rows.filter((r) => r.status !== 'Succeeded'))).toEqual(Array.from({ length: BATCH }, () => 'Succeeded'));
     const verify = await get('/api/v1/audit/verify');
     expect(verify.body).toMatchObject({ intact: true, firstBrokenSeq: null });
     // One final audit record per deployment, whichever side of the backup it finished on.
