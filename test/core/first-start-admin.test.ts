@@ -39,6 +39,7 @@ async function start(dataDir: string, env: NodeJS.ProcessEnv, roles = ['gateway'
     timeZone: 'UTC',
     communication: { host: '127.0.0.1', port: 0 },
     programs: { host: '127.0.0.1', port: 0 },
+    mtconnect: { host: '127.0.0.1', port: 0 },
     logLevel: 'info',
     machines: [{ machineID: 'M1', name: 'Mill 1', driver: 'simulator' }],
   });

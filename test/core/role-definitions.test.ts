@@ -77,6 +77,7 @@ function gatewayConfig() {
   return parseConfig({
     gateway: { dataDir, timeZone: 'UTC' },
     communication: { host: '127.0.0.1', port: 0 },
+    mtconnect: { host: '127.0.0.1', port: 0 },
     logLevel: 'silent',
     machines: [{ machineID: 'M1', name: 'Mill 1', driver: 'simulator' }],
   });

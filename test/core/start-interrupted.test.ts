@@ -28,7 +28,7 @@ interface Started {
 function start(env: Record<string, string>): Started {
   const dataDir = mkdtempSync(join(tmpdir(), 'start-interrupted-'));
   const config = join(dataDir, 'config.json');
-  writeFileSync(config, JSON.stringify({ dataDir, timeZone: 'UTC', logLevel: 'info', communication: { host: '127.0.0.1', port: 0 }, programs: { host: '127.0.0.1', port: 0 }, machines: [] }));
+  writeFileSync(config, JSON.stringify({ dataDir, timeZone: 'UTC', logLevel: 'info', communication: { host: '127.0.0.1', port: 0 }, programs: { host: '127.0.0.1', port: 0 }, mtconnect: { host: '127.0.0.1', port: 0 }, machines: [] }));
   const child = spawn(process.execPath, ['--import', 'tsx', 'core/main.ts', '--config', config], {
     cwd: ROOT, env: { ...process.env, GATEWAY_PORT: '', PROGRAMS_PORT: '', GATEWAY_DATA_DIR: '', PROGRAMS_DATABASE_URL: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });

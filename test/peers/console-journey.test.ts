@@ -73,7 +73,7 @@ describe('the program console from npm start\'s demo, in Chromium', { timeout: 3
     const demo = JSON.parse(readFileSync(new URL('../../config/default.json', import.meta.url), 'utf8')) as Record<string, unknown>;
     const config = parseConfig({
       ...demo, dataDir: mkdtempSync(join(tmpdir(), 'console-journey-')), timeZone: 'UTC', logLevel: 'silent',
-      communication: { host: '127.0.0.1', port: 0 }, programs: { host: '127.0.0.1', port: 0 },
+      communication: { host: '127.0.0.1', port: 0 }, programs: { host: '127.0.0.1', port: 0 }, mtconnect: { host: '127.0.0.1', port: 0 },
     });
     roles = await startRoles(ROLES, ['gateway', 'programs'], { config, file: 'config/default.json', logger: pino({ level: 'silent' }), env: { ADMIN_PASSWORD } });
     const consoles = [...rolesBanner(roles.banners).matchAll(/^ {2}console: +(http:\/\/\S+)\/ /gm)].map((m) => m[1] as string);
