@@ -106,6 +106,15 @@ function originOf(c: OidcConsole, request: FastifyRequest): string {
   return c.signIn.settings.publicUrl ?? `${request.protocol}://${request.host}`;
 }
 
+/**
+ * Without a provider: the status the consoles ask for at their login form
+ * says so (200 `{"configured": false}`), rather than a 404 in every
+ * browser's console.
+ */
+export function serveNoOidc(http: FastifyInstance): void {
+  http.get(`${OIDC_PREFIX}/status`, async (_request, reply) => reply.header('cache-control', 'no-store').send({ configured: false }));
+}
+
 /** Serves the sign-in routes of `c` on `http`. */
 export function serveOidcRoutes(http: FastifyInstance, c: OidcConsole, now: () => number = Date.now): void {
   const back = (request: FastifyRequest) => localReturnTo((request.query as Record<string, unknown>).returnTo, c.consolePaths);

@@ -23,6 +23,7 @@ import { accountGrants } from './within.js';
 import { auditActor, SYSTEM_ACTOR } from '../../core/rest/principal.js';
 import { ACCOUNTS_CONFIG, type AccountsFields } from './sso/config.js';
 import { openProgramsSso } from './sso/index.js';
+import { serveNoOidc } from '../../core/auth/oidc-routes.js';
 
 export const ADMIN_PASSWORD_ENV = 'PROGRAMS_ADMIN_PASSWORD';
 /** Expired sessions are deleted this often. */
@@ -65,6 +66,7 @@ export function createAccountsPlugin(options: { passwordCost?: ScryptCost } = {}
       // Sign-in through the provider (programs.oidc) is read from the file at each start; its client secret is never stored.
       const sso = ctx.settings.oidc ? openProgramsSso(ctx, store, refusals, ctx.settings.oidc) : undefined;
       if (sso) ctx.announcements.push(sso.announcement);
+      else serveNoOidc(ctx.http);
       ctx.rest.setAuthenticator(new AccountsAuthenticator(store, refusals, ctx.now, ctx.secure, sso?.accessTokens));
       ctx.services.provide('accounts.grants', accountGrants(store));
       // A caller refused for its role or a missing operator: audited, once a minute per caller and operation.

@@ -19,6 +19,7 @@ import { loadSigningKey } from './tokens.js';
 import { resetAdminPasswordCommand } from './reset-command.js';
 import { ADMIN_USERNAME, UserStore } from './user-store.js';
 import { openGatewaySso, SSO_MIGRATIONS } from './sso/index.js';
+import { serveNoOidc } from '../../core/auth/oidc-routes.js';
 
 export { ADMIN_USERNAME } from './user-store.js';
 
@@ -63,6 +64,7 @@ export function createAuthPlugin(options: AuthPluginOptions = {}) {
       }
       const signingKey = loadSigningKey(ctx.dataDir);
       const sso = oidc ? await openGatewaySso({ http: ctx.http, db: ctx.db, users, signingKey, env: ctx.env, now: ctx.now, logger: ctx.logger }, oidc) : undefined;
+      if (!sso) serveNoOidc(ctx.http);
       const policy = new GatewayAccessPolicy(users, signingKey, ctx.now, sso?.sessions);
       ctx.interfaces.setAccessPolicy(policy);
       // Computed at the first login of an unknown user, not at start-up: at 0.65 s a hash, every start

@@ -15,7 +15,9 @@ export function SsoSignIn({ returnTo }: { returnTo: string }) {
   useEffect(() => {
     let live = true;
     fetch('/auth/oidc/status', { headers: { accept: 'application/json' } })
-      .then(async (r) => (r.ok ? ((await r.json()) as Status) : null))
+      // Without a provider the role answers {"configured": false}: no button.
+      .then(async (r) => (r.ok ? ((await r.json()) as NonNullable<Status> | { configured: false }) : null))
+      .then((s) => (s && 'displayName' in s ? s : null))
       .then((s) => live && setStatus(s), () => live && setStatus(null));
     return () => {
       live = false;
