@@ -42,18 +42,23 @@ function Target({ t }: { t: NorthboundTargetStatus }) {
 export function NorthboundTargets() {
   const [targets, setTargets] = useState<NorthboundTargetStatus[] | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [refused, setRefused] = useState(false);
   usePoll(async () => {
     try {
       const info = await api.get<{ northbound: NorthboundStatus }>('/api/system/gateway-info');
       setTargets(info.northbound.targets);
       setError(null);
+      setRefused(false);
     } catch (err) {
-      setError(err instanceof ApiError ? err.message : 'The gateway could not be reached; retrying.');
+      // A user whose API list lacks gateway-info is told so plainly: not an error of the gateway.
+      if (err instanceof ApiError && err.status === 403) setRefused(true);
+      else setError(err instanceof ApiError ? err.message : 'The gateway could not be reached; retrying.');
     }
   }, 5000);
   return (
     <section class="card northbound" aria-labelledby="northbound-title">
       <h2 id="northbound-title">Northbound</h2>
+      {refused && <p class="muted">Your account may not read the gateway's information (<code>/api/system/gateway-info</code>); an administrator can add it to your API list.</p>}
       {error && <p class="error" role="alert">{error}</p>}
       {targets && targets.length === 0 && <p>No target: the history is not published to a plant broker. Add a <code>northbound</code> section to the configuration (docs/northbound.md).</p>}
       {targets && targets.length > 0 && (
