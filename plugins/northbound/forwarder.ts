@@ -351,9 +351,11 @@ export class Forwarder {
   async status(): Promise<NorthboundTargetStatus> {
     const { settings, source } = this.deps;
     const link = this.link.status();
+    // One snapshot: the cursor may move while the oldest row's time is read.
     const committedThrough = source.committedThrough;
-    const backlogRows = Math.max(0, committedThrough - this.position.cursor);
-    const oldest = backlogRows > 0 ? await source.firstTimeAfter(this.position.cursor) : undefined;
+    const cursor = this.position.cursor;
+    const backlogRows = Math.max(0, committedThrough - cursor);
+    const oldest = backlogRows > 0 ? await source.firstTimeAfter(cursor) : undefined;
     return {
       name: settings.name,
       ...(settings.description !== undefined ? { description: settings.description } : {}),
@@ -365,7 +367,7 @@ export class Forwarder {
       state: !settings.enabled ? 'disabled' : this.stopped ? 'stopped' : link.state,
       failedAttempts: link.failedAttempts,
       ...(link.nextAttemptAt !== undefined ? { nextAttemptAt: link.nextAttemptAt } : {}),
-      cursor: this.position.cursor,
+      cursor,
       committedThrough,
       backlogRows,
       backlogSeconds: oldest !== undefined ? Math.max(0, (this.deps.now() - oldest) / 1000) : 0,

@@ -12,7 +12,7 @@
  * link sends the upload; then only the gateway can stop it.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +87,8 @@ async function stalledHolder({ engine, prefix, fleet, machines: MACHINES, url, k
   // Each case its own deployments (the gateway keeps the epochs it has seen of each), on machines that start afresh.
   const tag = at === 'upload' ? 'u' : 's';
   const machines = MACHINES.map(scriptedMachine);
+  // An upload a case before this one left under way would land in this one's counts.
+  await until('no upload left under way', () => machines.every((m) => m.uploadsInFlight.size === 0), Boolean);
   for (const m of machines) {
     m.files.clear();
     m.fileEvents.length = 0;
@@ -127,6 +129,9 @@ async function stalledHolder({ engine, prefix, fleet, machines: MACHINES, url, k
     const gateway = new HttpGatewayLink(url, key);
     const stale = takenOver.map((r) => ({ machineID: fleet.find((m) => m.id === r.machineId)?.machineId as string, dir: DIR, name: 'O1000', fence: { lease: r.id, epoch: 2 } }));
     await until('the new epochs at the gateway', () => gateway.announceFences(stale), (answers) => answers.every((a) => a.superseded && a.highestEpoch === 3));
+    // Its lease may have been renewed a moment before the stall: hold it for longer than a whole lease from when it began.
+    const began = Number(await until('the stall begun', () => { try { return readFileSync(`${released}.began`, 'utf8'); } catch { return ''; } }, (t) => t !== ''));
+    await new Promise((r) => setTimeout(r, Math.max(0, began + LEASE_MS + 250 - Date.now())));
     // It runs again, while the other instance works on the same deployments.
     writeFileSync(released, '');
     const stall = await stalling;
