@@ -9,7 +9,7 @@
  * literals, which the SDK sees as placeholders.
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { joinedLiteral } from '../../core/cloud-wire/protocol.js';
@@ -64,11 +64,7 @@ export const cloudMcpPlugin = definePlugin<CloudContext, typeof CLOUD_MCP_FIELDS
       const caller = callers.get(request);
       return caller?.kind === 'oauth' ? caller : undefined;
     };
-    if (oauth) {
-      const metadata = (_request: FastifyRequest, reply: FastifyReply) => reply.header('cache-control', 'max-age=300').send(oauth.metadata());
-      ctx.http.get('/.well-known/oauth-protected-resource', metadata);
-      if (oauth.metadataPath !== '/.well-known/oauth-protected-resource') ctx.http.get(oauth.metadataPath, metadata);
-    }
+    oauth?.serveMetadata(ctx.http);
     // Unique to this process, so no tool text can hold one by chance.
     const answerPrefix = `relay-answer-${randomUUID()}-`;
     let answerCount = 0;

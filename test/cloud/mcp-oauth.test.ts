@@ -10,9 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { SignJWT } from 'jose';
 import { textLiteral } from '../../core/cloud-wire/protocol.js';
 import type { CloudRole } from '../../core/roles/cloud/role.js';
@@ -21,40 +19,8 @@ import { lightLink, startTestCloud, untilOnline } from '../fixtures/cloud.js';
 import { freePort } from '../fixtures/free-port.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';
+import { MemoryOAuthClient } from '../fixtures/oauth-client.js';
 import { signIn, startTestIssuer, type TestIssuer } from '../fixtures/oidc-issuer.js';
-
-/** The SDK's client OAuth provider, kept in memory; the "browser" step is the provider's sign-in walked by `signIn`. */
-class MemoryOAuthClient implements OAuthClientProvider {
-  information: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | undefined;
-  readonly redirectUrl = 'http://127.0.0.1:9/callback';
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'plant agent', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
-  }
-  clientInformation() {
-    return this.information;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.information = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
-  }
-}
 
 async function callText(client: Client, name: string, args: Record<string, unknown> = {}): Promise<{ text: string; isError: boolean }> {
   const result = await client.callTool({ name, arguments: args });
