@@ -26,8 +26,10 @@ import { tracingEnabled } from './telemetry/tracing.js';
 export interface Principal {
   username: string | null;
   isAdmin: boolean;
-  /** How the caller authenticated. `none` when security control is off or not yet enforced. */
-  method: 'none' | 'jwt' | 'secretKey' | 'internal';
+  /** How the caller authenticated. `none` when security control is off or not yet enforced; `oauth` an identity provider's access token on /mcp. */
+  method: 'none' | 'jwt' | 'secretKey' | 'internal' | 'oauth';
+  /** The machine groups (groupIDs) whose machines the caller may see; absent: every machine. */
+  machineGroups?: readonly string[];
 }
 
 /** The body limit of an interface that does not set its own: ample for any ID, settings or config input. */

@@ -24,10 +24,10 @@ export const claimNameSchema = z.string().min(1).max(128);
 /** The accepted signing algorithms of the settings (asymmetric only). */
 export const algorithmsSchema = z.array(z.enum(DEFAULT_ACCESS_TOKEN_ALGORITHMS)).min(1).optional();
 
-/** The claim's values as strings (a string, space-separated values for `scope`, or an array of strings; anything else none). */
+/** The claim's values as strings (a string, space-separated values for `scope` and `scp`, or an array of strings; anything else none). */
 export function claimValues(payload: JWTPayload, claim: string): string[] {
   const value = payload[claim];
-  if (typeof value === 'string') return claim === 'scope' ? value.split(' ').filter(Boolean) : [value];
+  if (typeof value === 'string') return claim === 'scope' || claim === 'scp' ? value.split(' ').filter(Boolean) : [value];
   if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string').slice(0, 1000);
   return [];
 }

@@ -17,9 +17,10 @@
  * HTTP interface.
  */
 import type { z } from 'zod';
-import { GatewayError } from '../errors.js';
+import { GatewayError, toGatewayError } from '../errors.js';
 import type { EntryInput, EntryOutput, InterfaceEntry, InterfaceRegistry, Principal } from '../interfaces.js';
 import { toJsonSchema, type JsonSchema } from '../json-schema.js';
+import { MachineScope } from './machine-scope.js';
 
 /** A failure that ends the tool call as an MCP tool error with the standard message. */
 export class ToolFailure extends Error {
@@ -56,11 +57,26 @@ export interface ToolCaller {
 
 /** The caller a tool runs with: the interface registry, as `principal` from `sourceIp`, with the call's correlation id if it has one. */
 export function createToolCaller(ctx: { interfaces: InterfaceRegistry }, principal: Principal, sourceIp: string, correlationId?: string): ToolCaller {
+  // A caller limited to some machine groups sees their machines only (./machine-scope.ts); read once per tool call.
+  const { machineGroups } = principal;
+  let scope: Promise<MachineScope> | undefined;
+  const scoped = machineGroups ? () => (scope ??= MachineScope.of(ctx.interfaces, { ...principal, machineGroups }, sourceIp)) : undefined;
+  const failed = (entry: InterfaceEntry, error: GatewayError): Section<never> => ({ ok: false, message: sectionMessage(entry.path, error), error, path: entry.path });
   const section = async <E extends InterfaceEntry>(entry: E, input?: EntryInput<E>): Promise<Section<EntryOutput<E>>> => {
+    let within: MachineScope | undefined;
+    if (scoped) {
+      try {
+        within = await scoped();
+      } catch (err) {
+        return failed(entry, toGatewayError(err));
+      }
+      const refused = within.refusal(input);
+      if (refused) return failed(entry, refused);
+    }
     // An omitted input is the empty object, which the entry's schema then judges.
     const result = await ctx.interfaces.call(entry, input ?? ({} as EntryInput<E>), { principal, sourceIp, ...(correlationId !== undefined ? { correlationId } : {}) });
-    if (result.ok) return { ok: true, data: result.data };
-    return { ok: false, message: sectionMessage(entry.path, result.error), error: result.error, path: entry.path };
+    if (result.ok) return { ok: true, data: within ? within.narrow(entry, result.data) : result.data };
+    return failed(entry, result.error);
   };
   const call = async <E extends InterfaceEntry>(entry: E, input?: EntryInput<E>): Promise<EntryOutput<E>> => {
     const r = await section(entry, input);

@@ -10,6 +10,9 @@
  *     secret key. Administrators may call every interface; other users only
  *     the paths in their authorised API list, and never the administration
  *     interfaces.
+ *  5. An identity provider's access token (only /mcp takes one, with the
+ *     scope fleet:read) reaches what the read-only tools call, never the
+ *     administration interfaces; its machine groups narrow what it sees.
  */
 import type { AccessPolicy, InterfaceDefinition, Principal, RequestInfo } from '../../core/interfaces.js';
 import { ANONYMOUS } from '../../core/interfaces.js';
@@ -150,6 +153,8 @@ export class GatewayAccessPolicy implements AccessPolicy {
     }
     if (principal.isAdmin) return;
     if (isAdminOnly(def.path)) throw new GatewayError('FORBIDDEN', `${def.path} is for administrators only`);
+    // An identity provider's token on /mcp reads through the read-only tools only, within its machine groups (docs/identity.md).
+    if (principal.method === 'oauth') return;
     const user = this.users.findUser(principal.username);
     if (!user || !listCovers(user.authorizedApis, permission)) {
       throw new GatewayError('FORBIDDEN', `${permission} is not in the authorised API list of '${principal.username}'`);

@@ -2,7 +2,9 @@
  * The MCP server at POST /mcp, on the gateway's own port, through the one
  * MCP door (core/mcp/http-door.ts): Origin and Host allow-lists (the `mcp`
  * section), then the same access policy as /api (credentials, security
- * control, IP white list), all before the body is read.
+ * control, IP white list), all before the body is read. With `mcp.mcpAuth`,
+ * an identity provider's access tokens are taken too (./oauth.ts): the
+ * caller then sees the machines of the groups its claims map to.
  *
  * The tools served are those of the gateway's tool registry (`ctx.tools`,
  * core/mcp/tools.ts), read at request time: this plugin declares its
@@ -20,6 +22,7 @@ import { createToolDispatcher } from '../../core/mcp/dispatch.js';
 import { countedToolCalls } from './metrics.js';
 import { serveMcpDoor } from '../../core/mcp/http-door.js';
 import { MCP_FIELDS } from './config.js';
+import { GatewayMcpOAuth } from './oauth.js';
 import { TOOLS } from './tools.js';
 
 export { MCP_BODY_LIMIT } from '../../core/mcp/http-door.js';
@@ -36,11 +39,25 @@ export const mcpPlugin = definePlugin<GatewayContext, typeof MCP_FIELDS>({
   register(ctx) {
     // The same dispatch for every transport (core/mcp/dispatch.ts).
     const dispatcher = countedToolCalls(createToolDispatcher(ctx), ctx.metrics, () => ctx.tools.names());
+    const { mcpAuth, ...doorSettings } = ctx.settings;
+    // OAuth 2.1 for remote MCP clients, when configured, beside the gateway's JWTs and secret keys (./oauth.ts).
+    const oauth = mcpAuth ? new GatewayMcpOAuth(mcpAuth) : undefined;
+    oauth?.resource.serveMetadata(ctx.http);
     serveMcpDoor(ctx.http, {
       path: MCP_PATH,
-      ...ctx.settings,
+      ...doorSettings,
       noOriginsText: 'no browser origins (configure mcp.allowedOrigins)',
-      admit: (request, reply) => authenticateRequest(ctx.interfaces, request, reply, MCP_PATH, undefined),
+      async admit(request, reply) {
+        const token = oauth?.providerToken(request);
+        if (oauth && token !== undefined) {
+          const principal = await oauth.principal(token);
+          if ('status' in principal) return principal;
+          request.principal = principal;
+          return null;
+        }
+        const refused = await authenticateRequest(ctx.interfaces, request, reply, MCP_PATH, undefined);
+        return oauth && refused?.httpStatus === 401 ? oauth.challenged(request, refused) : refused;
+      },
       server(request, { jsonSchemaValidator }) {
         const principal = request.principal ?? ANONYMOUS;
         const instructions = serverInstructions(`${request.protocol}://${request.headers.host ?? 'localhost'}/api/docs`);
