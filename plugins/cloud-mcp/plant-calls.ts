@@ -22,7 +22,7 @@ export const FLEET_TOOLS: ReadonlySet<string> = new Set(['get_fleet_status', 'li
 const LIST_GATEWAYS: Tool = {
   name: 'list_gateways',
   title: 'List gateways',
-  description: 'The gateways (plants) this identity may see: name, online, machineCount (null when offline). Pass a name as the `gateway` argument of the other tools.',
+  description: 'The gateways (plants) this identity may see: name, alias (from the gateway\'s own settings; null when offline or unset there), online, machineCount (null when offline). Pass a name as the `gateway` argument of the other tools.',
   inputSchema: { type: 'object', properties: {}, additionalProperties: false },
   annotations: { title: 'List gateways', readOnlyHint: true, idempotentHint: true, destructiveHint: false, openWorldHint: false },
 };
@@ -114,11 +114,18 @@ export class PlantCalls {
       visible.map(async (g) => {
         const online = this.o.isOnline(g.id);
         let machineCount: number | null = null;
+        let alias: string | null = null;
         if (online) {
-          const result = answerValue(await this.o.relayed(g.id, 'list_machines', {}, correlation));
-          if (result.ok) machineCount = Number((result.value as { count?: unknown }).count ?? 0);
+          // Both asked at once: the machines' count, and the alias the gateway's own settings give it.
+          const [machines, system] = await Promise.all([
+            this.o.relayed(g.id, 'list_machines', {}, correlation).then(answerValue),
+            this.o.relayed(g.id, 'get_system_info', {}, correlation).then(answerValue),
+          ]);
+          if (machines.ok) machineCount = Number((machines.value as { count?: unknown }).count ?? 0);
+          const named = system.ok ? (system.value as { gateway?: { alias?: unknown } }).gateway?.alias : undefined;
+          if (typeof named === 'string' && named !== '') alias = named.slice(0, 256);
         }
-        return { name: g.name, online, machineCount };
+        return { name: g.name, alias, online, machineCount };
       }),
     );
     return own(JSON.stringify({ count: rows.length, gateways: rows }));

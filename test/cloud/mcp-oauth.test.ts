@@ -50,7 +50,7 @@ describe('OAuth 2.1 on the cloud\'s /mcp, and one agent across plants', { timeou
     cloud = await startTestCloud({ config: parseConfig({ dataDir: mkdtempSync(join(tmpdir(), 'cloud-oauth-')), cloud: { mcpAuth } }, 'cloud.json'), env: {}, embeddedBroker: { host: '127.0.0.1', port: 0 }, callDeadlineMs: 3000 });
     url = await cloud.listen('127.0.0.1', port);
     for (const name of ['plant-a', 'plant-b', 'plant-c']) tokens[name] = (await cloud.tokens.create(name)).token;
-    plantA = await startTestGateway({ gateway: { name: 'plant-a' }, machines: [simMachine('A1'), simMachine('A2')], cloudLink: { brokerUrl: cloud.brokerUrl, accessToken: tokens['plant-a'] } });
+    plantA = await startTestGateway({ gateway: { name: 'plant-a', alias: 'North plant' }, machines: [simMachine('A1'), simMachine('A2')], cloudLink: { brokerUrl: cloud.brokerUrl, accessToken: tokens['plant-a'] } });
     const b = await lightLink(cloud.brokerUrl as string, tokens['plant-b'] as string, textLiteral(JSON.stringify({ count: 1, machines: [{ machineID: 'B1', name: 'Lathe B1' }] })));
     closers.push(() => b.endAsync());
     await untilOnline(cloud, tokens['plant-a'] as string);
@@ -111,7 +111,7 @@ describe('OAuth 2.1 on the cloud\'s /mcp, and one agent across plants', { timeou
     expect((JSON.parse(machines.text) as { machines: { machineID: string }[] }).machines.map((m) => m.machineID)).toEqual(['A1', 'A2']);
   });
 
-  it('with several gateways: get_fleet_status and list_machines ask every visible gateway at once, an unreachable one reported in gateways[], not a failure', async () => {
+  it('with several gateways: get_fleet_status and list_machines ask every visible gateway at once, an unreachable one reported in gateways[], not a failure; list_gateways gives each name, alias, online and machine count', async () => {
     const s = await session(await mint({}));
     const fleet = await s.call('get_fleet_status');
     expect(fleet.isError).toBe(false);
@@ -122,8 +122,13 @@ describe('OAuth 2.1 on the cloud\'s /mcp, and one agent across plants', { timeou
     const machines = (await s.call('list_machines')).json() as { count: number; machines: { gateway: string; machineID: string }[] };
     expect(machines.machines.map((m) => `${m.gateway}/${m.machineID}`)).toEqual(['plant-a/A1', 'plant-a/A2', 'plant-b/B1']);
     expect(machines.count).toBe(3);
-    const listed = (await s.call('list_gateways')).json() as { gateways: { name: string; online: boolean; machineCount: number | null }[] };
-    expect(listed.gateways).toEqual([{ name: 'plant-a', online: true, machineCount: 2 }, { name: 'plant-b', online: true, machineCount: 1 }, { name: 'plant-c', online: false, machineCount: null }]);
+    const listed = (await s.call('list_gateways')).json() as { gateways: { name: string; alias: string | null; online: boolean; machineCount: number | null }[] };
+    // plant-b's stand-in answers every call with its machine list: no gateway section, so no alias.
+    expect(listed.gateways).toEqual([
+      { name: 'plant-a', alias: 'North plant', online: true, machineCount: 2 },
+      { name: 'plant-b', alias: null, online: true, machineCount: 1 },
+      { name: 'plant-c', alias: null, online: false, machineCount: null },
+    ]);
   });
 
   it('a tool other than the fleet tools needs the gateway argument when several are visible; a gateway not visible is refused naming the ones it may use', async () => {
