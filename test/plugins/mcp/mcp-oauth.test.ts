@@ -118,6 +118,37 @@ describe("OAuth 2.1 on the gateway's /mcp", { timeout: 60_000 }, () => {
     expect(own.isError).toBe(false);
   });
 
+  it('GW-94 every tool refuses a machine or group outside the token\'s groups as unknown, and get_error_log shows the caller\'s own rows only', async () => {
+    const s = await session(await mint({}));
+    for (const [tool, args] of [
+      ['read_task_data', { type: 'CNCStatus', machineID: 'B1' }],
+      ['query_history', { type: 'CNCStatus', start: '-1h', machineID: 'B1' }],
+      ['query_history', { type: 'CNCStatus', start: '-1h', machineID: 'B1', newestFirst: true }],
+      ['analyze', { kind: 'oee', start: '-1h', machineID: 'B1' }],
+      ['read_tool_life', { machineID: 'B1' }],
+      ['list_programs', { machineID: 'B1' }],
+    ] as const) {
+      const r = await s.call(tool, args);
+      expect(r.isError, tool).toBe(true);
+      expect(r.text, tool).toMatch(/GENERAL_MACHINE_ID_NOT_EXISTED\(10003\)/);
+    }
+    for (const [tool, args] of [
+      ['read_task_data', { type: 'GroupCount', groupID: 'cellB' }],
+      ['query_history', { type: 'CNCStatus', start: '-1h', groupID: 'cellB' }],
+    ] as const) {
+      const r = await s.call(tool, args);
+      expect(r.isError, tool).toBe(true);
+      expect(r.text, tool).toMatch(/GENERAL_GROUP_ID_NOT_EXISTED/);
+    }
+    expect((await s.call('query_history', { type: 'CNCStatus', start: '-1h', machineID: 'A1' })).isError).toBe(false);
+    // The administrator's failure is in the log; the token's caller does not see it, the administrator does.
+    expect((await gw.request('GET', '/api/config/machine?machineID=B1-missing')).body.errorCode).toBe(10003);
+    const rowsOf = async (x: McpSession) => ((await x.call('get_error_log')).json().data as { user: string | null }[]);
+    expect((await rowsOf(s)).every((row) => row.user === 'oauth:bo')).toBe(true);
+    const admin = await session(gw.adminToken);
+    expect((await rowsOf(admin)).some((row) => row.user === 'admin')).toBe(true);
+  });
+
   it('a claim value mapped to "*" sees every machine', async () => {
     const s = await session(await mint({ groups: ['plant-admins'] }));
     expect(machineIDs((await s.call('list_machines')).json())).toEqual(['A1', 'A2', 'B1']);
