@@ -219,3 +219,35 @@ describe("OAuth 2.1 on the gateway's /mcp", { timeout: 60_000 }, () => {
     expect(problems({ issuer: issuer.issuer, audience, group: {} })).toMatch(/mcp\.mcpAuth.*group/);
   });
 });
+
+describe("the gateway's /mcp while the identity provider is down", { timeout: 60_000 }, () => {
+  it("a provider's token answers 503 saying the provider cannot be reached; the gateway's own credentials still work", async () => {
+    const issuer = await startTestIssuer({ accounts: [{ id: 'bo', groups: ['cell-a-readers'] }] });
+    const audience = 'http://gateway-01.plant.test/mcp';
+    const gw = await startTestGateway({
+      machines: [simMachine('A1')],
+      groups: [{ groupID: 'cellA', name: 'Cell A', machineIDs: ['A1'] }],
+      mcp: { mcpAuth: { issuer: issuer.issuer, audience, groups: { 'cell-a-readers': ['cellA'] } } },
+    });
+    try {
+      const base = await gw.gateway.listen({ host: '127.0.0.1', port: 0 });
+      const token = await issuer.mint({ sub: 'bo', aud: audience, scope: 'fleet:read', groups: ['cell-a-readers'] });
+      issuer.pause();
+      const res = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata=/);
+      expect(((await res.json()) as { errorMsg: string }).errorMsg).toMatch(/identity provider cannot be reached/);
+      const local = await connectMcp(base, gw.adminToken);
+      expect(((await local.call('list_machines')).json().machines as unknown[]).length).toBe(1);
+      await local.close();
+    } finally {
+      issuer.resume();
+      await gw.stop();
+      await issuer.close();
+    }
+  });
+});
