@@ -2,8 +2,15 @@
  * The link to a remote gateway over its HTTP API, authenticated with a
  * secret key of a user on that gateway. Every request has a timeout; an
  * answer is read only up to a bound, so a misbehaving gateway cannot
- * exhaust the service.
+ * exhaust the service. Requests go through node:http(s) on keep-alive
+ * connections shared by every link of the process, at most
+ * `SOCKETS_PER_GATEWAY` to one gateway (more requests wait for one): a
+ * deployment's calls (fences, upload, read-back) reuse a connection instead
+ * of opening one each, and a gateway is never sent more requests at once
+ * than it has connections.
  */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { EntryInput, EntryOutput, InterfaceEntry } from '../interfaces.js';
 import { ProgramBytes } from '../program-bytes.js';
 import { describeIssues } from '../schema-errors.js';
@@ -24,6 +31,29 @@ export interface HttpGatewayLinkOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * Connections to one gateway (scheme, host and port) at most, for the whole
+ * process: a program service instance transfers to four machines of a
+ * gateway at once and reads, announces and lists beside them.
+ */
+export const SOCKETS_PER_GATEWAY = 16;
+
+/** Agents shared by every link: an idle connection is closed after 30 s, or when the gateway closes it first. */
+const agents = {
+  http: new HttpAgent({ keepAlive: true, maxSockets: SOCKETS_PER_GATEWAY, maxFreeSockets: SOCKETS_PER_GATEWAY, timeout: 30_000 }),
+  https: new HttpsAgent({ keepAlive: true, maxSockets: SOCKETS_PER_GATEWAY, maxFreeSockets: SOCKETS_PER_GATEWAY, timeout: 30_000 }),
+};
+
+/** The headers of a request to a gateway: its key, what it takes and sends, and the trace it continues (while tracing is on). */
+export function requestHeaders(secretKey: string, body: Buffer | undefined, open: OpenSpan | undefined): OutgoingHttpHeaders {
+  return {
+    authorization: `Bearer ${secretKey}`,
+    accept: 'application/json',
+    ...(body ? { 'content-type': 'application/json', 'content-length': body.length } : {}),
+    ...(open ? injectTrace({}, open.context) : {}),
+  };
+}
 
 /**
  * A POST body as bytes: the JSON of `input`, program bytes written into it as
@@ -89,51 +119,70 @@ export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
   }
 
   private async send<E extends InterfaceEntry>(entry: E, input: EntryInput<E>, url: string, base: string, open: OpenSpan | undefined): Promise<EntryOutput<E>> {
-    let response: Response;
+    const body = entry.method === 'POST' ? postBody(input as Record<string, unknown>) : undefined;
+    const { status, text } = await this.exchange(url, base, entry.method, requestHeaders(this.secretKey, body, open), body);
+    open?.set({ 'http.response.status_code': status });
+    let answer: { errorCode?: unknown; errorMsg?: unknown; data?: unknown };
     try {
-      response = await fetch(url, {
-        method: entry.method,
-        headers: { authorization: `Bearer ${this.secretKey}`, accept: 'application/json', ...(entry.method === 'POST' ? { 'content-type': 'application/json' } : {}), ...(open ? injectTrace({}, open.context) : {}) },
-        ...(entry.method === 'POST' ? { body: postBody(input as Record<string, unknown>) } : {}),
-        redirect: 'error',
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
-    } catch (err) {
-      const cause = (err as Error).name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : ((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message);
-      throw new GatewayLinkError('unreachable', `gateway ${base} unreachable: ${String(cause).slice(0, 200)}`);
-    }
-    open?.set({ 'http.response.status_code': response.status });
-    const text = await this.readBounded(response, base);
-    let body: { errorCode?: unknown; errorMsg?: unknown; data?: unknown };
-    try {
-      body = JSON.parse(text) as typeof body;
+      answer = JSON.parse(text) as typeof answer;
     } catch {
-      throw new GatewayLinkError(response.status >= 500 ? 'unreachable' : 'failed', `gateway ${base} answered HTTP ${response.status} without its JSON envelope`);
+      throw new GatewayLinkError(status >= 500 ? 'unreachable' : 'failed', `gateway ${base} answered HTTP ${status} without its JSON envelope`);
     }
-    const code = typeof body.errorCode === 'number' ? body.errorCode : response.ok ? 0 : -1;
-    if (code !== 0) throw linkError(code, `${typeof body.errorMsg === 'string' ? body.errorMsg : `HTTP ${response.status}`}`);
-    const data = entry.output.safeParse(body.data);
+    const ok = status >= 200 && status < 300;
+    const code = typeof answer.errorCode === 'number' ? answer.errorCode : ok ? 0 : -1;
+    if (code !== 0) throw linkError(code, `${typeof answer.errorMsg === 'string' ? answer.errorMsg : `HTTP ${status}`}`);
+    const data = entry.output.safeParse(answer.data);
     if (!data.success) {
-      throw new GatewayLinkError('failed', `gateway ${base} answered ${entry.path} in a form this service does not know: ${describeIssues(data.error.issues, body.data).join('; ').slice(0, 300)}`);
+      throw new GatewayLinkError('failed', `gateway ${base} answered ${entry.path} in a form this service does not know: ${describeIssues(data.error.issues, answer.data).join('; ').slice(0, 300)}`);
     }
     return data.data as EntryOutput<E>;
   }
 
-  private async readBounded(response: Response, base: string): Promise<string> {
-    const declared = Number(response.headers.get('content-length') ?? NaN);
+  /**
+   * One request and its whole answer, read up to the bound, within the
+   * timeout. A redirect is not followed: its answer has no envelope. A
+   * connection whose answer was not read whole is closed, never reused.
+   */
+  private exchange(url: string, base: string, method: string, headers: OutgoingHttpHeaders, body: Buffer | undefined): Promise<{ status: number; text: string }> {
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    const unreachable = (err: unknown) => {
+      const cause = signal.aborted ? `no answer within ${this.timeoutMs} ms` : ((err as { code?: string }).code ?? (err as Error).message);
+      return new GatewayLinkError('unreachable', `gateway ${base} unreachable: ${String(cause).slice(0, 200)}`);
+    };
+    return new Promise((resolve, reject) => {
+      let parsed: URL;
+      try {
+        parsed = new URL(url);
+      } catch (err) {
+        reject(unreachable(err));
+        return;
+      }
+      const https = parsed.protocol === 'https:';
+      const req = (https ? httpsRequest : httpRequest)(parsed, { method, headers, agent: https ? agents.https : agents.http, signal }, (response) => {
+        this.readBounded(response, base).then((text) => resolve({ status: response.statusCode ?? 0, text }), (err: unknown) => {
+          response.destroy();
+          reject(err instanceof GatewayLinkError ? err : unreachable(err));
+        });
+      });
+      req.on('error', (err) => reject(unreachable(err)));
+      req.end(body);
+    });
+  }
+
+  private async readBounded(response: IncomingMessage, base: string): Promise<string> {
+    const declared = Number(response.headers['content-length'] ?? NaN);
     if (declared > this.maxResponseBytes) {
-      await response.body?.cancel();
       throw new GatewayLinkError('failed', `gateway ${base} answered ${declared} bytes; at most ${this.maxResponseBytes} are read`);
     }
     const chunks: Buffer[] = [];
     let size = 0;
-    for await (const chunk of response.body ?? []) {
-      size += (chunk as Uint8Array).byteLength;
+    for await (const chunk of response) {
+      size += (chunk as Buffer).byteLength;
       if (size > this.maxResponseBytes) {
         throw new GatewayLinkError('failed', `gateway ${base} answered more than ${this.maxResponseBytes} bytes`);
       }
-      chunks.push(Buffer.from(chunk as Uint8Array));
+      chunks.push(chunk as Buffer);
     }
-    return Buffer.concat(chunks).toString('utf8');
+    return Buffer.concat(chunks, size).toString('utf8');
   }
 }

@@ -90,9 +90,34 @@ export async function releaseRows(db: SqlDatabase, t: LeasedTable, lease: Lease)
   await db.write((tx) => tx.run(`UPDATE ${t.table} SET lease_until = NULL WHERE holder = ? AND finished_at IS NULL`, [lease.holder]));
 }
 
+/**
+ * Raises the epoch of a row this instance holds under `epoch` to `to`, when
+ * it still holds it under that epoch: a gateway has seen a higher epoch of
+ * the row's lease than the database holds (the database was restored from a
+ * backup taken before that epoch was claimed), and would refuse every
+ * transfer under the older ones. A row another instance has claimed since is
+ * left as it is. Answers the row as raised, or undefined.
+ */
+export async function raiseEpoch(db: SqlDatabase, t: LeasedTable, lease: Lease, id: string, epoch: number, to: number, now: number): Promise<Record<string, unknown> | undefined> {
+  return db.write(async (tx) => {
+    const raised = await tx.run(
+      `UPDATE ${t.table} SET lease_epoch = ?, lease_until = ? WHERE id = ? AND holder = ? AND lease_epoch = ? AND finished_at IS NULL`,
+      [to, now + lease.ms, id, lease.holder, epoch],
+    );
+    if (raised.changes !== 1) return undefined;
+    return tx.get(`SELECT ${t.columns} FROM ${t.table} WHERE id = ?`, [id]);
+  }, { transaction: true });
+}
+
 /** Claims unfinished deployments (see `claimRows`). */
 export async function claimDeployments(db: SqlDatabase, lease: Lease, now: number, options: { everything?: boolean; limit?: number } = {}): Promise<DeploymentRow[]> {
   return (await claimRows(db, DEPLOYMENTS, lease, now, options)).map(rowOf);
+}
+
+/** Raises a deployment's epoch above one a gateway has seen (see `raiseEpoch`); answers the row as raised, or undefined. */
+export async function raiseDeploymentEpoch(db: SqlDatabase, lease: Lease, id: string, epoch: number, to: number, now: number): Promise<DeploymentRow | undefined> {
+  const row = await raiseEpoch(db, DEPLOYMENTS, lease, id, epoch, to, now);
+  return row ? rowOf(row) : undefined;
 }
 
 /** Renews this instance's leases on deployments (with `ids`, on those only); answers the unfinished deployments it still holds, each with its epoch. */

@@ -17,7 +17,7 @@ import type { ProgramsServices } from '../../core/roles/programs/context.js';
 import { SYSTEM } from './common.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import type { SqlDatabase } from '../../core/store/sql-database.js';
-import { claimDeployments, keepLeases, releaseDeployments } from './lease.js';
+import { claimDeployments, keepLeases, raiseDeploymentEpoch, releaseDeployments } from './lease.js';
 import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, isStepFailure, statusOf, type StepFailure } from './machine.js';
 import { failure, linkFailure } from './step-failures.js';
 import { StepFencing } from './step-fencing.js';
@@ -65,7 +65,7 @@ export class DeploymentRunner {
     private readonly options: RunnerOptions = {},
   ) {
     this.takeOverAtStart = options.takeOverAtStart ?? ctx.db.dialect.engine === 'sqlite';
-    this.fencing = new StepFencing(repo, ctx.now, (id, epoch) => this.lost(id, epoch));
+    this.fencing = new StepFencing(repo, ctx.now, (id, epoch) => this.lost(id, epoch), (id, epoch, highest) => this.aheadAtGateway(id, epoch, highest));
   }
 
   /** How each step is fenced under its epoch (step-fencing.ts). */
@@ -160,7 +160,8 @@ export class DeploymentRunner {
    * (which confirms the epoch, and counts a first transfer before it starts,
    * so one cut off by a crash still counts), then, once its gateway has a
    * slot and the hold is still sure, the upload (after a read-back when
-   * resumed) with the epoch as fencing token. A holder that finds its epoch
+   * resumed: a transfer was opened before, here or at a former holder) with
+   * the epoch as fencing token. A holder that finds its epoch
    * superseded at any step stops there.
    */
   private async transfer(input: { deploymentId: string; resumed: boolean }, signal: AbortSignal, target: (id: string) => Promise<Target>): Promise<{ skipped: boolean }> {
@@ -172,8 +173,9 @@ export class DeploymentRunner {
     const content = await this.content(row.sha256);
     await this.fencing.open(id, epoch, !resumed);
     const fence = { lease: id, epoch };
+    const file = { machineID: machine.machineId, dir: row.dir, name: row.fileName, fence };
     // Taken over: the gateway learns the new epoch at once, not when a slot comes, and refuses the former holder from then on.
-    if (resumed) await this.fencing.announce(link, { machineID: machine.machineId, dir: row.dir, name: row.fileName, fence });
+    if (resumed) await this.fencing.announce(link, file);
     // The gateway's slot is held only while the gateway works, not while this service reads or writes its own database.
     // Marked until its turn comes; a free slot runs the job at once, within this same step.
     this.slotWaits.add(id);
@@ -184,13 +186,13 @@ export class DeploymentRunner {
       await this.fencing.mustHold(id, epoch);
       if (resumed) {
         // After a restart or a failed call: if the file is already there, whole, it is not sent again.
-        const there = await this.fencing.call(fence, 'read-back', link.programHash(machine.machineId, row.dir, row.fileName, fence)).catch((err: unknown) => {
+        const there = await this.fencing.call(link, file, 'read-back', link.programHash(machine.machineId, row.dir, row.fileName, fence)).catch((err: unknown) => {
           if (this.repo.held.epochOf(id) !== epoch) throw err;
           return undefined;
         });
         if (there?.sha256 === row.sha256) return false;
       }
-      await this.fencing.call(fence, 'transfer', link.uploadProgram(machine.machineId, row.dir, row.fileName, content, fence));
+      await this.fencing.call(link, file, 'transfer', link.uploadProgram(machine.machineId, row.dir, row.fileName, content, fence));
       return true;
     });
     if (sent && resumed) await this.fencing.open(id, epoch, true);
@@ -203,7 +205,8 @@ export class DeploymentRunner {
     const { row, machine, link } = await target(id);
     await this.fencing.mustHold(id, epoch);
     // The gateway hashes what it reads from the machine: the bytes need not travel to be compared.
-    const back = await this.fencing.call({ lease: id, epoch }, 'read-back', link.programHash(machine.machineId, row.dir, row.fileName, { lease: id, epoch }));
+    const fence = { lease: id, epoch };
+    const back = await this.fencing.call(link, { machineID: machine.machineId, dir: row.dir, name: row.fileName, fence }, 'read-back', link.programHash(machine.machineId, row.dir, row.fileName, fence));
     if (back.sha256 !== row.sha256) {
       throw { ...failure(false, `read-back: the file on the machine has SHA-256 ${back.sha256}, not the transferred ${row.sha256}`), readBackSha256: back.sha256 };
     }
@@ -229,6 +232,30 @@ export class DeploymentRunner {
       this.drop(id);
     }
     return failure(false, `taken over by another instance (epoch ${epoch} superseded)`);
+  }
+
+  /**
+   * A gateway has seen `highest` of the deployment's lease, above the epoch
+   * its actor here runs with. When the database still holds it for this
+   * instance under that epoch, the gateway's epoch came from a history the
+   * database no longer has (it was restored from an older backup): the
+   * deployment is claimed again above it and goes on from what is stored,
+   * read back first when a transfer was opened before. Otherwise another
+   * instance holds it, and it stops here. Answers the failure the step throws
+   * (which nothing stores: its actor has stopped).
+   */
+  private async aheadAtGateway(id: string, epoch: number, highest: number): Promise<StepFailure> {
+    if (this.repo.held.epochOf(id) !== epoch || this.stopping) return this.lost(id, epoch);
+    const at = performance.now();
+    const row = await raiseDeploymentEpoch(this.ctx.db, this.repo.lease, id, epoch, highest + 1, this.ctx.now()).catch((err: unknown) => {
+      this.logger.warn({ err, deployment: id }, 'deployment epoch not raised above the gateway\'s; tried again at its next step');
+      return null;
+    });
+    if (row === null) return failure(true, `the gateway has seen epoch ${highest} of this deployment, above ${epoch}; its epoch could not be raised yet`);
+    if (!row || this.repo.held.epochOf(id) !== epoch || this.stopping) return this.lost(id, epoch);
+    this.logger.warn({ deployment: id, epoch, gatewayEpoch: highest, raisedTo: row.leaseEpoch }, 'the gateway has seen a newer epoch of this deployment than the database holds (restored from an older backup?); claimed again above it');
+    await this.resumeClaimed([row], at);
+    return failure(false, `claimed again under epoch ${row.leaseEpoch}, above the gateway's ${highest}`);
   }
 
   /**
@@ -266,8 +293,12 @@ export class DeploymentRunner {
 
   /**
    * Restores claimed deployments from their snapshots, each held under the
-   * epoch of its claim (`at`: when the claim was sent); their next transfer
-   * reads the file back first.
+   * epoch of its claim (`at`: when the claim was sent). One whose transfer
+   * was opened before (counted in `transfers`, before it starts) may have
+   * reached its machine: its next transfer announces the new epoch to the
+   * gateway and reads the file back first. One with none opened was never
+   * sent by anyone (a former holder opens a transfer in the database, under
+   * its epoch, before it touches the machine): it is sent as a new one.
    */
   private async resumeClaimed(rows: readonly DeploymentRow[], at: number): Promise<void> {
     for (const row of rows) {
@@ -283,12 +314,12 @@ export class DeploymentRunner {
         this.repo.held.forget(row.id);
         continue;
       }
-      this.resumed.add(row.id);
+      if (row.transfers > 0) this.resumed.add(row.id);
       this.targets.delete(row.id);
       // Its first step reads nothing back either.
       this.claimedRows.set(row.id, row);
       if (!row.snapshot) {
-        // Stored, but stopped before its first state change was: it starts from the beginning (its transfer reads the file back first).
+        // Stored, but stopped before its first state change was: it starts from the beginning.
         this.start(row.id, row.deadline);
         continue;
       }

@@ -5,6 +5,10 @@
  * service's audit chain is intact, every deployment of the batch ends in
  * one final state (those caught mid-transfer resume), and the gateway's
  * history sequence numbers have no gap and go on without a duplicate.
+ * The batch's machines keep their program files across the gateway's
+ * restart, as controllers do (scripted machines, which live beside the
+ * gateway rather than in it): a deployment caught after its transfer reads
+ * back what the machine holds, not a simulator started afresh.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +26,7 @@ import { gatewaysPlugin } from '../../plugins/gateways/index.js';
 import { vaultPlugin } from '../../plugins/vault/index.js';
 import { webhooksPlugin } from '../../plugins/webhooks/index.js';
 import { CountingLink } from '../fixtures/counting-link.js';
+import { DRIVERS_WITH_SCRIPTED, scriptedMachineConfig } from '../fixtures/scripted-machine.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { startTestProgramService, type TestProgramService } from '../fixtures/programs.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, type Session } from '../fixtures/programs-accounts.js';
@@ -32,11 +37,15 @@ const PLUGINS = [TEST_ACCOUNTS, vaultPlugin, gatewaysPlugin, assignmentsPlugin, 
 const FINAL = new Set(['Succeeded', 'Failed']);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The gateway's configuration: 1,000 simulated machines sampled every second, the first BATCH of them in one group. */
+/**
+ * The gateway's configuration: 1,000 machines sampled every second, the first BATCH of them in one group. Those get the
+ * program: scripted machines, whose files outlive a gateway (a simulator's are gone when its gateway stops); the rest simulated.
+ */
 const fleetConfig = () => {
   const ids = Array.from({ length: MACHINES }, (_, i) => `M${String(i + 1).padStart(4, '0')}`);
+  const tasks = { CNCStatus: { enabled: true, intervalMs: 1000 } };
   return {
-    machines: ids.map((id) => simMachine(id, { tasks: { CNCStatus: { enabled: true, intervalMs: 1000 } } })),
+    machines: ids.map((id, i) => (i < BATCH ? { ...scriptedMachineConfig(id), tasks } : simMachine(id, { tasks }))),
     groups: [{ groupID: 'batch', name: 'Batch', machineIDs: ids.slice(0, BATCH) }],
   };
 };
@@ -73,7 +82,7 @@ describe('backup under load', () => {
 
   it('a backup taken while history is written at 1,000 machines and a batch deploys restores to an intact audit, finished deployments and history without a gap', { timeout: 120_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'backup-load-'));
-    const gw: TestGateway = await startTestGateway(fleetConfig(), dataDir);
+    const gw: TestGateway = await startTestGateway(fleetConfig(), dataDir, { drivers: DRIVERS_WITH_SCRIPTED });
     stops.push(() => gw.stop());
     const svc: TestProgramService = await startTestProgramService({
       plugins: PLUGINS, dataDir, env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD },
@@ -117,7 +126,7 @@ describe('backup under load', () => {
     // The backup caught the batch part-way: some deployments finished, others not yet.
     expect(statuses.some((s) => !FINAL.has(s.status))).toBe(true);
 
-    const gw2 = await startTestGateway(fleetConfig(), restored);
+    const gw2 = await startTestGateway(fleetConfig(), restored, { drivers: DRIVERS_WITH_SCRIPTED });
     stops.push(() => gw2.stop());
     const svc2 = await startTestProgramService({
       plugins: PLUGINS, dataDir: restored, env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD },
