@@ -7,9 +7,9 @@
  */
 import { AgentError, quoted } from './agent-error.js';
 import { CurrentStreams } from './current-streams.js';
-import { assetsJson, devicesJson, errorJson, streamsJson, streamsJsonOf } from './documents-json.js';
-import { assetsXml, devicesXml, errorXml, streamsXml, streamsXmlOf } from './documents-xml.js';
-import type { HeaderFacts } from './documents.js';
+import { assetsJson, devicesJson, errorJson, streamsJson, streamsJsonFrame } from './documents-json.js';
+import { assetsXml, devicesXml, errorXml, streamsXml, streamsXmlFrame } from './documents-xml.js';
+import { framed, type HeaderFacts } from './documents.js';
 import type { GatewayReader } from './gateway-reader.js';
 import type { LiveState } from './live-state.js';
 import { buildModel, dataItemIdsUnder, findDevice, type ComponentDef, type DeviceModel } from './model.js';
@@ -24,8 +24,12 @@ export type Format = 'xml' | 'json';
 export interface Answer {
   status: number;
   contentType: string;
-  body: string;
+  /** The document: text, or its UTF-8 bytes where it was put together from parts kept encoded. */
+  body: string | Buffer;
 }
+
+/** What separates the DeviceStream objects of a JSON document. */
+const COMMA = Buffer.from(',');
 
 /** The content type of each format, as cppagent sends them. */
 export const CONTENT_TYPES: Record<Format, string> = { xml: 'text/xml', json: 'application/json' };
@@ -125,7 +129,8 @@ export class Agent {
       // Every device: from the parts kept per device, written synchronously after the header (see sequenceHeader).
       const parts = this.currentStreams.deviceStreams(format, model, agent);
       const now = this.reader.now();
-      const body = format === 'json' ? streamsJsonOf(this.facts(), now, header, parts) : streamsXmlOf(this.facts(), now, header, parts);
+      const frame = format === 'json' ? streamsJsonFrame(this.facts(), now, header, parts.length === 0) : streamsXmlFrame(this.facts(), now, header, parts.length === 0);
+      const body = framed(frame, parts, format === 'json' ? COMMA : undefined);
       return { status: 200, contentType: CONTENT_TYPES[format], body };
     }
     const observations = at === undefined ? currentNow(model, this.live, filter, agent) : await currentAt(this.reader, model, header, at, filter, agent);

@@ -7,7 +7,7 @@
  * observation's value is `value`; an empty Streams is `{}`.
  */
 import type { AgentError } from './agent-error.js';
-import { creationTime, elementName, isoTime, runs, SCHEMA_VERSION, sortForPrinting, type HeaderFacts, type ToolAsset } from './documents.js';
+import { creationTime, elementName, isoTime, runs, SCHEMA_VERSION, sortForPrinting, type DocumentFrame, type HeaderFacts, type ToolAsset } from './documents.js';
 import type { ComponentDef, DataItemDef } from './model.js';
 import type { Served } from './served.js';
 import type { SequenceHeader } from './stream-reads.js';
@@ -87,13 +87,19 @@ export function deviceStreamJson(byDevice: readonly Served[]): string {
 /** Stands for the DeviceStream objects in the document written around them (a JSON string, so never part of another). */
 const STREAMS_MARK = JSON.stringify('DEVICE-STREAMS-GO-HERE');
 
+/** The text of a Streams document in JSON before and after its DeviceStream objects (none when `empty`), which a comma separates. */
+export function streamsJsonFrame(facts: HeaderFacts, now: number, seq: SequenceHeader, empty: boolean): DocumentFrame {
+  const counts = { bufferSize: seq.bufferSize, nextSequence: seq.nextSequence, lastSequence: seq.lastSequence, firstSequence: seq.firstSequence };
+  const whole = document('MTConnectStreams', { Header: header(facts, now, counts), Streams: empty ? {} : { DeviceStream: [JSON.parse(STREAMS_MARK) as string] } });
+  if (empty) return { head: whole, tail: '' };
+  const at = whole.lastIndexOf(STREAMS_MARK);
+  return { head: whole.slice(0, at), tail: whole.slice(at + STREAMS_MARK.length) };
+}
+
 /** A Streams document in JSON around DeviceStream objects written by deviceStreamJson, in document order. */
 export function streamsJsonOf(facts: HeaderFacts, now: number, seq: SequenceHeader, deviceStreams: readonly string[]): string {
-  const counts = { bufferSize: seq.bufferSize, nextSequence: seq.nextSequence, lastSequence: seq.lastSequence, firstSequence: seq.firstSequence };
-  const whole = document('MTConnectStreams', { Header: header(facts, now, counts), Streams: deviceStreams.length ? { DeviceStream: [JSON.parse(STREAMS_MARK) as string] } : {} });
-  if (!deviceStreams.length) return whole;
-  const at = whole.lastIndexOf(STREAMS_MARK);
-  return whole.slice(0, at) + deviceStreams.join(',') + whole.slice(at + STREAMS_MARK.length);
+  const frame = streamsJsonFrame(facts, now, seq, deviceStreams.length === 0);
+  return frame.head + deviceStreams.join(',') + frame.tail;
 }
 
 /** A Streams document in JSON. */

@@ -60,7 +60,12 @@ export class StreamSession {
   private async part(answer: Answer): Promise<boolean> {
     if (this.closed) return false;
     const head = `--${this.boundary}\r\nContent-type: ${answer.contentType}\r\nContent-length: ${Buffer.byteLength(answer.body)}\r\n\r\n`;
-    const flushed = this.res.write(`${head}${answer.body}\r\n`);
+    // The body as it is (the same bytes for every stream that asked the same), sent with its head in one write.
+    this.res.cork();
+    this.res.write(head);
+    this.res.write(answer.body);
+    const flushed = this.res.write('\r\n');
+    this.res.uncork();
     if (!flushed) await new Promise<void>((resolve) => this.waitFor(resolve, (done) => this.res.once('drain', done)));
     return !this.closed;
   }
