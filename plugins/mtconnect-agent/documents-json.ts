@@ -7,7 +7,7 @@
  * observation's value is `value`; an empty Streams is `{}`.
  */
 import type { AgentError } from './agent-error.js';
-import { creationTime, elementName, isoTime, runs, SCHEMA_VERSION, sortForPrinting, type DocumentFrame, type HeaderFacts, type ToolAsset } from './documents.js';
+import { creationTime, elementName, framed, isoTime, runs, SCHEMA_VERSION, sortForPrinting, type DocumentFrame, type HeaderFacts, type ToolAsset } from './documents.js';
 import type { ComponentDef, DataItemDef } from './model.js';
 import type { Served } from './served.js';
 import type { SequenceHeader } from './stream-reads.js';
@@ -88,7 +88,7 @@ export function deviceStreamJson(byDevice: readonly Served[]): string {
 const STREAMS_MARK = JSON.stringify('DEVICE-STREAMS-GO-HERE');
 
 /** The text of a Streams document in JSON before and after its DeviceStream objects (none when `empty`), which a comma separates. */
-export function streamsJsonFrame(facts: HeaderFacts, now: number, seq: SequenceHeader, empty: boolean): DocumentFrame {
+function streamsJsonFrame(facts: HeaderFacts, now: number, seq: SequenceHeader, empty: boolean): DocumentFrame {
   const counts = { bufferSize: seq.bufferSize, nextSequence: seq.nextSequence, lastSequence: seq.lastSequence, firstSequence: seq.firstSequence };
   const whole = document('MTConnectStreams', { Header: header(facts, now, counts), Streams: empty ? {} : { DeviceStream: [JSON.parse(STREAMS_MARK) as string] } });
   if (empty) return { head: whole, tail: '' };
@@ -96,16 +96,18 @@ export function streamsJsonFrame(facts: HeaderFacts, now: number, seq: SequenceH
   return { head: whole.slice(0, at), tail: whole.slice(at + STREAMS_MARK.length) };
 }
 
-/** A Streams document in JSON around DeviceStream objects written by deviceStreamJson, in document order. */
-export function streamsJsonOf(facts: HeaderFacts, now: number, seq: SequenceHeader, deviceStreams: readonly string[]): string {
-  const frame = streamsJsonFrame(facts, now, seq, deviceStreams.length === 0);
-  return frame.head + deviceStreams.join(',') + frame.tail;
+const COMMA = Buffer.from(',');
+
+/** A Streams document in JSON, as UTF-8: each DeviceStream encoded as it is written, then copied once. */
+export function streamsJson(facts: HeaderFacts, now: number, seq: SequenceHeader, observations: Served[]): Buffer {
+  sortForPrinting(observations);
+  const parts = runs(observations, (s) => s.def.parent.device).map((byDevice) => Buffer.from(deviceStreamJson(byDevice)));
+  return framed(streamsJsonFrame(facts, now, seq, parts.length === 0), parts, COMMA);
 }
 
-/** A Streams document in JSON. */
-export function streamsJson(facts: HeaderFacts, now: number, seq: SequenceHeader, observations: Served[]): string {
-  sortForPrinting(observations);
-  return streamsJsonOf(facts, now, seq, runs(observations, (s) => s.def.parent.device).map(deviceStreamJson));
+/** The Streams document in JSON of DeviceStream objects kept encoded (deviceStreamJson), in document order. */
+export function streamsJsonOfParts(facts: HeaderFacts, now: number, seq: SequenceHeader, parts: readonly Buffer[]): Buffer {
+  return framed(streamsJsonFrame(facts, now, seq, parts.length === 0), parts, COMMA);
 }
 
 function assetJson(a: ToolAsset): Json {

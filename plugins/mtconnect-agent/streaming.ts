@@ -105,7 +105,7 @@ export class StreamSession {
       if (from !== undefined && from < header.firstSequence) return this.fail(outOfRange('from', from, header.firstSequence, header.nextSequence));
       // Cleared just before the read takes its position (synchronously): what arrives from then on is read next time.
       this.unread = false;
-      const { answer, header: sent, caughtUp } = await this.agent.sample(this.format, { from, count: params.count, filter: params.filter });
+      const { answer, header: sent, caughtUp } = await this.agent.streamChunk(this.format, { from, count: params.count, filter: params.filter });
       if (!(await this.part(answer))) return;
       const lastSent = Date.now();
       from = sent.nextSequence;
