@@ -7,15 +7,16 @@
  */
 import { AgentError, quoted } from './agent-error.js';
 import { CurrentStreams } from './current-streams.js';
-import { assetsJson, devicesJson, errorJson, streamsJson, streamsJsonOf } from './documents-json.js';
-import { assetsXml, devicesXml, errorXml, streamsXml, streamsXmlOf } from './documents-xml.js';
+import { assetsJson, devicesJson, errorJson, streamsJson, streamsJsonOfParts } from './documents-json.js';
+import { assetsXml, devicesXml, errorXml, streamsXml, streamsXmlOfParts } from './documents-xml.js';
 import type { HeaderFacts } from './documents.js';
 import type { GatewayReader } from './gateway-reader.js';
 import type { LiveState } from './live-state.js';
 import { buildModel, dataItemIdsUnder, findDevice, type ComponentDef, type DeviceModel } from './model.js';
 import { selectDataItems } from './path-filter.js';
-import { ReplayCheckpoints } from './replay-checkpoints.js';
+import { filterKeyOf, ReplayCheckpoints } from './replay-checkpoints.js';
 import type { Served } from './served.js';
+import { SharedReads } from './shared-reads.js';
 import { agentAvailability, currentAt, currentNow, sample, sequenceHeader, type SequenceHeader } from './stream-reads.js';
 import { toolAssets } from './tool-assets.js';
 
@@ -24,11 +25,22 @@ export type Format = 'xml' | 'json';
 export interface Answer {
   status: number;
   contentType: string;
-  body: string;
+  /** The document: text, or its UTF-8 bytes where it was put together from parts kept encoded. */
+  body: string | Buffer;
 }
 
 /** The content type of each format, as cppagent sends them. */
 export const CONTENT_TYPES: Record<Format, string> = { xml: 'text/xml', json: 'application/json' };
+
+/** A /sample answer, with the header it was read with and whether it reached the head. */
+export interface SampleAnswer {
+  answer: Answer;
+  header: SequenceHeader;
+  caughtUp: boolean;
+}
+
+/** How many different stream chunks are shared at a time (streams with other filters or places read alone). */
+const SHARED_CHUNKS = 16;
 
 export interface AgentOptions {
   version: string;
@@ -44,6 +56,10 @@ export class Agent {
   private readonly currentStreams: CurrentStreams;
   /** Where forward /sample pages (and streams) left off, so the next one goes on from there. */
   private readonly checkpoints = new ReplayCheckpoints();
+  /** Stream chunks being read or read up to the live state's head, shared by the streams asking the same. */
+  private readonly sharedChunks = new SharedReads<SampleAnswer>(SHARED_CHUNKS);
+  /** The key of each stream's filter, made once per filter. */
+  private readonly filterKeys = new WeakMap<Set<string>, string>();
 
   constructor(
     readonly reader: GatewayReader,
@@ -111,7 +127,7 @@ export class Agent {
   }
 
   /** A Streams document of `observations` with `header`. */
-  streams(format: Format, header: SequenceHeader, observations: Served[]): string {
+  streams(format: Format, header: SequenceHeader, observations: Served[]): Buffer {
     const now = this.reader.now();
     return format === 'json' ? streamsJson(this.facts(), now, header, observations) : streamsXml(this.facts(), now, header, observations);
   }
@@ -125,20 +141,36 @@ export class Agent {
       // Every device: from the parts kept per device, written synchronously after the header (see sequenceHeader).
       const parts = this.currentStreams.deviceStreams(format, model, agent);
       const now = this.reader.now();
-      const body = format === 'json' ? streamsJsonOf(this.facts(), now, header, parts) : streamsXmlOf(this.facts(), now, header, parts);
+      const body = format === 'json' ? streamsJsonOfParts(this.facts(), now, header, parts) : streamsXmlOfParts(this.facts(), now, header, parts);
       return { status: 200, contentType: CONTENT_TYPES[format], body };
     }
     const observations = at === undefined ? currentNow(model, this.live, filter, agent) : await currentAt(this.reader, model, header, at, filter, agent);
     return { status: 200, contentType: CONTENT_TYPES[format], body: this.streams(format, header, observations) };
   }
 
-  /** /sample (one answer; streams call it per chunk). */
-  async sample(format: Format, request: { from?: number | undefined; to?: number | undefined; count: number; filter?: Set<string> | undefined }): Promise<{ answer: Answer; header: SequenceHeader; caughtUp: boolean }> {
+  /** /sample (one answer). */
+  async sample(format: Format, request: { from?: number | undefined; to?: number | undefined; count: number; filter?: Set<string> | undefined }): Promise<SampleAnswer> {
     const through = this.live.through;
     const header = await this.header();
     const result = await sample(this.reader, this.model(), header, request, through, this.checkpoints);
     const body = this.streams(format, result.header, result.observations);
     return { answer: { status: 200, contentType: CONTENT_TYPES[format], body }, header: result.header, caughtUp: result.header.nextSequence >= header.nextSequence };
+  }
+
+  /** A sample stream's next chunk: the same bytes for every stream asking the same thing up to the same head. */
+  streamChunk(format: Format, request: { from?: number | undefined; count: number; filter?: Set<string> | undefined }): Promise<SampleAnswer> {
+    const key = `${format} ${request.count} ${request.from ?? 'first'} ${this.filterKey(request.filter)}`;
+    return this.sharedChunks.get(key, this.live.through, () => this.sample(format, request));
+  }
+
+  private filterKey(filter: Set<string> | undefined): string {
+    if (!filter) return filterKeyOf(filter);
+    let key = this.filterKeys.get(filter);
+    if (key === undefined) {
+      key = filterKeyOf(filter);
+      this.filterKeys.set(filter, key);
+    }
+    return key;
   }
 
   /** /assets: up to `count` tool assets, of one device when given. */

@@ -3,8 +3,9 @@
  * machine's part is written again only after the live state applied one of
  * its observations (or the device model changed), so /current of a thousand
  * machines joins a thousand kept strings instead of writing every
- * observation of every machine each time. Requests with a filter or `at=`
- * are written whole (stream-reads.ts).
+ * observation of every machine each time. Each part is kept encoded (UTF-8),
+ * so the document is one copy of the kept bytes: its text is never encoded
+ * again. Requests with a filter or `at=` are written whole (stream-reads.ts).
  */
 import { deviceStreamJson } from './documents-json.js';
 import { deviceStreamXml } from './documents-xml.js';
@@ -16,6 +17,8 @@ import { lastObservations } from './stream-reads.js';
 
 /** The key of the Agent device's part (no machineID is empty). */
 const AGENT = '';
+/** The part of a device with no observation. */
+const NOTHING = Buffer.alloc(0);
 
 type Format = 'xml' | 'json';
 
@@ -24,7 +27,7 @@ export class CurrentStreams {
   private agentDevice: ComponentDef | undefined;
   /** The machineIDs (and AGENT) in the order their devices are printed. */
   private order: string[] = [];
-  private readonly parts: Record<Format, Map<string, string>> = { xml: new Map(), json: new Map() };
+  private readonly parts: Record<Format, Map<string, Buffer>> = { xml: new Map(), json: new Map() };
   private readonly unsubscribe: () => void;
 
   constructor(private readonly live: LiveState) {
@@ -35,17 +38,17 @@ export class CurrentStreams {
   }
 
   /** The DeviceStream parts of /current in `format`, in document order; `agent` is the Agent device's observation. */
-  deviceStreams(format: Format, model: DeviceModel, agent: Served): string[] {
+  deviceStreams(format: Format, model: DeviceModel, agent: Served): Buffer[] {
     if (model !== this.model) this.reset(model);
     const kept = this.parts[format];
-    const out: string[] = [];
+    const out: Buffer[] = [];
     for (const key of this.order) {
       let part = kept.get(key);
       if (part === undefined) {
         part = this.write(format, model, key, agent);
         kept.set(key, part);
       }
-      if (part) out.push(part);
+      if (part.length) out.push(part);
     }
     return out;
   }
@@ -54,7 +57,7 @@ export class CurrentStreams {
    * A device's part: a machine's own observations; or the Agent's, with the
    * connection of every machine (its Adapter in the Agent device).
    */
-  private write(format: Format, model: DeviceModel, key: string, agent: Served): string {
+  private write(format: Format, model: DeviceModel, key: string, agent: Served): Buffer {
     const agentDevice = this.agentDevice;
     const ofAgent = (id: string) => model.dataItems.get(id)?.parent.device === agentDevice;
     const served: Served[] = [];
@@ -64,9 +67,9 @@ export class CurrentStreams {
     } else {
       lastObservations(model, this.live.replay(key), (id) => !ofAgent(id), served);
     }
-    if (served.length === 0) return '';
+    if (served.length === 0) return NOTHING;
     sortForPrinting(served);
-    return format === 'xml' ? deviceStreamXml(served) : deviceStreamJson(served);
+    return Buffer.from(format === 'xml' ? deviceStreamXml(served) : deviceStreamJson(served));
   }
 
   /** Stops following the live state. */

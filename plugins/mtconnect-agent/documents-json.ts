@@ -7,7 +7,7 @@
  * observation's value is `value`; an empty Streams is `{}`.
  */
 import type { AgentError } from './agent-error.js';
-import { creationTime, elementName, isoTime, runs, SCHEMA_VERSION, sortForPrinting, type HeaderFacts, type ToolAsset } from './documents.js';
+import { creationTime, elementName, framed, isoTime, runs, SCHEMA_VERSION, sortForPrinting, type DocumentFrame, type HeaderFacts, type ToolAsset } from './documents.js';
 import type { ComponentDef, DataItemDef } from './model.js';
 import type { Served } from './served.js';
 import type { SequenceHeader } from './stream-reads.js';
@@ -87,19 +87,27 @@ export function deviceStreamJson(byDevice: readonly Served[]): string {
 /** Stands for the DeviceStream objects in the document written around them (a JSON string, so never part of another). */
 const STREAMS_MARK = JSON.stringify('DEVICE-STREAMS-GO-HERE');
 
-/** A Streams document in JSON around DeviceStream objects written by deviceStreamJson, in document order. */
-export function streamsJsonOf(facts: HeaderFacts, now: number, seq: SequenceHeader, deviceStreams: readonly string[]): string {
+/** The text of a Streams document in JSON before and after its DeviceStream objects (none when `empty`), which a comma separates. */
+function streamsJsonFrame(facts: HeaderFacts, now: number, seq: SequenceHeader, empty: boolean): DocumentFrame {
   const counts = { bufferSize: seq.bufferSize, nextSequence: seq.nextSequence, lastSequence: seq.lastSequence, firstSequence: seq.firstSequence };
-  const whole = document('MTConnectStreams', { Header: header(facts, now, counts), Streams: deviceStreams.length ? { DeviceStream: [JSON.parse(STREAMS_MARK) as string] } : {} });
-  if (!deviceStreams.length) return whole;
+  const whole = document('MTConnectStreams', { Header: header(facts, now, counts), Streams: empty ? {} : { DeviceStream: [JSON.parse(STREAMS_MARK) as string] } });
+  if (empty) return { head: whole, tail: '' };
   const at = whole.lastIndexOf(STREAMS_MARK);
-  return whole.slice(0, at) + deviceStreams.join(',') + whole.slice(at + STREAMS_MARK.length);
+  return { head: whole.slice(0, at), tail: whole.slice(at + STREAMS_MARK.length) };
 }
 
-/** A Streams document in JSON. */
-export function streamsJson(facts: HeaderFacts, now: number, seq: SequenceHeader, observations: Served[]): string {
+const COMMA = Buffer.from(',');
+
+/** A Streams document in JSON, as UTF-8: each DeviceStream encoded as it is written, then copied once. */
+export function streamsJson(facts: HeaderFacts, now: number, seq: SequenceHeader, observations: Served[]): Buffer {
   sortForPrinting(observations);
-  return streamsJsonOf(facts, now, seq, runs(observations, (s) => s.def.parent.device).map(deviceStreamJson));
+  const parts = runs(observations, (s) => s.def.parent.device).map((byDevice) => Buffer.from(deviceStreamJson(byDevice)));
+  return framed(streamsJsonFrame(facts, now, seq, parts.length === 0), parts, COMMA);
+}
+
+/** The Streams document in JSON of DeviceStream objects kept encoded (deviceStreamJson), in document order. */
+export function streamsJsonOfParts(facts: HeaderFacts, now: number, seq: SequenceHeader, parts: readonly Buffer[]): Buffer {
+  return framed(streamsJsonFrame(facts, now, seq, parts.length === 0), parts, COMMA);
 }
 
 function assetJson(a: ToolAsset): Json {

@@ -7,7 +7,7 @@
  */
 import { XMLBuilder } from 'fast-xml-parser';
 import type { AgentError } from './agent-error.js';
-import { creationTime, elementName, isoTime, runs, SCHEMA_VERSION, sortForPrinting, xmlText, type HeaderFacts, type ToolAsset } from './documents.js';
+import { creationTime, elementName, framed, isoTime, runs, SCHEMA_VERSION, sortForPrinting, xmlText, type DocumentFrame, type HeaderFacts, type ToolAsset } from './documents.js';
 import type { ComponentDef, DataItemDef } from './model.js';
 import type { Served } from './served.js';
 import type { SequenceHeader } from './stream-reads.js';
@@ -111,19 +111,25 @@ export function deviceStreamXml(byDevice: readonly Served[]): string {
 /** Stands for the DeviceStream elements in the document written around them; found after the header, whatever it says. */
 const STREAMS_MARK = 'DEVICE-STREAMS-GO-HERE';
 
-/** A Streams document around DeviceStream elements written by deviceStreamXml, in document order. */
-export function streamsXmlOf(facts: HeaderFacts, now: number, seq: SequenceHeader, deviceStreams: readonly string[]): string {
+/** The text of a Streams document before and after its DeviceStream elements (none when `empty`). */
+function streamsXmlFrame(facts: HeaderFacts, now: number, seq: SequenceHeader, empty: boolean): DocumentFrame {
   const counts = { bufferSize: seq.bufferSize, nextSequence: seq.nextSequence, firstSequence: seq.firstSequence, lastSequence: seq.lastSequence };
-  const whole = document('MTConnectStreams', { ...root('Streams'), Header: header(facts, now, counts), Streams: deviceStreams.length ? { '#text': STREAMS_MARK } : '' });
-  if (!deviceStreams.length) return whole;
+  const whole = document('MTConnectStreams', { ...root('Streams'), Header: header(facts, now, counts), Streams: empty ? '' : { '#text': STREAMS_MARK } });
+  if (empty) return { head: whole, tail: '' };
   const at = whole.lastIndexOf(STREAMS_MARK);
-  return whole.slice(0, at) + deviceStreams.join('') + whole.slice(at + STREAMS_MARK.length);
+  return { head: whole.slice(0, at), tail: whole.slice(at + STREAMS_MARK.length) };
 }
 
-/** A Streams document (/current, /sample, a chunk of a stream). */
-export function streamsXml(facts: HeaderFacts, now: number, seq: SequenceHeader, observations: Served[]): string {
+/** The Streams document of DeviceStream elements kept encoded (deviceStreamXml), in document order. */
+export function streamsXmlOfParts(facts: HeaderFacts, now: number, seq: SequenceHeader, parts: readonly Buffer[]): Buffer {
+  return framed(streamsXmlFrame(facts, now, seq, parts.length === 0), parts);
+}
+
+/** A Streams document (/current, /sample, a chunk of a stream), as UTF-8: each DeviceStream encoded as it is written, then copied once. */
+export function streamsXml(facts: HeaderFacts, now: number, seq: SequenceHeader, observations: Served[]): Buffer {
   sortForPrinting(observations);
-  return streamsXmlOf(facts, now, seq, runs(observations, (s) => s.def.parent.device).map(deviceStreamXml));
+  const parts = runs(observations, (s) => s.def.parent.device).map((byDevice) => Buffer.from(deviceStreamXml(byDevice)));
+  return framed(streamsXmlFrame(facts, now, seq, parts.length === 0), parts);
 }
 
 function assetNode(a: ToolAsset): XmlNode {

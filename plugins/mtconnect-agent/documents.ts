@@ -21,6 +21,27 @@ export interface HeaderFacts {
   deviceModelChangeTime: number;
 }
 
+/** A document's text before and after the parts written apart (DeviceStream elements, kept per device). */
+export interface DocumentFrame {
+  head: string;
+  tail: string;
+}
+
+/**
+ * The document of `frame` around `parts`, `separator` between them, as one
+ * buffer: the parts were encoded once when written, so a large document is
+ * copied once and its text never encoded again.
+ */
+export function framed(frame: DocumentFrame, parts: readonly Buffer[], separator?: Buffer): Buffer {
+  const chunks: Buffer[] = [Buffer.from(frame.head)];
+  for (let i = 0; i < parts.length; i++) {
+    if (separator && i > 0) chunks.push(separator);
+    chunks.push(parts[i]!);
+  }
+  chunks.push(Buffer.from(frame.tail));
+  return Buffer.concat(chunks);
+}
+
 /** ISO-8601 UTC with milliseconds, as observations carry their timestamps. */
 export function isoTime(ms: number): string {
   return new Date(ms).toISOString();

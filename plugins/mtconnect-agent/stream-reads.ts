@@ -179,7 +179,8 @@ async function scan(reader: GatewayReader, model: DeviceModel, filter: Set<strin
   }
   const bound = Math.min(throughRow, startRow - 1 + MAX_SCAN_ROWS);
   while (after < bound && (machines === undefined || machines.length > 0)) {
-    const rows = (await reader.rowsAfter(after, bound, BATCH_ROWS, machines)).map(parseRow);
+    // Parsed one at a time as they are applied: a page that fills up mid-batch parses no row after it.
+    const rows = await reader.rowsAfter(after, bound, BATCH_ROWS, machines);
     if (rows.length === 0) break;
     ts ||= rows[0]!.ts;
     const unknown = [...new Set(rows.map((r) => r.machineID))].filter((id) => model.byMachine.has(id) && !replays?.has(id));
@@ -195,7 +196,7 @@ async function scan(reader: GatewayReader, model: DeviceModel, filter: Set<strin
       if (!replay) continue;
       const items = model.byMachine.get(row.machineID)!;
       const emitted: Served[] = [];
-      replay.apply(row, (o) => {
+      replay.apply(parseRow(row), (o) => {
         const def = items[o.item];
         if (def && o.seq >= start && o.seq <= end && (!filter || filter.has(def.id))) emitted.push({ def, o });
       });

@@ -60,7 +60,12 @@ export class StreamSession {
   private async part(answer: Answer): Promise<boolean> {
     if (this.closed) return false;
     const head = `--${this.boundary}\r\nContent-type: ${answer.contentType}\r\nContent-length: ${Buffer.byteLength(answer.body)}\r\n\r\n`;
-    const flushed = this.res.write(`${head}${answer.body}\r\n`);
+    // The body as it is (the same bytes for every stream that asked the same), sent with its head in one write.
+    this.res.cork();
+    this.res.write(head);
+    this.res.write(answer.body);
+    const flushed = this.res.write('\r\n');
+    this.res.uncork();
     if (!flushed) await new Promise<void>((resolve) => this.waitFor(resolve, (done) => this.res.once('drain', done)));
     return !this.closed;
   }
@@ -100,7 +105,7 @@ export class StreamSession {
       if (from !== undefined && from < header.firstSequence) return this.fail(outOfRange('from', from, header.firstSequence, header.nextSequence));
       // Cleared just before the read takes its position (synchronously): what arrives from then on is read next time.
       this.unread = false;
-      const { answer, header: sent, caughtUp } = await this.agent.sample(this.format, { from, count: params.count, filter: params.filter });
+      const { answer, header: sent, caughtUp } = await this.agent.streamChunk(this.format, { from, count: params.count, filter: params.filter });
       if (!(await this.part(answer))) return;
       const lastSent = Date.now();
       from = sent.nextSequence;
