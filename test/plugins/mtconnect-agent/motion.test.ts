@@ -43,6 +43,13 @@ describe('motion read beside the status sample', () => {
     expect(motion?.spindleLoad).toBeNull();
     expect(typeof motion?.spindleSpeed).toBe('number');
     expect(motion?.axes?.length).toBeGreaterThan(0);
+    // Loads of the axes only: the machine has no spindle load, not an UNAVAILABLE one.
+    const axesOnly = {
+      families: client.families,
+      read: (async (family: string) => (family === 'load' ? (await client.read('load')).filter((l) => l.name !== 'S1') : client.read(family as 'position'))) as SimulatorClient['read'],
+    };
+    const withoutSpindle = await readMotion(axesOnly);
+    expect(Object.keys(withoutSpindle ?? {}).sort()).toEqual(['axes', 'spindleSpeed', 'toolNumber']);
     await client.close();
   });
 

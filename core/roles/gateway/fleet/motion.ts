@@ -20,7 +20,7 @@ export interface MotionSample {
   axes?: AxisReading[] | null;
   /** Actual spindle speed, rpm (family feedAndSpindle). */
   spindleSpeed?: number | null;
-  /** Spindle load, percent (family load: the spindle's entry, see `spindleLoadOf`). */
+  /** Spindle load, percent (family load: the spindle's entry, see `spindleLoadOf`; absent when the read has none). */
   spindleLoad?: number | null;
   toolNumber?: number | null;
 }
@@ -50,7 +50,9 @@ export async function readMotion(client: Pick<DriverClient, 'families' | 'read'>
   const fs = settled(feed?.[0]);
   if (fs !== undefined) motion.spindleSpeed = fs === null ? null : fs.spindleSpeed;
   const loads = settled(load?.[0]);
-  if (loads !== undefined) motion.spindleLoad = loads === null ? null : (spindleLoadOf(loads, new Set(axes?.map((a) => a.axis) ?? [])) ?? null);
+  // A load read without a spindle entry gives no spindle load at all (the machine's loads are its axes' only).
+  const spindleLoad = loads ? spindleLoadOf(loads, new Set(axes?.map((a) => a.axis) ?? [])) : loads;
+  if (spindleLoad !== undefined) motion.spindleLoad = spindleLoad;
   const toolNumber = settled(tool?.[0]);
   if (toolNumber !== undefined) motion.toolNumber = toolNumber === null ? null : toolNumber.toolNumber;
   return motion;
