@@ -22,7 +22,7 @@ export const retentionSchema = z
     /** Limits for every class without its own entry. */
     default: retentionLimitSchema.default({ maxAgeDays: 365, maxRows: 0 }),
     /** Limits per data class, e.g. { "Heartbeat": { "maxAgeDays": 30 } }. */
-    classes: z.record(z.string().min(1), retentionLimitSchema).default({ Heartbeat: { maxAgeDays: 30, maxRows: 0 } }),
+    classes: z.record(z.string().min(1), retentionLimitSchema).default({ Heartbeat: { maxAgeDays: 30, maxRows: 0 }, Motion: { maxAgeDays: 30, maxRows: 0 } }),
   })
   .strict();
 export type RetentionConfig = z.output<typeof retentionSchema>;

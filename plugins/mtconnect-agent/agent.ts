@@ -52,7 +52,7 @@ export interface AgentOptions {
 }
 
 export class Agent {
-  private modelCache: { revision: number; model: DeviceModel; changedAt: number } | undefined;
+  private modelCache: { revision: number; layouts: number; model: DeviceModel; changedAt: number } | undefined;
   private readonly currentStreams: CurrentStreams;
   /** Where forward /sample pages (and streams) left off, so the next one goes on from there. */
   private readonly checkpoints = new ReplayCheckpoints();
@@ -69,13 +69,14 @@ export class Agent {
     this.currentStreams = new CurrentStreams(live);
   }
 
-  /** The device model of the machines as configured now. */
+  /** The device model of the machines as configured now, with the motion items their drivers read. */
   model(): DeviceModel {
     const revision = this.reader.machinesRevision;
-    if (this.modelCache?.revision !== revision) {
+    const layouts = this.live.layoutRevision;
+    if (this.modelCache?.revision !== revision || this.modelCache.layouts !== layouts) {
       const { gatewayId } = this.options;
-      const model = buildModel(this.reader.machines(), gatewayId, (machineID) => `${gatewayId}:${machineID}`);
-      this.modelCache = { revision, model, changedAt: this.modelCache ? this.reader.now() : this.options.startedAt };
+      const model = buildModel(this.reader.machines(), gatewayId, (machineID) => `${gatewayId}:${machineID}`, (machineID) => this.live.replay(machineID).motion.layout());
+      this.modelCache = { revision, layouts, model, changedAt: this.modelCache ? this.reader.now() : this.options.startedAt };
     }
     return this.modelCache.model;
   }

@@ -90,7 +90,7 @@ export class CurrentStreams {
     this.parts.json.clear();
     const keyed: Array<[deviceId: string, key: string]> = [[model.agentAvailability.parent.device.id, AGENT]];
     for (const [machineID, items] of model.byMachine) {
-      const own = Object.values(items).find((def) => def.parent.device !== this.agentDevice);
+      const own = Object.values(items).find((def) => def !== undefined && def.parent.device !== this.agentDevice);
       if (own) keyed.push([own.parent.device.id, machineID]);
     }
     keyed.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

@@ -38,7 +38,11 @@ function grouped<T>(items: readonly T[], name: (item: T) => string, node: (item:
 }
 
 function dataItemJson(d: DataItemDef): Json {
-  return { category: d.category, id: d.id, name: d.name, type: d.type };
+  const node: Json = { category: d.category, id: d.id, name: d.name, type: d.type };
+  if (d.subType !== undefined) node.subType = d.subType;
+  if (d.units !== undefined) node.units = d.units;
+  if (d.nativeUnits !== undefined) node.nativeUnits = d.nativeUnits;
+  return node;
 }
 
 function componentJson(c: ComponentDef): Json {

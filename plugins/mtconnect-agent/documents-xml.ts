@@ -47,7 +47,11 @@ function document(name: string, body: XmlNode): string {
 }
 
 function dataItemNode(d: DataItemDef): XmlNode {
-  return { '@_category': d.category, '@_id': d.id, '@_name': d.name, '@_type': d.type };
+  const node: XmlNode = { '@_category': d.category, '@_id': d.id, '@_name': xmlText(d.name), '@_type': d.type };
+  if (d.subType !== undefined) node['@_subType'] = d.subType;
+  if (d.units !== undefined) node['@_units'] = d.units;
+  if (d.nativeUnits !== undefined) node['@_nativeUnits'] = d.nativeUnits;
+  return node;
 }
 
 function componentNode(c: ComponentDef): XmlNode {

@@ -15,14 +15,13 @@ import type { MachineConfig } from '../../core/roles/gateway/machine-config.js';
 import { readAfterSeq, type SequencedRow } from '../../core/roles/gateway/history/sequence.js';
 
 /** The history classes whose rows give observations (docs/architecture.md, "History written by the actor"). */
-export const REPLAY_CLASSES = ['CNCStatus', 'State', 'Count', 'AlarmLog', 'Heartbeat'] as const;
+export const REPLAY_CLASSES = ['CNCStatus', 'State', 'Count', 'Motion', 'AlarmLog', 'Heartbeat'] as const;
 
-/** A machine's last CNCStatus, State and Count rows before a position. */
-export interface LastRows {
-  CNCStatus?: SequencedRow;
-  State?: SequencedRow;
-  Count?: SequencedRow;
-}
+/** The classes whose last row before a position holds all a replay needs of them. */
+const LAST_ROW_CLASSES = ['CNCStatus', 'State', 'Count', 'Motion'] as const;
+
+/** A machine's last CNCStatus, State, Count and Motion rows before a position. */
+export type LastRows = { [C in (typeof LAST_ROW_CLASSES)[number]]?: SequencedRow };
 
 /** A machine's cached tool life and when it was sampled. */
 export interface CachedToolLife {
@@ -89,21 +88,21 @@ export class GatewayReader {
   }
 
   /**
-   * Each machine's last CNCStatus, State and Count row with seq < beforeSeq
+   * Each machine's last CNCStatus, State, Count and Motion row with seq < beforeSeq
    * and ts ≤ beforeTs: one statement, an index seek per machine and class
    * (history_machine_class_ts read backwards from beforeTs).
    */
   async lastRowsBefore(machineIDs: readonly string[], beforeSeq: number, beforeTs: number): Promise<Map<string, LastRows>> {
     const pick = (cls: string) =>
       `(SELECT json_array(h.seq, h.ts, h.data) FROM history h WHERE h.machine_id = m.value AND h.class = '${cls}' AND h.ts <= ?1 AND h.seq < ?2 ORDER BY h.ts DESC, h.seq DESC LIMIT 1) AS ${cls}`;
-    const rows = await this.ctx.db.all<{ machineID: string; CNCStatus: string | null; State: string | null; Count: string | null }>(
-      `SELECT m.value AS machineID, ${pick('CNCStatus')}, ${pick('State')}, ${pick('Count')} FROM json_each(?3) m`,
+    const rows = await this.ctx.db.all<{ machineID: string } & Record<(typeof LAST_ROW_CLASSES)[number], string | null>>(
+      `SELECT m.value AS machineID, ${LAST_ROW_CLASSES.map(pick).join(', ')} FROM json_each(?3) m`,
       [beforeTs, beforeSeq, JSON.stringify(machineIDs)],
     );
     const out = new Map<string, LastRows>();
     for (const row of rows) {
       const last: LastRows = {};
-      for (const cls of ['CNCStatus', 'State', 'Count'] as const) {
+      for (const cls of LAST_ROW_CLASSES) {
         const packed = row[cls];
         if (packed === null) continue;
         const [seq, ts, data] = JSON.parse(packed) as [number, number, string];

@@ -23,6 +23,8 @@ export class LiveState {
   private ready = false;
   /** The last history seq applied. */
   through = 0;
+  /** Changes whenever a machine's motion items (its Motion rows' families) change, and with them the device model. */
+  layoutRevision = 0;
 
   private constructor(private readonly reader: GatewayReader) {}
 
@@ -79,7 +81,10 @@ export class LiveState {
     while (n < this.pending.length && this.pending[n]!.seq <= committedThrough) {
       const row = this.pending[n++]!;
       if (row.seq <= this.through) continue;
-      this.replay(row.machineID).apply(parseRow(row), emit);
+      const replay = this.replay(row.machineID);
+      const layout = row.cls === 'Motion' ? replay.motion.layoutKey() : undefined;
+      replay.apply(parseRow(row), emit);
+      if (layout !== undefined && layout !== replay.motion.layoutKey()) this.layoutRevision++;
     }
     if (n > 0) this.pending = this.pending.slice(n);
     // Rows dropped from a full buffer never come: committedThrough covers them.

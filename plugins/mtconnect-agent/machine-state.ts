@@ -1,6 +1,6 @@
 /**
  * A replay started at any position of the history: each machine's last
- * State, CNCStatus and Count rows before it and its last AlarmLog rows
+ * State, CNCStatus, Count and Motion rows before it and its last AlarmLog rows
  * (gateway-reader.ts), replayed in sequence order, give what the rows before
  * the position said. Where the last observation of each data item matters
  * (/current), the replay starts RECENT_ROWS rows earlier and replays them:
@@ -44,7 +44,7 @@ export async function replaysAt(
   machineIDs.forEach((machineID) => {
     const replay = new MachineReplay(machineID);
     const last = lastRows.get(machineID) ?? {};
-    const rows = [...(alarmRows.get(machineID) ?? []), ...[last.CNCStatus, last.State, last.Count].filter((r): r is SequencedRow => r !== undefined)];
+    const rows = [...(alarmRows.get(machineID) ?? []), ...[last.CNCStatus, last.State, last.Count, last.Motion].filter((r): r is SequencedRow => r !== undefined)];
     rows.sort((a, b) => a.seq - b.seq);
     for (const row of rows) replay.apply(parseRow(row), () => undefined);
     replays.set(machineID, replay);

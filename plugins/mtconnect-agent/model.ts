@@ -2,23 +2,29 @@
  * The agent's device model: the `Agent` device (its availability, and an
  * Adapter per machine with the connection of its driver), and one `Device`
  * per active machine with a Controller (emergency stop, mode, the SYSTEM
- * condition) and a Path (execution, program, part count). Element ids are
+ * condition) and a Path (execution, program, part count, tool number), and
+ * the Axes the driver reads (motion-items.ts). Element ids are
  * the machineID made a valid XML ID (see `idBase`) and a suffix, so they are
  * stable and unique. Rebuilt when the fleet's machines change.
  */
 import type { MachineConfig } from '../../core/roles/gateway/machine-config.js';
-import type { ValueItem } from './replay.js';
+import type { MotionLayout } from './motion-items.js';
+import type { ItemKey, ValueItem } from './replay.js';
 
 export type Category = 'SAMPLE' | 'EVENT' | 'CONDITION';
 
 /** What an observation of a data item comes from: a machine's item, or the Agent's own availability. */
-export type ItemSource = { machineID: string; item: ValueItem | 'system' } | { agent: 'avail' };
+export type ItemSource = { machineID: string; item: ItemKey } | { agent: 'avail' };
 
 export interface DataItemDef {
   id: string;
   type: string;
   category: Category;
   name: string;
+  subType?: string;
+  units?: string;
+  /** The unit the driver gives, when the agent converts it (an inch axis served in millimetres). */
+  nativeUnits?: string;
   source: ItemSource;
   /** The component (or device) it belongs to. */
   parent: ComponentDef;
@@ -43,7 +49,7 @@ export interface DeviceModel {
   devices: ComponentDef[];
   dataItems: Map<string, DataItemDef>;
   /** A machine's data items by what they show. */
-  byMachine: Map<string, Partial<Record<ValueItem | 'system', DataItemDef>>>;
+  byMachine: Map<string, Partial<Record<ItemKey, DataItemDef>>>;
   agentAvailability: DataItemDef;
 }
 
@@ -81,12 +87,20 @@ function component(element: string, id: string, device: ComponentDef | undefined
   return c;
 }
 
-/** Builds the model of `machines` (the active ones are served); `uuidOf` gives a machine's device uuid. */
-export function buildModel(machines: readonly MachineConfig[], agentUuid: string, uuidOf: (machineID: string) => string): DeviceModel {
+/**
+ * Builds the model of `machines` (the active ones are served); `uuidOf` gives
+ * a machine's device uuid, `motionOf` the motion items its driver reads.
+ */
+export function buildModel(
+  machines: readonly MachineConfig[],
+  agentUuid: string,
+  uuidOf: (machineID: string) => string,
+  motionOf: (machineID: string) => MotionLayout | undefined = () => undefined,
+): DeviceModel {
   const dataItems = new Map<string, DataItemDef>();
   const byMachine: DeviceModel['byMachine'] = new Map();
-  const add = (parent: ComponentDef, id: string, type: string, category: Category, name: string, source: ItemSource): DataItemDef => {
-    const def: DataItemDef = { id, type, category, name, source, parent };
+  const add = (parent: ComponentDef, id: string, type: string, category: Category, name: string, source: ItemSource, extra: Partial<DataItemDef> = {}): DataItemDef => {
+    const def: DataItemDef = { id, type, category, name, ...extra, source, parent };
     parent.dataItems.push(def);
     dataItems.set(id, def);
     return def;
@@ -99,7 +113,7 @@ export function buildModel(machines: readonly MachineConfig[], agentUuid: string
   const active = machines.filter((m) => m.isActive).sort((a, b) => (a.machineID < b.machineID ? -1 : a.machineID > b.machineID ? 1 : 0));
   for (const m of active) {
     const base = idBase(m.machineID);
-    const items: Partial<Record<ValueItem | 'system', DataItemDef>> = {};
+    const items: Partial<Record<ItemKey, DataItemDef>> = {};
     byMachine.set(m.machineID, items);
     const addAll = (parent: ComponentDef, specs: ItemSpec[]) => {
       for (const [item, suffix, type, category, name] of specs) items[item] = add(parent, `${base}_${suffix}`, type, category, name, { machineID: m.machineID, item });
@@ -118,9 +132,43 @@ export function buildModel(machines: readonly MachineConfig[], agentUuid: string
       addAll(path, PATH_ITEMS);
     }
     if (m.tasks.Count.enabled) addAll(path, COUNT_ITEMS);
+    const motion = m.tasks.CNCStatus.enabled ? motionOf(m.machineID) : undefined;
+    if (motion) addMotion(motion, { device, path, base }, (parent, item, suffix, [type, category], name, extra) => {
+      items[item] = add(parent, `${base}_${suffix}`, type, category, name, { machineID: m.machineID, item }, extra);
+    });
     devices.push(device);
   }
   return { devices, dataItems, byMachine, agentAvailability };
+}
+
+type AddMotionItem = (parent: ComponentDef, item: ItemKey, suffix: string, kind: [type: string, category: Category], name: string, extra: Partial<DataItemDef>) => void;
+
+/**
+ * A machine's motion items: TOOL_NUMBER on the Path, an `Axes` component with
+ * a `Linear` (POSITION, mm) or `Rotary` (ANGLE, degrees) per axis and a
+ * `Rotary` spindle (ROTARY_VELOCITY, LOAD), each only when the driver reads it.
+ */
+function addMotion(layout: MotionLayout, at: { device: ComponentDef; path: ComponentDef; base: string }, addItem: AddMotionItem): void {
+  const { device, path, base } = at;
+  if (layout.tool) addItem(path, 'tool', 'tool', ['TOOL_NUMBER', 'EVENT'], 'tool_number', {});
+  if (!layout.axes.length && !layout.spindleSpeed && !layout.spindleLoad) return;
+  const axes = component('Axes', `${base}_axes`, device, { name: 'axes', parentComponent: device });
+  device.components.push(axes);
+  layout.axes.forEach(({ axis, unit }, i) => {
+    const rotary = unit === 'deg';
+    // An axis name that is not a plain word (or is long) is numbered in the ids; its name stays the element's name.
+    const key = /^[A-Za-z0-9]{1,16}$/.test(axis) ? axis : `axis${i}`;
+    const element = component(rotary ? 'Rotary' : 'Linear', `${base}_axis_${key}`, device, { name: axis, parentComponent: axes });
+    axes.components.push(element);
+    const extra: Partial<DataItemDef> = rotary ? { subType: 'ACTUAL', units: 'DEGREE' } : { subType: 'ACTUAL', units: 'MILLIMETER', ...(unit === 'inch' ? { nativeUnits: 'INCH' } : {}) };
+    addItem(element, `axis:${axis}`, `axis_${key}_pos`, rotary ? ['ANGLE', 'SAMPLE'] : ['POSITION', 'SAMPLE'], `${key}_actual`, extra);
+  });
+  if (layout.spindleSpeed || layout.spindleLoad) {
+    const spindle = component('Rotary', `${base}_spindle`, device, { name: 'spindle', parentComponent: axes });
+    axes.components.push(spindle);
+    if (layout.spindleSpeed) addItem(spindle, 'spindleSpeed', 'spindle_speed', ['ROTARY_VELOCITY', 'SAMPLE'], 'spindle_speed', { subType: 'ACTUAL', units: 'REVOLUTION/MINUTE' });
+    if (layout.spindleLoad) addItem(spindle, 'spindleLoad', 'spindle_load', ['LOAD', 'SAMPLE'], 'spindle_load', { units: 'PERCENT' });
+  }
 }
 
 function describe(m: MachineConfig): string {

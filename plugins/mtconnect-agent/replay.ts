@@ -14,6 +14,7 @@
  * rows before it, machine-state.ts), so a client reads the same observations
  * under the same numbers whichever way it asks.
  */
+import { MotionState, type MotionItem } from './motion-items.js';
 import { observationSeq } from './sequence-numbers.js';
 import {
   availabilityValue,
@@ -35,15 +36,18 @@ export const VALUE_ITEMS = Object.keys(VALUE_SLOTS) as ValueItem[];
 export const CONDITION_SLOT = 8;
 /** Alarms shown by one row take the slots from here on. */
 export const FIRST_ALARM_SLOT = 10;
-/** Alarms one row can show (the slots left in a row); more open alarms than this are not shown again after an outage. */
-export const MAX_ALARMS_PER_ROW = 90;
+/** Alarms one row can show (the slots up to the motion items'); more open alarms than this are not shown again after an outage. */
+export const MAX_ALARMS_PER_ROW = 40;
 
 export type ConditionLevel = 'Normal' | 'Warning' | 'Fault' | 'Unavailable';
+
+/** What a machine's observation is of: a value item, a motion item (motion-items.ts) or the SYSTEM condition. */
+export type ItemKey = ValueItem | MotionItem | 'system';
 
 /** One observation of one machine's data item. */
 export interface Observation {
   machineID: string;
-  item: ValueItem | 'system';
+  item: ItemKey;
   seq: number;
   /** Unix milliseconds. */
   ts: number;
@@ -92,6 +96,8 @@ export class MachineReplay {
   readonly last: Partial<Record<ValueItem, Observation>> = {};
   /** The SYSTEM condition's last Normal or Unavailable. */
   conditionBase: Observation | undefined;
+  /** The axis positions, spindle and tool of the last Motion row, and their last observations. */
+  readonly motion = new MotionState();
   /** While a row is applied only up to a sequence number (`apply`'s throughSeq), observations beyond it are not made. */
   private limit = Infinity;
 
@@ -138,6 +144,10 @@ export class MachineReplay {
 
   private applyRow(row: ReplayRow, emit: Emit): void {
     const wasCurrent = this.current;
+    if (row.cls === 'Motion') {
+      this.motion.apply(row, wasCurrent, this.limitedEmit(emit));
+      return;
+    }
     const before = VALUE_ITEMS.map((item) => this.valueOf(item));
     const started = this.derived === undefined;
     switch (row.cls) {
@@ -167,6 +177,16 @@ export class MachineReplay {
       if (now && (!was || was.value !== now.value || was.nativeCode !== now.nativeCode)) this.emitValue(item, now, row, emit);
     });
     if (this.current !== wasCurrent || (started && this.derived !== undefined)) this.conditionTurned(row, emit);
+    if (this.current !== wasCurrent) this.motion.turned(row, this.current, this.limitedEmit(emit));
+  }
+
+  /** `emit` for observations that are recorded as their item's last only when within the limit (as emitValue does). */
+  private limitedEmit(emit: Emit): (o: Observation) => boolean {
+    return (o) => {
+      if (o.seq > this.limit) return false;
+      emit(o);
+      return true;
+    };
   }
 
   private emitValue(item: ValueItem, v: { value: string; nativeCode?: string }, row: ReplayRow, emit: Emit): void {

@@ -59,6 +59,10 @@ export function lastObservations(model: DeviceModel, replay: MachineReplay, want
     const o = replay.last[item];
     if (def && o && wanted(def.id)) into.push({ def, o });
   }
+  for (const [item, o] of replay.motion.last) {
+    const def = items[item];
+    if (def && wanted(def.id)) into.push({ def, o });
+  }
   const system = items.system;
   if (system && wanted(system.id)) for (const o of replay.conditionNow()) into.push({ def: system, o });
 }

@@ -27,6 +27,7 @@ export const METRIC_CATALOG: Readonly<Record<string, Readonly<Record<string, Met
     cncStatus: 'String', adjustedStatus: 'String', alarmStatus: 'Boolean', alarmLevel: 'String', mode: 'String',
     programStatus: 'String', emergency: 'Boolean', program: 'String', time: 'DateTime',
   },
+  Motion: { axes: 'String', spindleSpeed: 'Double', spindleLoad: 'Double', toolNumber: 'Double' },
   AlarmLog: { event: 'String', code: 'String', message: 'String', level: 'String', since: 'DateTime' },
   AlarmHistory: { code: 'String', message: 'String', level: 'String', start: 'DateTime', end: 'DateTime', durationSec: 'Double' },
   Count: { delta: 'Double', partCount: 'Double', partsTotal: 'Double', lastCycleTime: 'Double', program: 'String' },

@@ -29,7 +29,7 @@ async function valid(kind: DocumentKind, path: string, status = 200): Promise<st
 }
 
 describe('MTConnect documents valid against the 2.7 schemas', () => {
-  it('the probe: the Agent with an adapter per machine, and each machine a Device with its controller and path', async () => {
+  it('the probe: the Agent with an adapter per machine, and each machine a Device with its controller, path and axes', async () => {
     const xml = await valid('Devices', '/probe');
     const devices = parseXml(xml).MTConnectDevices.Devices;
     expect(devices.Agent['@_name']).toBe('Agent');
@@ -40,7 +40,11 @@ describe('MTConnect documents valid against the 2.7 schemas', () => {
     expect(types(m01)).toEqual(['AVAILABILITY', 'MESSAGE']);
     const controller = m01.Components.Controller;
     expect(types(controller)).toEqual(['EMERGENCY_STOP', 'CONTROLLER_MODE', 'SYSTEM']);
-    expect(types(controller.Components.Path)).toEqual(['EXECUTION', 'PROGRAM', 'PART_COUNT']);
+    // The simulator reads every family: the tool number on the path, and the axes and spindle.
+    expect(types(controller.Components.Path)).toEqual(['EXECUTION', 'PROGRAM', 'PART_COUNT', 'TOOL_NUMBER']);
+    const axes = m01.Components.Axes.Components;
+    expect(list(axes.Linear).flatMap(types)).toEqual(list(axes.Linear).map(() => 'POSITION'));
+    expect(types(list(axes.Rotary).find((r) => r['@_name'] === 'spindle'))).toEqual(['ROTARY_VELOCITY', 'LOAD']);
     await valid('Devices', '/M02');
     await valid('Devices', '/probe?deviceType=Device');
     // Only the Agent, as cppagent answers: the 2.7 schema wants at least one Device beside it, so this one document is not checked against it.

@@ -145,6 +145,35 @@ describe('MTConnect agent to agent: one gateway reading another', () => {
     expect(received).toEqual(await servedSequences(serving, trace.start!, next!));
   }, 180_000);
 
+  it('the reader maps the served tool number and spindle load back to its families, and its own history and agent carry them', async () => {
+    const serving = await startAgent({ machines: [agentMachine('M01')] });
+    closing.push(() => serving.stop());
+    await untilMachinesReported(serving, ['M01']);
+    const trace = newTrace();
+    const reader = await startReader(serving.url, trace);
+    closing.push(() => reader.stop());
+    const lastMotion = async (tg: TestGateway, machineID: string) => {
+      const row = await tg.gateway.context.db.get<{ data: string }>("SELECT data FROM history WHERE machine_id = ? AND class = 'Motion' ORDER BY seq DESC LIMIT 1", [machineID]);
+      return row ? (JSON.parse(row.data) as Record<string, unknown>) : undefined;
+    };
+    // The reader's status sample reads the families its mtconnect driver serves from the agent's items, as any driver's.
+    const [served, read] = await until(
+      'the reader recording the served tool number',
+      async () => [await lastMotion(serving.tg, 'M01'), await lastMotion(reader, 'R01')] as const,
+      ([a, b]) => a !== undefined && b !== undefined && a.toolNumber === b.toolNumber && typeof b.spindleLoad === 'number',
+      60_000,
+    );
+    expect(typeof served?.toolNumber).toBe('number');
+    // Where the gateway's families have no place without inventing values, nothing is read: positions (the family wants
+    // absolute, relative and distance to go too) and the spindle speed (feedAndSpindle wants the feed rate and overrides).
+    expect(Object.keys(read ?? {}).sort()).toEqual(['spindleLoad', 'toolNumber']);
+    const readerAgent = reader.gateway.context.services.get('mtconnect-agent').url;
+    const probe = await (await fetch(`${readerAgent}/R01/probe`)).text();
+    expect(probe).toContain('type="TOOL_NUMBER"');
+    expect(probe).toContain('type="LOAD"');
+    expect(probe).not.toContain('type="POSITION"');
+  }, 120_000);
+
   it('a reader behind the serving gateway\'s retention gets OUT_OF_RANGE and starts over from /current', async () => {
     // A machine five times faster than the clock, so it completes parts while the reader waits.
     const serving = await startAgent({ machines: [agentMachine('M01', { driverOptions: { seed: 7, machineType: 'mill', system: 'FANUC', timeScale: 5, cycleTimeSec: 5 } })] });

@@ -155,6 +155,12 @@ export function advanceSchedule(context: MachineContext, task: MachineTaskClass)
   return { dueAt: { ...context.dueAt, [task]: due }, nextDue: { ...context.nextDue, [task]: next } };
 }
 
+/** The status sample as the task's cache keeps it: status and alarms (the motion read goes to the history only). */
+function withoutMotion(sample: TaskValues['CNCStatus']): TaskValues['CNCStatus'] {
+  if (!sample.motion) return sample;
+  return { status: sample.status, alarms: sample.alarms };
+}
+
 /** Caches a sample of `task` (clearing its error), feeds the history and tally, and resets the failure count. */
 export function storeSample(context: MachineContext, value: unknown, task: MachineTaskClass): Pick<MachineContext, 'cache' | 'connection'> {
   const now = context.deps.now();
@@ -163,7 +169,7 @@ export function storeSample(context: MachineContext, value: unknown, task: Machi
   if (task === 'Count') tally.addParts(history.onCount(value as TaskValues['Count'], now), now);
   context.deps.onSampleLag?.(task, now - context.dueAt[task]);
   const hadError = context.cache[task].error !== undefined;
-  const cache = { ...context.cache, [task]: { value, sampledAt: now } } as TaskCache;
+  const cache = { ...context.cache, [task]: { value: task === 'CNCStatus' ? withoutMotion(value as TaskValues['CNCStatus']) : value, sampledAt: now } } as TaskCache;
   const connection = context.connection.failures ? { ...context.connection, failures: 0 } : context.connection;
   const next = { ...context, cache, connection };
   if (task === 'CNCStatus') observe(next);

@@ -1,5 +1,6 @@
 /**
  * Turns one machine's samples into history rows: CNCStatus on change,
+ * Motion when the axis positions, spindle or tool the status sample read changed,
  * AlarmLog for every alarm start and end, AlarmHistory for every finished
  * alarm, Count for every part-counter increase, State for every derived-state
  * change, and a periodic Heartbeat.
@@ -7,6 +8,7 @@
 import type { ActiveAlarm, CncStatus, PartCount } from '../../../driver.js';
 import type { HistoryRow } from '../history/writer.js';
 import type { DerivedState } from './derive-state.js';
+import { motionChanged, type MotionSample } from './motion.js';
 import type { StatusSample } from './task-samplers.js';
 
 /** Where rows go; the HistoryWriter in production. */
@@ -15,7 +17,7 @@ export interface HistorySink {
 }
 
 /** Every class a machine actor writes; the history interfaces accept these even before the first row. */
-export const HISTORY_CLASSES = ['CNCStatus', 'AlarmLog', 'AlarmHistory', 'Count', 'State', 'Heartbeat'] as const;
+export const HISTORY_CLASSES = ['CNCStatus', 'Motion', 'AlarmLog', 'AlarmHistory', 'Count', 'State', 'Heartbeat'] as const;
 export type HistoryClass = (typeof HISTORY_CLASSES)[number];
 
 const STATUS_KEYS = ['cncStatus', 'adjustedStatus', 'alarmStatus', 'alarmLevel', 'mode', 'programStatus', 'emergency', 'program'] as const;
@@ -29,6 +31,7 @@ const alarmKey = (a: ActiveAlarm) => `${a.code}\u0000${a.message}`;
 
 export class MachineHistory {
   private lastStatus: CncStatus | undefined;
+  private lastMotion: MotionSample | undefined;
   private activeAlarms = new Map<string, ActiveAlarm>();
   private lastPartsTotal: number | undefined;
   private lastState: string | undefined;
@@ -49,6 +52,8 @@ export class MachineHistory {
   onStatus(sample: StatusSample, now: number): void {
     if (statusChanged(this.lastStatus, sample.status)) this.write('CNCStatus', now, sample.status);
     this.lastStatus = sample.status;
+    if (sample.motion && motionChanged(this.lastMotion, sample.motion)) this.write('Motion', now, sample.motion);
+    if (sample.motion) this.lastMotion = sample.motion;
     const seen = new Map(sample.alarms.map((a) => [alarmKey(a), a]));
     for (const [key, alarm] of seen) {
       if (this.activeAlarms.has(key)) continue;

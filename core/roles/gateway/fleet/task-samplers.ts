@@ -4,6 +4,7 @@
  */
 import type { ActiveAlarm, CncStatus, DriverClient, PartCount, TimeData, ToolLifeRecord } from '../../../driver.js';
 import type { MachineTaskClass } from '../machine-config.js';
+import { readMotion, type MotionSample } from './motion.js';
 import type { OeeSample, StateTally } from './state-tally.js';
 
 /** The CNCStatus sample: the status, plus the active alarms whenever an alarm may be involved. */
@@ -11,6 +12,8 @@ export interface StatusSample {
   status: CncStatus;
   /** Active alarms; read when the status shows an alarm or one was active before. */
   alarms: ActiveAlarm[];
+  /** The motion families the driver declares, read beside the status (history only: the task's cache keeps status and alarms). */
+  motion?: MotionSample;
 }
 
 export interface CycleSample {
@@ -45,10 +48,10 @@ type Samplers = { [K in MachineTaskClass]: (ctx: SamplerContext) => Promise<Task
 
 export const TASK_SAMPLERS: Samplers = {
   async CNCStatus({ client, hadAlarms }) {
-    const status = await client.read('status');
+    const [status, motion] = await Promise.all([client.read('status'), readMotion(client)]);
     const alarmy = status.alarmLevel !== 'none' || status.alarmStatus || status.emergency;
     const alarms = (alarmy || hadAlarms) && client.families.has('alarm') ? await client.read('alarm') : [];
-    return { status, alarms };
+    return motion ? { status, alarms, motion } : { status, alarms };
   },
   Count: ({ client }) => client.read('count'),
   async Cycle({ client }) {
