@@ -52,7 +52,11 @@ export const ALLOWED_ATTRIBUTES: ReadonlySet<string> = new Set([
   'cncgw.error.code',
   'cncgw.protocol',
   'cncgw.deployment.id',
+  'cncgw.deployment.batch.id',
+  'cncgw.deployment.purpose',
   'cncgw.deployment.step',
+  'cncgw.deployment.resumed',
+  'cncgw.lease.epoch',
   'cncgw.history.rows',
   'cncgw.machines',
 ]);

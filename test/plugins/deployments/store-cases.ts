@@ -12,7 +12,7 @@ import { applyMigrations } from '../../../core/store/migrations.js';
 import type { SqlDatabase } from '../../../core/store/sql-database.js';
 import { DEPLOYMENT_MACHINE_VERSION } from '../../../plugins/deployments/machine.js';
 import { claimDeployments, leaseOf, releaseDeployments, renewDeployments } from '../../../plugins/deployments/lease.js';
-import { LEASE_MIGRATIONS } from '../../../plugins/deployments/schema.js';
+import { LEASE_MIGRATIONS, TRACE_MIGRATIONS } from '../../../plugins/deployments/schema.js';
 import { DeploymentRepository, MIGRATIONS, type NewDeployment } from '../../../plugins/deployments/store.js';
 import { TRIAL_MACHINE_VERSION } from '../../../plugins/deployments/trial-machine.js';
 import { TRIAL_MIGRATIONS, TrialRepository } from '../../../plugins/deployments/trial-store.js';
@@ -37,7 +37,7 @@ export const batchOf = (id: string, key: string | null = null, createdAt = T0) =
 
 /** A migrated database with the deployments' and trials' tables, and the audit its final statuses append to. */
 export async function deploymentsDatabase(db: SqlDatabase): Promise<{ repo: DeploymentRepository; trials: TrialRepository }> {
-  await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS]);
+  await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS, ...TRACE_MIGRATIONS]);
   const lease = leaseOf({ holder: 'test-instance' });
   const repo = new DeploymentRepository(db, await AuditChain.open(db, { timeZone: 'UTC' }), lease);
   return { repo, trials: new TrialRepository(db, lease) };
