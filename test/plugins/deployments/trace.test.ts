@@ -73,7 +73,7 @@ describe('a deployment batch as one trace', () => {
   }, 60_000);
   afterAll(() => svc?.stop());
 
-  const post = (path: string, body: unknown) => svc.request('POST', path, { cookie: admin.cookie, headers: admin.headers, body });
+  const post = (path: string, body?: unknown) => svc.request('POST', path, { cookie: admin.cookie, headers: admin.headers, ...(body !== undefined ? { body } : {}) });
   const get = (path: string) => svc.request('GET', path, { cookie: admin.cookie });
 
   it('a batch to two machines through the in-process link: one trace with the batch span, a transfer span per machine with its steps, the gateway\'s interface calls under them', async () => {
