@@ -1,0 +1,61 @@
+/**
+ * A driver's own requests are client spans under the live read that asked
+ * for them (SDK in-memory exporter), with the machine, the protocol and the
+ * controller's address; a poll outside any span makes none.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { startModbusSimulator } from '../../../drivers/modbus/simulator.js';
+import type { RunningSimulator } from '../../../drivers/protocol-simulator.js';
+import { startTelemetry, type ProcessTelemetry } from '../../../core/telemetry/start.js';
+import { inRole, inSpan } from '../../../core/telemetry/tracing.js';
+import { modbusClient } from '../../drivers/modbus/helpers.js';
+
+const exporter = new InMemorySpanExporter();
+let telemetry: ProcessTelemetry;
+let sim: RunningSimulator;
+
+beforeAll(async () => {
+  telemetry = await startTelemetry(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9/' }, ['gateway'], { processor: new SimpleSpanProcessor(exporter) });
+  sim = await startModbusSimulator({ machines: [{ machineID: 'MB-01', seed: 5, machineType: 'mill', system: 'FANUC' }] });
+});
+afterAll(async () => {
+  await sim?.close();
+  await telemetry?.stop();
+});
+beforeEach(() => exporter.reset());
+
+describe('driver request spans', () => {
+  it('Modbus: each register read is a client span under the live read, with the machine, the protocol and the peer', async () => {
+    const client = modbusClient(sim.port, { unitId: 1 });
+    try {
+      await client.connect();
+      await inRole('gateway', () => inSpan('read status', { kind: 'client' }, () => client.read('status')));
+    } finally {
+      await client.close();
+    }
+    const spans = exporter.getFinishedSpans();
+    const live = spans.find((s) => s.name === 'read status')!;
+    const requests = spans.filter((s) => s.name.startsWith('modbus read '));
+    expect(requests.length).toBe(client.requestsFor('status').length);
+    expect(requests.length).toBeGreaterThan(0);
+    for (const r of requests) {
+      expect(r.parentSpanContext?.spanId).toBe(live.spanContext().spanId);
+      expect(r.kind).toBe(2);
+      expect(r.resource.attributes['service.name']).toBe('cncgw-gateway');
+      expect(r.attributes).toMatchObject({ 'cncgw.protocol': 'modbus', 'cncgw.machine.id': 'MB-01', 'network.peer.address': '127.0.0.1', 'network.peer.port': sim.port });
+    }
+    expect(requests.map((r) => r.attributes['rpc.method']).sort()).toEqual(client.requestsFor('status').map((r) => r.function).sort());
+  });
+
+  it('a poll outside any span (an actor\'s) makes no driver spans', async () => {
+    const client = modbusClient(sim.port, { unitId: 1 });
+    try {
+      await client.connect();
+      await inRole('gateway', () => client.read('status'));
+    } finally {
+      await client.close();
+    }
+    expect(exporter.getFinishedSpans()).toHaveLength(0);
+  });
+});
