@@ -76,6 +76,18 @@ export function deploymentStoreCases(engine: EngineUnderTest): void {
       expect(await repo.unfinishedOn('mch_0002')).toEqual([{ dir: DIR, fileName: 'O1000' }]);
     });
 
+    it('keeps a batch\'s trace context with the batch and with each of its deployments, and none for a batch made without tracing', async () => {
+      const { db, repo } = await store();
+      const content = Buffer.from('%\nO1000\nM30\n%\n');
+      const trace = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=opaque' };
+      const rows = await db.write((tx) => repo.insertBatch(tx, { ...batchOf('bat_t'), trace }, planned(3, content), DEPLOYMENT_MACHINE_VERSION), { transaction: true });
+      expect(rows.map((r) => r.trace)).toEqual([trace, trace, trace]);
+      for (const row of rows) expect((await repo.get(row.id))?.trace).toEqual(trace);
+      expect(await db.get('SELECT trace_parent, trace_state FROM deploy_batches WHERE id = ?', ['bat_t'])).toEqual({ trace_parent: trace.traceparent, trace_state: trace.tracestate });
+      const plain = await db.write((tx) => repo.insertBatch(tx, batchOf('bat_u'), planned(1, content, 'depu'), DEPLOYMENT_MACHINE_VERSION), { transaction: true });
+      expect((await repo.get(plain[0]!.id))?.trace).toBeNull();
+    });
+
     it('stores the state changes of many deployments in one round, and each final status once with one audit record and its release', async () => {
       const { db, repo } = await store();
       const content = Buffer.from('%\nO1000\nM30\n%\n');
