@@ -10,8 +10,7 @@ import { describeIssues } from '../schema-errors.js';
 import { linkError } from './calls.js';
 import { CallingGatewayLink } from './calling-link.js';
 import { GatewayLinkError, type GatewayLink } from './types.js';
-import { startLinkSpan } from '../telemetry/calls.js';
-import { errorType, traceHeaders, tracingEnabled, type OpenSpan } from '../telemetry/tracing.js';
+import { errorType, injectTrace, startSpan, tracingEnabled, type OpenSpan } from '../telemetry/tracing.js';
 
 export interface HttpGatewayLinkOptions {
   /** Per request; a program upload may take longer on a slow controller. */
@@ -78,7 +77,7 @@ export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
     if (entry.method === 'GET') for (const [k, v] of Object.entries(input as Record<string, unknown>)) if (v !== undefined) query.set(k, String(v));
     const url = `${base}${entry.path}${entry.method === 'GET' && [...query].length ? `?${query}` : ''}`;
     // A client span under the caller's (none for background work), continued by the gateway's server span.
-    const open = tracingEnabled() ? startLinkSpan(entry.method, entry.path) : undefined;
+    const open = tracingEnabled() ? startSpan(`${entry.method} ${entry.path}`, { kind: 'client', childOnly: true, attributes: { 'http.request.method': entry.method, 'url.path': entry.path, 'cncgw.interface': entry.path } }) : undefined;
     try {
       return await this.send(entry, input, url, base, open);
     } catch (err) {
@@ -94,7 +93,7 @@ export class HttpGatewayLink extends CallingGatewayLink implements GatewayLink {
     try {
       response = await fetch(url, {
         method: entry.method,
-        headers: { authorization: `Bearer ${this.secretKey}`, accept: 'application/json', ...(entry.method === 'POST' ? { 'content-type': 'application/json' } : {}), ...traceHeaders(open) },
+        headers: { authorization: `Bearer ${this.secretKey}`, accept: 'application/json', ...(entry.method === 'POST' ? { 'content-type': 'application/json' } : {}), ...(open ? injectTrace({}, open.context) : {}) },
         ...(entry.method === 'POST' ? { body: postBody(input as Record<string, unknown>) } : {}),
         redirect: 'error',
         signal: AbortSignal.timeout(this.timeoutMs),

@@ -7,7 +7,7 @@
  * Callers check `tracingEnabled()` first, so a call pays nothing while tracing is off.
  */
 import type { AttributeValue } from '@opentelemetry/api';
-import { extractTrace, inSpan, startSpan, type OpenSpan, type SpanNote } from './tracing.js';
+import { extractTrace, inSpan, type SpanNote } from './tracing.js';
 
 /** The text of the first of `keys` that `input` holds as a string. */
 function textField(input: Record<string, unknown>, keys: readonly string[]): string | undefined {
@@ -47,9 +47,4 @@ export function inToolCallSpan<T>(request: { name: string; arguments?: unknown; 
 /** Runs one interface call inside its span (only under a request's span: internal pollers make no traces of their own). */
 export function inInterfaceSpan<T>(path: string, input: unknown, run: (note: SpanNote) => Promise<T>): Promise<T> {
   return inSpan(path, { childOnly: true, attributes: { 'cncgw.interface': path, ...targetAttributes(input) } }, run);
-}
-
-/** The client span of a call to a gateway's interface over HTTP, under the caller's span (none for background work); its context goes in the request's headers (`traceHeaders`). */
-export function startLinkSpan(method: string, path: string): OpenSpan | undefined {
-  return startSpan(`${method} ${path}`, { kind: 'client', childOnly: true, attributes: { 'http.request.method': method, 'url.path': path, 'cncgw.interface': path } });
 }

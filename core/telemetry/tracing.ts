@@ -158,15 +158,6 @@ export function injectTrace(carrier: Record<string, string>, from: Context = con
   return carrier;
 }
 
-/**
- * The headers that carry a client span's context to the service it calls
- * (`traceparent`, `tracestate`); none without a span. The one place an
- * outgoing HTTP request gets them, whatever sends it.
- */
-export function traceHeaders(open: OpenSpan | undefined): Record<string, string> {
-  return open ? injectTrace({}, open.context) : {};
-}
-
 /** The context a carrier's traceparent/tracestate continue (keys lower case); undefined while tracing is off or when it holds none. */
 export function extractTrace(carrier: Record<string, string | string[] | undefined>): Context | undefined {
   if (!backend || carrier.traceparent === undefined) return undefined;
