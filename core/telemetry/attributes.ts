@@ -22,6 +22,9 @@ export const ALLOWED_ATTRIBUTES: ReadonlySet<string> = new Set([
   'server.address',
   'server.port',
   'client.address',
+  // A driver's controller (its host and port, never its credentials)
+  'network.peer.address',
+  'network.peer.port',
   'user_agent.original',
   'network.protocol.version',
   'error.type',
@@ -52,7 +55,11 @@ export const ALLOWED_ATTRIBUTES: ReadonlySet<string> = new Set([
   'cncgw.error.code',
   'cncgw.protocol',
   'cncgw.deployment.id',
+  'cncgw.deployment.batch.id',
+  'cncgw.deployment.purpose',
   'cncgw.deployment.step',
+  'cncgw.deployment.resumed',
+  'cncgw.lease.epoch',
   'cncgw.history.rows',
   'cncgw.machines',
 ]);

@@ -14,12 +14,15 @@ import {
   type BridgeFunction, type BridgeInfo, type BridgeRequest, type BridgeResponse,
 } from './protocol.js';
 import { EW, errorForReturnCode } from './return-codes.js';
+import { inDriverRequest, type DriverPeer } from '../../core/telemetry/drivers.js';
 
 export interface SessionSettings {
   /** CNC name on the bridge; undefined picks the bridge's only CNC. */
   cnc: string | undefined;
   requestTimeoutMs: number;
   connectTimeoutMs: number;
+  /** Who the calls go to, for their spans (core/telemetry/drivers.ts). */
+  peer?: DriverPeer;
 }
 
 /** A call's arguments without the handle, which the session adds. */
@@ -144,7 +147,8 @@ export class BridgeSession {
     this.ensureOpen();
     const body = { ...args, handle } as BridgeRequest<F>;
     try {
-      return await callOnce(this.transport, this.cnc, fn, body, family, this.settings.requestTimeoutMs, 'driverOptions.requestTimeoutMs');
+      const call = () => callOnce(this.transport, this.cnc, fn, body, family, this.settings.requestTimeoutMs, 'driverOptions.requestTimeoutMs');
+      return await (this.settings.peer ? inDriverRequest(`focas ${fn}`, this.settings.peer, fn, call) : call());
     } catch (error) {
       // The request reports the loss itself; the session just stops being usable.
       if (error instanceof GatewayError && error.errorName === 'MACHINE_NOT_CONNECTED') this.lose(error.message, false);

@@ -72,7 +72,10 @@ export class FocasClient implements DriverClient {
     if (previous) await previous.close();
     const session: BridgeSession = await BridgeSession.open(
       { host: this.machine.ip, port: this.machine.port },
-      { cnc: this.options.cnc, requestTimeoutMs: this.options.requestTimeoutMs, connectTimeoutMs: this.options.connectTimeoutMs },
+      {
+        cnc: this.options.cnc, requestTimeoutMs: this.options.requestTimeoutMs, connectTimeoutMs: this.options.connectTimeoutMs,
+        peer: { protocol: 'focas', machineId: this.machine.machineID, address: this.machine.ip, port: this.machine.port },
+      },
       (reason) => this.lost(session, reason),
     );
     if (this.closed) {

@@ -8,6 +8,7 @@ import {
   type ActiveAlarm, type ConnectionLost, type DriverClient, type DriverDeps, type FamilyValues, type ItemFamily, type ReadableFamily,
 } from '../../core/driver.js';
 import { GatewayError } from '../../core/errors.js';
+import { inDriverRequest, type DriverPeer } from '../../core/telemetry/drivers.js';
 import { decodeRegisters, type DecodedValue } from './codec.js';
 import { ModbusConnection, type ReadResult } from './connection.js';
 import {
@@ -56,7 +57,11 @@ export class ModbusClient implements DriverClient {
   /** When each alarm slot's current code was first seen, for maps without `since`. */
   private readonly alarmFirstSeen = new Map<number, { code: string; since: number }>();
 
-  constructor(machine: { ip: string; port: number }, options: ModbusOptions, deps: Pick<DriverDeps, 'now'>) {
+  /** Who this client's requests go to, for their spans. */
+  private readonly peer: DriverPeer;
+
+  constructor(machine: { machineID?: string; ip: string; port: number }, options: ModbusOptions, deps: Pick<DriverDeps, 'now'>) {
+    this.peer = { protocol: 'modbus', ...(machine.machineID !== undefined ? { machineId: machine.machineID } : {}), address: machine.ip, port: machine.port };
     this.map = options.map;
     this.now = deps.now;
     this.plans = familyPlans(options.map, options);
@@ -105,7 +110,7 @@ export class ModbusClient implements DriverClient {
   private async readValues(plan: readonly ReadRequest[]): Promise<ReadValues> {
     if (!this.connection.isOpen) throw new GatewayError('MACHINE_NOT_CONNECTED', 'modbus: not connected');
     // All requests queue at once; the connection still sends them one at a time.
-    const results = await Promise.all(plan.map((request) => this.connection.read(request.function, request.address, request.count)));
+    const results = await Promise.all(plan.map((request) => inDriverRequest(`modbus read ${request.function}`, this.peer, request.function, () => this.connection.read(request.function, request.address, request.count))));
     const values = new Map<string, DecodedValue>();
     plan.forEach((request, i) => decodeInto(values, request, results[i] as ReadResult));
     return values;

@@ -21,6 +21,7 @@ import { toAlarms, toCncStatus, type ConditionReading } from './mapping.js';
 import type { NodeItem, OpcuaOptions } from './options.js';
 import { StatusSubscription } from './subscription.js';
 import { ToolList } from './tools.js';
+import { inDriverRequest } from '../../core/telemetry/drivers.js';
 
 /** Minimum pause between two attempts to recreate a broken subscription. */
 const RESUBSCRIBE_PAUSE_MS = 2_000;
@@ -219,7 +220,8 @@ export class OpcuaClient implements DriverClient {
     if (subscribed) return subscribed;
     this.resubscribe(s);
     this.counters.polledReads += 1;
-    return s.link.readValues(what, nodeIds);
+    const peer = this.target.peer;
+    return peer ? inDriverRequest('opcua Read', peer, 'Read', () => s.link.readValues(what, nodeIds)) : s.link.readValues(what, nodeIds);
   }
 
   /**

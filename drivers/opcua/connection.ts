@@ -6,6 +6,7 @@
  * reconnection machinery runs behind the gateway's back.
  */
 import { join } from 'node:path';
+import type { DriverPeer } from '../../core/telemetry/drivers.js';
 import type { Logger } from 'pino';
 import type { ClientSession, DataValue, OPCUAClient } from 'node-opcua';
 import { GatewayError } from '../../core/errors.js';
@@ -28,6 +29,8 @@ export interface LinkTarget {
   password: string | undefined;
   dataDir: string;
   logger: Logger;
+  /** Who the requests go to, for their spans (core/telemetry/drivers.ts). */
+  peer?: DriverPeer;
 }
 
 /** Messages of node-opcua errors that mean the channel or session is gone. */

@@ -33,6 +33,7 @@ export const opcuaDriver: DriverFactory<OpcuaOptions> = {
         password: machine.password,
         dataDir: deps.dataDir,
         logger: deps.logger,
+        peer: { protocol: 'opcua', machineId: machine.machineID, address: machine.ip, port: machine.port },
       },
       deps,
     );

@@ -10,7 +10,7 @@ import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { deploymentOperations } from './operations.js';
 import { DEPLOYMENTS_FIELDS, DEPLOYMENTS_PART } from './config.js';
 import { leaseOf } from './lease.js';
-import { LEASE_MIGRATIONS } from './schema.js';
+import { LEASE_MIGRATIONS, TRACE_MIGRATIONS } from './schema.js';
 import { MIGRATIONS } from './store.js';
 import { TRIAL_MIGRATIONS } from './trial-store.js';
 import { trialOperations } from './trials.js';
@@ -35,7 +35,7 @@ export function createDeploymentsPlugin(options: DeploymentsOptions = {}) {
   return definePlugin<ProgramsContext, typeof DEPLOYMENTS_FIELDS>({
     name: 'deployments',
     dependsOn: ['vault', 'gateways', 'assignments', 'webhooks'],
-    migrations: [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS],
+    migrations: [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS, ...TRACE_MIGRATIONS],
     config: DEPLOYMENTS_PART,
     async register(ctx) {
       // The plugin's own option first (tests), then the operator's setting.

@@ -1,5 +1,6 @@
 /** What the deployments' tables hold, as records: deployments, their timelines and releases. */
 import type { DeploymentStatus } from './machine.js';
+import { carrierOf, type TraceCarrier } from './trace.js';
 
 /** Why a deployment was made. */
 export const DEPLOYMENT_PURPOSES = ['deploy', 'trial', 'pull-back', 'drift-reject', 'restore'] as const;
@@ -58,11 +59,13 @@ export interface DeploymentRow {
   holder: string | null;
   /** Grows at every claim: its holder stores its states and makes its transfers under the epoch it claimed it with (lease.ts). */
   leaseEpoch: number;
+  /** The trace context of its batch's span, which its steps continue (trace.ts); null when tracing was off when the batch was made. */
+  trace: TraceCarrier | null;
 }
 
 /** The columns of a deployment's row, in the order `rowOf` reads them. */
 export const COLUMNS =
-  'id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at, purpose, holder, lease_epoch';
+  'id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at, purpose, holder, lease_epoch, trace_parent, trace_state';
 
 /** A deployment as its row stores it. */
 export const rowOf = (r: Record<string, unknown>): DeploymentRow => ({
@@ -73,6 +76,7 @@ export const rowOf = (r: Record<string, unknown>): DeploymentRow => ({
   deadline: Number(r.deadline), createdBy: String(r.created_by), createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
   finishedAt: r.finished_at === null ? null : Number(r.finished_at), holder: r.holder === null || r.holder === undefined ? null : String(r.holder),
   leaseEpoch: Number(r.lease_epoch ?? 0),
+  trace: carrierOf(r.trace_parent, r.trace_state),
 });
 
 export interface NewDeployment {

@@ -22,6 +22,7 @@ import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, isStepFailure, statusOf,
 import { failure, linkFailure } from './step-failures.js';
 import { StepFencing } from './step-fencing.js';
 import type { DeploymentRepository, DeploymentRow } from './store.js';
+import { TransferSpans, type DeploymentStep, type TraceCarrier } from './trace.js';
 
 export type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['gateway-machines']['machine']>>>;
 
@@ -52,6 +53,9 @@ export class DeploymentRunner {
   private readonly slotWaits = new Set<string>();
   /** Deployments restored after a restart: their next transfer first reads the file back. */
   private readonly resumed = new Set<string>();
+
+  /** The transfer span of each deployment running here, in its batch's trace (trace.ts). */
+  private readonly spans = new TransferSpans();
 
   /** The lease keeper: renews this instance's leases and claims ended ones, every third of the lease time. */
   private keeper: ReturnType<typeof keepLeases> | undefined;
@@ -168,6 +172,7 @@ export class DeploymentRunner {
     const id = input.deploymentId;
     const epoch = this.epochOf(id, signal);
     const { row, machine, link } = await target(id);
+    this.spans.note(id, { 'cncgw.machine.id': machine.machineId });
     // A restored promise actor runs again with the input it had before the restart, so the runner keeps this itself.
     const resumed = this.resumed.delete(id) || input.resumed;
     const content = await this.content(row.sha256);
@@ -186,13 +191,13 @@ export class DeploymentRunner {
       await this.fencing.mustHold(id, epoch);
       if (resumed) {
         // After a restart or a failed call: if the file is already there, whole, it is not sent again.
-        const there = await this.fencing.call(link, file, 'read-back', link.programHash(machine.machineId, row.dir, row.fileName, fence)).catch((err: unknown) => {
+        const there = await this.fencing.call(link, file, 'read-back', this.step(id, 'read-back', machine, () => link.programHash(machine.machineId, row.dir, row.fileName, fence))).catch((err: unknown) => {
           if (this.repo.held.epochOf(id) !== epoch) throw err;
           return undefined;
         });
         if (there?.sha256 === row.sha256) return false;
       }
-      await this.fencing.call(link, file, 'transfer', link.uploadProgram(machine.machineId, row.dir, row.fileName, content, fence));
+      await this.fencing.call(link, file, 'transfer', this.step(id, 'upload', machine, () => link.uploadProgram(machine.machineId, row.dir, row.fileName, content, fence)));
       return true;
     });
     if (sent && resumed) await this.fencing.open(id, epoch, true);
@@ -206,11 +211,16 @@ export class DeploymentRunner {
     await this.fencing.mustHold(id, epoch);
     // The gateway hashes what it reads from the machine: the bytes need not travel to be compared.
     const fence = { lease: id, epoch };
-    const back = await this.fencing.call(link, { machineID: machine.machineId, dir: row.dir, name: row.fileName, fence }, 'read-back', link.programHash(machine.machineId, row.dir, row.fileName, fence));
+    const back = await this.fencing.call(link, { machineID: machine.machineId, dir: row.dir, name: row.fileName, fence }, 'read-back', this.step(id, 'verify', machine, () => link.programHash(machine.machineId, row.dir, row.fileName, fence)));
     if (back.sha256 !== row.sha256) {
       throw { ...failure(false, `read-back: the file on the machine has SHA-256 ${back.sha256}, not the transferred ${row.sha256}`), readBackSha256: back.sha256 };
     }
     return { readBackSha256: back.sha256 };
+  }
+
+  /** A step's link call, as a span under the deployment's transfer span (trace.ts). */
+  private step<T>(id: string, step: DeploymentStep, machine: FleetMachine, call: () => Promise<T>): Promise<T> {
+    return this.spans.step(id, step, { 'cncgw.machine.id': machine.machineId, 'cncgw.lease.epoch': this.repo.held.epochOf(id) }, call);
   }
 
   /** The epoch a step of `id` runs under: its actor's, while it runs here. */
@@ -262,8 +272,9 @@ export class DeploymentRunner {
    * Starts a new deployment's actor. `known` is what its steps need, when the
    * caller has it at hand (a batch just stored): the steps then read nothing
    * before the transfer. A new deployment is held under epoch 1, its first claim.
+   * `trace`: its batch's trace context, which its transfer span continues (its row's, when known).
    */
-  start(deploymentId: string, deadline: number, known?: { row: DeploymentRow; machine: FleetMachine; link: GatewayLink; content: Buffer }): void {
+  start(deploymentId: string, deadline: number, known?: { row: DeploymentRow; machine: FleetMachine; link: GatewayLink; content: Buffer }, trace?: TraceCarrier | null): void {
     if (known) {
       this.targets.set(deploymentId, Promise.resolve({ row: known.row, machine: known.machine, link: known.link }));
       if (!this.contents.has(known.row.sha256)) this.remember(known.row.sha256, Promise.resolve(known.content));
@@ -271,7 +282,7 @@ export class DeploymentRunner {
     // Confirmed when it was stored: the lease stored with it runs from its creation.
     if (this.repo.held.epochOf(deploymentId) === undefined) this.repo.held.hold(deploymentId, known?.row.leaseEpoch ?? 1, performance.now() - Math.max(0, this.ctx.now() - (known?.row.updatedAt ?? this.ctx.now())));
     const actor = createActor(this.machine(), { input: { deploymentId, deadline } });
-    this.run(deploymentId, actor);
+    this.run(deploymentId, actor, known?.row.trace ?? trace, this.resumed.has(deploymentId));
   }
 
   /**
@@ -320,12 +331,12 @@ export class DeploymentRunner {
       this.claimedRows.set(row.id, row);
       if (!row.snapshot) {
         // Stored, but stopped before its first state change was: it starts from the beginning.
-        this.start(row.id, row.deadline);
+        this.start(row.id, row.deadline, undefined, row.trace);
         continue;
       }
       const snapshot = JSON.parse(row.snapshot) as SnapshotFrom<typeof deploymentMachine>;
       const actor = createActor(this.machine(), { snapshot: snapshot as never, input: { deploymentId: row.id, deadline: row.deadline } });
-      this.run(row.id, actor);
+      this.run(row.id, actor, row.trace, true);
     }
   }
 
@@ -366,13 +377,19 @@ export class DeploymentRunner {
     this.claimedRows.delete(id);
     this.repo.forget([id]);
     this.repo.held.forget(id);
+    this.spans.end(id, 'taken_over');
     actor?.stop();
   }
 
-  /** Runs an actor under the epoch its deployment is held with now, storing each state it reaches under that epoch. */
-  private run(id: string, actor: Actor<typeof deploymentMachine>): void {
+  /**
+   * Runs an actor under the epoch its deployment is held with now, storing
+   * each state it reaches under that epoch; its transfer span here continues
+   * `trace` (`resumed`: restored from its snapshot, or started again).
+   */
+  private run(id: string, actor: Actor<typeof deploymentMachine>, trace: TraceCarrier | null | undefined, resumed: boolean): void {
     const epoch = this.repo.held.epochOf(id) ?? 0;
     this.actors.set(id, actor);
+    this.spans.begin(id, trace, { 'cncgw.deployment.resumed': resumed, 'cncgw.lease.epoch': epoch });
     let last = '';
     actor.subscribe({
       next: (snapshot) => {
@@ -382,6 +399,7 @@ export class DeploymentRunner {
         const status = statusOf(state);
         const persisted = JSON.stringify(actor.getPersistedSnapshot());
         const final = snapshot.status === 'done';
+        if (final) this.spans.end(id, status, status === 'Failed');
         const write = (final
           ? this.repo.finish(id, epoch, status, status === 'Failed' ? snapshot.context.lastError : null, this.ctx.now(), persisted, snapshot.context.readBackSha256 ?? null).then((row) => {
             if (this.actors.get(id) === actor) {
@@ -416,6 +434,7 @@ export class DeploymentRunner {
     this.stopping = true;
     const keeping = this.keeper?.stop();
     for (const actor of this.actors.values()) actor.stop();
+    this.spans.endAll('stopped');
     this.slotWaits.clear();
     this.actors.clear();
     await Promise.allSettled([...this.writes, keeping]);

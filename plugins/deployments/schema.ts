@@ -112,3 +112,19 @@ export const LEASE_MIGRATIONS: readonly Migration[] = [
     ],
   },
 ];
+
+/** Each batch's trace (docs/tracing.md, "A deployment's trace"); after the leases' migrations, so its id is 7. */
+export const TRACE_MIGRATIONS: readonly Migration[] = [
+  {
+    id: 7,
+    name: 'deployment trace context',
+    up: [
+      // The W3C trace context (traceparent, tracestate) of the batch's span: each deployment's steps continue it, on whichever
+      // instance runs them. NULL when tracing was off at the batch's creation (or for rows written before this).
+      'ALTER TABLE deploy_batches ADD COLUMN trace_parent TEXT',
+      'ALTER TABLE deploy_batches ADD COLUMN trace_state TEXT',
+      'ALTER TABLE deploy_deployments ADD COLUMN trace_parent TEXT',
+      'ALTER TABLE deploy_deployments ADD COLUMN trace_state TEXT',
+    ],
+  },
+];

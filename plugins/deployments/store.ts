@@ -15,6 +15,7 @@ import type { DeploymentStatus } from './machine.js';
 export { MIGRATIONS } from './schema.js';
 export type { AuditAppender } from './deployment-states.js';
 export { DEPLOYMENT_PURPOSES, type DeploymentPurpose, type DeploymentRow, type NewDeployment, type Release, type TimelineEntry } from './records.js';
+import type { TraceCarrier } from './trace.js';
 import { COLUMNS, releaseOf, rowOf, type DeploymentPurpose, type DeploymentRow, type NewDeployment, type Release } from './records.js';
 
 export class DeploymentRepository {
@@ -55,12 +56,17 @@ export class DeploymentRepository {
 
   async insertBatch(
     tx: WriteTx,
-    batch: { id: string; versionId: string | null; purpose: DeploymentPurpose; isTrial: boolean; trialHours: number | null; key: string | null; requestHash: string; answer: string; createdBy: string; createdAt: number; deadline: number },
+    batch: {
+      id: string; versionId: string | null; purpose: DeploymentPurpose; isTrial: boolean; trialHours: number | null; key: string | null; requestHash: string; answer: string; createdBy: string; createdAt: number; deadline: number;
+      /** The batch span's trace context, stored with the batch and each of its deployments (trace.ts). */
+      trace?: TraceCarrier | null;
+    },
     deployments: readonly NewDeployment[],
     machineVersion: number,
   ): Promise<DeploymentRow[]> {
-    await tx.run('INSERT INTO deploy_batches (id, version_id, is_trial, trial_hours, idempotency_key, request_hash, answer, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-      batch.id, batch.versionId ?? '', batch.isTrial ? 1 : 0, batch.trialHours, batch.key, batch.requestHash, batch.answer, batch.createdBy, batch.createdAt,
+    const trace = batch.trace ?? null;
+    await tx.run('INSERT INTO deploy_batches (id, version_id, is_trial, trial_hours, idempotency_key, request_hash, answer, created_by, created_at, trace_parent, trace_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+      batch.id, batch.versionId ?? '', batch.isTrial ? 1 : 0, batch.trialHours, batch.key, batch.requestHash, batch.answer, batch.createdBy, batch.createdAt, trace?.traceparent ?? null, trace?.tracestate ?? null,
     ]);
     const timeline = JSON.stringify([{ status: 'Queued', at: batch.createdAt }]);
     const stored = new Set<string>();
@@ -71,17 +77,17 @@ export class DeploymentRepository {
       }
     }
     // Many rows per statement: a batch of 1,000 machines is 4 statements, not 1,000.
-    const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \'Queued\', NULL, 0, NULL, ?, NULL, ?, ?, ?, ?, ?, NULL, ?, ?, ?, 1)';
+    const ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \'Queued\', NULL, 0, NULL, ?, NULL, ?, ?, ?, ?, ?, NULL, ?, ?, ?, 1, ?, ?)';
     // Held by this instance, which starts their actors at once: its first claim, epoch 1.
     const leaseUntil = batch.createdAt + this.lease.ms;
     for (let i = 0; i < deployments.length; i += 250) {
       const chunk = deployments.slice(i, i + 250);
       await tx.run(
-        `INSERT INTO deploy_deployments (id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at, purpose, holder, lease_until, lease_epoch)
+        `INSERT INTO deploy_deployments (id, batch_id, assignment_id, machine_id, gateway_id, version_id, dir, file_name, sha256, size, status, reason, transfers, read_back_sha256, timeline, snapshot, machine_version, deadline, created_by, created_at, updated_at, finished_at, purpose, holder, lease_until, lease_epoch, trace_parent, trace_state)
          VALUES ${chunk.map(() => ROW).join(', ')}`,
         chunk.flatMap((d) => [
           d.id, batch.id, d.assignmentId ?? '', d.machineId, d.gatewayId, batch.versionId ?? '', d.dir, d.fileName, d.sha256, d.content.length, timeline, machineVersion, batch.deadline,
-          batch.createdBy, batch.createdAt, batch.createdAt, batch.purpose, this.lease.holder, leaseUntil,
+          batch.createdBy, batch.createdAt, batch.createdAt, batch.purpose, this.lease.holder, leaseUntil, trace?.traceparent ?? null, trace?.tracestate ?? null,
         ]),
       );
     }
@@ -90,7 +96,7 @@ export class DeploymentRepository {
       id: d.id, batchId: batch.id, assignmentId: d.assignmentId || null, machineId: d.machineId, gatewayId: d.gatewayId, versionId: batch.versionId || null, purpose: batch.purpose,
       dir: d.dir, fileName: d.fileName, sha256: d.sha256, size: d.content.length, status: 'Queued', reason: null, transfers: 0, readBackSha256: null,
       timeline: [{ status: 'Queued', at: batch.createdAt }], snapshot: null, machineVersion, deadline: batch.deadline, createdBy: batch.createdBy,
-      createdAt: batch.createdAt, updatedAt: batch.createdAt, finishedAt: null, holder: this.lease.holder, leaseEpoch: 1,
+      createdAt: batch.createdAt, updatedAt: batch.createdAt, finishedAt: null, holder: this.lease.holder, leaseEpoch: 1, trace,
     }));
   }
 

@@ -22,6 +22,8 @@ import { DeploymentRepository, type DeploymentPurpose, type DeploymentRow } from
 import { TRIAL_MACHINE_VERSION } from './trial-machine.js';
 import { TrialRunner, type TrialRunnerOptions } from './trial-runner.js';
 import { TrialRepository } from './trial-store.js';
+import { startBatchSpan, type BatchSpan } from './trace.js';
+import { errorType } from '../../core/telemetry/tracing.js';
 
 /** Transient failures are retried until this long after the request. */
 export const DEPLOYMENT_DEADLINE_MS = 10 * 60_000;
@@ -95,8 +97,25 @@ async function batchTargets(ctx: ProgramsContext, machineIds: readonly string[])
 }
 
 function batchStarter(ctx: ProgramsContext, repo: DeploymentRepository, trialRepo: TrialRepository, runner: DeploymentRunner, trials: () => TrialRunner | undefined): BatchStarter {
+  const store = storeBatch(ctx, repo, trialRepo, runner, trials);
   return async (b) => {
     const batchId = newId('bat');
+    // The batch is a trace: its span's context is stored with it, and every deployment's steps continue it (trace.ts).
+    const span = startBatchSpan(batchId, { 'cncgw.deployment.purpose': b.purpose, 'cncgw.machines': b.planned.length });
+    try {
+      return await store(b, batchId, span);
+    } catch (err) {
+      span.fail(errorType(err));
+      throw err;
+    } finally {
+      span.end();
+    }
+  };
+}
+
+/** Stores a batch with its trace context, then starts its actors and trials. */
+function storeBatch(ctx: ProgramsContext, repo: DeploymentRepository, trialRepo: TrialRepository, runner: DeploymentRunner, trials: () => TrialRunner | undefined) {
+  return async (b: Parameters<BatchStarter>[0], batchId: string, span: BatchSpan): ReturnType<BatchStarter> => {
     const answer = b.answer(batchId);
     const now = ctx.now();
     // A deployment whose machine or gateway cannot be had now looks them up itself (and fails with the reason).
@@ -111,7 +130,7 @@ function batchStarter(ctx: ProgramsContext, repo: DeploymentRepository, trialRep
       }
       const inserted = await repo.insertBatch(tx, {
         id: batchId, versionId: b.versionId, purpose: b.purpose, isTrial: b.isTrial, trialHours: b.trialHours, key: b.key, requestHash: b.requestHash,
-        answer: JSON.stringify(answer), createdBy: b.createdBy.name, createdAt: now, deadline: now + DEPLOYMENT_DEADLINE_MS,
+        answer: JSON.stringify(answer), createdBy: b.createdBy.name, createdAt: now, deadline: now + DEPLOYMENT_DEADLINE_MS, trace: span.carrier,
       }, b.planned, DEPLOYMENT_MACHINE_VERSION);
       for (const t of b.trials ?? []) await trialRepo.insert(tx, { ...t, batchId, createdBy: b.createdBy.name, createdAt: now }, TRIAL_MACHINE_VERSION);
       await b.inTx?.(tx, batchId);
@@ -122,14 +141,18 @@ function batchStarter(ctx: ProgramsContext, repo: DeploymentRepository, trialRep
       });
       return { earlier: undefined, inserted };
     }, { transaction: true });
-    if (stored.earlier) return { batchId: stored.earlier.id, answer: earlierAnswer(stored.earlier, b.requestHash) };
+    if (stored.earlier) {
+      // The same request again: the batch stored earlier is its answer, in that batch's trace.
+      span.set({ 'cncgw.outcome': 'earlier', 'cncgw.deployment.batch.id': stored.earlier.id });
+      return { batchId: stored.earlier.id, answer: earlierAnswer(stored.earlier, b.requestHash) };
+    }
     const rows = stored.inserted;
     repo.track(rows);
     const { machines, links } = await targets;
     for (const [i, d] of b.planned.entries()) {
       const machine = machines.get(d.machineId);
       const link = machine?.present ? links.get(machine.gatewayId) : undefined;
-      runner.start(d.id, now + DEPLOYMENT_DEADLINE_MS, machine && link ? { row: rows[i] as DeploymentRow, machine, link, content: d.content } : undefined);
+      runner.start(d.id, now + DEPLOYMENT_DEADLINE_MS, machine && link ? { row: rows[i] as DeploymentRow, machine, link, content: d.content } : undefined, span.carrier);
     }
     for (const t of b.trials ?? []) trials()?.start(t.id);
     return { batchId, answer };

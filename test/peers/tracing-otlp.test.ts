@@ -7,7 +7,6 @@
  * the gateway's under the cloud's producer span.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,45 +16,26 @@ import { simMachine } from '../fixtures/gateway.js';
 import { freePort } from '../fixtures/free-port.js';
 import { connectMcp, type McpSession } from '../fixtures/mcp-client.js';
 import { mosquittoBrokers } from './mosquitto.js';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './otlp-receiver.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const TRACE = '6bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '2222222222222222';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface ReceivedSpan { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; service: string }
-
-/** The spans of OTLP/HTTP JSON export requests, with their resource's service.name. */
-function spansOf(body: unknown): ReceivedSpan[] {
-  const out: ReceivedSpan[] = [];
-  for (const rs of (body as { resourceSpans?: unknown[] }).resourceSpans ?? []) {
-    const r = rs as { resource?: { attributes?: { key: string; value: { stringValue?: string } }[] }; scopeSpans?: { spans?: Omit<ReceivedSpan, 'service'>[] }[] };
-    const service = r.resource?.attributes?.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
-    for (const ss of r.scopeSpans ?? []) for (const s of ss.spans ?? []) out.push({ ...s, service });
-  }
-  return out;
-}
-
 describe('tracing across processes (OTLP/HTTP)', { timeout: 120_000 }, () => {
   let broker: BrokerController;
-  let receiver: Server;
-  const received: ReceivedSpan[] = [];
+  let receiver: OtlpReceiver;
+  let received: ReceivedSpan[] = [];
   const children: ChildProcess[] = [];
   let cloudUrl: string;
   let token: string;
   let session: McpSession | undefined;
 
   beforeAll(async () => {
-    receiver = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (d: Buffer) => chunks.push(d));
-      req.on('end', () => {
-        if (req.url === '/v1/traces') received.push(...spansOf(JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown));
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as { port: number }).port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '200' };
+    receiver = await startOtlpReceiver();
+    received = receiver.received;
+    const otel = receiver.env;
     broker = await mosquittoBrokers.start();
 
     const cloudDir = mkdtempSync(join(tmpdir(), 'trace-cloud-'));
@@ -97,7 +77,7 @@ describe('tracing across processes (OTLP/HTTP)', { timeout: 120_000 }, () => {
       await new Promise((r) => child.once('exit', r));
     }
     await broker?.stop();
-    await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
+    await receiver?.close();
   });
 
   it('GW-85 one tools/call through the cloud is one trace: cncgw-cloud and cncgw-gateway spans, every parent present, the gateway\'s under the producer span', async () => {

@@ -11,7 +11,7 @@ import { AuditChain } from '../../../core/roles/programs/audit/chain.js';
 import { applyMigrations } from '../../../core/store/migrations.js';
 import { DEPLOYMENT_MACHINE_VERSION } from '../../../plugins/deployments/machine.js';
 import { claimDeployments, leaseOf } from '../../../plugins/deployments/lease.js';
-import { LEASE_MIGRATIONS } from '../../../plugins/deployments/schema.js';
+import { LEASE_MIGRATIONS, TRACE_MIGRATIONS } from '../../../plugins/deployments/schema.js';
 import { DeploymentRepository, MIGRATIONS } from '../../../plugins/deployments/store.js';
 import { TRIAL_MIGRATIONS } from '../../../plugins/deployments/trial-store.js';
 import { batchOf, planned } from './store-cases.js';
@@ -24,7 +24,7 @@ describe('a hold on a deployment', () => {
     // Only the clocks: the database's callbacks and the write rounds run as usual.
     vi.useFakeTimers({ toFake: ['performance', 'Date'], now: Date.UTC(2026, 10, 28, 8) });
     db = await SqliteDatabase.open(':memory:');
-    await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS]);
+    await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS, ...TRACE_MIGRATIONS]);
   });
   afterEach(async () => {
     await db.close();

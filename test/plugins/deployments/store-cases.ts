@@ -12,7 +12,7 @@ import { applyMigrations } from '../../../core/store/migrations.js';
 import type { SqlDatabase } from '../../../core/store/sql-database.js';
 import { DEPLOYMENT_MACHINE_VERSION } from '../../../plugins/deployments/machine.js';
 import { claimDeployments, leaseOf, releaseDeployments, renewDeployments } from '../../../plugins/deployments/lease.js';
-import { LEASE_MIGRATIONS } from '../../../plugins/deployments/schema.js';
+import { LEASE_MIGRATIONS, TRACE_MIGRATIONS } from '../../../plugins/deployments/schema.js';
 import { DeploymentRepository, MIGRATIONS, type NewDeployment } from '../../../plugins/deployments/store.js';
 import { TRIAL_MACHINE_VERSION } from '../../../plugins/deployments/trial-machine.js';
 import { TRIAL_MIGRATIONS, TrialRepository } from '../../../plugins/deployments/trial-store.js';
@@ -37,7 +37,7 @@ export const batchOf = (id: string, key: string | null = null, createdAt = T0) =
 
 /** A migrated database with the deployments' and trials' tables, and the audit its final statuses append to. */
 export async function deploymentsDatabase(db: SqlDatabase): Promise<{ repo: DeploymentRepository; trials: TrialRepository }> {
-  await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS]);
+  await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS, ...TRACE_MIGRATIONS]);
   const lease = leaseOf({ holder: 'test-instance' });
   const repo = new DeploymentRepository(db, await AuditChain.open(db, { timeZone: 'UTC' }), lease);
   return { repo, trials: new TrialRepository(db, lease) };
@@ -74,6 +74,18 @@ export function deploymentStoreCases(engine: EngineUnderTest): void {
       const page2 = await repo.list({ batchId: 'bat_1' }, 200, { createdAt: last.createdAt, id: last.id });
       expect([...page1, ...page2].map((r) => r.id)).toEqual(rows.map((r) => r.id).reverse());
       expect(await repo.unfinishedOn('mch_0002')).toEqual([{ dir: DIR, fileName: 'O1000' }]);
+    });
+
+    it('keeps a batch\'s trace context with the batch and with each of its deployments, and none for a batch made without tracing', async () => {
+      const { db, repo } = await store();
+      const content = Buffer.from('%\nO1000\nM30\n%\n');
+      const trace = { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=opaque' };
+      const rows = await db.write((tx) => repo.insertBatch(tx, { ...batchOf('bat_t'), trace }, planned(3, content), DEPLOYMENT_MACHINE_VERSION), { transaction: true });
+      expect(rows.map((r) => r.trace)).toEqual([trace, trace, trace]);
+      for (const row of rows) expect((await repo.get(row.id))?.trace).toEqual(trace);
+      expect(await db.get('SELECT trace_parent, trace_state FROM deploy_batches WHERE id = ?', ['bat_t'])).toEqual({ trace_parent: trace.traceparent, trace_state: trace.tracestate });
+      const plain = await db.write((tx) => repo.insertBatch(tx, batchOf('bat_u'), planned(1, content, 'depu'), DEPLOYMENT_MACHINE_VERSION), { transaction: true });
+      expect((await repo.get(plain[0]!.id))?.trace).toBeNull();
     });
 
     it('stores the state changes of many deployments in one round, and each final status once with one audit record and its release', async () => {

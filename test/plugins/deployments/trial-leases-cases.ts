@@ -19,7 +19,7 @@ import type { SqlDatabase, WriteTx } from '../../../core/store/sql-database.js';
 import type { AuditEntry } from '../../../core/roles/programs/audit/chain.js';
 import { applyMigrations } from '../../../core/store/migrations.js';
 import { leaseOf } from '../../../plugins/deployments/lease.js';
-import { LEASE_MIGRATIONS } from '../../../plugins/deployments/schema.js';
+import { LEASE_MIGRATIONS, TRACE_MIGRATIONS } from '../../../plugins/deployments/schema.js';
 import { MIGRATIONS } from '../../../plugins/deployments/store.js';
 import { TRIAL_MIGRATIONS } from '../../../plugins/deployments/trial-store.js';
 import type { TrialRow } from '../../../plugins/deployments/trial-store.js';
@@ -73,7 +73,7 @@ export function trialLeasesCases(engine: EngineUnderTest, prefix: string): void 
     /** One instance: the plugin's wiring on its own connections; webhooks land in a table, in the transaction that enqueues them. */
     const instance = async (database: { open(): Promise<SqlDatabase> }, holder: string, options: { decisionWaitMs?: number } = {}): Promise<Instance> => {
       const db = await database.open();
-      await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS]);
+      await applyMigrations(db, 'deployments', [...MIGRATIONS, ...TRIAL_MIGRATIONS, ...LEASE_MIGRATIONS, ...TRACE_MIGRATIONS]);
       await db.write((tx) => tx.run('CREATE TABLE IF NOT EXISTS test_events (event TEXT NOT NULL, data TEXT NOT NULL)'));
       const audit = await AuditChain.open(db, { timeZone: 'UTC' });
       const byId = new Map(fleet.map((m) => [m.id, m]));
