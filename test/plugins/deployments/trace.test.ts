@@ -133,12 +133,12 @@ describe('a deployment taken over by another instance', () => {
     const a = await deploymentInstance(database, 'trace-instance-a', fleet, () => link, { leaseMs: 60_000, takeOverAtStart: false });
     const b = await deploymentInstance(database, 'trace-instance-b', fleet, () => link, { leaseMs: 60_000, takeOverAtStart: false });
     const content = Buffer.from('%\nO4200 (TAKEN OVER)\nM30\n%\n');
-    // Instance A stores the batch under its span and stops before running it; its lease then ends.
+    // Instance A stores the batch under its span and had opened its transfer (counted) when it stopped; its lease then ends.
     const span = inRole('programs', () => startBatchSpan('bat_t1', { 'cncgw.machines': 1 }));
     expect(span.carrier?.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
     await a.db.write(async (tx) => {
       await a.repo.insertBatch(tx, { ...batchOf('bat_t1', null, Date.now()), trace: span.carrier }, [{ id: 'dep_t1', assignmentId: 'asg_1', machineId: 'mch_t3', gatewayId: 'gw_1', dir: DIR, fileName: 'O4200', content, sha256: sha(content) }], DEPLOYMENT_MACHINE_VERSION);
-      await tx.run('UPDATE deploy_deployments SET lease_until = 0');
+      await tx.run('UPDATE deploy_deployments SET lease_until = 0, transfers = 1');
     }, { transaction: true });
     span.end();
     expect((await b.repo.get('dep_t1'))?.trace).toEqual(span.carrier);
