@@ -68,7 +68,7 @@ for (let d = 1; d <= MAX_DEPTH; d++) {
   ], ['core/main.ts', 'core/roles/**']));
   importRules.push(restrict(atDepth('drivers', d), [
     { regex: `^${up(d)}plugins(/|$)`, message: 'A driver must not import plugins/: only the composition roots wire them.' },
-    { regex: `^${up(d)}core/roles/`, message: 'A driver must not import a role\'s wing: the driver seam is core/driver.ts.' },
+    { regex: `^${up(d)}core/roles/`, message: 'A driver must not import a role\'s wing: the driver seam is core/driver-seam/driver.ts.' },
   ], COMPOSITION_ROOTS));
   // A wing: core/roles/<w>/ at depth d ≥ 3 below the top; `../` × (d - 2) lands in core/roles/.
   if (d >= 3) {
@@ -92,7 +92,7 @@ importRules.push(restrict(['core/main.ts'], [
 // config/: the runtime's keys of the configuration file, read by core/ itself, so under the runtime's rules.
 importRules.push(restrict(['config/*.{ts,tsx}'], [
   NO_PLUGINS_OR_DRIVERS(1, 'config/'),
-  { regex: `^${up(1)}core/roles/`, message: 'config/ must not import a role\'s wing: it declares the runtime\'s keys, and each wing declares its own part (core/config-parts.ts).' },
+  { regex: `^${up(1)}core/roles/`, message: 'config/ must not import a role\'s wing: it declares the runtime\'s keys, and each wing declares its own part (core/config/config-parts.ts).' },
 ]));
 // The role list imports each wing's definition, and nothing of plugins/ or drivers/.
 importRules.push(restrict(['core/roles/index.ts'], [NO_PLUGINS_OR_DRIVERS(2, 'The role list')]));

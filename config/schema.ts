@@ -9,12 +9,12 @@
  * docs/tracing.md).
  *
  * Every other section is declared by its owner, a role's wing or a plugin
- * (core/config-parts.ts), and the file is parsed once with all of them.
+ * (core/config/config-parts.ts), and the file is parsed once with all of them.
  */
 import { z } from 'zod';
-import type { ConfigPart } from '../core/config-parts.js';
+import type { ConfigPart } from '../core/config/config-parts.js';
 import { TELEMETRY_CONFIG, type TelemetrySection } from '../core/telemetry/settings.js';
-import { tlsPolicySchema, type TlsPolicy } from '../core/tls.js';
+import { tlsPolicySchema, type TlsPolicy } from '../core/http/tls.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -56,7 +56,7 @@ const timeZoneSchema = z
   .string()
   .default('')
   .refine((tz) => tz === '' || isTimeZone(tz), 'timeZone must be an IANA time zone such as Europe/Berlin or UTC');
-/** The token a Prometheus scrape of /metrics presents; empty: one made at the first start (core/metrics-token.ts). Checked where it is used, so its value never appears in a config error. */
+/** The token a Prometheus scrape of /metrics presents; empty: one made at the first start (core/telemetry/metrics-token.ts). Checked where it is used, so its value never appears in a config error. */
 const metricsTokenSchema = z.string().max(512).default('');
 /** A file the log is appended to instead of stdout (JSON lines, reopened on SIGHUP); empty: stdout. */
 const logFileSchema = z.string().max(4096).default('');
@@ -95,6 +95,6 @@ export type GatewayConfig = {
   communication: { trustProxy: z.output<typeof trustProxySchema> };
   /** Tracing (core/telemetry/settings.ts; the OTEL_* variables override it). */
   telemetry: TelemetrySection;
-  /** What every role's TLS listener accepts: the oldest protocol version and the TLS 1.2 suites (core/tls.ts). */
+  /** What every role's TLS listener accepts: the oldest protocol version and the TLS 1.2 suites (core/http/tls.ts). */
   tls: TlsPolicy;
 };

@@ -4,7 +4,7 @@
  * `--role gateway|programs|cloud`, repeatable or a comma list, else the
  * config's `roles`; gateway and programs by default) in the order of the
  * role list (core/roles/index.ts), prints one banner section per role, and
- * stops them cleanly on SIGINT/SIGTERM (core/process-signals.ts: copies of
+ * stops them cleanly on SIGINT/SIGTERM (core/runtime/process-signals.ts: copies of
  * one Ctrl-C count once; a later press forces the exit; the stop has a
  * deadline), each role by its `stopRank`: the program service first, then
  * the gateway, then the cloud. The stop listens from before the first
@@ -12,25 +12,25 @@
  * stops what has started the same way (a role waiting for its database
  * stops waiting).
  *
- * A role is a definition in its wing (core/role.ts, core/roles/<name>/);
+ * A role is a definition in its wing (core/runtime/role.ts, core/roles/<name>/);
  * adding one is a folder and a line in core/roles/index.ts. This file
  * imports the role list and the runtime only.
  *
  * `core/main.ts <command> [args]` runs one command of a role or plugin
- * instead (core/commands.ts: `npm run reset-admin-password`, `npm run
+ * instead (core/runtime/commands.ts: `npm run reset-admin-password`, `npm run
  * cloud-token`, and the runtime's `npm run backup` and `npm run restore`,
- * core/backup-cli.ts).
+ * core/backup/backup-cli.ts).
  */
-import { createLogger } from './logger.js';
-import { backupCommands } from './backup-cli.js';
-import { runCommand } from './commands.js';
-import { ConfigError, configNotices, selectRoles, type RoleSelection } from './config.js';
-import { commandsOf, RoleStartError, sharedDatabasesOf, startRoles, type RunningRoles } from './role.js';
+import { createLogger } from './telemetry/logger.js';
+import { backupCommands } from './backup/backup-cli.js';
+import { runCommand } from './runtime/commands.js';
+import { ConfigError, configNotices, selectRoles, type RoleSelection } from './config/config.js';
+import { commandsOf, RoleStartError, sharedDatabasesOf, startRoles, type RunningRoles } from './runtime/role.js';
 import { KEPT_FILES, loadConfig, loadConfigForCli, ROLES } from './roles/index.js';
-import { StopOnSignals, type StopPart } from './process-signals.js';
-import { rolesBanner } from './startup-banner.js';
+import { StopOnSignals, type StopPart } from './runtime/process-signals.js';
+import { rolesBanner } from './runtime/startup-banner.js';
 import { startTelemetry, type ProcessTelemetry } from './telemetry/start.js';
-import { SecretFileError, withSecretFiles } from './secret-files.js';
+import { SecretFileError, withSecretFiles } from './config/secret-files.js';
 
 /** A clean stop closes HTTP, the actors, the drivers and flushes history; past this it exits 1 naming what hung. */
 const STOP_DEADLINE_MS = 15_000;

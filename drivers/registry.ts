@@ -1,5 +1,5 @@
 /** Every driver the gateway ships. Adding a driver is one line here. */
-import { registerDriver, type RegisteredDriver } from '../core/driver.js';
+import { registerDriver, type RegisteredDriver } from '../core/driver-seam/driver.js';
 import { focasDriver } from './focas/index.js';
 import { modbusDriver } from './modbus/index.js';
 import { mqttDriver } from './mqtt/index.js';

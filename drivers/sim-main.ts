@@ -3,11 +3,11 @@
  * documented local ports (all of them, or those named; SIM_<SCHEME>_PORT
  * moves one, 0 lets the OS choose), prints where they listen, and stops them
  * cleanly on Ctrl-C with the same signal rules as `npm start`
- * (core/process-signals.ts). Point a gateway at them with
+ * (core/runtime/process-signals.ts). Point a gateway at them with
  * `npm start -- --config config/simulators.json`.
  */
 import { pino } from 'pino';
-import { StopOnSignals } from '../core/process-signals.js';
+import { StopOnSignals } from '../core/runtime/process-signals.js';
 import type { RunningSimulator } from './protocol-simulator.js';
 import { SIMULATOR_PLANS, simulatorPortsFromEnv, startSimulators } from './simulators.js';
 

@@ -7,7 +7,7 @@
  * 2. `ADMIN_PASSWORD`, for every role that has an administrator;
  * 3. the password the process generated for all of its roles together
  *    (`SharedFirstPassword`: only when two or more such roles start in one
- *    process; core/role.ts `startRoles`), printed once at the end of the banner;
+ *    process; core/runtime/role.ts `startRoles`), printed once at the end of the banner;
  * 4. a password the role generates for itself, printed in its own section.
  *
  * Only the first password is shared: each role keeps its own user store, and

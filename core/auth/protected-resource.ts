@@ -12,7 +12,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
 import { z } from 'zod';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../interfaces/errors.js';
 import type { DoorRefusal } from '../mcp/http-door.js';
 import { AccessTokenError, AccessTokenVerifier, DEFAULT_ACCESS_TOKEN_ALGORITHMS } from './oauth-access-tokens.js';
 

@@ -21,7 +21,7 @@
  * cloud joins the parts by correlation id and index.
  */
 
-import { isRecord } from '../json-value.js';
+import { isRecord } from '../values/json-value.js';
 import { isJsonStringLiteral } from './literal-check.js';
 
 export const DEFAULT_TOPIC_PREFIX = 'cncgw/v1';

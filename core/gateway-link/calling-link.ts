@@ -5,9 +5,9 @@
  * how a call travels (`call`), and the HTTP link parses the answer with the
  * entry's output schema, where the in-process one hands it on as it is.
  */
-import type { EntryInput, EntryOutput, InterfaceEntry } from '../interfaces.js';
-import { isRecord } from '../json-value.js';
-import { ProgramBytes } from '../program-bytes.js';
+import type { EntryInput, EntryOutput, InterfaceEntry } from '../interfaces/registry.js';
+import { isRecord } from '../values/json-value.js';
+import { ProgramBytes } from '../values/program-bytes.js';
 import { CONFIGURATION } from '../roles/gateway/contract/configuration.js';
 import { HISTORY } from '../roles/gateway/contract/history.js';
 import { LIVE_READS } from '../roles/gateway/contract/live-reads.js';

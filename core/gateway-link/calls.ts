@@ -1,11 +1,11 @@
 /**
  * What a gateway's errors mean to a link's caller: the errorCode of an
- * answer (core/errors.ts is the table) as a GatewayLinkFailure. Shared by
+ * answer (core/interfaces/errors.ts is the table) as a GatewayLinkFailure. Shared by
  * both implementations, so they cannot disagree on error meaning.
  */
 import { GatewayLinkError, type GatewayLinkFailure } from './types.js';
 
-/** errorCode → what a caller can do about it (core/errors.ts is the table). */
+/** errorCode → what a caller can do about it (core/interfaces/errors.ts is the table). */
 const FAILURE_BY_CODE: Record<number, GatewayLinkFailure> = {
   2: 'rejected', 11: 'rejected', 15: 'rejected',
   3: 'unauthorized', 4: 'unauthorized', 5: 'unauthorized', 7: 'unauthorized',

@@ -11,9 +11,9 @@
  */
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { EntryInput, EntryOutput, InterfaceEntry } from '../interfaces.js';
-import { ProgramBytes } from '../program-bytes.js';
-import { describeIssues } from '../schema-errors.js';
+import type { EntryInput, EntryOutput, InterfaceEntry } from '../interfaces/registry.js';
+import { ProgramBytes } from '../values/program-bytes.js';
+import { describeIssues } from '../interfaces/schema-errors.js';
 import { linkError } from './calls.js';
 import { CallingGatewayLink } from './calling-link.js';
 import { GatewayLinkError, type GatewayLink } from './types.js';

@@ -2,7 +2,7 @@
  * The link to the gateway in the same process: calls its interface registry
  * directly, as an internal administrator principal. No key exists on disk.
  */
-import type { EntryInput, EntryOutput, InterfaceEntry, InterfaceRegistry, Principal } from '../interfaces.js';
+import type { EntryInput, EntryOutput, InterfaceEntry, InterfaceRegistry, Principal } from '../interfaces/registry.js';
 import { linkError } from './calls.js';
 import { CallingGatewayLink } from './calling-link.js';
 import type { FleetChangeSource, GatewayLink } from './types.js';

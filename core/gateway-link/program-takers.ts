@@ -5,7 +5,7 @@
  * service's preview and deployments use it, so a program a machine cannot
  * take is refused at once, in plant words, instead of failing at transfer.
  */
-import { describeRefusedByte, findRefusedByte } from '../program-bytes.js';
+import { describeRefusedByte, findRefusedByte } from '../values/program-bytes.js';
 import type { GatewayLink, LinkProgramCapability } from './types.js';
 
 /** One machine and the file it would get. */

@@ -3,14 +3,14 @@
  * answered as JSON-RPC: with the codes the MCP SDK's transport uses for a
  * body too large (413, -32000), of another content type (415, -32000), not
  * JSON or nested too deep (400, -32700 parse error); and for a string that
- * is not well-formed Unicode (core/json-body.ts), 400 with -32602 (invalid
+ * is not well-formed Unicode (core/http/json-body.ts), 400 with -32602 (invalid
  * params) when it is in `params`, else -32600 (invalid request), naming the
  * field, with the request's id when it has a usable one.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { requestError } from '../http-server.js';
-import { JsonBodyError } from '../json-body.js';
-import { illFormedLine, isWellFormedText } from '../well-formed.js';
+import { requestError } from '../http/http-server.js';
+import { JsonBodyError } from '../http/json-body.js';
+import { illFormedLine, isWellFormedText } from '../values/well-formed.js';
 
 type JsonRpcId = string | number | null;
 

@@ -7,10 +7,10 @@
  */
 import type { Logger } from 'pino';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { quote, toGatewayError } from '../errors.js';
-import type { InterfaceRegistry, Principal } from '../interfaces.js';
+import { quote, toGatewayError } from '../interfaces/errors.js';
+import type { InterfaceRegistry, Principal } from '../interfaces/registry.js';
 import { createToolCaller, ToolFailure, type ToolCatalogueReader } from './tools.js';
-import { parseOrThrow } from '../schema-errors.js';
+import { parseOrThrow } from '../interfaces/schema-errors.js';
 import { serverInstructions } from './instructions.js';
 import { inToolCallSpan } from '../telemetry/calls.js';
 import { tracingEnabled } from '../telemetry/tracing.js';

@@ -25,7 +25,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { GatewayError, quote } from '../errors.js';
+import { GatewayError, quote } from '../interfaces/errors.js';
 import { sendMcpBodyError } from './body-errors.js';
 import { splice, type Splices } from './frozen-answers.js';
 

@@ -1,6 +1,6 @@
 /** The server instructions sent in the `initialize` result (GW-34): part of the tool catalogue, the same wherever the tools are served. */
-import { ERRORS, type ErrorName } from '../errors.js';
-import { TIME_PARAM_FORMS } from '../time-params.js';
+import { ERRORS, type ErrorName } from '../interfaces/errors.js';
+import { TIME_PARAM_FORMS } from '../interfaces/time-params.js';
 
 const COMMON_ERRORS: ErrorName[] = [
   'GENERAL_MACHINE_ID_NOT_EXISTED',

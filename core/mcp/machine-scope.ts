@@ -10,8 +10,8 @@
  * members are read once per tool call, so a change of a group is seen at the
  * next call.
  */
-import { GatewayError } from '../errors.js';
-import type { InterfaceEntry, InterfaceRegistry, Principal } from '../interfaces.js';
+import { GatewayError } from '../interfaces/errors.js';
+import type { InterfaceEntry, InterfaceRegistry, Principal } from '../interfaces/registry.js';
 import { CONFIGURATION } from '../roles/gateway/contract/configuration.js';
 import { SYSTEM } from '../roles/gateway/contract/system.js';
 

@@ -17,9 +17,9 @@
  * HTTP interface.
  */
 import type { z } from 'zod';
-import { GatewayError, toGatewayError } from '../errors.js';
-import type { EntryInput, EntryOutput, InterfaceEntry, InterfaceRegistry, Principal } from '../interfaces.js';
-import { toJsonSchema, type JsonSchema } from '../json-schema.js';
+import { GatewayError, toGatewayError } from '../interfaces/errors.js';
+import type { EntryInput, EntryOutput, InterfaceEntry, InterfaceRegistry, Principal } from '../interfaces/registry.js';
+import { toJsonSchema, type JsonSchema } from '../http/json-schema.js';
 import { MachineScope } from './machine-scope.js';
 
 /** A failure that ends the tool call as an MCP tool error with the standard message. */

@@ -10,7 +10,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { hoistDefinitions, toJsonSchema, type JsonSchema, type OpenApiInfo } from '../json-schema.js';
+import { hoistDefinitions, toJsonSchema, type JsonSchema, type OpenApiInfo } from '../http/json-schema.js';
 import type { AnyRestOperation, RestRegistry } from './operation.js';
 import { PROBLEM_TYPES } from './problem.js';
 import { PROBLEM_CONTENT_TYPE, PROBLEM_TYPE_BASE, REST_PREFIX } from './serve.js';
@@ -219,7 +219,7 @@ export async function serveRestDocs(app: FastifyInstance, registry: RestRegistry
       routePrefix: REST_DOCS_PATH,
       transformSpecification: () => document(),
       transformSpecificationClone: false,
-      // No validator badge: it is an image from validator.swagger.io, which the page policy does not load (core/response-headers.ts).
+      // No validator badge: it is an image from validator.swagger.io, which the page policy does not load (core/http/response-headers.ts).
       uiConfig: { deepLinking: true, docExpansion: 'list', tryItOutEnabled: true, withCredentials: true, validatorUrl: null },
     });
   });

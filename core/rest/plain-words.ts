@@ -6,7 +6,7 @@
  * `field` and `accepted` stay beside each sentence (docs/rest-surface.md).
  */
 import type { z } from 'zod';
-import { describeFound } from '../schema-errors.js';
+import { describeFound } from '../interfaces/schema-errors.js';
 
 /** Words for field names that camel case does not spell out. */
 const WORDS: Readonly<Record<string, string>> = {

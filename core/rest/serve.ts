@@ -9,7 +9,7 @@
  * token that needs an operator for a high-risk operation and sent none; the
  * body is read up to the operation's limit (413), its nesting checked on the
  * raw text, and once parsed every string checked to be well-formed Unicode
- * (core/json-body.ts), then path parameters, query and body are validated
+ * (core/http/json-body.ts), then path parameters, query and body are validated
  * (400 with one `errors` entry per bad field, said in sentences: core/rest/plain-words.ts) and the handler runs. Every
  * failure is an RFC 9457 problem document; a GatewayError of the input from a
  * shared component is the problem of its status; a database that does not
@@ -21,18 +21,18 @@ import { Readable } from 'node:stream';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
-import { DEPTH_ACCEPTED, installJsonBodyParser, JsonBodyError } from '../json-body.js';
-import { MAX_JSON_DEPTH } from '../json-depth.js';
-import { findIllFormed, illFormedField, notTextAccepted, notTextMessage, type IllFormedAt } from '../well-formed.js';
-import { GatewayError, quote } from '../errors.js';
+import { DEPTH_ACCEPTED, installJsonBodyParser, JsonBodyError } from '../http/json-body.js';
+import { MAX_JSON_DEPTH } from '../http/json-depth.js';
+import { findIllFormed, illFormedField, notTextAccepted, notTextMessage, type IllFormedAt } from '../values/well-formed.js';
+import { GatewayError, quote } from '../interfaces/errors.js';
 import { DatabaseUnavailableError } from '../store/database-unavailable.js';
-import { formatPath } from '../field-path.js';
-import { foundValue } from '../schema-errors.js';
+import { formatPath } from '../interfaces/field-path.js';
+import { foundValue } from '../interfaces/schema-errors.js';
 import { detailInWords, issueInWords } from './plain-words.js';
 import type { AnyRestOperation, RestPrincipal, RestRegistry, RestRequestInfo, RestResult } from './operation.js';
-import type { RefuseRequest } from '../rate-limit.js';
-import { drainsRefusedBody } from '../refused-body.js';
-import type {} from '../request-callers.js';
+import type { RefuseRequest } from '../http/rate-limit.js';
+import { drainsRefusedBody } from '../http/refused-body.js';
+import type {} from '../http/request-callers.js';
 import { ProblemError, type ProblemDocument, type ProblemFieldError, type ProblemTypeSlug } from './problem.js';
 
 export const REST_PREFIX = '/api/v1';
@@ -73,7 +73,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
   return reply.code(problem.status).type(PROBLEM_CONTENT_TYPE).send(problemDocument(problem, pathOf(request)));
 }
 
-/** Answers a request over a rate limit (core/rate-limit.ts): the 429 problem `too-many-requests` with Retry-After. */
+/** Answers a request over a rate limit (core/http/rate-limit.ts): the 429 problem `too-many-requests` with Retry-After. */
 export const refuseRateLimitedProblem: RefuseRequest = (request, reply, refusal) =>
   sendProblem(request, reply, new ProblemError('too-many-requests', refusal.message, { retryAfterSec: refusal.retryAfterSec }));
 
@@ -88,7 +88,7 @@ function notTextProblem(location: string, at: IllFormedAt, what: string): Proble
 /**
  * The query string and path parameters refused before any schema sees them
  * when a value (or a query key) is not text: `%00` decodes to U+0000, which
- * no text column of either engine takes (core/well-formed.ts).
+ * no text column of either engine takes (core/values/well-formed.ts).
  */
 function urlProblem(request: FastifyRequest): ProblemError | undefined {
   // Copied into plain objects: the router's and the query parser's objects have prototypes of their own, which the walk does not enter.
@@ -111,7 +111,7 @@ function databaseProblem(err: unknown): ProblemError | undefined {
   return new ProblemError('service-unavailable', `the service cannot reach its database now (${err.reason}); retry in a moment`, { retryAfterSec: DATABASE_RETRY_AFTER_SEC });
 }
 
-/** The problem for a body the JSON parser refused (core/json-body.ts). */
+/** The problem for a body the JSON parser refused (core/http/json-body.ts). */
 function bodyProblem(err: JsonBodyError): ProblemError {
   if (err.problem === 'depth') {
     return new ProblemError('invalid-request', `request body: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { errors: [{ field: 'body', message: 'nested too deep', accepted: DEPTH_ACCEPTED }] });

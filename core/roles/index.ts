@@ -5,11 +5,11 @@
  *
  * The configuration is read with every part of every role here (its own
  * and its plugins'): `parseConfig`, `loadConfig` and `loadConfigForCli` of
- * core/config.ts bound to them, for the process, its commands and tests.
+ * core/config/config.ts bound to them, for the process, its commands and tests.
  */
 import type { GatewayConfig } from '../../config/schema.js';
-import { loadConfig as loadWithParts, loadConfigForCli as loadForCliWithParts, parseConfig as parseWithParts, type LoadedConfig } from '../config.js';
-import { configPartsOf, keptFilesOf } from '../role.js';
+import { loadConfig as loadWithParts, loadConfigForCli as loadForCliWithParts, parseConfig as parseWithParts, type LoadedConfig } from '../config/config.js';
+import { configPartsOf, keptFilesOf } from '../runtime/role.js';
 import { cloudRole } from './cloud/definition.js';
 import { gatewayRole } from './gateway/definition.js';
 import { programsRole } from './programs/definition.js';
@@ -19,7 +19,7 @@ export const ROLES = [gatewayRole, programsRole, cloudRole] as const;
 /** The configuration parts of every role and plugin of this build. */
 export const CONFIG_PARTS = configPartsOf(ROLES);
 
-/** What every role and plugin of this build keeps in the data directory: what backup copies and restore puts back (core/kept-files.ts). */
+/** What every role and plugin of this build keeps in the data directory: what backup copies and restore puts back (core/backup/kept-files.ts). */
 export const KEPT_FILES = keptFilesOf(ROLES);
 
 /** Parses an already-read config object with every part of the build. */

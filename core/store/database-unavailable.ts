@@ -6,7 +6,7 @@
  * ended under a statement) into a DatabaseUnavailableError, so the surfaces
  * answer 503 with Retry-After, as for any other peer that is away, instead
  * of a 500 that says something is broken; and the runtime's database wait
- * says why in `/readyz` (core/database-wait.ts). A statement the server
+ * says why in `/readyz` (core/runtime/database-wait.ts). A statement the server
  * refused (a constraint, a syntax error) stays what it was.
  */
 

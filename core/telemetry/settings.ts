@@ -10,9 +10,9 @@
  * mistake in a variable is a ConfigError naming the variable.
  */
 import { z } from 'zod';
-import type { ConfigPart } from '../config-parts.js';
-import { ConfigError } from '../config-error.js';
-import { describeFound } from '../schema-errors.js';
+import type { ConfigPart } from '../config/config-parts.js';
+import { ConfigError } from '../config/config-error.js';
+import { describeFound } from '../interfaces/schema-errors.js';
 
 export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
 export const SAMPLERS = ['parentbased_traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'traceidratio', 'always_on', 'always_off'] as const;

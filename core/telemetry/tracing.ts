@@ -8,7 +8,7 @@
  * Which service a span belongs to: each role has its own tracer (its own
  * resource, `cncgw-gateway`, `cncgw-programs`, `cncgw-cloud`), and the
  * context carries the tracer of the role the work is done for. A role's
- * start runs in its role (core/role.ts), so whatever it sets going (timers,
+ * start runs in its role (core/runtime/role.ts), so whatever it sets going (timers,
  * listeners, actors) inherits it; a request to a role's listener is served
  * in that role (core/telemetry/http.ts); a call from one role into another
  * in the same process switches role (`inRole`) at the link.

@@ -5,9 +5,9 @@
  * that belong together (a family read, a program transfer). A session is
  * never reused after it is closed or lost: connect() opens a new one.
  */
-import { GatewayError } from '../../core/errors.js';
-import { SerialQueue } from '../../core/semaphore.js';
-import type { ItemFamily } from '../../core/driver.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
+import { SerialQueue } from '../../core/runtime/semaphore.js';
+import type { ItemFamily } from '../../core/driver-seam/driver.js';
 import { BridgeTransport, type TransportTarget } from './bridge-transport.js';
 import {
   INFO_PATH, PROTOCOL_MAJOR, PROTOCOL_NAME, callPath, httpErrorSchema, infoSchema, requestSchemas, responseSchemas, returnCodeSchema,

@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 
 export interface TransportTarget {
   host: string;

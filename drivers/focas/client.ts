@@ -7,9 +7,9 @@
 import {
   assertFamily, unsupportedFamily,
   type ConnectionLost, type DriverClient, type DriverDeps, type FamilyValues, type ItemFamily, type ProgramByteLimits, type ReadOptions, type ReadableFamily,
-} from '../../core/driver.js';
-import { GatewayError } from '../../core/errors.js';
-import { describeRefusedByte, findRefusedByte, isTapeCharacter } from '../../core/program-bytes.js';
+} from '../../core/driver-seam/driver.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
+import { describeRefusedByte, findRefusedByte, isTapeCharacter } from '../../core/values/program-bytes.js';
 import { BridgeSession, type Caller } from './bridge-session.js';
 import {
   AlarmFirstSeen, COUNT_PARAMS, EMERGENCY, TIME_PARAMS, programNameInContent, scaled, toAlarmEntries, toCncStatus, toFeedAndSpindle, toLoads,

@@ -3,7 +3,7 @@
  * beside the CNC that runs the native FOCAS library and speaks the bridge
  * protocol (docs/drivers/focas-bridge-protocol.md). See docs/drivers/focas.md.
  */
-import type { DriverFactory } from '../../core/driver.js';
+import type { DriverFactory } from '../../core/driver-seam/driver.js';
 import { FocasClient } from './client.js';
 import { focasOptionsSchema, type FocasOptions } from './options.js';
 

@@ -5,9 +5,9 @@
 import type {
   ActiveAlarm, AlarmLevel, AxisLoad, AxisPosition, CncStatus, ExecutionState, FeedAndSpindle, OperatingMode, PartCount, ProgramFileEntry,
   TimeData, ToolLifeRecord,
-} from '../../core/driver.js';
-import { GatewayError } from '../../core/errors.js';
-import { blockText } from '../../core/program-bytes.js';
+} from '../../core/driver-seam/driver.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
+import { blockText } from '../../core/values/program-bytes.js';
 import { OVERRIDE_SIGNALS, PARAM, POSITION_UNIT, SPEED_UNIT, type BridgeResponse, type FocasDate, type Odbst, type ScaledValue } from './protocol.js';
 
 /** ODBST.run texts as the FANUC status line shows them. */

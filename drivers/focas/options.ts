@@ -1,6 +1,6 @@
 /** `driverOptions` of a machine using the `focas` scheme (see docs/drivers/focas.md). */
 import { z } from 'zod';
-import type { ItemFamily } from '../../core/driver.js';
+import type { ItemFamily } from '../../core/driver-seam/driver.js';
 
 /** The families the FOCAS bridge protocol v1 can serve; `toolNumber` has no call in v1. */
 export const FOCAS_FAMILIES = [

@@ -6,9 +6,9 @@
  * data"). A 1.0 bridge said nothing about bytes above 0x7F, so the driver
  * sends it ASCII only and says so before a transfer starts.
  */
-import type { ProgramByteLimits } from '../../core/driver.js';
-import { GatewayError } from '../../core/errors.js';
-import { programText } from '../../core/program-bytes.js';
+import type { ProgramByteLimits } from '../../core/driver-seam/driver.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
+import { programText } from '../../core/values/program-bytes.js';
 import type { BridgeInfo } from './protocol.js';
 
 /** The first protocol version whose program data is bytes. */

@@ -3,8 +3,8 @@
  * means for the gateway. The bridge passes the code of the FOCAS call through
  * unchanged in `rc`, so a vendor's bridge needs no translation table of its own.
  */
-import { GatewayError, type ErrorName } from '../../core/errors.js';
-import type { ItemFamily } from '../../core/driver.js';
+import { GatewayError, type ErrorName } from '../../core/interfaces/errors.js';
+import type { ItemFamily } from '../../core/driver-seam/driver.js';
 
 /** The FOCAS return codes the protocol uses, under their FOCAS names. */
 export const EW = {

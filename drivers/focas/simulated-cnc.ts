@@ -7,7 +7,7 @@
 import { SimulatedMachine } from '../simulator/model.js';
 import { simulatorOptionsSchema } from '../simulator/options.js';
 import type { SimulatedMachineSpec } from '../protocol-simulator.js';
-import type { ExecutionState, OperatingMode } from '../../core/driver.js';
+import type { ExecutionState, OperatingMode } from '../../core/driver-seam/driver.js';
 import { ALARM_TYPE_PREFIX, AUT_MODE, RUN_TEXT, programNameInContent } from './mapping.js';
 import { OVERRIDE_SIGNALS, PARAM, PMC_ADDRESS, POSITION_UNIT, SPEED_UNIT, type BridgeResponse, type FocasDate } from './protocol.js';
 import { EW } from './return-codes.js';

@@ -6,8 +6,8 @@
 import {
   assertFamily, unsupportedFamily,
   type ActiveAlarm, type ConnectionLost, type DriverClient, type DriverDeps, type FamilyValues, type ItemFamily, type ReadableFamily,
-} from '../../core/driver.js';
-import { GatewayError } from '../../core/errors.js';
+} from '../../core/driver-seam/driver.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 import { inDriverRequest, type DriverPeer } from '../../core/telemetry/drivers.js';
 import { decodeRegisters, type DecodedValue } from './codec.js';
 import { ModbusConnection, type ReadResult } from './connection.js';

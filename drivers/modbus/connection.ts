@@ -16,8 +16,8 @@
  */
 import { createConnection, type Socket } from 'node:net';
 import type { ModbusRTU } from 'modbus-serial/ModbusRTU.js';
-import { GatewayError } from '../../core/errors.js';
-import { SerialQueue } from '../../core/semaphore.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
+import { SerialQueue } from '../../core/runtime/semaphore.js';
 import type { ModbusFunction } from './register-items.js';
 
 export interface ConnectionSettings {

@@ -3,7 +3,7 @@
  * machine's driverOptions give none. Addresses are 0-based protocol
  * addresses. The table in docs/drivers/modbus.md lists the same layout.
  */
-import { ALARM_LEVELS } from '../../core/driver.js';
+import { ALARM_LEVELS } from '../../core/driver-seam/driver.js';
 import { AXIS_UNITS, EXECUTION_STATES, OPERATING_MODES, PROGRAM_STATUSES } from './register-map.js';
 
 /** Codes 0, 1, 2… for the values of an enumeration, as a map item's `enum`. */

@@ -3,7 +3,7 @@
  * counters and timers in Modbus TCP registers, read through a register map.
  * See docs/drivers/modbus.md. modbus-serial is loaded on the first connect.
  */
-import type { DriverFactory } from '../../core/driver.js';
+import type { DriverFactory } from '../../core/driver-seam/driver.js';
 import { ModbusClient } from './client.js';
 import { modbusOptionsSchema, type ModbusOptions } from './options.js';
 

@@ -7,8 +7,8 @@ import {
   worstAlarmLevel,
   type ActiveAlarm, type AlarmLevel, type AxisLoad, type AxisPosition, type CncStatus, type ExecutionState, type FeedAndSpindle, type OperatingMode,
   type PartCount, type TimeData, type ToolNumber,
-} from '../../core/driver.js';
-import { GatewayError } from '../../core/errors.js';
+} from '../../core/driver-seam/driver.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 import type { DecodedValue } from './codec.js';
 import type { MapItem } from './register-items.js';
 import type { RegisterMap } from './register-map.js';

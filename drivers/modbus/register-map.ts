@@ -6,7 +6,7 @@
  * function.
  */
 import { z } from 'zod';
-import { ACTIVE_ALARM_LEVELS, ALARM_LEVELS, type ExecutionState, type ItemFamily, type OperatingMode } from '../../core/driver.js';
+import { ACTIVE_ALARM_LEVELS, ALARM_LEVELS, type ExecutionState, type ItemFamily, type OperatingMode } from '../../core/driver-seam/driver.js';
 import { itemSchema, type FieldKind, type MapItem, type RegisterItem } from './register-items.js';
 
 export const EXECUTION_STATES = ['RESET', 'STOPPED', 'HOLD', 'RUNNING', 'EMERGENCY'] as const satisfies readonly ExecutionState[];

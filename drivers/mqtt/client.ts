@@ -10,8 +10,8 @@ import type { Logger } from 'pino';
 import {
   assertFamily, unsupportedFamily,
   type ConnectionLost, type DriverClient, type DriverDeps, type DriverMachine, type FamilyValues, type ItemFamily, type ReadableFamily,
-} from '../../core/driver.js';
-import { GatewayError } from '../../core/errors.js';
+} from '../../core/driver-seam/driver.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 import { readFamily, supportedFamilies, type FamilyRead } from './mapping.js';
 import type { MqttOptions } from './options.js';
 import { Presence } from './presence.js';

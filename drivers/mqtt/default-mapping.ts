@@ -5,7 +5,7 @@
  * adapters already speak; the maps below normalise them to the gateway's
  * values. The simulator publishes with the inverse of these maps.
  */
-import type { AlarmLevel, ExecutionState, OperatingMode } from '../../core/driver.js';
+import type { AlarmLevel, ExecutionState, OperatingMode } from '../../core/driver-seam/driver.js';
 
 /** The word published for each execution state. */
 export const EXECUTION_WORDS: Record<ExecutionState, string> = {

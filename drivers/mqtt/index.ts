@@ -4,7 +4,7 @@
  * families, with presence from an availability topic or inactivity. See
  * docs/drivers/mqtt.md.
  */
-import type { DriverFactory } from '../../core/driver.js';
+import type { DriverFactory } from '../../core/driver-seam/driver.js';
 import { MqttDriverClient } from './client.js';
 import { mqttOptionsSchema, type MqttOptions } from './options.js';
 

@@ -4,7 +4,7 @@
  * `position`, `load`). Each has a value kind, and `coerce` turns what a
  * payload carries (JSON value or plain text) into that kind, or says why not.
  */
-import { ACTIVE_ALARM_LEVELS, ALARM_LEVELS, type ExecutionState, type OperatingMode } from '../../core/driver.js';
+import { ACTIVE_ALARM_LEVELS, ALARM_LEVELS, type ExecutionState, type OperatingMode } from '../../core/driver-seam/driver.js';
 
 export const EXECUTION_STATES = ['RUNNING', 'HOLD', 'STOPPED', 'RESET', 'EMERGENCY'] as const satisfies readonly ExecutionState[];
 export const OPERATING_MODES = [

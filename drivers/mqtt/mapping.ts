@@ -8,7 +8,7 @@ import {
   worstAlarmLevel,
   type ActiveAlarm, type AlarmLevel, type AxisLoad, type AxisPosition, type CncStatus, type ExecutionState, type FamilyValues, type ItemFamily,
   type OperatingMode, type ReadableFamily,
-} from '../../core/driver.js';
+} from '../../core/driver-seam/driver.js';
 import type { ItemValue, ListItem, ScalarItem } from './items.js';
 import type { ListElement, Slot, ValueStore } from './value-store.js';
 

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { IClientOptions, MqttClient } from 'mqtt';
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 import type { MqttOptions } from './options.js';
 
 export interface SessionSettings {

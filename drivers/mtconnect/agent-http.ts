@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 import { MultipartProblem, MultipartReader, multipartBoundary } from './multipart.js';
 
 export interface HttpLimits {

@@ -16,7 +16,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Logger } from 'pino';
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 import { fetchDocument, openStream, withFallback, type FetchedDocument } from './agent-http.js';
 import { AgentAssets } from './agent-assets.js';
 import { DataItemIndex, type DataItem, type DeviceModel } from './device-model.js';

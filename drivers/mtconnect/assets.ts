@@ -5,7 +5,7 @@
  * id and type only. Read from an agent's MTConnectAssets document or from
  * the body of an adapter's `@ASSET@` line.
  */
-import type { ToolLifeRecord } from '../../core/driver.js';
+import type { ToolLifeRecord } from '../../core/driver-seam/driver.js';
 import { parseStreams, type AgentError } from './streams.js';
 import { readXml, XmlProblem, type XmlElement, type XmlLimits } from './xml-reader.js';
 

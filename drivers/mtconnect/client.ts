@@ -11,8 +11,8 @@ import type { Logger } from 'pino';
 import {
   assertFamily, unsupportedFamily,
   type ConnectionLost, type DriverClient, type DriverDeps, type DriverMachine, type FamilyValues, type ItemFamily, type ReadOptions, type ReadableFamily,
-} from '../../core/driver.js';
-import { GatewayError } from '../../core/errors.js';
+} from '../../core/driver-seam/driver.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 import { AgentSource } from './agent-source.js';
 import { COMMON_NAMES, modelOfNames, type NameEntry } from './common-names.js';
 import type { ProblemCount } from './input-problems.js';

@@ -4,7 +4,7 @@
  * current, then sample streaming or polling). Read-only. See
  * docs/drivers/mtconnect.md.
  */
-import type { DriverFactory } from '../../core/driver.js';
+import type { DriverFactory } from '../../core/driver-seam/driver.js';
 import { MtconnectClient } from './client.js';
 import { mtconnectOptionsSchema, type MtconnectOptions } from './options.js';
 

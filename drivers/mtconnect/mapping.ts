@@ -8,7 +8,7 @@
 import {
   worstAlarmLevel,
   type ActiveAlarm, type AlarmLevel, type CncStatus, type ExecutionState, type FamilyValues, type OperatingMode, type ReadOptions, type ReadableFamily,
-} from '../../core/driver.js';
+} from '../../core/driver-seam/driver.js';
 import type { DataItem } from './device-model.js';
 import { UNAVAILABLE, type ObservationStore, type Observed } from './observations.js';
 import type { Roles } from './roles.js';

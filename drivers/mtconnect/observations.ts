@@ -8,7 +8,7 @@
  */
 import type { ConditionLevel } from './streams.js';
 import { toolLifeOf, type ParsedAsset } from './assets.js';
-import type { ToolLifeRecord } from '../../core/driver.js';
+import type { ToolLifeRecord } from '../../core/driver-seam/driver.js';
 
 export const UNAVAILABLE = 'UNAVAILABLE';
 

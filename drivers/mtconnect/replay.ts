@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../../core/package-root.js';
+import { PACKAGE_ROOT } from '../../core/runtime/package-root.js';
 import { DataItemIndex, type DeviceModel } from './device-model.js';
 import { parseDevices, pickDevice } from './probe.js';
 import { tokenize } from './shdr-tokenizer.js';

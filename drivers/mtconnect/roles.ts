@@ -3,7 +3,7 @@
  * found by MTConnect type and subType (not by name), preferring the subTypes
  * in the order listed. The families a device can serve follow from it.
  */
-import type { ItemFamily } from '../../core/driver.js';
+import type { ItemFamily } from '../../core/driver-seam/driver.js';
 import type { DataItem, DeviceModel } from './device-model.js';
 
 export interface Roles {

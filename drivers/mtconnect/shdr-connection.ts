@@ -12,7 +12,7 @@
  * Nothing reconnects here: the machine actor does.
  */
 import net from 'node:net';
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 
 export interface ShdrConnectionSettings {
   host: string;

@@ -4,7 +4,7 @@
  * config's explicit NodeId map on top. The result says which NodeId serves
  * which item, so the client never hard-codes a server's NodeIds.
  */
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 import type { OpcuaLink } from './connection.js';
 import { DI_NS, MACHINERY_NS, MACHINE_TOOL_NS } from './mapping.js';
 import { textOf } from './text-value.js';

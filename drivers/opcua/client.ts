@@ -8,9 +8,9 @@ import type { DataValue } from 'node-opcua';
 import {
   assertFamily, unsupportedFamily,
   type ConnectionLost, type DriverClient, type DriverDeps, type FamilyValues, type ItemFamily, type ReadOptions, type ReadableFamily,
-} from '../../core/driver.js';
-import { GatewayError } from '../../core/errors.js';
-import { withTimeout } from '../../core/timeout.js';
+} from '../../core/driver-seam/driver.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
+import { withTimeout } from '../../core/driver-seam/timeout.js';
 import { AddressSpaceBrowser, type MachineLayout } from './address-space.js';
 import { OpcuaLink, type LinkTarget } from './connection.js';
 import { conditionNodeIds, familiesOf, plannedFamilies, statusNodeIds } from './families.js';

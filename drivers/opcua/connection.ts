@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import type { DriverPeer } from '../../core/telemetry/drivers.js';
 import type { Logger } from 'pino';
 import type { ClientSession, DataValue, OPCUAClient } from 'node-opcua';
-import { GatewayError } from '../../core/errors.js';
-import { SerialQueue } from '../../core/semaphore.js';
-import { withTimeout } from '../../core/timeout.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
+import { SerialQueue } from '../../core/runtime/semaphore.js';
+import { withTimeout } from '../../core/driver-seam/timeout.js';
 import type { OpcuaOptions } from './options.js';
 
 export type OpcuaModule = typeof import('node-opcua');

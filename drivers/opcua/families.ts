@@ -2,7 +2,7 @@
  * Which item families an OPC UA machine can serve: before connecting, from
  * the model and the NodeId map; after browsing, from what the server has.
  */
-import type { ItemFamily } from '../../core/driver.js';
+import type { ItemFamily } from '../../core/driver-seam/driver.js';
 import type { MachineLayout } from './address-space.js';
 import type { NodeItem, NodeMap, OpcuaOptions } from './options.js';
 

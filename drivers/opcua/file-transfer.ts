@@ -6,8 +6,8 @@
  * travel as ByteStrings, so every byte arrives as it was sent.
  */
 import type { Variant } from 'node-opcua';
-import type { CurrentProgram, ProgramFileEntry, ReadOptions } from '../../core/driver.js';
-import { GatewayError } from '../../core/errors.js';
+import type { CurrentProgram, ProgramFileEntry, ReadOptions } from '../../core/driver-seam/driver.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 import type { AddressSpaceBrowser, ChildRef, MachineLayout } from './address-space.js';
 import type { OpcuaLink } from './connection.js';
 import type { OpcuaOptions } from './options.js';

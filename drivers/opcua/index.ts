@@ -2,7 +2,7 @@
  * The `opcua` driver: CNC machine tools over OPC UA, mapped from the OPC UA
  * for Machine Tools companion model (OPC 40501). See docs/drivers/opcua.md.
  */
-import type { DriverFactory } from '../../core/driver.js';
+import type { DriverFactory } from '../../core/driver-seam/driver.js';
 import { OpcuaClient } from './client.js';
 import { opcuaOptionsSchema, type OpcuaOptions } from './options.js';
 

@@ -5,7 +5,7 @@
 import {
   worstAlarmLevel,
   type ActiveAlarm, type AlarmLevel, type CncStatus, type ExecutionState, type OperatingMode, type ToolLifeRecord,
-} from '../../core/driver.js';
+} from '../../core/driver-seam/driver.js';
 
 export const MACHINE_TOOL_NS = 'http://opcfoundation.org/UA/MachineTool/';
 export const MACHINERY_NS = 'http://opcfoundation.org/UA/Machinery/';

@@ -7,7 +7,7 @@
  * namespace, as a vendor's server would add them.
  */
 import type { INamespace, UAObject, UAVariable } from 'node-opcua';
-import type { ActiveAlarm, ExecutionState, OperatingMode } from '../../core/driver.js';
+import type { ActiveAlarm, ExecutionState, OperatingMode } from '../../core/driver-seam/driver.js';
 import type { SimulatedMachine } from '../simulator/model.js';
 import type { OpcuaModule } from './connection.js';
 import { CHANNEL_MODES, CHANNEL_STATES, TOOL_LIFE_INDICATIONS, TOOL_MANAGEMENT } from './mapping.js';

@@ -3,7 +3,7 @@
  * toolLife read of a session, then each read fetches all tool values in one
  * Read request.
  */
-import type { ReadOptions, ToolLifeRecord } from '../../core/driver.js';
+import type { ReadOptions, ToolLifeRecord } from '../../core/driver-seam/driver.js';
 import type { AddressSpaceBrowser } from './address-space.js';
 import type { OpcuaLink } from './connection.js';
 import { MACHINE_TOOL_NS, toToolLifeRecord, type ToolLifeReading, type ToolReading } from './mapping.js';

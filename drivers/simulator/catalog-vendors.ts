@@ -3,7 +3,7 @@
  * each execution situation, program directory, alarm and warning catalogue
  * and emergency stop, picked by the machine's `system` text.
  */
-import type { ExecutionState } from '../../core/driver.js';
+import type { ExecutionState } from '../../core/driver-seam/driver.js';
 
 /** Execution situations a vendor has its own words for. */
 export type ExecKind = 'reset' | 'stopped' | 'hold' | 'running' | 'manual' | 'emergency';

@@ -7,8 +7,8 @@
 import {
   ITEM_FAMILIES, assertFamily,
   type ConnectionLost, type DriverClient, type DriverDeps, type FamilyValues, type ItemFamily, type ReadOptions, type ReadableFamily,
-} from '../../core/driver.js';
-import { GatewayError } from '../../core/errors.js';
+} from '../../core/driver-seam/driver.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 import { SimulatedMachine } from './model.js';
 import type { SimulatorOptions } from './options.js';
 

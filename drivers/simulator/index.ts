@@ -2,7 +2,7 @@
  * The `simulator` driver: deterministic simulated CNC machines for the default
  * fleet, tests and benchmarks. See docs/drivers/simulator.md.
  */
-import type { DriverFactory } from '../../core/driver.js';
+import type { DriverFactory } from '../../core/driver-seam/driver.js';
 import { SimulatorClient } from './client.js';
 import { simulatorOptionsSchema, type SimulatorOptions } from './options.js';
 

@@ -7,8 +7,8 @@
 import type {
   ActiveAlarm, AlarmLevel, AxisLoad, AxisPosition, CncStatus, CurrentProgram, FeedAndSpindle,
   PartCount, ProgramFileEntry, ReadOptions, TimeData, ToolLifeRecord, ToolNumber,
-} from '../../core/driver.js';
-import { programText } from '../../core/program-bytes.js';
+} from '../../core/driver-seam/driver.js';
+import { programText } from '../../core/values/program-bytes.js';
 import { Prng, makeAxes, makePrograms, makeTools, type AxisSpec, type ProgramSpec, type ToolSpec } from './catalog.js';
 import { EXEC_STATE, vendorFor, type ExecKind, type VendorSpec } from './catalog-vendors.js';
 import { Schedule, deriveSeed, toolIndexAt, type MachinePhase, type MachineSpec, type ScheduleState, type Segment } from './schedule.js';

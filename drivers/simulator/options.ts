@@ -1,6 +1,6 @@
 /** `driverOptions` of the `simulator` driver (docs/drivers/simulator.md). */
 import { z } from 'zod';
-import { ITEM_FAMILIES } from '../../core/driver.js';
+import { ITEM_FAMILIES } from '../../core/driver-seam/driver.js';
 import { MACHINE_TYPES } from './catalog.js';
 
 const rate = (field: string) =>

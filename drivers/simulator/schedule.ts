@@ -4,7 +4,7 @@
  * leave behind. Walking it forward is amortised O(1) per query; walking back
  * replays it from the seed, so the state at time t depends only on (spec, t).
  */
-import type { OperatingMode } from '../../core/driver.js';
+import type { OperatingMode } from '../../core/driver-seam/driver.js';
 import { Prng, type MachineType, type ProgramSpec, type ToolSpec } from './catalog.js';
 import type { AlarmSpec, VendorSpec } from './catalog-vendors.js';
 

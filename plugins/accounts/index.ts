@@ -11,7 +11,7 @@
 import { generatePassword, hashPassword, PASSWORD_COST, type ScryptCost } from '../../core/auth/passwords.js';
 import { firstAdminLine, firstAdminPassword, passwordFromEnv } from '../../core/auth/first-admin.js';
 import { SqlLoginThrottle } from '../../core/auth/login-throttle-sql.js';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { AccountsAuthenticator } from './authenticator.js';
 import { RefusalAudit } from './refusal-audit.js';

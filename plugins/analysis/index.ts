@@ -10,9 +10,9 @@ import { analyseGroup, analyseMachine, checkInterval, type AnalysisSpec, type Ma
 import type { AlarmRecord, AnalysisKind, TimeSpan } from './compute/model.js';
 import { splitWindow } from './compute/sub-windows.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { GatewayError, quote } from '../../core/errors.js';
-import { definePlugin } from '../../core/plugin-host.js';
-import { resolveWindow, type TimeWindow } from '../../core/time-params.js';
+import { GatewayError, quote } from '../../core/interfaces/errors.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
+import { resolveWindow, type TimeWindow } from '../../core/interfaces/time-params.js';
 import { HistoryReader, type HistoryNeeds } from './history-reader.js';
 import { MachineTallies } from './machine-tallies.js';
 

@@ -12,7 +12,7 @@
 import type { AlarmRecord, TimeSpan } from './compute/model.js';
 import { analysedRange, emptyTally, tallyCells, tallySubWindows, type Cell, type Tally } from './compute/tally.js';
 import type { HistoryRevisions } from '../../core/roles/gateway/history/revisions.js';
-import { startOfLocalDay } from '../../core/time.js';
+import { startOfLocalDay } from '../../core/values/time.js';
 import type { HistoryNeeds, HistoryReader } from './history-reader.js';
 
 /** More than the longest local day (25 h): from a midnight, this far on lies in the next day. */

@@ -4,7 +4,7 @@
  * changed or removed; and the preview of a transform without touching the machine. Uses the
  * vault and the fleet through their services. docs/programs-assignments.md.
  */
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { assignmentOperations } from './operations.js';
 import { assignmentsService } from './service.js';

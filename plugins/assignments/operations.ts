@@ -4,8 +4,8 @@
  * it, and preview what a machine would receive.
  */
 import { z } from 'zod';
-import { sha256Hex } from '../../core/hash.js';
-import { programText } from '../../core/program-bytes.js';
+import { sha256Hex } from '../../core/values/hash.js';
+import { programText } from '../../core/values/program-bytes.js';
 import { iso } from '../../core/rest/fields.js';
 import { idOf, newId } from '../../core/rest/ids.js';
 import { defineOperation, type AnyRestOperation, type RestPrincipal } from '../../core/rest/operation.js';

@@ -8,7 +8,7 @@
  * and NULs after the closing one) neither hide those lines nor are lost.
  */
 import { z } from 'zod';
-import { blockText, leadingBlanks } from '../../core/program-bytes.js';
+import { blockText, leadingBlanks } from '../../core/values/program-bytes.js';
 import { FILE_NAME_MAX, fileNameTemplateSchema, PRINTABLE, render, templateSchema, type TemplateValues } from '../../core/roles/programs/file-name-template.js';
 import { fileNameRefusal, fileNameRuleOf, type ControlOf } from './file-name-rules.js';
 

@@ -6,8 +6,8 @@
  * every caller. The chain itself is core/roles/programs/audit/chain.ts; docs/audit.md.
  */
 import { z } from 'zod';
-import { GatewayError } from '../../core/errors.js';
-import { definePlugin } from '../../core/plugin-host.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import { defineOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { ProblemError } from '../../core/rest/problem.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';

@@ -1,5 +1,5 @@
 /** The audit's metrics, read at scrape time: `programs_audit_records`, the records in the chain (its head's sequence number, not a count over the table). */
-import type { RoleMetrics } from '../../core/metrics.js';
+import type { RoleMetrics } from '../../core/telemetry/metrics.js';
 import type { SqlDatabase } from '../../core/store/sql-database.js';
 
 export function registerAuditMetrics(metrics: RoleMetrics, db: SqlDatabase): void {

@@ -14,9 +14,9 @@
  *     scope fleet:read) reaches what the read-only tools call, never the
  *     administration interfaces; its machine groups narrow what it sees.
  */
-import type { AccessPolicy, InterfaceDefinition, Principal, RequestInfo } from '../../core/interfaces.js';
-import { ANONYMOUS } from '../../core/interfaces.js';
-import { GatewayError } from '../../core/errors.js';
+import type { AccessPolicy, InterfaceDefinition, Principal, RequestInfo } from '../../core/interfaces/registry.js';
+import { ANONYMOUS } from '../../core/interfaces/registry.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 import { IpWhiteList } from './ip-white-list.js';
 import { looksLikeJwt, parseSecretKey, secretMatches, verifyJwt } from './tokens.js';
 import type { UserStore } from './user-store.js';

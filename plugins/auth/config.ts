@@ -1,5 +1,5 @@
 /**
- * The auth plugin's parts of the configuration file (core/config-parts.ts):
+ * The auth plugin's parts of the configuration file (core/config/config-parts.ts):
  * security control (`security.securityControl`) and the IP white list
  * (`communication.enableIpWhiteList`, `communication.ipWhiteList`). They
  * seed the stored security settings, and replace them at every start where
@@ -8,7 +8,7 @@
  * only: it is never stored, so its client secret stays out of the database.
  */
 import { z } from 'zod';
-import { readPart, type ConfigPart } from '../../core/config-parts.js';
+import { readPart, type ConfigPart } from '../../core/config/config-parts.js';
 import type { SecuritySettings } from './user-store.js';
 import { gatewayOidcSchema } from './sso/config.js';
 

@@ -5,7 +5,7 @@
  * registry's AccessPolicy, so HTTP and MCP are checked the same way.
  */
 import { JWT_SIGNING_KEY_FILE } from '../../core/auth/jwt.js';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { GatewayAccessPolicy } from './access-policy.js';
 import { AUTH_CONFIG, type AuthFields } from './config.js';

@@ -6,7 +6,7 @@
  * and GATEWAY_DATA_DIR are read as `npm start` reads them. The gateway must
  * be stopped. See docs/operations.md.
  */
-import type { Command } from '../../core/commands.js';
+import type { Command } from '../../core/runtime/commands.js';
 import { PasswordResetRefused, resetAdminPassword } from './password-reset.js';
 import { ADMIN_USERNAME } from './user-store.js';
 

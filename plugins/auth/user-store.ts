@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { SqlDatabase } from '../../core/store/database.js';
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 
 /** The first administrator's user name. */
 export const ADMIN_USERNAME = 'admin';

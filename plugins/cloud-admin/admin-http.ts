@@ -20,7 +20,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { quote } from '../../core/errors.js';
+import { quote } from '../../core/interfaces/errors.js';
 import type { GatewayUsers } from '../../core/roles/cloud/gateway-users.js';
 import type { AdminKeys, GatewayToken, GatewayTokens } from '../../core/roles/cloud/tokens.js';
 

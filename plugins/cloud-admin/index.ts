@@ -5,7 +5,7 @@
  * disconnects its gateway at once; with `cloud.dynamicSecurity` the
  * gateways' broker clients change with their tokens.
  */
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { CloudContext } from '../../core/roles/cloud/context.js';
 import { serveAdmin } from './admin-http.js';
 

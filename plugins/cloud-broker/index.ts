@@ -13,9 +13,9 @@
  * `users` to whoever makes, rotates or revokes a token
  * (core/roles/cloud/gateway-users.ts).
  */
-import type { PartSettings } from '../../core/config-parts.js';
-import { definePlugin } from '../../core/plugin-host.js';
-import { readConfigFile } from '../../core/config.js';
+import type { PartSettings } from '../../core/config/config-parts.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
+import { readConfigFile } from '../../core/config/config.js';
 import type { BrokerConnection, CloudContext } from '../../core/roles/cloud/context.js';
 import { brokerTlsOf, connectGatewayUsers, gatewayUsersOptions, reconcileGatewayUsers } from '../../core/roles/cloud/gateway-users.js';
 import { CLOUD_BROKER_FIELDS } from './config.js';

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_TOPIC_PREFIX } from '../../core/cloud-wire/protocol.js';
-import type { PartSettings } from '../../core/config-parts.js';
+import type { PartSettings } from '../../core/config/config-parts.js';
 import { BROKER_URL } from '../../core/roles/gateway/contract/security.js';
 
 
@@ -40,7 +40,7 @@ export const CLOUD_LINK_FIELDS = {
   reconnectMaxSeconds: z.number().int().min(1).max(3600).default(60),
 };
 
-/** Old spellings of the section's fields, still read (core/config-parts.ts `aliases`). */
+/** Old spellings of the section's fields, still read (core/config/config-parts.ts `aliases`). */
 export const CLOUD_LINK_ALIASES = { 'cloudLink.user': 'cloudLink.runAs' } as const;
 
 /** The `cloudLink` section as parsed; undefined when the config has none. */

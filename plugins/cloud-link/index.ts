@@ -4,9 +4,9 @@
  * `cloudLink` section overlaid with cloud-link.json (settings.ts).
  */
 import { join } from 'node:path';
-import { readConfigFile } from '../../core/config.js';
+import { readConfigFile } from '../../core/config/config.js';
 import { createToolDispatcher } from '../../core/mcp/dispatch.js';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { CLOUD_LINK_ALIASES, CLOUD_LINK_FIELDS, type CloudLinkConfig } from './config.js';
 import { defineCloudLinkInterfaces } from './interfaces.js';

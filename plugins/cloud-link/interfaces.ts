@@ -11,8 +11,8 @@ import { rmSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { parseBearerToken } from '../../core/auth/bearer-tokens.js';
 import { GATEWAY_TOKEN_PREFIX } from '../../core/cloud-wire/protocol.js';
-import { GatewayError } from '../../core/errors.js';
-import type { InterfaceRegistry } from '../../core/interfaces.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
+import type { InterfaceRegistry } from '../../core/interfaces/registry.js';
 import type { CloudLink } from './link.js';
 import { readStoredSettings, shownUrl, TOKEN_HINT, writeStoredSettings, type LinkSettings, type StoredSettings } from './settings.js';
 

@@ -16,7 +16,7 @@ import { parseBearerToken } from '../../core/auth/bearer-tokens.js';
 import { answerPayloads, GATEWAY_TOKEN_PREFIX, gatewayClientId, readRequest, textLiteral, topics, type Presence, type RelayRequest } from '../../core/cloud-wire/protocol.js';
 import { messageParent } from '../../core/telemetry/messaging.js';
 import { injectTrace, inSpan, tracingEnabled, type SpanNote } from '../../core/telemetry/tracing.js';
-import type { Principal } from '../../core/interfaces.js';
+import type { Principal } from '../../core/interfaces/registry.js';
 import type { ToolDispatcher } from '../../core/mcp/dispatch.js';
 import { FrozenAnswers, type Splices } from '../../core/mcp/frozen-answers.js';
 import { Backoff, DEFAULT_RETRY_CAP_MS } from '../../core/mqtt/backoff.js';

@@ -8,7 +8,7 @@
 import type { FastifyRequest } from 'fastify';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { isJsonStringLiteral } from '../../core/cloud-wire/protocol.js';
-import { isRecord } from '../../core/json-value.js';
+import { isRecord } from '../../core/values/json-value.js';
 import type { ToolAnswer } from './relayed-call.js';
 
 const hasOnlyKeys = (o: Record<string, unknown>, keys: readonly string[]) => Object.keys(o).every((k) => keys.includes(k));

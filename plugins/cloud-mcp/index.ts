@@ -15,7 +15,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import { joinedLiteral } from '../../core/cloud-wire/protocol.js';
 import type { Splices } from '../../core/mcp/frozen-answers.js';
 import { serveMcpDoor } from '../../core/mcp/http-door.js';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { CloudContext } from '../../core/roles/cloud/context.js';
 import { CLOUD_MCP_FIELDS } from './config.js';
 import { isRefusal, McpOAuth, type McpCaller } from './mcp-auth.js';

@@ -10,7 +10,7 @@
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { joinedLiteral, textLiteral } from '../../core/cloud-wire/protocol.js';
-import { quote } from '../../core/errors.js';
+import { quote } from '../../core/interfaces/errors.js';
 import type { ToolCatalogue } from '../../core/mcp/dispatch.js';
 import type { GatewayTokens } from '../../core/roles/cloud/tokens.js';
 import type { McpCaller } from './mcp-auth.js';

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { GatewayError, quote } from '../../core/errors.js';
+import { GatewayError, quote } from '../../core/interfaces/errors.js';
 import type { ToolCatalogue } from '../../core/mcp/dispatch.js';
 import type { CloudRelayService } from '../../core/roles/cloud/context.js';
 

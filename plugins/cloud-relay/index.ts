@@ -4,7 +4,7 @@
  * client of the external one that `cloud.broker` names. A token revoked in
  * this process (`token.revoked`) makes its gateway unavailable at once.
  */
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { CloudContext } from '../../core/roles/cloud/context.js';
 import { countedRelay } from './metrics.js';
 import { CloudRelay } from './relay.js';

@@ -14,7 +14,7 @@
  * - `cloud_token_checks_total{kind,result}`: gateway token and admin key
  *   checks, `valid` or `invalid`.
  */
-import { HTTP_DURATION_BUCKETS, type RoleMetrics } from '../../core/metrics.js';
+import { HTTP_DURATION_BUCKETS, type RoleMetrics } from '../../core/telemetry/metrics.js';
 import type { CloudRelayService, RelayOutcome } from '../../core/roles/cloud/context.js';
 import type { AdminKeys, GatewayTokens } from '../../core/roles/cloud/tokens.js';
 

@@ -24,7 +24,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { PACKAGE_ROOT } from '../../core/package-root.js';
+import { PACKAGE_ROOT } from '../../core/runtime/package-root.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 /** The consoles' sources: beside this file in the source tree; from dist/, in the package's source tree when it has one. */

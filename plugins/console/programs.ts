@@ -4,7 +4,7 @@
  * served as the gateway's is (./index.ts): a page on the `/api/v1`
  * operations only, so every operation in it is one any client can make (PV-01).
  */
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { serveConsoles } from './index.js';
 

@@ -4,7 +4,7 @@
  * of the fleet, vault, mirror and deployments. docs/programs-dashboard.md.
  */
 import { z } from 'zod';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import { defineOperation, type AnyRestOperation } from '../../core/rest/operation.js';
 import { iso, isoOrNull } from '../../core/rest/fields.js';
 import { ProblemError } from '../../core/rest/problem.js';

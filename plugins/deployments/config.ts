@@ -1,11 +1,11 @@
 /**
- * The deployments plugin's part of the configuration (core/config-parts.ts):
+ * The deployments plugin's part of the configuration (core/config/config-parts.ts):
  * `programs.deployments.leaseSec`, how long an instance's lease on the
  * deployments and trials it drives lasts without renewal
  * (docs/programs-deployments.md, "Several instances").
  */
 import { z } from 'zod';
-import type { ConfigPart } from '../../core/config-parts.js';
+import type { ConfigPart } from '../../core/config/config-parts.js';
 
 export const DEFAULT_DEPLOYMENT_LEASE_SEC = 30;
 

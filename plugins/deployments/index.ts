@@ -5,7 +5,7 @@
  * gateway, retries of transient failures until a deadline, resumed after a
  * restart. docs/programs-deployments.md.
  */
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { deploymentOperations } from './operations.js';
 import { DEPLOYMENTS_FIELDS, DEPLOYMENTS_PART } from './config.js';

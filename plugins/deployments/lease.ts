@@ -14,7 +14,7 @@
  * gateway's check of the epoch). docs/programs-deployments.md, "Several
  * instances".
  */
-import { newInstanceId } from '../../core/instance-id.js';
+import { newInstanceId } from '../../core/runtime/instance-id.js';
 import type { SqlDatabase } from '../../core/store/sql-database.js';
 import { COLUMNS, rowOf, type DeploymentRow } from './records.js';
 

@@ -13,7 +13,7 @@
  *   Transferring to Verifying and from Verifying to what followed, read from
  *   its timeline.
  */
-import type { RoleMetrics } from '../../core/metrics.js';
+import type { RoleMetrics } from '../../core/telemetry/metrics.js';
 import type { SqlDatabase } from '../../core/store/sql-database.js';
 import type { TimelineEntry } from './records.js';
 

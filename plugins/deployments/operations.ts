@@ -4,7 +4,7 @@
  * list deployments and read one. docs/programs-deployments.md.
  */
 import { z } from 'zod';
-import { sha256Hex } from '../../core/hash.js';
+import { sha256Hex } from '../../core/values/hash.js';
 import { iso, isoOrNull } from '../../core/rest/fields.js';
 import { idOf, newId } from '../../core/rest/ids.js';
 import { defineOperation, type AnyRestOperation, type RestPrincipal } from '../../core/rest/operation.js';

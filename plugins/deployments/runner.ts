@@ -12,7 +12,7 @@ import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import type { GatewayLink } from '../../core/gateway-link/types.js';
-import { Semaphore } from '../../core/semaphore.js';
+import { Semaphore } from '../../core/runtime/semaphore.js';
 import type { ProgramsServices } from '../../core/roles/programs/context.js';
 import { SYSTEM } from './common.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';

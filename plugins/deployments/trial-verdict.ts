@@ -5,7 +5,7 @@
  * trial's rules. Pure: the watcher reads the rows through the gateway.
  */
 import { z } from 'zod';
-import { ACTIVE_ALARM_LEVELS } from '../../core/driver.js';
+import { ACTIVE_ALARM_LEVELS } from '../../core/driver-seam/driver.js';
 
 export const trialRulesSchema = z
   .object({

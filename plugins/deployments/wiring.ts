@@ -6,7 +6,7 @@
  * service other plugins use.
  */
 import type { GatewayLink } from '../../core/gateway-link/types.js';
-import { sha256Hex } from '../../core/hash.js';
+import { sha256Hex } from '../../core/values/hash.js';
 import { newId } from '../../core/rest/ids.js';
 import type { RestPrincipal } from '../../core/rest/operation.js';
 import { auditActor } from '../../core/rest/principal.js';

@@ -10,9 +10,9 @@
  * Messages come from the error table and never carry credentials.
  */
 import { ERROR_LOG_CAPACITY, SYSTEM } from '../../core/roles/gateway/contract/system.js';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { resolveWindow, windowMs } from '../../core/time-params.js';
+import { resolveWindow, windowMs } from '../../core/interfaces/time-params.js';
 
 export { ERROR_LOG_CAPACITY };
 /** Most text the log holds (messages, paths, names, addresses), in UTF-16 code units; the oldest entries go first. */

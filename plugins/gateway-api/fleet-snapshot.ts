@@ -7,7 +7,7 @@
  * answered (docs/api.md, "Asking only for what changed").
  */
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { GatewayError, quoteList } from '../../core/errors.js';
+import { GatewayError, quoteList } from '../../core/interfaces/errors.js';
 import type { Changes } from '../../core/roles/gateway/api-outputs.js';
 import { TASK_DATA } from '../../core/roles/gateway/contract/task-data.js';
 import { taskDataEntry } from '../../core/roles/gateway/fleet/entries.js';

@@ -1,7 +1,7 @@
 /** Configuration interfaces for groups: list, get, add, update, delete. */
 import { groupConfigSchema, type GroupConfig } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { parseOrThrow } from '../../core/schema-errors.js';
+import { parseOrThrow } from '../../core/interfaces/schema-errors.js';
 import { CONFIGURATION } from '../../core/roles/gateway/contract/configuration.js';
 
 function parseGroup(raw: unknown): GroupConfig {

@@ -1,6 +1,6 @@
 /** The gateway's HTTP interfaces: health, configuration, the fleet snapshot, task data, live reads and program files. */
 import { SYSTEM } from '../../core/roles/gateway/contract/system.js';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { defineMachineInterfaces } from './machines.js';
 import { defineGroupInterfaces } from './groups.js';

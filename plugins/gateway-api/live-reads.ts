@@ -6,9 +6,9 @@
  * machine-reads.ts.
  */
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import type { DriverClient, FamilyValues, ReadOptions, ReadableFamily, ToolLifeRecord } from '../../core/driver.js';
+import type { DriverClient, FamilyValues, ReadOptions, ReadableFamily, ToolLifeRecord } from '../../core/driver-seam/driver.js';
 import type { MachineSnapshot } from '../../core/roles/gateway/fleet/machine-snapshot.js';
-import type { CallContext, EntryOutput, InterfaceEntry } from '../../core/interfaces.js';
+import type { CallContext, EntryOutput, InterfaceEntry } from '../../core/interfaces/registry.js';
 import { LIVE_READS as LIVE_READ_ENTRIES, type LiveReadInput } from '../../core/roles/gateway/contract/live-reads.js';
 import { requestMachine } from './machine-reads.js';
 import { programAnswer } from './program-files.js';

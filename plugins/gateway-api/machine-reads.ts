@@ -7,10 +7,10 @@
  */
 import type { Logger } from 'pino';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { assertFamily, type DriverClient, type ItemFamily } from '../../core/driver.js';
-import { ERRORS, GatewayError, type ErrorName, quote } from '../../core/errors.js';
+import { assertFamily, type DriverClient, type ItemFamily } from '../../core/driver-seam/driver.js';
+import { ERRORS, GatewayError, type ErrorName, quote } from '../../core/interfaces/errors.js';
 import type { MachineSnapshot } from '../../core/roles/gateway/fleet/machine-snapshot.js';
-import { withTimeout } from '../../core/timeout.js';
+import { withTimeout } from '../../core/driver-seam/timeout.js';
 
 /** An active machine, its live view and its driver client. */
 export interface ReachableMachine {

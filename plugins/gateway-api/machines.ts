@@ -1,9 +1,9 @@
 /** Configuration interfaces for machines: list, get, add, update, delete. */
 import { machineConfigSchema, WRITE_ONLY_MACHINE_FIELDS, type MachineConfig } from '../../core/roles/gateway/machine-config.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { GatewayError } from '../../core/errors.js';
-import { parseOrThrow } from '../../core/schema-errors.js';
-import { isRecord } from '../../core/json-value.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
+import { parseOrThrow } from '../../core/interfaces/schema-errors.js';
+import { isRecord } from '../../core/values/json-value.js';
 import type { ListedMachine } from '../../core/roles/gateway/api-outputs.js';
 import { CONFIGURATION } from '../../core/roles/gateway/contract/configuration.js';
 

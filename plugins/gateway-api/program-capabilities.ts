@@ -8,7 +8,7 @@
  * It never contacts a machine: drivers answer from their connection.
  */
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import type { ProgramByteLimits } from '../../core/driver.js';
+import type { ProgramByteLimits } from '../../core/driver-seam/driver.js';
 import { PROGRAM_FILES, type ProgramCapability } from '../../core/roles/gateway/contract/program-files.js';
 import { activeMachineSnapshot, errorDetail } from './machine-reads.js';
 

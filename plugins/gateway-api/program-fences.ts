@@ -13,7 +13,7 @@
  * old holder is refused from then on. A caller without a token is not
  * fenced. docs/api.md, "Fencing".
  */
-import { GatewayError, quote } from '../../core/errors.js';
+import { GatewayError, quote } from '../../core/interfaces/errors.js';
 import type { FencingToken } from '../../core/gateway-link/types.js';
 
 /** Machine files and leases whose highest epoch is kept; the least recently seen is forgotten first. */

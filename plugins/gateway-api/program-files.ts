@@ -8,12 +8,12 @@
  * time, and a caller's fencing token is checked (program-fences.ts).
  */
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import type { DriverClient } from '../../core/driver.js';
-import { GatewayError, quote } from '../../core/errors.js';
-import { sha256Hex } from '../../core/hash.js';
+import type { DriverClient } from '../../core/driver-seam/driver.js';
+import { GatewayError, quote } from '../../core/interfaces/errors.js';
+import { sha256Hex } from '../../core/values/hash.js';
 import {
   ProgramBytes, bytesOf, describeRefusedByte, findRefusedByte, programText, type ProgramEncoding,
-} from '../../core/program-bytes.js';
+} from '../../core/values/program-bytes.js';
 import { MAX_PROGRAM_BYTES, PROGRAM_FILES } from '../../core/roles/gateway/contract/program-files.js';
 import { activeMachineSnapshot, requestMachine } from './machine-reads.js';
 import { defineProgramCapabilities } from './program-capabilities.js';

@@ -9,7 +9,7 @@
 import type { GroupConfig, GroupTaskClass, MachineTaskClass } from '../../core/roles/gateway/machine-config.js';
 import { TASK_DATA } from '../../core/roles/gateway/contract/task-data.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { ERRORS, GatewayError } from '../../core/errors.js';
+import { ERRORS, GatewayError } from '../../core/interfaces/errors.js';
 import type { MachineSnapshot } from '../../core/roles/gateway/fleet/machine-snapshot.js';
 import type { GroupTaskEntry } from '../../core/roles/gateway/fleet/group-tasks.js';
 import { taskDataEntry } from '../../core/roles/gateway/fleet/entries.js';

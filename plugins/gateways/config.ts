@@ -1,5 +1,5 @@
 /**
- * The gateways plugin's part of the configuration (core/config-parts.ts):
+ * The gateways plugin's part of the configuration (core/config/config-parts.ts):
  * `programs.gatewaySync`, how often the remote gateways' machines and groups
  * are read again (docs/programs-fleet.md, "Keeping in step"), and
  * `programs.adoptGateway`, the fleet entry the gateway in this process takes
@@ -7,7 +7,7 @@
  * PROGRAMS_ADOPT_GATEWAY overrides it.
  */
 import { z } from 'zod';
-import type { ConfigPart } from '../../core/config-parts.js';
+import type { ConfigPart } from '../../core/config/config-parts.js';
 import { idOf } from '../../core/rest/ids.js';
 
 export const DEFAULT_GATEWAY_SYNC_INTERVAL_SEC = 300;

@@ -7,7 +7,7 @@
  */
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { CredentialBox } from '../../core/store/credential-box.js';
 import { fleetDeps, type FleetDeps } from './operations/deps.js';

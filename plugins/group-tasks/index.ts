@@ -7,7 +7,7 @@
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { GroupMember } from '../../core/roles/gateway/fleet/group-aggregates.js';
 import { GroupTaskScheduler } from '../../core/roles/gateway/fleet/group-tasks.js';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 
 export const groupTasksPlugin = definePlugin<GatewayContext>({
   name: 'group-tasks',

@@ -5,7 +5,7 @@
  * plugin). Anything else is refused with the list of valid values.
  */
 import type { Database } from '../../core/store/database.js';
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 import { hasHistory, historyClasses } from '../../core/roles/gateway/history/catalog.js';
 import { HISTORY_CLASSES } from '../../core/roles/gateway/fleet/machine-history.js';
 

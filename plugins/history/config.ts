@@ -1,11 +1,11 @@
 /**
- * The history plugin's part of the configuration file (core/config-parts.ts):
+ * The history plugin's part of the configuration file (core/config/config-parts.ts):
  * `history.retention`, how long and how many rows of each data class's
  * history are kept (docs/history.md). The rest of the `history` section is
  * the gateway role's (its history writer).
  */
 import { z } from 'zod';
-import type { ConfigPart } from '../../core/config-parts.js';
+import type { ConfigPart } from '../../core/config/config-parts.js';
 
 /** How long, and how many rows of, one data class's history is kept. 0 means no limit. */
 const retentionLimitSchema = z

@@ -7,7 +7,7 @@
  * runs on the database's read-only (query_only) connection.
  */
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { GatewayError, quoteList } from '../../core/errors.js';
+import { GatewayError, quoteList } from '../../core/interfaces/errors.js';
 import { HISTORY } from '../../core/roles/gateway/contract/history.js';
 import { hasHistory, historyClasses, historyMachineIDs } from '../../core/roles/gateway/history/catalog.js';
 import { isDataPath, type HistoryFilter } from '../../core/roles/gateway/history/query.js';

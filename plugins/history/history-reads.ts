@@ -7,10 +7,10 @@
 import { z } from 'zod';
 import { HISTORY } from '../../core/roles/gateway/contract/history.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { GatewayError, quote } from '../../core/errors.js';
-import type { CallContext } from '../../core/interfaces.js';
+import { GatewayError, quote } from '../../core/interfaces/errors.js';
+import type { CallContext } from '../../core/interfaces/registry.js';
 import { readHistoryPage, type HistoryReadSpec, type StoredHistoryRow } from '../../core/roles/gateway/history/stream.js';
-import { resolveWindow, windowMs, type TimeWindow } from '../../core/time-params.js';
+import { resolveWindow, windowMs, type TimeWindow } from '../../core/interfaces/time-params.js';
 import { assertClasses } from './classes.js';
 import { timeTextFormatter } from './time-text.js';
 

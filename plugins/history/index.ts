@@ -3,7 +3,7 @@
  * interface /api/db/query, and background retention as `history.retention`
  * of the configuration says (./config.ts; docs/history.md).
  */
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { defineDbQueryInterface } from './db-query.js';
 import { defineHistoryReadInterfaces } from './history-reads.js';

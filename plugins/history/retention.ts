@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { DEFAULT_BATCH_ROWS, runRetention, type RetentionPolicy, type RetentionRun } from '../../core/roles/gateway/history/retention.js';
-import { formatInZone } from '../../core/time.js';
+import { formatInZone } from '../../core/values/time.js';
 import { HISTORY } from '../../core/roles/gateway/contract/history.js';
 import type { RetentionConfig } from './config.js';
 

@@ -1,5 +1,5 @@
 /** ISO-8601 text of row times in the gateway zone, with milliseconds, e.g. `2026-03-29T14:30:00.250+02:00`. */
-import { formatInZone } from '../../core/time.js';
+import { formatInZone } from '../../core/values/time.js';
 
 const SLICE_MS = 15 * 60_000;
 const pad2 = (n: number): string => (n < 10 ? `0${n}` : String(n));

@@ -3,7 +3,7 @@
  * them at boot, restarts or stops one when its machine is saved or deleted,
  * and stops them all (actors, then drivers) at shutdown.
  */
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 
 /**

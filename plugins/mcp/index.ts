@@ -12,10 +12,10 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { authenticateRequest } from '../../core/http-server.js';
-import { ANONYMOUS } from '../../core/interfaces.js';
+import { authenticateRequest } from '../../core/http/http-server.js';
+import { ANONYMOUS } from '../../core/interfaces/registry.js';
 import { FrozenAnswers, type Splices } from '../../core/mcp/frozen-answers.js';
 import { serverInstructions } from '../../core/mcp/instructions.js';
 import { createToolDispatcher } from '../../core/mcp/dispatch.js';

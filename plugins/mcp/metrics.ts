@@ -8,7 +8,7 @@
  * - `gateway_mcp_tool_call_duration_seconds{tool,outcome}` (histogram)
  */
 import type { ToolDispatcher } from '../../core/mcp/dispatch.js';
-import { HTTP_DURATION_BUCKETS, type RoleMetrics } from '../../core/metrics.js';
+import { HTTP_DURATION_BUCKETS, type RoleMetrics } from '../../core/telemetry/metrics.js';
 
 export function countedToolCalls(dispatcher: ToolDispatcher, metrics: RoleMetrics, toolNames: () => readonly string[]): ToolDispatcher {
   const calls = metrics.counter({ name: 'gateway_mcp_tool_calls_total', help: 'MCP tool calls answered, by tool and outcome.', labelNames: ['tool', 'outcome'] });

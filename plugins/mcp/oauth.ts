@@ -12,8 +12,8 @@ import type { FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
 import { z } from 'zod';
 import { algorithmsSchema, claimNameSchema, claimValues, isRefusal, ProtectedResource } from '../../core/auth/protected-resource.js';
-import { GatewayError, quote } from '../../core/errors.js';
-import type { Principal } from '../../core/interfaces.js';
+import { GatewayError, quote } from '../../core/interfaces/errors.js';
+import type { Principal } from '../../core/interfaces/registry.js';
 import type { DoorRefusal } from '../../core/mcp/http-door.js';
 import { groupIdSchema } from '../../core/roles/gateway/machine-config.js';
 

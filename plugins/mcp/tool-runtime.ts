@@ -4,8 +4,8 @@
  * (core/mcp/tools.ts), so that any plugin can contribute a tool; it is
  * re-exported here for the built-in tools.
  */
-import { GatewayError } from '../../core/errors.js';
-import type { InterfaceEntry } from '../../core/interfaces.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
+import type { InterfaceEntry } from '../../core/interfaces/registry.js';
 import { ToolFailure } from '../../core/mcp/tools.js';
 
 export { createToolCaller, defineTool, sectionMessage, ToolFailure, type Section, type ToolCaller, type ToolDefinition } from '../../core/mcp/tools.js';

@@ -6,7 +6,7 @@
  * files not under management, restoring a snapshot, and proof of what ran.
  * docs/programs-mirror.md.
  */
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { Mirror } from './mirror.js';
 import { mirrorOperations } from './operations/index.js';

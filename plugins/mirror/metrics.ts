@@ -1,5 +1,5 @@
 /** The mirror's metrics, read at scrape time: `programs_drift_open`, files on machines that differ from what was released and are not yet decided. */
-import type { RoleMetrics } from '../../core/metrics.js';
+import type { RoleMetrics } from '../../core/telemetry/metrics.js';
 import type { SqlDatabase } from '../../core/store/sql-database.js';
 
 export function registerMirrorMetrics(metrics: RoleMetrics, db: SqlDatabase): void {

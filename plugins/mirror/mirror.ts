@@ -6,8 +6,8 @@
  * version while a trial is active), resolves it when the file is right again,
  * and records what the machine is running against what was released.
  */
-import { newInstanceId } from '../../core/instance-id.js';
-import { sha256Hex } from '../../core/hash.js';
+import { newInstanceId } from '../../core/runtime/instance-id.js';
+import { sha256Hex } from '../../core/values/hash.js';
 import { newId } from '../../core/rest/ids.js';
 import type { Logger } from 'pino';
 import type { GatewayLink, LinkProgramFile } from '../../core/gateway-link/types.js';

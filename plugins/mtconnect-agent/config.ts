@@ -2,11 +2,11 @@
  * The agent's part of the configuration: the `mtconnect` section (on by
  * default, every address, port 5000 as MTConnect agents use; MTCONNECT_PORT
  * overrides the port) and its own certificate pair, else the process's
- * TLS_CERT_FILE / TLS_KEY_FILE like every listener (core/tls.ts).
+ * TLS_CERT_FILE / TLS_KEY_FILE like every listener (core/http/tls.ts).
  */
 import { z } from 'zod';
-import type { ConfigPart } from '../../core/config-parts.js';
-import { tlsFilesSchema } from '../../core/tls.js';
+import type { ConfigPart } from '../../core/config/config-parts.js';
+import { tlsFilesSchema } from '../../core/http/tls.js';
 
 /** The port MTConnect agents listen on. */
 export const DEFAULT_MTCONNECT_PORT = 5000;

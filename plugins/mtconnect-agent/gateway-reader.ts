@@ -9,7 +9,7 @@
  * contract (core/roles/gateway/contract/): the history in sequence order and
  * its commits are no interface's answer.
  */
-import type { ToolLifeRecord } from '../../core/driver.js';
+import type { ToolLifeRecord } from '../../core/driver-seam/driver.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { MachineConfig } from '../../core/roles/gateway/machine-config.js';
 import { readAfterSeq, type SequencedRow } from '../../core/roles/gateway/history/sequence.js';

@@ -5,9 +5,9 @@
  * restart without a gap as long as retention keeps the rows; nothing keeps
  * a second store of samples and no machine is contacted.
  */
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { roleTlsFiles, TlsSource } from '../../core/tls.js';
+import { roleTlsFiles, TlsSource } from '../../core/http/tls.js';
 import { Agent } from './agent.js';
 import { MTCONNECT_CONFIG, type MTCONNECT_FIELDS } from './config.js';
 import { GatewayReader } from './gateway-reader.js';

@@ -10,7 +10,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
-import type { TlsSource } from '../../core/tls.js';
+import type { TlsSource } from '../../core/http/tls.js';
 import { AgentError } from './agent-error.js';
 import { type Agent, type Answer, type Format } from './agent.js';
 import { assetParams, currentParams, deviceTypeParam, formatParam, sampleParams } from './request-params.js';

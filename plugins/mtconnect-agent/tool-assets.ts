@@ -6,7 +6,7 @@
  * the limit; a tool whose life is used up is EXPIRED, one not yet used NEW,
  * else USED.
  */
-import type { ToolLifeRecord } from '../../core/driver.js';
+import type { ToolLifeRecord } from '../../core/driver-seam/driver.js';
 import type { ToolAsset } from './documents.js';
 import type { GatewayReader } from './gateway-reader.js';
 import { idBase, type DeviceModel } from './model.js';

@@ -4,7 +4,7 @@
  * function takes what a history row carries and answers the MTConnect value
  * of one data item.
  */
-import type { AlarmLevel, ExecutionState, OperatingMode } from '../../core/driver.js';
+import type { AlarmLevel, ExecutionState, OperatingMode } from '../../core/driver-seam/driver.js';
 
 /** What a value is when it is not known (MTConnect's own word). */
 export const UNAVAILABLE = 'UNAVAILABLE';

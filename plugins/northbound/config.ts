@@ -9,7 +9,7 @@
  * `site`, `area` and `gateway.name`) included.
  */
 import { z } from 'zod';
-import type { PartSettings } from '../../core/config-parts.js';
+import type { PartSettings } from '../../core/config/config-parts.js';
 import { sparkplugIdProblem, unsRootProblem } from './topics.js';
 
 /** mqtt://host[:port] or mqtts://host[:port] (credentials belong in username and password, not in the URL). */

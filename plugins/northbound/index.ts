@@ -8,7 +8,7 @@
  * the service `northbound` (gateway-info, the console) and /metrics.
  * docs/northbound.md.
  */
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { NorthboundStatus } from '../../core/roles/gateway/northbound-status.js';
 import '../../core/roles/gateway/northbound-service.js';

@@ -12,7 +12,7 @@
  * - `gateway_northbound_published_messages_total{target}`: messages acknowledged since the start
  * - `gateway_northbound_publish_lag_seconds{target}`: a live row's time to the broker's acknowledgement (histogram)
  */
-import type { RoleMetrics } from '../../core/metrics.js';
+import type { RoleMetrics } from '../../core/telemetry/metrics.js';
 import type { NorthboundStatus, NorthboundTargetStatus } from '../../core/roles/gateway/northbound-status.js';
 
 /** Lag buckets: 10 ms to 2 min. */

@@ -5,7 +5,7 @@
  * `password`, or `passwordFile`) and its TLS files read. A file that cannot
  * be read stops the start naming the field.
  */
-import { readConfigFile } from '../../core/config.js';
+import { readConfigFile } from '../../core/config/config.js';
 import { configuredTargets, edgeNodeIdOf, SHORTHAND_TARGET, topicRootOf, type NorthboundConfig, type NorthboundFormat } from './config.js';
 import { clientIdOf } from './topics.js';
 

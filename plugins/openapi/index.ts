@@ -5,12 +5,12 @@
  */
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { buildOpenApiDocument, type OpenApiDocument } from '../../core/roles/gateway/openapi.js';
 import { z } from 'zod';
-import { toGatewayError } from '../../core/errors.js';
-import type { InterfaceDefinition } from '../../core/interfaces.js';
+import { toGatewayError } from '../../core/interfaces/errors.js';
+import type { InterfaceDefinition } from '../../core/interfaces/registry.js';
 
 export const OPENAPI_DOCUMENT_PATH = '/api/openapi.json';
 export const API_DOCS_PATH = '/api/docs';
@@ -73,7 +73,7 @@ export const openapiPlugin = definePlugin<GatewayContext>({
         routePrefix: API_DOCS_PATH,
         transformSpecification: () => openApiDocument(),
         transformSpecificationClone: false,
-        // No validator badge: it is an image from validator.swagger.io, which the page policy does not load (core/response-headers.ts).
+        // No validator badge: it is an image from validator.swagger.io, which the page policy does not load (core/http/response-headers.ts).
         uiConfig: { deepLinking: true, docExpansion: 'list', tryItOutEnabled: false, validatorUrl: null },
       });
     });

@@ -9,7 +9,7 @@ import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { formatInZone } from '../../core/time.js';
+import { formatInZone } from '../../core/values/time.js';
 import type { CloudLinkStatus } from '../../core/roles/gateway/cloud-link-status.js';
 import type { NorthboundStatus } from '../../core/roles/gateway/northbound-status.js';
 

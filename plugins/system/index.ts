@@ -3,7 +3,7 @@
  * status, time zone, hardware resources, network adapters and the public
  * product details.
  */
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { defineCoreInfoInterface } from './core-info.js';
 import { EventLoopMonitor } from './event-loop-monitor.js';

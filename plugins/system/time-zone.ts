@@ -1,7 +1,7 @@
 /** /api/system/time-zone: the gateway's clock and zone, its UTC offset now and whether DST is in effect. */
 import { SYSTEM } from '../../core/roles/gateway/contract/system.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { formatInZone, offsetMs, wallTime } from '../../core/time.js';
+import { formatInZone, offsetMs, wallTime } from '../../core/values/time.js';
 
 /** `+01:00` / `-03:30` for an offset in minutes east of UTC. */
 function formatOffset(minutes: number): string {

@@ -4,7 +4,7 @@
  * obsolete; approvals with separation of duties; the NC-aware diff
  * (plugins/vault/nc). docs/programs-vault.md.
  */
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import { vaultOperations } from './operations/index.js';
 import { vaultVersions } from './service.js';

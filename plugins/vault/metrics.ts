@@ -1,5 +1,5 @@
 /** The vault's metrics, read at scrape time: `programs_approvals_pending`, versions waiting for approvers. */
-import type { RoleMetrics } from '../../core/metrics.js';
+import type { RoleMetrics } from '../../core/telemetry/metrics.js';
 import type { SqlDatabase } from '../../core/store/sql-database.js';
 
 export function registerVaultMetrics(metrics: RoleMetrics, db: SqlDatabase): void {

@@ -6,7 +6,7 @@
  */
 import type { RestPrincipal } from '../../core/rest/operation.js';
 import { diffPrograms } from './nc/index.js';
-import { sha256Hex } from '../../core/hash.js';
+import { sha256Hex } from '../../core/values/hash.js';
 import type { WriteTx } from '../../core/store/database.js';
 import { newId } from '../../core/rest/ids.js';
 import { defaultFileName } from '../../core/roles/programs/file-name-template.js';

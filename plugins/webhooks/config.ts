@@ -1,10 +1,10 @@
 /**
- * The webhooks plugin's part of the configuration (core/config-parts.ts):
+ * The webhooks plugin's part of the configuration (core/config/config-parts.ts):
  * `programs.webhooks`, where deliveries may go (docs/programs-webhooks.md,
  * "Targets"); PROGRAMS_WEBHOOKS_ALLOW_PRIVATE_NETWORKS overrides it.
  */
 import { z } from 'zod';
-import type { ConfigPart } from '../../core/config-parts.js';
+import type { ConfigPart } from '../../core/config/config-parts.js';
 
 export const programsWebhooksSchema = z
   .object({

@@ -12,7 +12,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import { defineOperation, type AnyRestOperation, type RestPrincipal } from '../../core/rest/operation.js';
 import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../core/rest/paging.js';
 import { ProblemError } from '../../core/rest/problem.js';

@@ -9,7 +9,7 @@
  *   message's delivery being queued to its receiver's accepting answer, for
  *   each delivery made since the service started.
  */
-import type { RoleMetrics } from '../../core/metrics.js';
+import type { RoleMetrics } from '../../core/telemetry/metrics.js';
 import type { SqlDatabase } from '../../core/store/sql-database.js';
 
 const LATENCY_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600];

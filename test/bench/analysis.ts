@@ -13,7 +13,7 @@
  *   npm run bench -- analysis [--days 30] [--runs 20] [--stateSec 30] [--only <case name part>]
  *
  */
-import type { InterfaceEntry } from '../../core/interfaces.js';
+import type { InterfaceEntry } from '../../core/interfaces/registry.js';
 import { ANALYSIS } from '../../core/roles/gateway/contract/analysis.js';
 import { HISTORY } from '../../core/roles/gateway/contract/history.js';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';

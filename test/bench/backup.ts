@@ -1,5 +1,5 @@
 /**
- * Backup and restore benchmark (core/backup.ts), on a temp data directory:
+ * Backup and restore benchmark (core/backup/backup.ts), on a temp data directory:
  * a gateway database (the real schema) filled with `--rows` history rows
  * (default 2,000,000: 1,000 machines' status at 1 s for 33 minutes, about
  * the history of a day of all task classes at 1,000 machines' default
@@ -15,9 +15,9 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { backupDataDirectory, restoreDataDirectory } from '../../core/backup.js';
+import { backupDataDirectory, restoreDataDirectory } from '../../core/backup/backup.js';
 import { KEPT_FILES } from '../../core/roles/index.js';
-import { RoleRuntime } from '../../core/runtime.js';
+import { RoleRuntime } from '../../core/runtime/runtime.js';
 import { GATEWAY_MIGRATIONS } from '../../core/roles/gateway/store/schema.js';
 import { option, percentile, printTable } from './stats.js';
 

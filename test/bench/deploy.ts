@@ -21,7 +21,7 @@
  * --profile writes CPU profiles (sampled every 100 µs) of the last round: the
  * batch through the service to `file`, the baseline to *.baseline.cpuprofile.
  */
-import { NO_RATE_LIMITS } from '../../core/rate-limit.js';
+import { NO_RATE_LIMITS } from '../../core/http/rate-limit.js';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';

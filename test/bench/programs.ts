@@ -13,7 +13,7 @@
  *
  *   npm run bench -- programs [--uploads 60] [--skip-diff] [--skip-audit] [--records 1000000]
  */
-import { NO_RATE_LIMITS } from '../../core/rate-limit.js';
+import { NO_RATE_LIMITS } from '../../core/http/rate-limit.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';

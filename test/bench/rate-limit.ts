@@ -1,5 +1,5 @@
 /**
- * Rate-limit benchmark (core/rate-limit.ts): the latency another client sees
+ * Rate-limit benchmark (core/http/rate-limit.ts): the latency another client sees
  * while one source address floods a read route with `--clients` concurrent
  * connections, with the default limits and without limits, beside a
  * baseline without a flood. The load runs in a child process.
@@ -15,9 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
-import { createHttpApp } from '../../core/http-server.js';
-import { DEFAULT_RATE_LIMITS } from '../../core/rate-limit.js';
-import { RoleRuntime } from '../../core/runtime.js';
+import { createHttpApp } from '../../core/http/http-server.js';
+import { DEFAULT_RATE_LIMITS } from '../../core/http/rate-limit.js';
+import { RoleRuntime } from '../../core/runtime/runtime.js';
 import type { LoadJob, LoadResult } from './rate-limit-load.js';
 import { option, percentile, printTable } from './stats.js';
 

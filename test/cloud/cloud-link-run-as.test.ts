@@ -5,7 +5,7 @@
  * config without a `cloudLink` section still has none.
  */
 import { describe, expect, it } from 'vitest';
-import { configNotices } from '../../core/config.js';
+import { configNotices } from '../../core/config/config.js';
 import { parseConfig } from '../../core/roles/index.js';
 import { linkSettings } from '../../plugins/cloud-link/settings.js';
 import type { CloudLinkConfig } from '../../plugins/cloud-link/config.js';

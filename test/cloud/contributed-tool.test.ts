@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cloudCatalogue } from '../../core/roles/cloud/definition.js';
 import type { CloudRole } from '../../core/roles/cloud/role.js';
 import { ROLES } from '../../core/roles/index.js';
-import type { RoleDefinition } from '../../core/role.js';
+import type { RoleDefinition } from '../../core/runtime/role.js';
 import { startTestCloud, untilOnline } from '../fixtures/cloud.js';
 import { fleetMixPlugin } from '../fixtures/contributed-tool.js';
 import { simMachine, startTestGateway, TEST_PLUGINS, type TestGateway } from '../fixtures/gateway.js';

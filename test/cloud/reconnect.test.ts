@@ -10,7 +10,7 @@ import { connect } from 'mqtt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBearerToken } from '../../core/auth/bearer-tokens.js';
 import { GATEWAY_TOKEN_PREFIX } from '../../core/roles/cloud/tokens.js';
-import { createLogger } from '../../core/logger.js';
+import { createLogger } from '../../core/telemetry/logger.js';
 import { Backoff } from '../../core/mqtt/backoff.js';
 import { startMqttBroker, type InProcessBroker } from '../../core/mqtt/broker.js';
 import { Reconnector } from '../../core/mqtt/reconnect.js';

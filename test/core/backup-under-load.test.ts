@@ -14,7 +14,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { backupDataDirectory, restoreDataDirectory } from '../../core/backup.js';
+import { backupDataDirectory, restoreDataDirectory } from '../../core/backup/backup.js';
 import { KEPT_FILES } from '../../core/roles/index.js';
 import { InProcessGatewayLink } from '../../core/gateway-link/in-process.js';
 import type { FencingToken, GatewayLink } from '../../core/gateway-link/types.js';

@@ -1,5 +1,5 @@
 /**
- * Online backup and restore (core/backup.ts, core/backup-cli.ts) and the
+ * Online backup and restore (core/backup/backup.ts, core/backup/backup-cli.ts) and the
  * data-directory lock (core/store/data-lock.ts): a backup taken while a role
  * writes is the database as of one moment (every transaction whole, the
  * sequence without a gap), with its key files and a manifest of sizes and
@@ -12,12 +12,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { backupDataDirectory, restoreDataDirectory, sha256Of, verifyBackup, BackupRefused } from '../../core/backup.js';
-import { keptPlan } from '../../core/kept-files.js';
-import { definePlugin } from '../../core/plugin-host.js';
-import { defineRole, keptFilesOf } from '../../core/role.js';
+import { backupDataDirectory, restoreDataDirectory, sha256Of, verifyBackup, BackupRefused } from '../../core/backup/backup.js';
+import { keptPlan } from '../../core/backup/kept-files.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
+import { defineRole, keptFilesOf } from '../../core/runtime/role.js';
 import { KEPT_FILES, ROLES } from '../../core/roles/index.js';
-import { RoleRuntime } from '../../core/runtime.js';
+import { RoleRuntime } from '../../core/runtime/runtime.js';
 import { CredentialBox } from '../../core/store/credential-box.js';
 import { Database } from '../../core/store/database.js';
 import { DataLockError } from '../../core/store/data-lock.js';

@@ -1,15 +1,15 @@
 /**
  * `core/main.ts <command>` runs a command a role's wing or a plugin declares
- * (core/commands.ts) instead of starting the roles; the reset and token
+ * (core/runtime/commands.ts) instead of starting the roles; the reset and token
  * commands themselves are tested where they live (test/plugins/auth,
  * test/cloud).
  */
 import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCommand, type Command, type CommandIO } from '../../core/commands.js';
-import { definePlugin } from '../../core/plugin-host.js';
-import { commandsOf, defineRole, type RoleDefinition } from '../../core/role.js';
+import { runCommand, type Command, type CommandIO } from '../../core/runtime/commands.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
+import { commandsOf, defineRole, type RoleDefinition } from '../../core/runtime/role.js';
 import { ROLES } from '../../core/roles/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');

@@ -7,8 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { configSchema, type ConfigPartOwner } from '../../core/config-parts.js';
-import { PACKAGE_ROOT } from '../../core/package-root.js';
+import { configSchema, type ConfigPartOwner } from '../../core/config/config-parts.js';
+import { PACKAGE_ROOT } from '../../core/runtime/package-root.js';
 import { CONFIG_PARTS } from '../../core/roles/index.js';
 
 /** The parts of zod's internal definition this walk reads. */

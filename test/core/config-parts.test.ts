@@ -1,6 +1,6 @@
 /**
  * Plugins and roles declare the parts of the configuration they read
- * (core/config-parts.ts): the file is parsed once with the base and every
+ * (core/config/config-parts.ts): the file is parsed once with the base and every
  * part of every role compiled in, a mistake names its path whoever owns it
  * and whichever roles run, a field declared twice stops the start naming
  * both owners, and a plugin is given its part's settings.
@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigError, configNotices, configWrites, parseConfig } from '../../core/config.js';
-import { ConfigPartError, configSchema, readPart, type ConfigPart } from '../../core/config-parts.js';
-import { definePlugin, PluginError, PluginHost } from '../../core/plugin-host.js';
-import { configPartsOf, defineRole, startRoles, type RoleDefinition } from '../../core/role.js';
+import { ConfigError, configNotices, configWrites, parseConfig } from '../../core/config/config.js';
+import { ConfigPartError, configSchema, readPart, type ConfigPart } from '../../core/config/config-parts.js';
+import { definePlugin, PluginError, PluginHost } from '../../core/runtime/plugin-host.js';
+import { configPartsOf, defineRole, startRoles, type RoleDefinition } from '../../core/runtime/role.js';
 
 const logger = pino({ level: 'silent' });
 

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, configFileFromArgs, configNotices, DEFAULT_CONFIG_FILE } from '../../core/config.js';
+import { ConfigError, configFileFromArgs, configNotices, DEFAULT_CONFIG_FILE } from '../../core/config/config.js';
 import { loadConfig, parseConfig } from '../../core/roles/index.js';
 import { gatewaySettings } from '../../core/roles/gateway/config.js';
-import { readPart } from '../../core/config-parts.js';
+import { readPart } from '../../core/config/config-parts.js';
 import { WEBHOOKS_PART } from '../../plugins/webhooks/config.js';
 import { authSettings } from '../../plugins/auth/config.js';
 

@@ -1,7 +1,7 @@
 /** docs/api.md's error table lists every entry of the error table with the same code, name and HTTP status. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERRORS } from '../../core/errors.js';
+import { ERRORS } from '../../core/interfaces/errors.js';
 
 describe('documented error table', () => {
   it('every entry of ERRORS appears in docs/api.md with its code, name and HTTP status, and nothing else does', () => {

@@ -5,7 +5,7 @@
  * of each console, that logs in to both; ADMIN_PASSWORD for both; a role's
  * own variable winning for that role; nothing printed at a later start; a
  * role started alone as before. The roles run as `npm start` runs them
- * (core/role.ts startRoles with the real role list) at the production scrypt
+ * (core/runtime/role.ts startRoles with the real role list) at the production scrypt
  * cost, and the password never reaches the log.
  */
 import { mkdtempSync } from 'node:fs';
@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startRoles, type RunningRoles } from '../../core/role.js';
+import { startRoles, type RunningRoles } from '../../core/runtime/role.js';
 import { parseConfig, ROLES } from '../../core/roles/index.js';
-import { rolesBanner } from '../../core/startup-banner.js';
+import { rolesBanner } from '../../core/runtime/startup-banner.js';
 
 const TIMEOUT = 120_000;
 let logged = '';

@@ -1,5 +1,5 @@
 /**
- * Liveness and readiness (core/health.ts through RoleRuntime): /healthz
+ * Liveness and readiness (core/runtime/health.ts through RoleRuntime): /healthz
  * answers while the process lives; /readyz is 503 until the database
  * answers, the plugins started and the listener is up, while any check a
  * part added fails, and from the moment a stop begins; neither needs
@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import { createRestApp } from '../../core/rest/serve.js';
-import { RoleRuntime } from '../../core/runtime.js';
+import { RoleRuntime } from '../../core/runtime/runtime.js';
 
 const logger = pino({ level: 'silent' });
 const toClose: (() => Promise<void>)[] = [];

@@ -33,7 +33,7 @@ describe('house rules on imports', () => {
   it('a plugin may import its own files, core/ and config/', async () => {
     for (const [file, source] of [
       ['plugins/history/new-read.ts', './classes.js'],
-      ['plugins/history/new-read.ts', '../../core/interfaces.js'],
+      ['plugins/history/new-read.ts', '../../core/interfaces/registry.js'],
       ['plugins/history/new-read.ts', '../../config/schema.js'],
       ['plugins/vault/nc/diff.ts', '../index.js'],
       ['plugins/vault/nc/diff.ts', '../../../core/auth/passwords.js'],
@@ -80,7 +80,7 @@ describe('house rules on wings', () => {
 
   it('the runtime importing a wing is a lint error; core/main.ts reaches the roles only through their list', async () => {
     expect(await restrictedImports('core/mcp/x.ts', '../roles/gateway/context.js')).toEqual([expect.stringMatching(/runtime .* must not import a role's wing/)]);
-    expect(await restrictedImports('core/event-bus.ts', './roles/gateway/events.js')).toEqual([expect.stringMatching(/runtime .* must not import a role's wing/)]);
+    expect(await restrictedImports('core/runtime/event-bus.ts', '../roles/gateway/events.js')).toEqual([expect.stringMatching(/runtime .* must not import a role's wing/)]);
     expect(await restrictedImports('core/main.ts', './roles/gateway/definition.js')).toEqual([expect.stringMatching(/through their list/)]);
     expect(await restrictedImports('core/main.ts', './roles/index.js')).toEqual([]);
     expect(await restrictedImports('core/roles/index.ts', './gateway/definition.js')).toEqual([]);
@@ -92,7 +92,7 @@ describe('house rules on wings', () => {
     expect(await restrictedImports('plugins/vault/x.ts', '../../core/roles/programs/context.js')).toEqual([]);
     expect(await restrictedImports('plugins/console/web/programs/x.tsx', '../../../mcp/tools.js')).toEqual([expect.stringMatching(/must not import another plugin/)]);
     expect(await restrictedImports('drivers/modbus/x.ts', '../../core/roles/gateway/context.js')).toEqual([expect.stringMatching(/driver must not import a role's wing/)]);
-    expect(await restrictedImports('drivers/modbus/x.ts', '../../core/driver.js')).toEqual([]);
+    expect(await restrictedImports('drivers/modbus/x.ts', '../../core/driver-seam/driver.js')).toEqual([]);
   });
 });
 

@@ -1,12 +1,12 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { pino } from 'pino';
-import { defineEntry, InterfaceRegistry, queryBool, queryList, type InterfaceEntry, type Principal } from '../../core/interfaces.js';
+import { defineEntry, InterfaceRegistry, queryBool, queryList, type InterfaceEntry, type Principal } from '../../core/interfaces/registry.js';
 import { groupConfigSchema, type GroupConfig } from '../../core/roles/gateway/machine-config.js';
 import { groupListOutput } from '../../core/roles/gateway/api-outputs.js';
 import { CONFIGURATION } from '../../core/roles/gateway/contract/configuration.js';
-import { ERRORS, GatewayError } from '../../core/errors.js';
-import { createHttpApp, serveInterfaces } from '../../core/http-server.js';
+import { ERRORS, GatewayError } from '../../core/interfaces/errors.js';
+import { createHttpApp, serveInterfaces } from '../../core/http/http-server.js';
 
 const logger = pino({ level: 'silent' });
 const alice: Principal = { username: 'alice', isAdmin: false, method: 'jwt' };

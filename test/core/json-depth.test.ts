@@ -1,6 +1,6 @@
-/** The nesting-depth check of JSON bodies (core/json-depth.ts): brackets in strings do not count, however the strings escape their quotes. */
+/** The nesting-depth check of JSON bodies (core/http/json-depth.ts): brackets in strings do not count, however the strings escape their quotes. */
 import { describe, expect, it } from 'vitest';
-import { exceedsJsonDepth } from '../../core/json-depth.js';
+import { exceedsJsonDepth } from '../../core/http/json-depth.js';
 
 const nested = (n: number, inner = '1') => `${'['.repeat(n)}${inner}${']'.repeat(n)}`;
 

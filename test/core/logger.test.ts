@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { stripVTControlCharacters } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { createLogger, logFormat } from '../../core/logger.js';
+import { createLogger, logFormat } from '../../core/telemetry/logger.js';
 
 describe('logger', () => {
   it('GW-14 credentials never reach the log, wherever they appear in a record', () => {

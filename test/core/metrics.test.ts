@@ -1,5 +1,5 @@
 /**
- * A role's metrics (core/metrics.ts, core/metrics-token.ts through
+ * A role's metrics (core/telemetry/metrics.ts, core/telemetry/metrics-token.ts through
  * RoleRuntime): /metrics serves the exposition format only to the metrics
  * token; every request is counted and timed by route template; a token is
  * made at the first start, shown once and kept hashed; METRICS_TOKEN
@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createRestApp } from '../../core/rest/serve.js';
-import { RoleRuntime } from '../../core/runtime.js';
-import { METRICS_TOKEN_FILE } from '../../core/metrics-token.js';
+import { RoleRuntime } from '../../core/runtime/runtime.js';
+import { METRICS_TOKEN_FILE } from '../../core/telemetry/metrics-token.js';
 import { parseConfig } from '../../core/roles/index.js';
 import { simMachine, startTestGateway } from '../fixtures/gateway.js';
 import { startTestProgramService } from '../fixtures/programs.js';

@@ -6,10 +6,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { EventBus } from '../../core/event-bus.js';
+import { EventBus } from '../../core/runtime/event-bus.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
-import { definePlugin } from '../../core/plugin-host.js';
-import { ServiceError, ServiceRegistry } from '../../core/services.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
+import { ServiceError, ServiceRegistry } from '../../core/runtime/services.js';
 import { simMachine, startTestGateway, TEST_PLUGINS, type TestGateway } from '../fixtures/gateway.js';
 
 declare module '../../core/roles/gateway/events.js' {

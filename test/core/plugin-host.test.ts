@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { bootOrder, definePlugin, PluginHost, type Plugin } from '../../core/plugin-host.js';
+import { bootOrder, definePlugin, PluginHost, type Plugin } from '../../core/runtime/plugin-host.js';
 
 const logger = pino({ level: 'silent' });
 type Ctx = { events: string[] };

@@ -5,7 +5,7 @@
  * what did not stop.
  */
 import { describe, expect, it } from 'vitest';
-import { StopOnSignals, type StopPart, type StopProcess } from '../../core/process-signals.js';
+import { StopOnSignals, type StopPart, type StopProcess } from '../../core/runtime/process-signals.js';
 
 class FakeProcess implements StopProcess {
   time = 0;

@@ -1,6 +1,6 @@
 /** Program bytes at the edges: text for readers, the check of a driver's byte limits, and bytes inside interface answers. */
 import { describe, expect, it } from 'vitest';
-import { ProgramBytes, blockText, bytesOf, describeByte, findRefusedByte, programBytesInput, programText } from '../../core/program-bytes.js';
+import { ProgramBytes, blockText, bytesOf, describeByte, findRefusedByte, programBytesInput, programText } from '../../core/values/program-bytes.js';
 
 describe('programText', () => {
   it('reads valid UTF-8 as UTF-8, keeping a byte-order mark as a character', () => {

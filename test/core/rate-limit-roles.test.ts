@@ -1,5 +1,5 @@
 /**
- * Every role limits its requests by default (core/rate-limit.ts, each
+ * Every role limits its requests by default (core/http/rate-limit.ts, each
  * role's `rateLimits` config field): the gateway's /api and /mcp, the
  * program service's /api/v1 and the cloud's /mcp and /admin, each refusing
  * in its own error format with Retry-After; a console polling a dozen
@@ -8,7 +8,7 @@
  */
 import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_RATE_LIMITS, rateLimitSettingsSchema } from '../../core/rate-limit.js';
+import { DEFAULT_RATE_LIMITS, rateLimitSettingsSchema } from '../../core/http/rate-limit.js';
 import { vaultPlugin } from '../../plugins/vault/index.js';
 import { TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD } from '../fixtures/programs-accounts.js';
 import { parseConfig } from '../../core/roles/index.js';

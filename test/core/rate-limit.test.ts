@@ -1,5 +1,5 @@
 /**
- * Request rate limits (core/rate-limit.ts through RoleRuntime): per source
+ * Request rate limits (core/http/rate-limit.ts through RoleRuntime): per source
  * address and per principal, per family; over a limit a 429 with
  * Retry-After in the surface's own format, the body unread; a flooding
  * client is refused while another's requests still answer.
@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHttpApp } from '../../core/http-server.js';
+import { createHttpApp } from '../../core/http/http-server.js';
 import { createRestApp, refuseRateLimitedProblem } from '../../core/rest/serve.js';
-import { RoleRuntime } from '../../core/runtime.js';
-import { DEFAULT_RATE_LIMITS, rateLimitSettingsSchema, type RateLimitSettings } from '../../core/rate-limit.js';
+import { RoleRuntime } from '../../core/runtime/runtime.js';
+import { DEFAULT_RATE_LIMITS, rateLimitSettingsSchema, type RateLimitSettings } from '../../core/http/rate-limit.js';
 
 const logger = pino({ level: 'silent' });
 const toClose: (() => Promise<void>)[] = [];

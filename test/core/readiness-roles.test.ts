@@ -7,7 +7,7 @@
  */
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { registerDriver, type RegisteredDriver } from '../../core/driver.js';
+import { registerDriver, type RegisteredDriver } from '../../core/driver-seam/driver.js';
 import { InProcessBroker } from '../../core/mqtt/broker.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { simulatorDriver } from '../../drivers/simulator/index.js';

@@ -1,5 +1,5 @@
 /**
- * The security headers of every role's answers (core/response-headers.ts):
+ * The security headers of every role's answers (core/http/response-headers.ts):
  * nosniff on every answer, no-store on every answer without a cache policy
  * of its own (authenticated JSON above all), and on the API reference's
  * Swagger UI page (gateway and program service) the page policy, frame
@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CloudRole } from '../../core/roles/cloud/role.js';
-import { DOCS_CSP } from '../../core/response-headers.js';
+import { DOCS_CSP } from '../../core/http/response-headers.js';
 import { startTestCloud } from '../fixtures/cloud.js';
 import { startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { startTestProgramService, type TestProgramService } from '../fixtures/programs.js';

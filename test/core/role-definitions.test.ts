@@ -1,5 +1,5 @@
 /**
- * Roles are definitions (core/role.ts) listed once (core/roles/index.ts):
+ * Roles are definitions (core/runtime/role.ts) listed once (core/roles/index.ts):
  * the config's role names are the list's, the selected roles start in list
  * order and are handed what the roles before them offer, their banner
  * sections come in list order and they stop by `stopRank`. A role made of
@@ -12,10 +12,10 @@ import Fastify from 'fastify';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../core/roles/index.js';
-import { definePlugin } from '../../core/plugin-host.js';
-import { defineRole, RoleStartError, startRoles, type RoleDefinition, type RoleStartFacts } from '../../core/role.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
+import { defineRole, RoleStartError, startRoles, type RoleDefinition, type RoleStartFacts } from '../../core/runtime/role.js';
 import { ROLES } from '../../core/roles/index.js';
-import { RoleRuntime } from '../../core/runtime.js';
+import { RoleRuntime } from '../../core/runtime/runtime.js';
 import { TEST_ADMIN_PASSWORD } from '../fixtures/gateway.js';
 
 const logger = pino({ level: 'silent' });

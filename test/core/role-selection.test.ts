@@ -11,14 +11,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, rolesFromArgs, selectRoles } from '../../core/config.js';
+import { ConfigError, rolesFromArgs, selectRoles } from '../../core/config/config.js';
 import { parseConfig, ROLES } from '../../core/roles/index.js';
-import { readPart } from '../../core/config-parts.js';
+import { readPart } from '../../core/config/config-parts.js';
 import { programsSettings } from '../../core/roles/programs/config.js';
 import { DEPLOYMENTS_PART } from '../../plugins/deployments/config.js';
 import { GATEWAYS_PART } from '../../plugins/gateways/config.js';
 import { WEBHOOKS_PART } from '../../plugins/webhooks/config.js';
-import { DEFAULT_RATE_LIMITS } from '../../core/rate-limit.js';
+import { DEFAULT_RATE_LIMITS } from '../../core/http/rate-limit.js';
 
 /** The roles of this build, in list order: what --role and the config's roles accept. */
 const NAMES = ROLES.map((r) => r.name);

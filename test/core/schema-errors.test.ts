@@ -1,8 +1,8 @@
 /** Describing bad input is bounded in time and size, whatever the input. */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { describeFound, describeIssues, MAX_DESCRIBED_ISSUES, parseOrThrow } from '../../core/schema-errors.js';
-import { GatewayError } from '../../core/errors.js';
+import { describeFound, describeIssues, MAX_DESCRIBED_ISSUES, parseOrThrow } from '../../core/interfaces/schema-errors.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 
 /** An array nested `depth` deep, built without recursion. */
 function nested(depth: number): unknown {

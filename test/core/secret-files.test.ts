@@ -1,6 +1,6 @@
 /**
  * Secrets from files (`<NAME>_FILE`, as systemd's LoadCredential= hands
- * them): core/secret-files.ts reads them once, and core/main.ts gives the
+ * them): core/config/secret-files.ts reads them once, and core/main.ts gives the
  * roles and commands the environment with the values, so a unit needs no
  * password in its Environment= lines.
  */
@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SecretFileError, SECRET_VARIABLES, withSecretFiles } from '../../core/secret-files.js';
+import { SecretFileError, SECRET_VARIABLES, withSecretFiles } from '../../core/config/secret-files.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 

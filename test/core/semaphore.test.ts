@@ -1,6 +1,6 @@
-/** core/semaphore.ts: at most `limit` jobs at once, the others in the order they came. */
+/** core/runtime/semaphore.ts: at most `limit` jobs at once, the others in the order they came. */
 import { describe, expect, it } from 'vitest';
-import { Semaphore } from '../../core/semaphore.js';
+import { Semaphore } from '../../core/runtime/semaphore.js';
 
 /** A job that records how many ran at once and finishes when `release` is called. */
 function gate() {

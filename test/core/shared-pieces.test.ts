@@ -1,8 +1,8 @@
 /** Small pieces of the runtime that several roles and drivers share: JSON value checks, hashes, alarm levels. */
 import { describe, expect, it } from 'vitest';
-import { isRecord } from '../../core/json-value.js';
-import { sha256Hex } from '../../core/hash.js';
-import { ACTIVE_ALARM_LEVELS, ALARM_LEVEL_RANK, ALARM_LEVELS, worstAlarmLevel, type AlarmLevel } from '../../core/driver.js';
+import { isRecord } from '../../core/values/json-value.js';
+import { sha256Hex } from '../../core/values/hash.js';
+import { ACTIVE_ALARM_LEVELS, ALARM_LEVEL_RANK, ALARM_LEVELS, worstAlarmLevel, type AlarmLevel } from '../../core/driver-seam/driver.js';
 
 describe('shared pieces of the runtime', () => {
   it('isRecord is true for a JSON object only', () => {

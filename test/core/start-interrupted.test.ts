@@ -4,7 +4,7 @@
  * listener opens): exit 0, `stopped cleanly` in the log, no lock file left
  * in the data directory. Once with the gateway answering and the program
  * service still booting, once with the program service waiting for a
- * PostgreSQL server that does not answer (core/database-wait.ts), whose
+ * PostgreSQL server that does not answer (core/runtime/database-wait.ts), whose
  * probes answer meanwhile.
  */
 import { spawn } from 'node:child_process';

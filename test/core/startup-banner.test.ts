@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { networkUrls, rolesBanner } from '../../core/startup-banner.js';
+import { networkUrls, rolesBanner } from '../../core/runtime/startup-banner.js';
 import { cloudBannerSection } from '../../core/roles/cloud/banner.js';
 import { bannerUrlLines, gatewayBannerSection, startupBanner } from '../../core/roles/gateway/banner.js';
 import { programsBannerSection } from '../../core/roles/programs/banner.js';

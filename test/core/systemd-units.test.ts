@@ -7,8 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { PACKAGE_ROOT } from '../../core/package-root.js';
-import { SECRET_VARIABLES } from '../../core/secret-files.js';
+import { PACKAGE_ROOT } from '../../core/runtime/package-root.js';
+import { SECRET_VARIABLES } from '../../core/config/secret-files.js';
 import { directives, documentedUnits } from '../fixtures/systemd-units.js';
 
 const units = documentedUnits();

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { GatewayError } from '../../core/errors.js';
-import { parseOrThrow } from '../../core/schema-errors.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
+import { parseOrThrow } from '../../core/interfaces/schema-errors.js';
 import {
   TIME_PARAM_FORMS,
   TIME_PARAM_SUMMARY,
@@ -9,7 +9,7 @@ import {
   resolveWindow,
   timeParamSchema,
   windowMs,
-} from '../../core/time-params.js';
+} from '../../core/interfaces/time-params.js';
 
 // Expectations come from Date.UTC and each zone's known offset, never from the code under test.
 const MIN = 60_000;

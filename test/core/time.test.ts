@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatInZone } from '../../core/time.js';
+import { formatInZone } from '../../core/values/time.js';
 
 /** One Intl formatter per zone for the reference (making one costs far more than using it). */
 const referenceFormatters = new Map<string, Intl.DateTimeFormat>();
@@ -12,7 +12,7 @@ const referenceFormatter = (timeZone: string) => {
   return f;
 };
 
-/** The same text from Intl alone, computed independently of core/time.ts. */
+/** The same text from Intl alone, computed independently of core/values/time.ts. */
 function expected(ms: number, timeZone: string): string {
   const parts = Object.fromEntries(
     referenceFormatter(timeZone)

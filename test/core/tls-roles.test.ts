@@ -17,7 +17,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HSTS_HEADER } from '../../core/tls.js';
+import { HSTS_HEADER } from '../../core/http/tls.js';
 import { parseConfig } from '../../core/roles/index.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { programsRole } from '../../core/roles/programs/definition.js';

@@ -1,5 +1,5 @@
 /**
- * TLS for a role's listener (core/tls.ts through RoleRuntime): a pair is
+ * TLS for a role's listener (core/http/tls.ts through RoleRuntime): a pair is
  * checked before the role opens (each wrong file named), the listener
  * answers HTTPS with HSTS, and a replaced pair is served to new connections
  * after a file change or SIGHUP without a restart; a broken replacement
@@ -12,13 +12,13 @@ import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createHttpApp } from '../../core/http-server.js';
+import { createHttpApp } from '../../core/http/http-server.js';
 import { createRestApp } from '../../core/rest/serve.js';
-import { RoleRuntime } from '../../core/runtime.js';
+import { RoleRuntime } from '../../core/runtime/runtime.js';
 import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import { execFileSync } from 'node:child_process';
-import { DEFAULT_TLS_POLICY, HSTS_HEADER, loadTlsPair, MODERN_TLS12_CIPHERS, TlsError, type TlsPolicy } from '../../core/tls.js';
-import { ConfigError } from '../../core/config.js';
+import { DEFAULT_TLS_POLICY, HSTS_HEADER, loadTlsPair, MODERN_TLS12_CIPHERS, TlsError, type TlsPolicy } from '../../core/http/tls.js';
+import { ConfigError } from '../../core/config/config.js';
 import { parseConfig } from '../../core/roles/index.js';
 import { selfSignedCertificate, type SelfSigned } from '../fixtures/self-signed.js';
 

@@ -1,6 +1,6 @@
 /** Finding a string that is not well-formed Unicode in any value, at any depth, and naming where it is. */
 import { describe, expect, it } from 'vitest';
-import { findIllFormed, illFormedField, illFormedLine } from '../../core/well-formed.js';
+import { findIllFormed, illFormedField, illFormedLine } from '../../core/values/well-formed.js';
 
 describe('finding ill-formed text', () => {
   it('finds a lone surrogate 100,000 levels deep without recursing, and names the first one found: an object\'s own strings before nested ones, each level in document order', () => {

@@ -4,7 +4,7 @@
  * adjustedStatus EMERGENCY, even where the peer reports no alarm beside it.
  */
 import { describe, it } from 'vitest';
-import { ALARM_LEVELS, type CncStatus } from '../../core/driver.js';
+import { ALARM_LEVELS, type CncStatus } from '../../core/driver-seam/driver.js';
 import { EMERGENCY, ODBST_ALARM, toCncStatus as focasStatus } from '../../drivers/focas/mapping.js';
 import { DEFAULT_REGISTER_MAP } from '../../drivers/modbus/default-map.js';
 import { statusFrom } from '../../drivers/modbus/mapping.js';

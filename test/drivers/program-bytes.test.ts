@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../core/gateway-link/in-process.js';
-import { programText } from '../../core/program-bytes.js';
+import { programText } from '../../core/values/program-bytes.js';
 import type { SimulatedMachineSpec, RunningSimulator } from '../../drivers/protocol-simulator.js';
 import { startFocasBridge } from '../../drivers/focas/simulator.js';
 import { startOpcuaServer, type RunningOpcuaSimulator } from '../../drivers/opcua/simulator.js';

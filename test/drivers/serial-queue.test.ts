@@ -1,10 +1,10 @@
 /**
- * core/semaphore.ts `SerialQueue`: the request queue of the Modbus connection,
+ * core/runtime/semaphore.ts `SerialQueue`: the request queue of the Modbus connection,
  * the FOCAS session's handle and the OPC UA session. One job at a time, in
  * arrival order; a job that waited too long for its turn is not run.
  */
 import { describe, expect, it } from 'vitest';
-import { SerialQueue } from '../../core/semaphore.js';
+import { SerialQueue } from '../../core/runtime/semaphore.js';
 
 /** A job that finishes when `release` is called. */
 function gate() {

@@ -1,7 +1,7 @@
 import { describe, it, expect, vi, afterEach } from 'vitest';
 import { pino } from 'pino';
-import type { CncStatus, FamilyValues, ReadableFamily } from '../../core/driver.js';
-import { GatewayError } from '../../core/errors.js';
+import type { CncStatus, FamilyValues, ReadableFamily } from '../../core/driver-seam/driver.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 import {
   SimulatorClient, seedFromMachineId, simulatorDriver, type SimulatorOptionsInput,
 } from '../../drivers/simulator/index.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configNotices } from '../../core/config.js';
+import { configNotices } from '../../core/config/config.js';
 import { loadConfig } from '../../core/roles/index.js';
 import type { RunningSimulator } from '../../drivers/protocol-simulator.js';
 import { SIMULATOR_PLANS, startSimulators } from '../../drivers/simulators.js';

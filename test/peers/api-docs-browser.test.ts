@@ -1,7 +1,7 @@
 /**
  * The API reference (Swagger UI at /api/docs) of the gateway and of the
  * program service renders in Debian's Chromium under the page policy the
- * runtime gives it (core/response-headers.ts): the title and the operations
+ * runtime gives it (core/http/response-headers.ts): the title and the operations
  * are shown, and the browser reports no Content-Security-Policy violation.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -19,9 +19,9 @@ import { join, resolve } from 'node:path';
 import { pino } from 'pino';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRoles, type RunningRoles } from '../../core/role.js';
+import { startRoles, type RunningRoles } from '../../core/runtime/role.js';
 import { parseConfig, ROLES } from '../../core/roles/index.js';
-import { rolesBanner } from '../../core/startup-banner.js';
+import { rolesBanner } from '../../core/runtime/startup-banner.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 import { launchChromium, noSeriousViolations, openPage } from './browser.js';
 

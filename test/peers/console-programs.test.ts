@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../core/gateway-link/in-process.js';
-import { DEFAULT_RATE_LIMITS } from '../../core/rate-limit.js';
+import { DEFAULT_RATE_LIMITS } from '../../core/http/rate-limit.js';
 import { PROGRAMS_PLUGINS } from '../../core/roles/programs/compose.js';
 import { createAccountsPlugin } from '../../plugins/accounts/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';

@@ -6,8 +6,8 @@
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Readiness } from '../../core/health.js';
-import { openRoleDatabase } from '../../core/role-database.js';
+import { Readiness } from '../../core/runtime/health.js';
+import { openRoleDatabase } from '../../core/runtime/role-database.js';
 import { PostgresDatabase } from '../../core/store/postgres-database.js';
 import { untilDefined } from '../fixtures/until.js';
 import { databaseContract } from '../core/store/database-contract.js';

@@ -14,7 +14,7 @@ import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../core/hash.js';
+import { sha256Hex } from '../../core/values/hash.js';
 import { CREDENTIALS_KEY_FILE, CredentialBox } from '../../core/store/credential-box.js';
 import { freePort } from '../fixtures/free-port.js';
 import { startTestPostgres, type TestPostgres } from '../fixtures/postgres.js';

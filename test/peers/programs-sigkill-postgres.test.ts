@@ -12,7 +12,7 @@ import { copyFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../core/hash.js';
+import { sha256Hex } from '../../core/values/hash.js';
 import { CREDENTIALS_KEY_FILE } from '../../core/store/credential-box.js';
 import { PostgresDatabase } from '../../core/store/postgres-database.js';
 import { startTestGateway, type TestGateway } from '../fixtures/gateway.js';

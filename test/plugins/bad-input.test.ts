@@ -4,8 +4,8 @@
  * message names the field (and, for enums, the accepted values) — never a 500.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toJsonSchema } from '../../core/json-schema.js';
-import type { InterfaceDefinition } from '../../core/interfaces.js';
+import { toJsonSchema } from '../../core/http/json-schema.js';
+import type { InterfaceDefinition } from '../../core/interfaces/registry.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 
 interface PropertySchema {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EntryInput } from '../../core/interfaces.js';
+import type { EntryInput } from '../../core/interfaces/registry.js';
 import { HISTORY } from '../../core/roles/gateway/contract/history.js';
-import { GatewayError } from '../../core/errors.js';
+import { GatewayError } from '../../core/interfaces/errors.js';
 import { buildCursorQuery, type HistoryCursorSpec, type HistoryFilter } from '../../core/roles/gateway/history/query.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatInZone } from '../../core/time.js';
+import { formatInZone } from '../../core/values/time.js';
 import { timeTextFormatter } from '../../plugins/history/time-text.js';
 
 /** The plain way: format the whole time, then splice in the milliseconds. */

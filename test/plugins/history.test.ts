@@ -3,7 +3,7 @@ import type { HistoryRow } from '../../core/roles/gateway/history/writer.js';
 import { buildCursorQuery, HISTORY_INDEX, type HistoryCursorSpec } from '../../core/roles/gateway/history/query.js';
 import type { SqlValue } from '../../core/store/database.js';
 import { readHistoryPage } from '../../core/roles/gateway/history/stream.js';
-import { formatInZone, offsetMs } from '../../core/time.js';
+import { formatInZone, offsetMs } from '../../core/values/time.js';
 import { timeTextFormatter } from '../../plugins/history/time-text.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';
 

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ID_MAX_LENGTH, ID_PATTERN } from '../../core/roles/gateway/machine-config.js';
-import { QUOTE_MAX_CHARS, quote, quoteList } from '../../core/errors.js';
-import { toJsonSchema } from '../../core/json-schema.js';
+import { QUOTE_MAX_CHARS, quote, quoteList } from '../../core/interfaces/errors.js';
+import { toJsonSchema } from '../../core/http/json-schema.js';
 import { MCP_PATH } from '../../plugins/mcp/index.js';
 import { TOOLS } from '../../plugins/mcp/tools.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';

@@ -4,8 +4,8 @@
  * a 5xx, every answer is small and its message bounded, whatever the input.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toJsonSchema } from '../../core/json-schema.js';
-import type { InterfaceDefinition } from '../../core/interfaces.js';
+import { toJsonSchema } from '../../core/http/json-schema.js';
+import type { InterfaceDefinition } from '../../core/interfaces/registry.js';
 import { MCP_PATH } from '../../plugins/mcp/index.js';
 import { TOOLS } from '../../plugins/mcp/tools.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';

@@ -9,10 +9,10 @@ import { MACHINE_TASK_CLASSES } from '../../core/roles/gateway/machine-config.js
 import { parseConfig } from '../../core/roles/index.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
-import { defineEntry, queryBool, queryInt, queryList, type InterfaceDefinition } from '../../core/interfaces.js';
-import { toJsonSchema, type JsonSchema } from '../../core/json-schema.js';
+import { defineEntry, queryBool, queryInt, queryList, type InterfaceDefinition } from '../../core/interfaces/registry.js';
+import { toJsonSchema, type JsonSchema } from '../../core/http/json-schema.js';
 import { buildOpenApiDocument, type OpenApiDocument, type Operation } from '../../core/roles/gateway/openapi.js';
-import { definePlugin, type Plugin } from '../../core/plugin-host.js';
+import { definePlugin, type Plugin } from '../../core/runtime/plugin-host.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { TEST_PLUGINS } from '../fixtures/gateway.js';
 import { openapiPlugin } from '../../plugins/openapi/index.js';

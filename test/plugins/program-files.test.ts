@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../core/roles/index.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { SimulatorClient } from '../../drivers/simulator/index.js';
 import { TEST_PLUGINS } from '../fixtures/gateway.js';

@@ -6,8 +6,8 @@
  */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_BODY_LIMIT, type InterfaceDefinition } from '../../core/interfaces.js';
-import { MAX_JSON_DEPTH } from '../../core/json-depth.js';
+import { DEFAULT_BODY_LIMIT, type InterfaceDefinition } from '../../core/interfaces/registry.js';
+import { MAX_JSON_DEPTH } from '../../core/http/json-depth.js';
 import { MCP_BODY_LIMIT, MCP_PATH } from '../../plugins/mcp/index.js';
 import { PROGRAM_UPLOAD_BODY_LIMIT } from '../../plugins/gateway-api/program-files.js';
 import { simMachine, startTestGateway, type TestGateway } from '../fixtures/gateway.js';

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../core/roles/index.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
-import { definePlugin } from '../../core/plugin-host.js';
+import { definePlugin } from '../../core/runtime/plugin-host.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { TEST_PLUGINS } from '../fixtures/gateway.js';
 import { defineTaskDataInterfaces } from '../../plugins/gateway-api/task-data.js';

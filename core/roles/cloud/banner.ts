@@ -1,5 +1,5 @@
-/** The cloud relay's section of the start-up banner (core/startup-banner.ts has the shared pieces). */
-import { announcementLines, networkLines } from '../../startup-banner.js';
+/** The cloud relay's section of the start-up banner (core/runtime/startup-banner.ts has the shared pieces). */
+import { announcementLines, networkLines } from '../../runtime/startup-banner.js';
 
 export interface CloudBannerFacts {
   version: string;

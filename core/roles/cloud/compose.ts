@@ -6,7 +6,7 @@
  * (definition.ts, `cloudCatalogue`). The only file of the cloud's wing that
  * may import plugins/ (eslint.config.js).
  */
-import type { Plugin } from '../../plugin-host.js';
+import type { Plugin } from '../../runtime/plugin-host.js';
 import type { CloudContext } from './context.js';
 import { cloudBrokerPlugin } from '../../../plugins/cloud-broker/index.js';
 import { cloudRelayPlugin } from '../../../plugins/cloud-relay/index.js';

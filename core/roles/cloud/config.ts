@@ -8,16 +8,16 @@
 import { z } from 'zod';
 import { DEFAULT_CLOUD_PORT } from '../../../config/schema.js';
 import { DEFAULT_TOPIC_PREFIX } from '../../cloud-wire/protocol.js';
-import { readPart, type ConfigPart, type PartSettings } from '../../config-parts.js';
-import { rateLimitsField } from '../../rate-limit.js';
-import { tlsFilesSchema } from '../../tls.js';
+import { readPart, type ConfigPart, type PartSettings } from '../../config/config-parts.js';
+import { rateLimitsField } from '../../http/rate-limit.js';
+import { tlsFilesSchema } from '../../http/tls.js';
 
 export const CLOUD_ROLE_FIELDS = {
   host: z.string().default('0.0.0.0'),
   port: z.number().int().min(0).max(65535).default(DEFAULT_CLOUD_PORT),
-  /** The listener's own certificate and key; TLS_CERT_FILE/TLS_KEY_FILE otherwise (core/tls.ts `roleTlsFiles`). */
+  /** The listener's own certificate and key; TLS_CERT_FILE/TLS_KEY_FILE otherwise (core/http/tls.ts `roleTlsFiles`). */
   tls: tlsFilesSchema.optional(),
-  /** Request limits of /mcp and /admin (core/rate-limit.ts); on unless `enabled: false`. */
+  /** Request limits of /mcp and /admin (core/http/rate-limit.ts); on unless `enabled: false`. */
   rateLimits: rateLimitsField(),
   topicPrefix: z.string().min(1).max(64).regex(/^[\w./-]+$/, 'letters, digits, _ . / -').default(DEFAULT_TOPIC_PREFIX),
   /** As `mcp.allowedOrigins`, for the cloud's /mcp and /admin. */

@@ -10,11 +10,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { JoinedAnswer, RelayRequest } from '../../cloud-wire/protocol.js';
-import type { EventBus } from '../../event-bus.js';
+import type { EventBus } from '../../runtime/event-bus.js';
 import type { ToolCatalogue } from '../../mcp/dispatch.js';
 import type { InProcessBroker } from '../../mqtt/broker.js';
 import type { RetryStatus } from '../../mqtt/reconnect.js';
-import type { ServiceRegistry } from '../../services.js';
+import type { ServiceRegistry } from '../../runtime/services.js';
 import type { Database } from '../../store/database.js';
 import type { SqlDatabase } from '../../store/sql-database.js';
 import type { GatewayUsers } from './gateway-users.js';

@@ -2,11 +2,11 @@
 import { resolve } from 'node:path';
 import { toolCatalogue, type ToolCatalogue } from '../../mcp/dispatch.js';
 import { McpToolRegistry } from '../../mcp/tools.js';
-import { packageVersion } from '../../package-root.js';
-import { bootOrder } from '../../plugin-host.js';
-import { defineRole, listenFailed, RoleStartError, type RoleDefinition, type RoleStartFacts, type StartedRole } from '../../role.js';
-import { networkUrls } from '../../startup-banner.js';
-import { StartCancelled } from '../../start-cancelled.js';
+import { packageVersion } from '../../runtime/package-root.js';
+import { bootOrder } from '../../runtime/plugin-host.js';
+import { defineRole, listenFailed, RoleStartError, type RoleDefinition, type RoleStartFacts, type StartedRole } from '../../runtime/role.js';
+import { networkUrls } from '../../runtime/startup-banner.js';
+import { StartCancelled } from '../../runtime/start-cancelled.js';
 import { cloudBannerSection } from './banner.js';
 import { cloudTokenCommand } from './commands/cloud-token.js';
 import { CLOUD_PLUGINS } from './compose.js';

@@ -8,7 +8,7 @@
  * `npm run cloud-token` use this, so either may change a token.
  */
 import type { Logger } from 'pino';
-import { readConfigFile } from '../../config.js';
+import { readConfigFile } from '../../config/config.js';
 import { MosquittoDynamicSecurity, type DynamicSecurityOptions } from '../../mqtt/dynamic-security.js';
 import type { GatewayTokens } from './tokens.js';
 

@@ -7,12 +7,12 @@
  */
 import type { Logger } from 'pino';
 import type { GatewayConfig } from '../../../config/schema.js';
-import { readPart } from '../../config-parts.js';
+import { readPart } from '../../config/config-parts.js';
 import type { ToolCatalogue } from '../../mcp/dispatch.js';
-import type { Plugin } from '../../plugin-host.js';
-import type { RateLimitSettings } from '../../rate-limit.js';
-import type { WhileWaiting } from '../../role-database.js';
-import { pluginParts } from '../../role.js';
+import type { Plugin } from '../../runtime/plugin-host.js';
+import type { RateLimitSettings } from '../../http/rate-limit.js';
+import type { WhileWaiting } from '../../runtime/role-database.js';
+import { pluginParts } from '../../runtime/role.js';
 import { CLOUD_ROLE_PART } from './config.js';
 import type { CloudContext, CloudExtras } from './context.js';
 
@@ -46,9 +46,9 @@ export interface CloudRoleOptions {
   databaseUrl?: string;
   /** The metrics token; the config's `metricsToken` (METRICS_TOKEN) unless told, one made at the first start without either. */
   metricsToken?: string;
-  /** `cloud.rateLimits` (core/rate-limit.ts); the config's, or the defaults, unless told. */
+  /** `cloud.rateLimits` (core/http/rate-limit.ts); the config's, or the defaults, unless told. */
   rateLimits?: RateLimitSettings;
-  /** Wait for a token database (PostgreSQL) that does not answer at start, serving the probes here meanwhile (core/database-wait.ts); without, such a start fails at once. */
+  /** Wait for a token database (PostgreSQL) that does not answer at start, serving the probes here meanwhile (core/runtime/database-wait.ts); without, such a start fails at once. */
   whileWaiting?: WhileWaiting;
 }
 

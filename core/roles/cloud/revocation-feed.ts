@@ -9,7 +9,7 @@
  * plus a query (docs/cloud-relay.md, "Several cloud instances").
  */
 import type { Logger } from 'pino';
-import type { EventBus } from '../../event-bus.js';
+import type { EventBus } from '../../runtime/event-bus.js';
 import type { CloudEvents } from './context.js';
 import type { GatewayTokens } from './tokens.js';
 

@@ -12,17 +12,17 @@
  * that section.
  */
 import Fastify from 'fastify';
-import { EventBus } from '../../event-bus.js';
-import { installJsonBodyParser } from '../../json-body.js';
+import { EventBus } from '../../runtime/event-bus.js';
+import { installJsonBodyParser } from '../../http/json-body.js';
 import { MCP_BODY_LIMIT } from '../../mcp/http-door.js';
 import type { InProcessBroker } from '../../mqtt/broker.js';
-import { RoleRuntime } from '../../runtime.js';
-import { ServiceRegistry } from '../../services.js';
+import { RoleRuntime } from '../../runtime/runtime.js';
+import { ServiceRegistry } from '../../runtime/services.js';
 import type { Logger } from 'pino';
-import type { ReadinessCheck } from '../../health.js';
+import type { ReadinessCheck } from '../../runtime/health.js';
 import { unavailableReason } from '../../store/database-unavailable.js';
 import { describePostgres, PostgresDatabase, type DatabaseFailure } from '../../store/postgres-database.js';
-import { roleTlsFiles } from '../../tls.js';
+import { roleTlsFiles } from '../../http/tls.js';
 import { CLOUD_PLUGINS } from './compose.js';
 import { cloudRoleSettings } from './config.js';
 import type { CloudContext, CloudRelayService } from './context.js';
@@ -99,7 +99,7 @@ export class CloudRole {
       // The largest body any route of the cloud reads; /admin's own are smaller.
       const http = Fastify({ logger: false, bodyLimit: MCP_BODY_LIMIT, ...runtime.serverOptions() });
       traceHttp(http, runtime.role);
-      // Bodies as on every surface: depth-checked, securely parsed, every string well-formed Unicode (core/json-body.ts).
+      // Bodies as on every surface: depth-checked, securely parsed, every string well-formed Unicode (core/http/json-body.ts).
       installJsonBodyParser(http);
       const context: CloudContext = {
         dataDir: runtime.dataDir, db: runtime.db, tokenDb: tokenDb ?? runtime.db, logger, now, version: options.version, env, http,

@@ -5,7 +5,7 @@
  * OpenAPI document shows; the test suite checks every answer against them.
  */
 import { z } from 'zod';
-import { ProgramBytes } from '../../program-bytes.js';
+import { ProgramBytes } from '../../values/program-bytes.js';
 import { FAMILY_VALUES } from './contract/family-values.js';
 import { CONNECTION_STATES, DERIVED_STATES } from './fleet/derive-state.js';
 import { MACHINE_TASK_CLASSES, groupConfigSchema, machineConfigSchema, machineIdSchema } from './machine-config.js';

@@ -1,5 +1,5 @@
-/** The gateway's section of the start-up banner (core/startup-banner.ts has the shared pieces). */
-import { announcementLines, networkLines, NO_TOKEN, rolesBanner, TOKEN, urlLines } from '../../startup-banner.js';
+/** The gateway's section of the start-up banner (core/runtime/startup-banner.ts has the shared pieces). */
+import { announcementLines, networkLines, NO_TOKEN, rolesBanner, TOKEN, urlLines } from '../../runtime/startup-banner.js';
 
 /** What the banner shows about a running gateway. */
 export interface BannerFacts {

@@ -4,7 +4,7 @@
  * gateway's wing that imports plugins/ and drivers/ (eslint.config.js).
  * Order here does not matter: plugins boot in dependency order.
  */
-import type { Plugin } from '../../plugin-host.js';
+import type { Plugin } from '../../runtime/plugin-host.js';
 import type { GatewayContext } from './context.js';
 import { authPlugin } from '../../../plugins/auth/index.js';
 import { errorLogPlugin } from '../../../plugins/error-log/index.js';

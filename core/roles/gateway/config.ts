@@ -1,5 +1,5 @@
 /**
- * The gateway role's parts of the configuration file (core/config-parts.ts):
+ * The gateway role's parts of the configuration file (core/config/config-parts.ts):
  * its name and alias (`gateway`), its listener (`communication.host`,
  * `.port`, `.tls`), the history writer's rhythm (`history.flushRows`,
  * `.flushIntervalMs`, `.heartbeatSec`), and the fleet the file names
@@ -8,9 +8,9 @@
  * context: `identity`, `heartbeatMs`.
  */
 import { z } from 'zod';
-import { readPart, type ConfigPart } from '../../config-parts.js';
-import { rateLimitsField } from '../../rate-limit.js';
-import { tlsFilesSchema } from '../../tls.js';
+import { readPart, type ConfigPart } from '../../config/config-parts.js';
+import { rateLimitsField } from '../../http/rate-limit.js';
+import { tlsFilesSchema } from '../../http/tls.js';
 import { groupConfigSchema, machineConfigSchema, type GroupConfig, type MachineConfig } from './machine-config.js';
 
 /** The gateway's port (/api, /mcp and the console). */
@@ -24,9 +24,9 @@ const IDENTITY_FIELDS = {
 const LISTENER_FIELDS = {
   host: z.string().default('0.0.0.0'),
   port: z.number().int().min(0).max(65535).default(DEFAULT_GATEWAY_PORT),
-  /** The listener's own certificate and key; TLS_CERT_FILE/TLS_KEY_FILE otherwise (core/tls.ts `roleTlsFiles`). */
+  /** The listener's own certificate and key; TLS_CERT_FILE/TLS_KEY_FILE otherwise (core/http/tls.ts `roleTlsFiles`). */
   tls: tlsFilesSchema.optional(),
-  /** Request limits of /api, /mcp and the console (core/rate-limit.ts); on unless `enabled: false`. */
+  /** Request limits of /api, /mcp and the console (core/http/rate-limit.ts); on unless `enabled: false`. */
   rateLimits: rateLimitsField(),
 };
 

@@ -8,14 +8,14 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { SharedFirstPassword } from '../../auth/first-admin.js';
-import type { EventBus } from '../../event-bus.js';
+import type { EventBus } from '../../runtime/event-bus.js';
 import type { GatewayEvents } from './events.js';
 import type { Fleet } from './fleet/fleet.js';
 import type { DriverRegistry } from './fleet/driver-registry.js';
 import type { GroupTaskCache } from './fleet/group-tasks.js';
-import type { InterfaceRegistry } from '../../interfaces.js';
+import type { InterfaceRegistry } from '../../interfaces/registry.js';
 import type { ToolCatalogueReader } from '../../mcp/tools.js';
-import type { ServiceRegistry } from '../../services.js';
+import type { ServiceRegistry } from '../../runtime/services.js';
 import type { Database } from '../../store/database.js';
 import type { FleetStore } from './store/fleet-store.js';
 import type { HistoryWriter } from './history/writer.js';

@@ -1,8 +1,8 @@
 /** The machine gateway as a role: simulated or real fleet, /api and /mcp on `communication.host`:`port`. */
-import { defineRole, listenFailed, RoleStartError, type RoleStartFacts, type StartedRole } from '../../role.js';
+import { defineRole, listenFailed, RoleStartError, type RoleStartFacts, type StartedRole } from '../../runtime/role.js';
 import { InProcessGatewayLink } from '../../gateway-link/in-process.js';
 import { CREDENTIALS_KEY_FILE } from '../../store/credential-box.js';
-import { networkUrls } from '../../startup-banner.js';
+import { networkUrls } from '../../runtime/startup-banner.js';
 import { gatewayBannerSection } from './banner.js';
 import { beforeListen, DRIVERS, GATEWAY_PLUGINS } from './compose.js';
 import { GATEWAY_CONFIG } from './config.js';

@@ -1,6 +1,6 @@
 /**
  * The gateway's events: what its bus (`GatewayContext.bus`, an
- * `EventBus<GatewayEvents>` of core/event-bus.ts) carries. The map is an
+ * `EventBus<GatewayEvents>` of core/runtime/event-bus.ts) carries. The map is an
  * interface, so a plugin adds its own events by declaration merging without
  * editing this file (docs/adding-a-plugin.md, "Events"):
  *
@@ -12,7 +12,7 @@
  * }
  * ```
  */
-import type { EventBus } from '../../event-bus.js';
+import type { EventBus } from '../../runtime/event-bus.js';
 import type { FleetChangeSource } from '../../gateway-link/types.js';
 import type { GroupConfig, MachineConfig } from './machine-config.js';
 

@@ -1,5 +1,5 @@
 /**
- * The gateway role: on the role runtime (core/runtime.ts: data directory,
+ * The gateway role: on the role runtime (core/runtime/runtime.ts: data directory,
  * `gateway.db` with the base schema, plugin host, listener, stop order) it
  * opens the fleet store and the history writer, builds the fleet, the
  * interface registry and the context, boots the plugins and serves HTTP.
@@ -9,25 +9,25 @@
  */
 import type { Logger } from 'pino';
 import type { SharedFirstPassword } from '../../auth/first-admin.js';
-import { createLogger } from '../../logger.js';
+import { createLogger } from '../../telemetry/logger.js';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '../../../config/schema.js';
 import type { MachineTaskClass } from './machine-config.js';
-import type { RegisteredDriver } from '../../driver.js';
-import { EventBus } from '../../event-bus.js';
+import type { RegisteredDriver } from '../../driver-seam/driver.js';
+import { EventBus } from '../../runtime/event-bus.js';
 import type { GatewayEvents } from './events.js';
 import { DriverRegistry } from './fleet/driver-registry.js';
 import { Fleet } from './fleet/fleet.js';
 import { GroupTaskCache } from './fleet/group-tasks.js';
-import { createHttpApp, serveInterfaces } from '../../http-server.js';
-import { InterfaceRegistry } from '../../interfaces.js';
+import { createHttpApp, serveInterfaces } from '../../http/http-server.js';
+import { InterfaceRegistry } from '../../interfaces/registry.js';
 import { McpToolRegistry } from '../../mcp/tools.js';
-import type { Plugin } from '../../plugin-host.js';
+import type { Plugin } from '../../runtime/plugin-host.js';
 import type { GatewayContext, GatewayServices } from './context.js';
-import { configSource } from '../../config.js';
-import { RoleRuntime, runtimeSettings } from '../../runtime.js';
-import { roleTlsFiles } from '../../tls.js';
-import { ServiceRegistry } from '../../services.js';
+import { configSource } from '../../config/config.js';
+import { RoleRuntime, runtimeSettings } from '../../runtime/runtime.js';
+import { roleTlsFiles } from '../../http/tls.js';
+import { ServiceRegistry } from '../../runtime/services.js';
 import { describeConfigFleet } from './store/config-fleet.js';
 import { CredentialBox } from '../../store/credential-box.js';
 import { FleetStore } from './store/fleet-store.js';
@@ -35,7 +35,7 @@ import { HistoryRevisions, settleMsFor } from './history/revisions.js';
 import { HistoryWriter } from './history/writer.js';
 import { GATEWAY_MIGRATIONS } from './store/schema.js';
 import { gatewaySettings, type GatewaySettings } from './config.js';
-import { packageVersion } from '../../package-root.js';
+import { packageVersion } from '../../runtime/package-root.js';
 import { gatewayMetrics } from './metrics.js';
 import { traceHttp } from '../../telemetry/http.js';
 

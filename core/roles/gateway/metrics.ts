@@ -15,7 +15,7 @@
  * - `gateway_history_rows_written_total`, `gateway_history_flush_seconds`
  *   (histogram): rows committed, and each flush's write time.
  */
-import type { RoleMetrics } from '../../metrics.js';
+import type { RoleMetrics } from '../../telemetry/metrics.js';
 import { CONNECTION_STATES, DERIVED_STATES } from './fleet/derive-state.js';
 import type { Fleet } from './fleet/fleet.js';
 import type { HistoryWriterStats } from './history/writer.js';

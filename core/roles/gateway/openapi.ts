@@ -2,12 +2,12 @@
  * The OpenAPI 3.1 document, generated from the interface registry: one
  * operation per interface, inputs from its zod schema (GET as query
  * parameters, POST as a JSON body), the response envelopes of
- * core/http-server.ts and the error responses of the one error table.
+ * core/http/http-server.ts and the error responses of the one error table.
  */
 import type { z } from 'zod';
-import { ERRORS } from '../../errors.js';
-import type { InterfaceDefinition } from '../../interfaces.js';
-import { hoistDefinitions, isSchema, toJsonSchema, type JsonSchema, type OpenApiInfo } from '../../json-schema.js';
+import { ERRORS } from '../../interfaces/errors.js';
+import type { InterfaceDefinition } from '../../interfaces/registry.js';
+import { hoistDefinitions, isSchema, toJsonSchema, type JsonSchema, type OpenApiInfo } from '../../http/json-schema.js';
 
 export type QueryParameter = {
   name: string;

@@ -3,7 +3,7 @@
  * of the programs wing that imports plugins/ (eslint.config.js). Order here
  * does not matter: plugins boot in dependency order.
  */
-import type { Plugin } from '../../plugin-host.js';
+import type { Plugin } from '../../runtime/plugin-host.js';
 import type { ProgramsContext } from './context.js';
 import { accountsPlugin } from '../../../plugins/accounts/index.js';
 import { vaultPlugin } from '../../../plugins/vault/index.js';

@@ -1,6 +1,6 @@
 /**
  * The program version service's part of the configuration file
- * (core/config-parts.ts): its listener (`programs.host`, `.port`, `.tls`,
+ * (core/config/config-parts.ts): its listener (`programs.host`, `.port`, `.tls`,
  * `.rateLimits`) and its database (`programs.databaseUrl`: PostgreSQL;
  * `programs.db` in the data directory without it). The plugins declare
  * their own fields of the section, as the gateway's do (`programs.webhooks`:
@@ -9,9 +9,9 @@
  * time zone are the runtime's (`dataDir`, `timeZone`).
  */
 import { z } from 'zod';
-import { readPart, type ConfigPart } from '../../config-parts.js';
-import { rateLimitsField } from '../../rate-limit.js';
-import { tlsFilesSchema } from '../../tls.js';
+import { readPart, type ConfigPart } from '../../config/config-parts.js';
+import { rateLimitsField } from '../../http/rate-limit.js';
+import { tlsFilesSchema } from '../../http/tls.js';
 
 /** The program version service's port (its /api/v1, /api/docs and /openapi/v1.json). */
 export const DEFAULT_PROGRAMS_PORT = 8030;
@@ -33,9 +33,9 @@ export const databaseUrlSchema = z.string().superRefine((url, ctx) => {
 const PROGRAMS_FIELDS = {
   host: z.string().default('0.0.0.0'),
   port: z.number().int().min(0).max(65535).default(DEFAULT_PROGRAMS_PORT),
-  /** The listener's own certificate and key; TLS_CERT_FILE/TLS_KEY_FILE otherwise (core/tls.ts `roleTlsFiles`). */
+  /** The listener's own certificate and key; TLS_CERT_FILE/TLS_KEY_FILE otherwise (core/http/tls.ts `roleTlsFiles`). */
   tls: tlsFilesSchema.optional(),
-  /** Request limits of /api/v1 and the console (core/rate-limit.ts); on unless `enabled: false`. */
+  /** Request limits of /api/v1 and the console (core/http/rate-limit.ts); on unless `enabled: false`. */
   rateLimits: rateLimitsField(),
   /** The service's database on PostgreSQL, for several instances on one database (docs/operations.md); `programs.db` in the data directory without it. */
   databaseUrl: databaseUrlSchema.optional(),

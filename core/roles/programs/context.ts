@@ -7,10 +7,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { SharedFirstPassword } from '../../auth/first-admin.js';
-import type { EventBus } from '../../event-bus.js';
+import type { EventBus } from '../../runtime/event-bus.js';
 import type { GatewayLink } from '../../gateway-link/types.js';
 import type { RestRegistry } from '../../rest/operation.js';
-import type { ServiceRegistry } from '../../services.js';
+import type { ServiceRegistry } from '../../runtime/services.js';
 import type { AuditChain } from './audit/chain.js';
 import type { SqlDatabase } from '../../store/sql-database.js';
 

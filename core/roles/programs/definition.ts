@@ -1,12 +1,12 @@
 /** The program version service as a role: /api/v1 on `programs.host`:`programs.port` (8030), database programs.db in the data directory (`dataDir`) or PostgreSQL (`programs.databaseUrl`, PROGRAMS_DATABASE_URL). */
-import { defineRole, listenFailed, RoleStartError, type RoleStartFacts, type StartedRole } from '../../role.js';
-import { StartCancelled } from '../../start-cancelled.js';
-import { packageVersion } from '../../package-root.js';
+import { defineRole, listenFailed, RoleStartError, type RoleStartFacts, type StartedRole } from '../../runtime/role.js';
+import { StartCancelled } from '../../runtime/start-cancelled.js';
+import { packageVersion } from '../../runtime/package-root.js';
 import { CREDENTIALS_KEY_FILE } from '../../store/credential-box.js';
 import { describePostgres } from '../../store/postgres-database.js';
-import { runtimeSettings } from '../../runtime.js';
+import { runtimeSettings } from '../../runtime/runtime.js';
 import { PROGRAMS_CONFIG, programsSettings } from './config.js';
-import { networkUrls } from '../../startup-banner.js';
+import { networkUrls } from '../../runtime/startup-banner.js';
 import { programsBannerSection } from './banner.js';
 import { PROGRAMS_PLUGINS } from './compose.js';
 import { PROGRAMS_DATABASE_FILE, ProgramsRole } from './role.js';

@@ -6,17 +6,17 @@
  */
 import type { Logger } from 'pino';
 import type { SharedFirstPassword } from '../../auth/first-admin.js';
-import type { Plugin } from '../../plugin-host.js';
-import { RoleRuntime } from '../../runtime.js';
-import type { WhileWaiting } from '../../role-database.js';
-import { roleTlsFiles, type TlsFiles, type TlsPolicy } from '../../tls.js';
+import type { Plugin } from '../../runtime/plugin-host.js';
+import { RoleRuntime } from '../../runtime/runtime.js';
+import type { WhileWaiting } from '../../runtime/role-database.js';
+import { roleTlsFiles, type TlsFiles, type TlsPolicy } from '../../http/tls.js';
 import { AuditChain } from './audit/chain.js';
-import { EventBus } from '../../event-bus.js';
-import { ServiceRegistry } from '../../services.js';
+import { EventBus } from '../../runtime/event-bus.js';
+import { ServiceRegistry } from '../../runtime/services.js';
 import { RestRegistry } from '../../rest/operation.js';
 import { serveRestDocs } from '../../rest/openapi.js';
 import { createRestApp, refuseRateLimitedProblem, REST_PREFIX, serveRest } from '../../rest/serve.js';
-import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../../rate-limit.js';
+import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../../http/rate-limit.js';
 import type { ProgramsContext } from './context.js';
 import type { GatewayLink } from '../../gateway-link/types.js';
 import type { SqlDatabase } from '../../store/sql-database.js';
@@ -46,13 +46,13 @@ export interface ProgramsRoleOptions {
   trustProxy?: false | string[];
   /** The gateway in the same process, registered at first start and reached without a key. */
   localGateway?: GatewayLink;
-  /** The parsed configuration, from which each plugin reads its part (core/config-parts.ts: the webhooks' `programs.webhooks`, the accounts' `programs.oidc`, …); their defaults without one. */
+  /** The parsed configuration, from which each plugin reads its part (core/config/config-parts.ts: the webhooks' `programs.webhooks`, the accounts' `programs.oidc`, …); their defaults without one. */
   config?: object;
   /** `programs.rateLimits`; the defaults unless told. */
   rateLimits?: RateLimitSettings;
   /** The configuration's `metricsToken` (METRICS_TOKEN); one made at the first start without. */
   metricsToken?: string;
-  /** Wait for a PostgreSQL database that does not answer at start, serving the probes here meanwhile (core/database-wait.ts); without, such a start fails at once. */
+  /** Wait for a PostgreSQL database that does not answer at start, serving the probes here meanwhile (core/runtime/database-wait.ts); without, such a start fails at once. */
   whileWaiting?: WhileWaiting;
 }
 

@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { claimValueKey, oidcCommonFields } from '../../../core/auth/oidc-settings.js';
-import type { ConfigPart } from '../../../core/config-parts.js';
+import type { ConfigPart } from '../../../core/config/config-parts.js';
 import { ROLE_NAMES } from '../roles.js';
 
 export const DEFAULT_MAX_AUTH_AGE_FOR_APPROVAL_SEC = 300;

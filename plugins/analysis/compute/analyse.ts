@@ -4,7 +4,7 @@
  * figure of the whole window is computed from the sum of the sub-windows'
  * tallies, so sub-window times and counts add up to the whole exactly.
  */
-import type { TimeWindow } from '../../../core/time-params.js';
+import type { TimeWindow } from '../../../core/interfaces/time-params.js';
 import { alarmFigures, countFigures, cycleFigures, e10TimeSec, oeeFigures, overallFigures, type IdealCycleTimeSource } from './figures.js';
 import type { AnalysisKind, MachineHistory, TimeSpan } from './model.js';
 import { roundFigures } from './rounding.js';

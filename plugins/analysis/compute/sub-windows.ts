@@ -2,9 +2,9 @@
  * Splitting a window into sub-windows of `interval` seconds, counted from the
  * window start; the last one ends at the window end and may be shorter.
  */
-import { GatewayError } from '../../../core/errors.js';
-import { formatInZone } from '../../../core/time.js';
-import type { TimeWindow } from '../../../core/time-params.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
+import { formatInZone } from '../../../core/values/time.js';
+import type { TimeWindow } from '../../../core/interfaces/time-params.js';
 import { MAX_SUB_WINDOWS, type TimeSpan } from './model.js';
 
 /** The sub-windows of `window` (unix ms spans); without an interval, the window itself. */

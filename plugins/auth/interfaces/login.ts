@@ -1,7 +1,7 @@
 /** Logging in and changing one's own password: /api/auth/login, /api/auth/change-password. */
 import { SECURITY } from '../../../core/roles/gateway/contract/security.js';
-import { GatewayError } from '../../../core/errors.js';
-import type { CallContext } from '../../../core/interfaces.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
+import type { CallContext } from '../../../core/interfaces/registry.js';
 import { hashPassword, isPasswordHash, needsRehash, verifyPassword } from '../../../core/auth/passwords.js';
 import { signJwt } from '../tokens.js';
 import type { User } from '../user-store.js';

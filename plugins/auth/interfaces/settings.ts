@@ -1,6 +1,6 @@
 /** The security settings (administrators only): /api/security/settings, /api/security/settings/update. */
 import { SECURITY } from '../../../core/roles/gateway/contract/security.js';
-import { GatewayError } from '../../../core/errors.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
 import { configManagedSettings, SETTING_PATHS } from '../config-settings.js';
 import { parseWhiteListEntry } from '../ip-white-list.js';
 import type { AuthDeps } from './deps.js';

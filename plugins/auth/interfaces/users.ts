@@ -1,6 +1,6 @@
 /** The user administration (administrators only): /api/security/users, /api/security/user/{add,update,delete}. */
 import { SECURITY } from '../../../core/roles/gateway/contract/security.js';
-import { GatewayError } from '../../../core/errors.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
 import type { GatewayContext } from '../../../core/roles/gateway/context.js';
 import { hashPassword } from '../../../core/auth/passwords.js';
 import { isAdminOnly } from '../access-policy.js';

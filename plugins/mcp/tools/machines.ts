@@ -1,7 +1,7 @@
 /** The tools about machines and groups: the lists, one machine's configuration, live reads and tool life. */
 import { z } from 'zod';
-import type { GatewayError } from '../../../core/errors.js';
-import type { InterfaceEntry } from '../../../core/interfaces.js';
+import type { GatewayError } from '../../../core/interfaces/errors.js';
+import type { InterfaceEntry } from '../../../core/interfaces/registry.js';
 import { CONFIGURATION } from '../../../core/roles/gateway/contract/configuration.js';
 import { LIVE_READS } from '../../../core/roles/gateway/contract/live-reads.js';
 import { defineTool, defined, ToolFailure, type ToolDefinition } from '../tool-runtime.js';

@@ -1,8 +1,8 @@
 /** The tools about the gateway itself: system information and the error log. */
 import { z } from 'zod';
-import type { InterfaceEntry } from '../../../core/interfaces.js';
+import type { InterfaceEntry } from '../../../core/interfaces/registry.js';
 import { SYSTEM } from '../../../core/roles/gateway/contract/system.js';
-import { TIME_PARAM_SUMMARY, timeParamSchema } from '../../../core/time-params.js';
+import { TIME_PARAM_SUMMARY, timeParamSchema } from '../../../core/interfaces/time-params.js';
 import { defineTool, defined, type ToolCaller, type ToolDefinition } from '../tool-runtime.js';
 import { end } from './params.js';
 

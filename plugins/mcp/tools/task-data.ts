@@ -1,7 +1,7 @@
 /** read_task_data: one cached sample of a machine's or a group's data class. */
 import { z } from 'zod';
 import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, type GroupTaskClass, type MachineTaskClass } from '../../../core/roles/gateway/machine-config.js';
-import { GatewayError, quote } from '../../../core/errors.js';
+import { GatewayError, quote } from '../../../core/interfaces/errors.js';
 import { TASK_DATA } from '../../../core/roles/gateway/contract/task-data.js';
 import { defineTool, defined, oneTarget, ToolFailure, type ToolDefinition } from '../tool-runtime.js';
 import { groupID, machineID } from './params.js';

@@ -5,7 +5,7 @@
  * request the unified text. Pure: bytes in, a JSON-ready object out.
  * docs/nc-diff.md describes the rules and the result.
  */
-import { sha256Hex } from '../../../core/hash.js';
+import { sha256Hex } from '../../../core/values/hash.js';
 import { BlockInterner, type ComparedBlocks } from './block-interner.js';
 import { machineRules, type CanonicalRules } from './blocks.js';
 import { diffBlocks } from './block-diff.js';

@@ -3,7 +3,7 @@
  * option is the caller's mistake: it answers INVALID_PARAMETER naming the
  * field and the accepted values.
  */
-import { GatewayError } from '../../../core/errors.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
 
 /** Dialects the canonicaliser knows. `fanuc` is a synonym of `iso`. */
 export const DIALECTS = ['auto', 'iso', 'fanuc', 'siemens', 'heidenhain'] as const;

@@ -1,6 +1,6 @@
 /** The vault's NC-aware diff of two versions of a program. docs/nc-diff.md. */
 import { z } from 'zod';
-import { GatewayError } from '../../../core/errors.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
 import { defineOperation } from '../../../core/rest/operation.js';
 import { ProblemError } from '../../../core/rest/problem.js';
 import { idOf, idParams } from '../../../core/rest/ids.js';

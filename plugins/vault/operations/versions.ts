@@ -3,8 +3,8 @@
  * content, submit for approval or publication, and make obsolete.
  */
 import { z } from 'zod';
-import { sha256Hex } from '../../../core/hash.js';
-import { programText } from '../../../core/program-bytes.js';
+import { sha256Hex } from '../../../core/values/hash.js';
+import { programText } from '../../../core/values/program-bytes.js';
 import { defineOperation } from '../../../core/rest/operation.js';
 import { decodeCursor, pageAfter, pageOf, pageQueryShape } from '../../../core/rest/paging.js';
 import { ProblemError } from '../../../core/rest/problem.js';

@@ -9,7 +9,7 @@ import { HttpGatewayLink } from '../../../core/gateway-link/http.js';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
 import { GatewayLinkError, type GatewayLink } from '../../../core/gateway-link/types.js';
 import { linkError } from '../../../core/gateway-link/calls.js';
-import { ERRORS } from '../../../core/errors.js';
+import { ERRORS } from '../../../core/interfaces/errors.js';
 import type { SimulatorClient } from '../../../drivers/simulator/index.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { tapeProgram } from '../../fixtures/tape-program.js';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
-import type { InterfaceRegistry } from '../../../core/interfaces.js';
+import type { InterfaceRegistry } from '../../../core/interfaces/registry.js';
 
 /** A registry whose every call keeps the thread busy for `ms` and answers a program upload. */
 function busyRegistry(ms: number): InterfaceRegistry {

@@ -1,7 +1,7 @@
 /** The HTTP link's POST bodies (core/gateway-link/http.ts): program bytes written into the JSON as base64 once, after the rest as JSON.stringify writes it. */
 import { describe, expect, it } from 'vitest';
 import { postBody } from '../../../core/gateway-link/http.js';
-import { ProgramBytes } from '../../../core/program-bytes.js';
+import { ProgramBytes } from '../../../core/values/program-bytes.js';
 import { tapeProgram } from '../../fixtures/tape-program.js';
 
 describe('a POST body of the HTTP link', () => {

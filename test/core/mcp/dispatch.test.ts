@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { createToolDispatcher, type ToolDispatcher } from '../../../core/mcp/dispatch.js';
-import type { Principal } from '../../../core/interfaces.js';
+import type { Principal } from '../../../core/interfaces/registry.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../../fixtures/mcp-client.js';
 

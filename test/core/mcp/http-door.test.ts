@@ -7,8 +7,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../core/errors.js';
-import { installJsonBodyParser } from '../../../core/json-body.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
+import { installJsonBodyParser } from '../../../core/http/json-body.js';
 import { MCP_BODY_LIMIT, serveMcpDoor, type McpDoorOptions } from '../../../core/mcp/http-door.js';
 
 const HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { z } from 'zod';
-import { definePlugin } from '../../../core/plugin-host.js';
+import { definePlugin } from '../../../core/runtime/plugin-host.js';
 import type { ProgramsContext } from '../../../core/roles/programs/context.js';
 import { defineOperation, type RestPrincipal } from '../../../core/rest/operation.js';
 import { decodeCursor, encodeCursor, pageOf, pageQueryShape } from '../../../core/rest/paging.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GatewayContext } from '../../../core/roles/gateway/context.js';
-import { bootOrder, definePlugin, PluginHost, type Plugin } from '../../../core/plugin-host.js';
+import { bootOrder, definePlugin, PluginHost, type Plugin } from '../../../core/runtime/plugin-host.js';
 import { Database } from '../../../core/store/database.js';
 import { applyMigrations, type Migration } from '../../../core/store/migrations.js';
 import { migrateGatewayStore as migrate } from '../../../core/roles/gateway/store/schema.js';

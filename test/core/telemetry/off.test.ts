@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { createLogger } from '../../../core/logger.js';
+import { createLogger } from '../../../core/telemetry/logger.js';
 import { traceHttp } from '../../../core/telemetry/http.js';
 import { startTelemetry } from '../../../core/telemetry/start.js';
 import { activeTraceIds, injectTrace, inRole, inSpan, startSpan, tracingEnabled } from '../../../core/telemetry/tracing.js';

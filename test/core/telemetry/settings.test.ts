@@ -4,7 +4,7 @@
  * variable or path, one service name per role, and no SDK loaded when off.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../../core/config.js';
+import { ConfigError, parseConfig } from '../../../core/config/config.js';
 import { CONFIG_PARTS } from '../../../core/roles/index.js';
 import { resolveTelemetry, serviceNames, type TelemetrySection } from '../../../core/telemetry/settings.js';
 import { startTelemetry } from '../../../core/telemetry/start.js';

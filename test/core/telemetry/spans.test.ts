@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { createLogger } from '../../../core/logger.js';
+import { createLogger } from '../../../core/telemetry/logger.js';
 import { traceHttp } from '../../../core/telemetry/http.js';
 import { startTelemetry, type ProcessTelemetry } from '../../../core/telemetry/start.js';
 import { ATTRIBUTE_MAX_CHARS } from '../../../core/telemetry/attributes.js';

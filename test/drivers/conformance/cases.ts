@@ -5,8 +5,8 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DriverClient, ReadableFamily } from '../../../core/driver.js';
-import { GatewayError } from '../../../core/errors.js';
+import type { DriverClient, ReadableFamily } from '../../../core/driver-seam/driver.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
 import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import {
   expectWentDownCleanly, freshlyOnline, handleCount, killPeer, revivePeer, type PeerFaultOptions,

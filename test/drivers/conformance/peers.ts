@@ -7,7 +7,7 @@
  * per kind of peer it reads (MTConnect: an adapter and an agent).
  */
 import { connectAsync } from 'mqtt';
-import type { DriverClient } from '../../../core/driver.js';
+import type { DriverClient } from '../../../core/driver-seam/driver.js';
 import type { RunningSimulator, SimulatedMachineSpec } from '../../../drivers/protocol-simulator.js';
 import { startFocasSimulator } from '../../../drivers/focas/simulator.js';
 import { startModbusSimulator } from '../../../drivers/modbus/simulator.js';

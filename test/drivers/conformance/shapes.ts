@@ -1,10 +1,10 @@
 /**
  * The shape of each family's value as the conformance suite checks it at run
  * time: the contract's schemas (core/roles/gateway/contract/family-values.ts,
- * kept equal to core/driver.ts `FamilyValues` there), with the one rule
+ * kept equal to core/driver-seam/driver.ts `FamilyValues` there), with the one rule
  * across fields that every driver must also keep.
  */
-import type { ReadableFamily } from '../../../core/driver.js';
+import type { ReadableFamily } from '../../../core/driver-seam/driver.js';
 import { FAMILY_VALUES } from '../../../core/roles/gateway/contract/family-values.js';
 
 export const FAMILY_SHAPES = {

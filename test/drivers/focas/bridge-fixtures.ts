@@ -2,7 +2,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { GatewayError } from '../../../core/errors.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
 import type { SimulatedMachineSpec } from '../../../drivers/protocol-simulator.js';
 import { FocasClient, focasDriver, type FocasOptionsInput } from '../../../drivers/focas/index.js';
 import { PROTOCOL_NAME, PROTOCOL_VERSION, INFO_PATH } from '../../../drivers/focas/protocol.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CncStatus } from '../../../core/driver.js';
+import type { CncStatus } from '../../../core/driver-seam/driver.js';
 import {
   AlarmFirstSeen, programNameInContent, toAlarmEntries, toCncStatus, toFeedAndSpindle, toPartCount, toTimeData, toToolLife,
 } from '../../../drivers/focas/mapping.js';

@@ -1,6 +1,6 @@
 /** Shared pieces of the Modbus driver tests. */
 import { pino } from 'pino';
-import { GatewayError } from '../../../core/errors.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
 import { ModbusClient, modbusDriver } from '../../../drivers/modbus/index.js';
 
 /** A Modbus client for `port` on 127.0.0.1 with the given driverOptions (parsed by the driver's schema, as the gateway does). */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DriverRegistry } from '../../../core/roles/gateway/fleet/driver-registry.js';
 import { modbusDriver } from '../../../drivers/modbus/index.js';
-import { registerDriver } from '../../../core/driver.js';
+import { registerDriver } from '../../../core/driver-seam/driver.js';
 import { modbusClient, rejection } from './helpers.js';
 
 const registry = new DriverRegistry([registerDriver(modbusDriver)]);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { GatewayError } from '../../../core/errors.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
 import { InProcessBroker } from '../../../core/mqtt/broker.js';
 import { mqttDriver, type MqttOptionsInput } from '../../../drivers/mqtt/index.js';
 import { startMqttPublisher, type RunningPublisher } from '../../../drivers/mqtt/publisher.js';

@@ -1,6 +1,6 @@
 /** The mqtt driver's options schema, topic filters and payload paths, and which families a mapping supports. */
 import { describe, expect, it } from 'vitest';
-import { describeIssues } from '../../../core/schema-errors.js';
+import { describeIssues } from '../../../core/interfaces/schema-errors.js';
 import { supportedFamilies } from '../../../drivers/mqtt/mapping.js';
 import { mqttOptionsSchema, type MqttOptionsInput } from '../../../drivers/mqtt/index.js';
 import { parsePath, topicMatches, valueAtPath } from '../../../drivers/mqtt/topics.js';

@@ -1,7 +1,7 @@
 /** Shared pieces of the MTConnect driver tests. */
 import { pino, type Logger } from 'pino';
 import { expect } from 'vitest';
-import { GatewayError } from '../../../core/errors.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
 import { MtconnectClient, mtconnectDriver } from '../../../drivers/mtconnect/index.js';
 import type { SimulatedMachineSpec } from '../../../drivers/protocol-simulator.js';
 

@@ -1,6 +1,6 @@
 /** Shared set-up of the OPC UA driver tests: a simulator spec and a client factory. */
 import { pino } from 'pino';
-import { GatewayError } from '../../../core/errors.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
 import { OpcuaClient, opcuaDriver, type OpcuaOptionsInput } from '../../../drivers/opcua/index.js';
 import type { SimulatedMachineSpec } from '../../../drivers/protocol-simulator.js';
 

@@ -9,9 +9,9 @@ import { nearestRank } from '../../../plugins/analysis/compute/figures.js';
 import type { AlarmRecord, CountRecord, StateChange } from '../../../plugins/analysis/compute/model.js';
 import { gatewayGaps, stateSegments } from '../../../plugins/analysis/compute/timeline.js';
 import type { AnalysisKind } from '../../../plugins/analysis/compute/model.js';
-import { GatewayError } from '../../../core/errors.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
 import type { DerivedStateName } from '../../../core/roles/gateway/fleet/derive-state.js';
-import { resolveWindow, type TimeWindow } from '../../../core/time-params.js';
+import { resolveWindow, type TimeWindow } from '../../../core/interfaces/time-params.js';
 import { historyIn, type Rows } from '../../fixtures/analysis-history.js';
 
 const at = (hhmm: string) => Date.parse(`2026-01-05T${hhmm}:00Z`);

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { analyseGroup, analyseMachine, type AnalysisSpec, type MachineSubject } from '../../../plugins/analysis/compute/analyse.js';
 import { ANALYSIS_KINDS, type AlarmRecord, type CountRecord, type StateChange } from '../../../plugins/analysis/compute/model.js';
 import { DERIVED_STATES } from '../../../core/roles/gateway/fleet/derive-state.js';
-import { resolveWindow } from '../../../core/time-params.js';
+import { resolveWindow } from '../../../core/interfaces/time-params.js';
 import { historyIn, type Rows } from '../../fixtures/analysis-history.js';
 
 const DAY0 = Date.parse('2026-01-05T00:00:00Z');

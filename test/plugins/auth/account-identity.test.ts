@@ -8,7 +8,7 @@ import { Database } from '../../../core/store/database.js';
 import { migrateGatewayStore as migrate } from '../../../core/roles/gateway/store/schema.js';
 import { writeLegacySchema } from '../../fixtures/legacy-database.js';
 import { UserStore } from '../../../plugins/auth/user-store.js';
-import { GatewayError } from '../../../core/errors.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
 
 let gw: TestGateway | undefined;
 let db: Database | undefined;

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import type { InterfaceDefinition } from '../../../core/interfaces.js';
+import type { InterfaceDefinition } from '../../../core/interfaces/registry.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
 import { jwtIssuedAgo, jwtWithForeignKey, unsignedJwt } from '../../fixtures/credentials.js';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestGateway, TEST_ADMIN_PASSWORD, type TestGateway } from '../../fixtures/gateway.js';
 import { parseConfig } from '../../../core/roles/index.js';
-import { PACKAGE_ROOT } from '../../../core/package-root.js';
+import { PACKAGE_ROOT } from '../../../core/runtime/package-root.js';
 import { resetAdminPassword } from '../../../plugins/auth/password-reset.js';
 
 let gw: TestGateway | undefined;

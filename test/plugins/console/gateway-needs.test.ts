@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { CallingGatewayLink } from '../../../core/gateway-link/calling-link.js';
 import type { GatewayLink } from '../../../core/gateway-link/types.js';
-import type { EntryOutput, InterfaceEntry } from '../../../core/interfaces.js';
+import type { EntryOutput, InterfaceEntry } from '../../../core/interfaces/registry.js';
 import { GATEWAY_INTERFACES_NEEDED } from '../../../plugins/console/web/programs/gateway-needs.js';
 
 /** A link whose calls go nowhere: it notes the path of each entry called. */

@@ -14,7 +14,7 @@ import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
 import { newId } from '../../../core/rest/ids.js';
 import type { AnyRestOperation, RestPrincipal } from '../../../core/rest/operation.js';
 import type { ProgramsContext, ProgramsServices } from '../../../core/roles/programs/context.js';
-import { ServiceRegistry } from '../../../core/services.js';
+import { ServiceRegistry } from '../../../core/runtime/services.js';
 import type { SqlDatabase, WriteTx } from '../../../core/store/sql-database.js';
 import type { AuditEntry } from '../../../core/roles/programs/audit/chain.js';
 import { applyMigrations } from '../../../core/store/migrations.js';

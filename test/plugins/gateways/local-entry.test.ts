@@ -6,7 +6,7 @@
  * that cannot be safe refused with what to do.
  */
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readPart } from '../../../core/config-parts.js';
+import { readPart } from '../../../core/config/config-parts.js';
 import { parseConfig } from '../../../core/roles/index.js';
 import { AuditChain } from '../../../core/roles/programs/audit/chain.js';
 import { applyMigrations } from '../../../core/store/migrations.js';

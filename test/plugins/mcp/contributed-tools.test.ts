@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { GatewayContext } from '../../../core/roles/gateway/context.js';
 import { defineTool, McpToolRegistry, ToolRegistryError } from '../../../core/mcp/tools.js';
 import { countTool, fleetMixPlugin } from '../../fixtures/contributed-tool.js';
-import { definePlugin } from '../../../core/plugin-host.js';
+import { definePlugin } from '../../../core/runtime/plugin-host.js';
 import { simMachine, startTestGateway, TEST_PLUGINS, type TestGateway } from '../../fixtures/gateway.js';
 import { connectMcp, type McpSession } from '../../fixtures/mcp-client.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { GatewayError } from '../../../core/errors.js';
-import { ANONYMOUS, type InterfaceEntry } from '../../../core/interfaces.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
+import { ANONYMOUS, type InterfaceEntry } from '../../../core/interfaces/registry.js';
 import type { SimulatorClient } from '../../../drivers/simulator/client.js';
 import { fleetStatus } from '../../../plugins/mcp/fleet-status.js';
 import { createToolCaller, sectionMessage, type Section, type ToolCaller } from '../../../plugins/mcp/tool-runtime.js';

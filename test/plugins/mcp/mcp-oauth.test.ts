@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SignJWT } from 'jose';
-import { ConfigError } from '../../../core/config.js';
+import { ConfigError } from '../../../core/config/config.js';
 import { parseConfig } from '../../../core/roles/index.js';
 import { freePort } from '../../fixtures/free-port.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readPart } from '../../../core/config-parts.js';
+import { readPart } from '../../../core/config/config-parts.js';
 import { parseConfig } from '../../../core/roles/index.js';
 import { MTCONNECT_CONFIG } from '../../../plugins/mtconnect-agent/config.js';
 import { gatewayBannerSection } from '../../../core/roles/gateway/banner.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../core/errors.js';
-import type { ItemFamily } from '../../../core/driver.js';
+import { GatewayError } from '../../../core/interfaces/errors.js';
+import type { ItemFamily } from '../../../core/driver-seam/driver.js';
 import { MachineHistory } from '../../../core/roles/gateway/fleet/machine-history.js';
 import { readMotion } from '../../../core/roles/gateway/fleet/motion.js';
 import type { HistoryRow } from '../../../core/roles/gateway/history/writer.js';

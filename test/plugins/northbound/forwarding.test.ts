@@ -20,7 +20,7 @@ import { readAfterSeq, type SequencedRow } from '../../../core/roles/gateway/his
 import type { NorthboundTargetStatus } from '../../../core/roles/gateway/northbound-status.js';
 import { Database } from '../../../core/store/database.js';
 import { startBrokerPath } from '../../fixtures/broker-path.js';
-import { definePlugin } from '../../../core/plugin-host.js';
+import { definePlugin } from '../../../core/runtime/plugin-host.js';
 import type { GatewayContext } from '../../../core/roles/gateway/context.js';
 import { northboundPlugin } from '../../../plugins/northbound/index.js';
 import { simMachine, startTestGateway, TEST_PLUGINS, type TestGateway } from '../../fixtures/gateway.js';

@@ -1,6 +1,6 @@
 /** Plugins of the program service meet through its context: services and events, without importing each other. */
 import { describe, expect, it } from 'vitest';
-import { definePlugin } from '../../../core/plugin-host.js';
+import { definePlugin } from '../../../core/runtime/plugin-host.js';
 import type { ProgramsContext } from '../../../core/roles/programs/context.js';
 import { startTestProgramService } from '../../fixtures/programs.js';
 

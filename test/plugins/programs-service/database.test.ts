@@ -18,7 +18,7 @@ import { programsSettings } from '../../../core/roles/programs/config.js';
 import { TEST_PROGRAMS_ADMIN_PASSWORD } from '../../fixtures/programs-accounts.js';
 import { freePort } from '../../fixtures/free-port.js';
 import { untilDefined } from '../../fixtures/until.js';
-import { StartCancelled } from '../../../core/start-cancelled.js';
+import { StartCancelled } from '../../../core/runtime/start-cancelled.js';
 
 const logger = pino({ level: 'silent' });
 const PASSWORD = 'Sup3r-secret-pw';

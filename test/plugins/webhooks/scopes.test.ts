@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
-import { definePlugin } from '../../../core/plugin-host.js';
+import { definePlugin } from '../../../core/runtime/plugin-host.js';
 import type { ProgramsContext } from '../../../core/roles/programs/context.js';
 import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
 import { deploymentsPlugin } from '../../../plugins/deployments/index.js';

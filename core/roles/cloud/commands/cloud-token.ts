@@ -14,7 +14,7 @@
  * docs/cloud-relay.md.
  */
 import { join, resolve } from 'node:path';
-import type { Command, CommandIO } from '../../../commands.js';
+import type { Command, CommandIO } from '../../../runtime/commands.js';
 import { AdminKeys, GatewayTokens, CLOUD_MIGRATIONS } from '../tokens.js';
 import { CLOUD_DATABASE_FILE } from '../role.js';
 import { Database, SqliteDatabase } from '../../../store/database.js';

@@ -1,7 +1,7 @@
 /** The gateway's analysis interfaces: OEE, alarm, count, cycle and overall figures of a machine or a group over a window (docs/analysis.md). */
 import { z } from 'zod';
-import { defineEntry, queryBool, queryInt } from '../../../interfaces.js';
-import { TIME_PARAM_FORMS, TIME_PARAM_SUMMARY } from '../../../time-params.js';
+import { defineEntry, queryBool, queryInt } from '../../../interfaces/registry.js';
+import { TIME_PARAM_FORMS, TIME_PARAM_SUMMARY } from '../../../interfaces/time-params.js';
 import { timeWindowSchema } from '../api-outputs.js';
 import { groupIdSchema, machineIdSchema } from '../machine-config.js';
 

@@ -1,7 +1,7 @@
 /** The gateway's configuration interfaces: machines, groups and the task switch (docs/api.md, "Configuration"). */
 import { z } from 'zod';
-import { ITEM_FAMILIES } from '../../../driver.js';
-import { defineEntry } from '../../../interfaces.js';
+import { ITEM_FAMILIES } from '../../../driver-seam/driver.js';
+import { defineEntry } from '../../../interfaces/registry.js';
 import { groupListOutput, listedMachineSchema, machineListOutput } from '../api-outputs.js';
 import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, groupConfigSchema, groupIdSchema, groupTasksSchema, machineIdSchema, machineTasksSchema, type GroupTaskClass } from '../machine-config.js';
 

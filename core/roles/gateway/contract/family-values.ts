@@ -1,11 +1,11 @@
 /**
- * What a driver reads for each item family (core/driver.ts `FamilyValues`)
+ * What a driver reads for each item family (core/driver-seam/driver.ts `FamilyValues`)
  * as zod schemas: the live reads' answers are made of them, and the drivers'
  * conformance suite checks every driver's values against them. The type
  * checks below keep these schemas equal to the TypeScript shapes.
  */
 import { z } from 'zod';
-import { ACTIVE_ALARM_LEVELS, ALARM_LEVELS, EXECUTION_STATES, OPERATING_MODES, type FamilyValues, type ReadableFamily } from '../../../driver.js';
+import { ACTIVE_ALARM_LEVELS, ALARM_LEVELS, EXECUTION_STATES, OPERATING_MODES, type FamilyValues, type ReadableFamily } from '../../../driver-seam/driver.js';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 

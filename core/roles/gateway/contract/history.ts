@@ -1,7 +1,7 @@
 /** The gateway's history interfaces: one machine's or group's rows, the free-form query, and retention (docs/history.md). */
 import { z } from 'zod';
-import { defineEntry, queryBool, queryInt, queryList } from '../../../interfaces.js';
-import { TIME_PARAM_SUMMARY } from '../../../time-params.js';
+import { defineEntry, queryBool, queryInt, queryList } from '../../../interfaces/registry.js';
+import { TIME_PARAM_SUMMARY } from '../../../interfaces/time-params.js';
 import { timeWindowSchema } from '../api-outputs.js';
 import { HISTORY_CLASSES } from '../fleet/machine-history.js';
 import { FILTER_FIELDS_TEXT, FILTER_OPERATORS, filterProblem, isProjectionField, MAX_LIST_VALUES, PROJECTION_FIELDS_TEXT, type HistoryFilter } from '../history/query.js';

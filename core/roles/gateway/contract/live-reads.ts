@@ -5,7 +5,7 @@
  * what its answer holds beside machineID and readAt.
  */
 import { z } from 'zod';
-import { defineEntry, queryInt, type InterfaceEntry } from '../../../interfaces.js';
+import { defineEntry, queryInt, type InterfaceEntry } from '../../../interfaces/registry.js';
 import { currentProgramOutput } from '../api-outputs.js';
 import { DERIVED_STATES } from '../fleet/derive-state.js';
 import { machineIdSchema } from '../machine-config.js';

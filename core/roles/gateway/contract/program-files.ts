@@ -5,8 +5,8 @@
  * program service's link calls these.
  */
 import { z } from 'zod';
-import { defineEntry, queryBool, queryInt } from '../../../interfaces.js';
-import { programBytesInput } from '../../../program-bytes.js';
+import { defineEntry, queryBool, queryInt } from '../../../interfaces/registry.js';
+import { programBytesInput } from '../../../values/program-bytes.js';
 import { programBytesOutput } from '../api-outputs.js';
 import { machineIdSchema } from '../machine-config.js';
 

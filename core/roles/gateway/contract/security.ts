@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { MIN_PASSWORD_LENGTH } from '../../../auth/passwords.js';
-import { defineEntry } from '../../../interfaces.js';
+import { defineEntry } from '../../../interfaces/registry.js';
 
 /** A username: 1-64 letters, digits, `_ . @ -`, starting with a letter or digit. */
 export const USERNAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$/;

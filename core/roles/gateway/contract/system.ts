@@ -1,7 +1,7 @@
 /** The gateway's system interfaces: liveness, what it is and runs on, its clock, services and resources, and the interface error log (docs/system-interfaces.md). */
 import { z } from 'zod';
-import { defineEntry } from '../../../interfaces.js';
-import { timeParamSchema } from '../../../time-params.js';
+import { defineEntry } from '../../../interfaces/registry.js';
+import { timeParamSchema } from '../../../interfaces/time-params.js';
 import { errorLogOutput } from '../api-outputs.js';
 import type { NorthboundStatus } from '../northbound-status.js';
 import { cloudLinkStatusSchema } from './security.js';

@@ -1,6 +1,6 @@
 /** The gateway's task-data interfaces: the fleet snapshot and one machine's or group's cached sample (docs/api.md, "Task data"). */
 import { z } from 'zod';
-import { defineEntry, queryInt, queryList } from '../../../interfaces.js';
+import { defineEntry, queryInt, queryList } from '../../../interfaces/registry.js';
 import { batchReadErrorsOutput, batchReadTaskDataOutput, otherTaskEntrySchema, statusEntrySchema } from '../api-outputs.js';
 import { GROUP_TASK_CLASSES, MACHINE_TASK_CLASSES, groupIdSchema, machineIdSchema } from '../machine-config.js';
 

@@ -17,7 +17,7 @@
  *                 reason quotes the controller's own word when it says more (FEED_HOLD,
  *                 OPTIONAL_STOP, PROGRAM_COMPLETED…).
  */
-import type { CncStatus, OperatingMode } from '../../../driver.js';
+import type { CncStatus, OperatingMode } from '../../../driver-seam/driver.js';
 
 export const DERIVED_STATES = ['running', 'idle', 'alarm', 'setup', 'offline', 'noData', 'inactive'] as const;
 export type DerivedStateName = (typeof DERIVED_STATES)[number];

@@ -3,9 +3,9 @@
  * driver's own schema here, so a bad option is reported with its path.
  */
 import type { MachineConfig } from '../machine-config.js';
-import type { DriverClient, DriverDeps, DriverFactory, RegisteredDriver } from '../../../driver.js';
-import { GatewayError } from '../../../errors.js';
-import { describeIssues } from '../../../schema-errors.js';
+import type { DriverClient, DriverDeps, DriverFactory, RegisteredDriver } from '../../../driver-seam/driver.js';
+import { GatewayError } from '../../../interfaces/errors.js';
+import { describeIssues } from '../../../interfaces/schema-errors.js';
 
 export class DriverRegistry {
   private readonly factories = new Map<string, DriverFactory<unknown>>();

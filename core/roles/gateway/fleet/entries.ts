@@ -4,7 +4,7 @@
  * batchReadErrors entry. The fleet's rows (rows.ts) keep these per machine;
  * the property order here is the order of the JSON the interfaces answer.
  */
-import { ERRORS } from '../../../errors.js';
+import { ERRORS } from '../../../interfaces/errors.js';
 import { MACHINE_TASK_CLASSES, type MachineTaskClass } from '../machine-config.js';
 import type { HealthEntry, StatusEntry, TaskDataEntry } from '../api-outputs.js';
 import type { MachineSnapshot } from './machine-snapshot.js';

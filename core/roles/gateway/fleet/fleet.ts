@@ -7,8 +7,8 @@
 import { createActor } from 'xstate';
 import type { Logger } from 'pino';
 import type { MachineConfig, MachineTaskClass } from '../machine-config.js';
-import type { DriverClient } from '../../../driver.js';
-import { GatewayError } from '../../../errors.js';
+import type { DriverClient } from '../../../driver-seam/driver.js';
+import { GatewayError } from '../../../interfaces/errors.js';
 import type { DriverRegistry } from './driver-registry.js';
 import type { DerivedState, ConnectionState } from './derive-state.js';
 import { deriveState, derivedValidUntil } from './derive-state.js';

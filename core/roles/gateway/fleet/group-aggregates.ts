@@ -5,7 +5,7 @@
  * is listed with the reason instead of counting as zero.
  */
 import type { GroupTaskClass, MachineTaskClass } from '../machine-config.js';
-import { ERRORS } from '../../../errors.js';
+import { ERRORS } from '../../../interfaces/errors.js';
 import type { MachineSnapshot } from './machine-snapshot.js';
 import type { TaskValues } from './task-samplers.js';
 

@@ -12,7 +12,7 @@
  */
 import type { Logger } from 'pino';
 import { GROUP_TASK_CLASSES, type GroupConfig, type GroupTaskClass } from '../machine-config.js';
-import { toGatewayError } from '../../../errors.js';
+import { toGatewayError } from '../../../interfaces/errors.js';
 import { groupAggregate, type GroupMember, type GroupTaskValues } from './group-aggregates.js';
 import type { CacheEntry } from './machine-actor.js';
 import { schedulePhase } from './schedule-phase.js';

@@ -12,9 +12,9 @@
  */
 import type { AnyActorRef } from 'xstate';
 import type { MachineConfig, MachineTaskClass } from '../machine-config.js';
-import type { DriverClient } from '../../../driver.js';
-import { GatewayError, toGatewayError, type ErrorName } from '../../../errors.js';
-import { withTimeout } from '../../../timeout.js';
+import type { DriverClient } from '../../../driver-seam/driver.js';
+import { GatewayError, toGatewayError, type ErrorName } from '../../../interfaces/errors.js';
+import { withTimeout } from '../../../driver-seam/timeout.js';
 import { deriveState, type ConnectionState, type DeriveStateInput, type DerivedState } from './derive-state.js';
 import type { MachineHistory, HistorySink } from './machine-history.js';
 import type { StateTally } from './state-tally.js';

@@ -13,7 +13,7 @@
  */
 import { assign, enqueueActions, fromPromise, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
 import { MACHINE_TASK_CLASSES, type MachineTaskClass } from '../machine-config.js';
-import { withTimeout } from '../../../timeout.js';
+import { withTimeout } from '../../../driver-seam/timeout.js';
 import { MachineHistory } from './machine-history.js';
 import { StateTally } from './state-tally.js';
 import { schedulePhase } from './schedule-phase.js';

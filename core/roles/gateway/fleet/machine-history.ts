@@ -5,7 +5,7 @@
  * alarm, Count for every part-counter increase, State for every derived-state
  * change, and a periodic Heartbeat.
  */
-import type { ActiveAlarm, CncStatus, PartCount } from '../../../driver.js';
+import type { ActiveAlarm, CncStatus, PartCount } from '../../../driver-seam/driver.js';
 import type { HistoryRow } from '../history/writer.js';
 import type { DerivedState } from './derive-state.js';
 import { motionChanged, type MotionSample } from './motion.js';

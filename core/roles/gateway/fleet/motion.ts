@@ -6,7 +6,7 @@
  * and one whose read failed is null, so the MTConnect agent shows it
  * UNAVAILABLE rather than an old value (docs/mtconnect.md, "The model").
  */
-import type { AxisLoad, AxisPosition, DriverClient } from '../../../driver.js';
+import type { AxisLoad, AxisPosition, DriverClient } from '../../../driver-seam/driver.js';
 
 /** One axis: its name, its machine position and the unit the driver gives it in. */
 export interface AxisReading {

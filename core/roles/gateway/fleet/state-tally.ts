@@ -4,7 +4,7 @@
  * recompute the same figures from history; this is the cheap running view.
  */
 import { DERIVED_STATES, type DerivedStateName } from './derive-state.js';
-import { startOfLocalDay } from '../../../time.js';
+import { startOfLocalDay } from '../../../values/time.js';
 
 export interface OeeSample {
   /** Start of the period: local midnight, or when the gateway started watching if later. */

@@ -2,7 +2,7 @@
  * What each task class reads from the driver. A sampler is the only I/O a
  * task does; the actor caches whatever it returns.
  */
-import type { ActiveAlarm, CncStatus, DriverClient, PartCount, TimeData, ToolLifeRecord } from '../../../driver.js';
+import type { ActiveAlarm, CncStatus, DriverClient, PartCount, TimeData, ToolLifeRecord } from '../../../driver-seam/driver.js';
 import type { MachineTaskClass } from '../machine-config.js';
 import { readMotion, type MotionSample } from './motion.js';
 import type { OeeSample, StateTally } from './state-tally.js';

@@ -7,7 +7,7 @@
  * ever pasted into SQL, so a client cannot change what the statement does,
  * only which rows it selects. See docs/history.md.
  */
-import { GatewayError } from '../../../errors.js';
+import { GatewayError } from '../../../interfaces/errors.js';
 import type { SqlValue } from '../../../store/database.js';
 
 /** The (machine_id, class, ts) index every history read goes through. */

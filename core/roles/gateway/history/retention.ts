@@ -7,7 +7,7 @@
  * touched, so seq keeps rising even when every row is gone.
  */
 import type { Database } from '../../../store/database.js';
-import { DAY_MS } from '../../../time.js';
+import { DAY_MS } from '../../../values/time.js';
 import { historyClasses, historyMachineIDs } from './catalog.js';
 import { HISTORY_INDEX } from './query.js';
 import { forEachHistoryRow } from './stream.js';

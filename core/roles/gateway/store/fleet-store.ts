@@ -6,7 +6,7 @@
  * where the drivers need them.
  */
 import { groupConfigSchema, machineConfigSchema, WRITE_ONLY_MACHINE_FIELDS, type GroupConfig, type MachineConfig } from '../machine-config.js';
-import { GatewayError } from '../../../errors.js';
+import { GatewayError } from '../../../interfaces/errors.js';
 import { planConfigFleet, type ConfigFleet, type ConfigFleetPlan } from './config-fleet.js';
 import { CredentialDecryptError, isSealedCredential, type CredentialBox } from '../../../store/credential-box.js';
 import type { Database, WriteTx } from '../../../store/database.js';

@@ -3,8 +3,8 @@
  * (PV-40), `from`/`to` as a calendar date in the service's zone or an
  * ISO-8601 instant (PV-41), and cursor paging by seq.
  */
-import { GatewayError } from '../../../errors.js';
-import { parseTimeParam } from '../../../time-params.js';
+import { GatewayError } from '../../../interfaces/errors.js';
+import { parseTimeParam } from '../../../interfaces/time-params.js';
 import type { SqlDatabase, SqlValue } from '../../../store/database.js';
 import { AUDIT_COLUMNS, type AuditRow } from './record.js';
 
@@ -93,7 +93,7 @@ export function resolveTimeBound(field: 'from' | 'to', value: unknown, timeZone:
   const isDate = DATE_RE.test(value);
   if (isDate && !isCalendarDate(value)) throw invalid(field, `found ${JSON.stringify(value)}: no such date; accepted: ${TIME_FORMS_ACCEPTED}`);
   try {
-    // core/time-params.ts resolves a date to local midnight in the zone, DST days included.
+    // core/interfaces/time-params.ts resolves a date to local midnight in the zone, DST days included.
     return parseTimeParam(field === 'to' && isDate ? nextDate(value) : value, { timeZone, now: 0, field });
   } catch {
     throw invalid(field, `found ${JSON.stringify(value)}: no such date or time, or outside the years 1970-9999; accepted: ${TIME_FORMS_ACCEPTED}`);

@@ -11,8 +11,8 @@
  */
 import canonicalize from 'canonicalize';
 import crypto from 'node:crypto';
-import { GatewayError } from '../../../errors.js';
-import { isWellFormedText } from '../../../well-formed.js';
+import { GatewayError } from '../../../interfaces/errors.js';
+import { isWellFormedText } from '../../../values/well-formed.js';
 import type { AuditActor } from '../../../rest/principal.js';
 
 /** What a caller records: who acted (core/rest/principal.ts `auditActor`) and what; the chain adds seq, time, prevHash and hash. */

@@ -15,7 +15,7 @@
  * {type:'machines', groups}, {type:'auth'} (a 401: send a new token),
  * {type:'error', message}.
  */
-import type { EntryOutput, InterfaceEntry } from '../../../../core/interfaces.js';
+import type { EntryOutput, InterfaceEntry } from '../../../../core/interfaces/registry.js';
 import type { Changes } from '../../../../core/roles/gateway/api-outputs.js';
 import type { CONFIGURATION } from '../../../../core/roles/gateway/contract/configuration.js';
 import type { TASK_DATA } from '../../../../core/roles/gateway/contract/task-data.js';

@@ -8,7 +8,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError } from '../shared/api.js';
 import { usePoll } from '../shared/poll.js';
-import type { EntryOutput } from '../../../../core/interfaces.js';
+import type { EntryOutput } from '../../../../core/interfaces/registry.js';
 import type { CONFIGURATION } from '../../../../core/roles/gateway/contract/configuration.js';
 import type { LIVE_READS } from '../../../../core/roles/gateway/contract/live-reads.js';
 import type { TASK_DATA } from '../../../../core/roles/gateway/contract/task-data.js';

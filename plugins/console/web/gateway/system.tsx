@@ -7,7 +7,7 @@
  * the northbound targets the gateway publishes its history to.
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { EntryOutput } from '../../../../core/interfaces.js';
+import type { EntryOutput } from '../../../../core/interfaces/registry.js';
 import type { SECURITY } from '../../../../core/roles/gateway/contract/security.js';
 import { api, ApiError, onAuthRequired } from '../shared/api.js';
 import { NorthboundTargets } from './northbound.js';

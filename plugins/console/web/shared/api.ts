@@ -4,7 +4,7 @@
  * the page to log in again (onAuthRequired) and the call waits for it, so
  * nothing typed or shown is lost; then it is sent again.
  */
-import type { EntryInput, EntryOutput, InterfaceEntry } from '../../../../core/interfaces.js';
+import type { EntryInput, EntryOutput, InterfaceEntry } from '../../../../core/interfaces/registry.js';
 import { createLoginGate } from './login-gate.js';
 
 const TOKEN_KEY = 'gateway-console-token';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../../../core/errors.js';
+import { GatewayError } from '../../../../core/interfaces/errors.js';
 import { diffPrograms } from '../../../../plugins/vault/nc/index.js';
 import { editProgram, generateProgram } from './generated-programs.js';
 import { LineTable } from '../../../../plugins/vault/nc/line-table.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { deriveState, type DeriveStateInput } from '../../../../../core/roles/gateway/fleet/derive-state.js';
-import type { CncStatus } from '../../../../../core/driver.js';
+import type { CncStatus } from '../../../../../core/driver-seam/driver.js';
 import { makeStatus } from '../../../../fixtures/scripted-client.js';
 import { readFamily } from '../../../../../drivers/mtconnect/mapping.js';
 import { ObservationStore, type ConditionReport } from '../../../../../drivers/mtconnect/observations.js';

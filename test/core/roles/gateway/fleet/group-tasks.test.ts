@@ -7,7 +7,7 @@ import {
   type GroupConfig,
   type GroupTaskClass,
 } from '../../../../../core/roles/gateway/machine-config.js';
-import { GatewayError } from '../../../../../core/errors.js';
+import { GatewayError } from '../../../../../core/interfaces/errors.js';
 import { deriveState } from '../../../../../core/roles/gateway/fleet/derive-state.js';
 import type { MachineSnapshot } from '../../../../../core/roles/gateway/fleet/machine-snapshot.js';
 import type { GroupMember } from '../../../../../core/roles/gateway/fleet/group-aggregates.js';

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createActor } from 'xstate';
 import { machineConfigSchema, type MachineConfigInput } from '../../../../../core/roles/gateway/machine-config.js';
 import { backoffDelay, deriveFromContext, machineActorLogic, type MachineActorDeps } from '../../../../../core/roles/gateway/fleet/machine-actor.js';
-import { GatewayError } from '../../../../../core/errors.js';
+import { GatewayError } from '../../../../../core/interfaces/errors.js';
 import { makeStatus, MemorySink, ScriptedClient } from '../../../../fixtures/scripted-client.js';
 
 const T0 = Date.UTC(2026, 10, 20, 8, 0, 0);

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { pino } from 'pino';
-import { registerDriver } from '../../../../../core/driver.js';
-import { GatewayError } from '../../../../../core/errors.js';
+import { registerDriver } from '../../../../../core/driver-seam/driver.js';
+import { GatewayError } from '../../../../../core/interfaces/errors.js';
 import { DriverRegistry } from '../../../../../core/roles/gateway/fleet/driver-registry.js';
 import { Fleet } from '../../../../../core/roles/gateway/fleet/fleet.js';
 import { healthEntry, taskDataEntry } from '../../../../../core/roles/gateway/fleet/entries.js';

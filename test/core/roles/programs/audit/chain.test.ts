@@ -4,7 +4,7 @@ import { unlinkSync } from 'node:fs';
 import canonicalize from 'canonicalize';
 import { AuditChain, GENESIS_HASH } from '../../../../../core/roles/programs/audit/chain.js';
 import type { Database } from '../../../../../core/store/database.js';
-import { GatewayError } from '../../../../../core/errors.js';
+import { GatewayError } from '../../../../../core/interfaces/errors.js';
 import { chainsClosedAfterEach, entry, fill, tamper, T0 } from './fixture.js';
 
 const env = chainsClosedAfterEach();

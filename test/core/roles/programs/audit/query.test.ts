@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { AuditChain, AuditFilter, AuditRecord } from '../../../../../core/roles/programs/audit/chain.js';
 import { CSV_COLUMNS } from '../../../../../core/roles/programs/audit/csv.js';
-import { GatewayError } from '../../../../../core/errors.js';
+import { GatewayError } from '../../../../../core/interfaces/errors.js';
 import { chainsClosedAfterEach, entry, fill } from './fixture.js';
 
 const env = chainsClosedAfterEach();

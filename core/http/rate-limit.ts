@@ -27,9 +27,9 @@ import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type {} from './request-callers.js';
-import { HEALTH_PATH, READY_PATH } from './health.js';
+import { HEALTH_PATH, READY_PATH } from '../runtime/health.js';
 import { drainsRefusedBody } from './refused-body.js';
-import type { RoleMetrics } from './metrics.js';
+import type { RoleMetrics } from '../telemetry/metrics.js';
 
 export const RATE_FAMILIES = ['login', 'reads', 'writes', 'mcp', 'uploads', 'admin'] as const;
 export type RateFamily = (typeof RATE_FAMILIES)[number];

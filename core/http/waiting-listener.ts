@@ -1,6 +1,6 @@
 /**
  * A role's listener while it waits for its database at start
- * (core/database-wait.ts): on the role's own address and port, with its TLS
+ * (core/runtime/database-wait.ts): on the role's own address and port, with its TLS
  * pair, it answers the probes only. `/healthz` is 200 (the process lives:
  * a supervisor must not restart it for a database that is away), `/readyz`
  * 503 with each check and the reason its database is unavailable, and every
@@ -12,7 +12,7 @@
  */
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { HEALTH_PATH, READY_PATH, readinessAnswer, type Readiness } from './health.js';
+import { HEALTH_PATH, READY_PATH, readinessAnswer, type Readiness } from '../runtime/health.js';
 import { HSTS_HEADER, type TlsServerOptions } from './tls.js';
 
 /** Seconds a client is told to wait before it tries again. */

@@ -4,11 +4,11 @@
  * and its own files (`keeps`), a plugin its files (`definePlugin({ keeps })`),
  * a driver its directories (`DriverFactory.keeps`), the runtime its own
  * (`RUNTIME_KEEPS`). `npm run backup` copies what they declare and `npm run
- * restore` puts it back and locks every declared database (core/backup.ts),
+ * restore` puts it back and locks every declared database (core/backup/backup.ts),
  * so a part that adds a file to the data directory declares it and the
  * backup follows; docs/operations.md, "Backup and restore".
  */
-import { METRICS_TOKEN_FILE } from './metrics-token.js';
+import { METRICS_TOKEN_FILE } from '../telemetry/metrics-token.js';
 
 /** Files a part keeps, as paths relative to the data directory (`/`-separated). */
 export interface KeptFiles {
@@ -20,7 +20,7 @@ export interface KeptFiles {
   readonly directories?: readonly string[];
 }
 
-/** What every role keeps whatever its parts: the hash of the metrics token (core/metrics-token.ts). */
+/** What every role keeps whatever its parts: the hash of the metrics token (core/telemetry/metrics-token.ts). */
 export const RUNTIME_KEEPS: KeptFiles = { files: [METRICS_TOKEN_FILE] };
 
 /** One declaration with the part that made it, for messages. */

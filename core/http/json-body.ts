@@ -1,10 +1,10 @@
 /**
  * JSON request bodies, read the same way on every HTTP surface (the
  * gateway's /api and /mcp, the program service's /api/v1, the cloud's
- * /mcp): the nesting depth checked on the raw text (core/json-depth.ts),
+ * /mcp): the nesting depth checked on the raw text (core/http/json-depth.ts),
  * then fastify's secure parser (`__proto__` and `constructor.prototype`
  * refused), then every string and field name checked to be well-formed
- * Unicode (core/well-formed.ts). A refusal is a JsonBodyError (400), which
+ * Unicode (core/values/well-formed.ts). A refusal is a JsonBodyError (400), which
  * each surface answers in its own format, naming the field.
  *
  * Query strings and path parameters need no such check: their
@@ -14,7 +14,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { exceedsJsonDepth, MAX_JSON_DEPTH } from './json-depth.js';
-import { findIllFormed, illFormedLine, type IllFormedAt } from './well-formed.js';
+import { findIllFormed, illFormedLine, type IllFormedAt } from '../values/well-formed.js';
 
 /** Why a body was refused: nested too deep, not JSON (or unsafe keys), or a string that is not well-formed Unicode. */
 export type JsonBodyProblem = 'depth' | 'syntax' | 'ill-formed';

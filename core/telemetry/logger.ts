@@ -17,7 +17,7 @@
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
-import { activeTraceIds } from './telemetry/tracing.js';
+import { activeTraceIds } from './tracing.js';
 
 /** Paths pino censors in every log record. */
 export const REDACTED_PATHS = [

@@ -1,6 +1,6 @@
 /**
  * What a server does with the body of a request it refuses before reading
- * it (core/rate-limit.ts, the authentication of core/http-server.ts and
+ * it (core/http/rate-limit.ts, the authentication of core/http/http-server.ts and
  * core/rest/serve.ts): read and throw it away, or close the connection.
  */
 import type { FastifyRequest } from 'fastify';

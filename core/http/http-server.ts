@@ -9,13 +9,13 @@
  * anonymous body is refused unread. A body is read up to the interface's
  * `bodyLimit`, its nesting depth is checked on the raw text, and only then is
  * it parsed; a string that is not well-formed Unicode is refused there too
- * (core/json-body.ts; docs/api.md, "Request pipeline and limits").
+ * (core/http/json-body.ts; docs/api.md, "Request pipeline and limits").
  */
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { GatewayError, quote, toGatewayError } from './errors.js';
+import { GatewayError, quote, toGatewayError } from '../interfaces/errors.js';
 import { drainsRefusedBody } from './refused-body.js';
-import { ANONYMOUS, DEFAULT_BODY_LIMIT, type InterfaceDefinition, type InterfaceRegistry } from './interfaces.js';
+import { ANONYMOUS, DEFAULT_BODY_LIMIT, type InterfaceDefinition, type InterfaceRegistry } from '../interfaces/registry.js';
 import { installJsonBodyParser } from './json-body.js';
 import type { RefuseRequest } from './rate-limit.js';
 import type {} from './request-callers.js';
@@ -28,14 +28,14 @@ function sendError(reply: FastifyReply, error: GatewayError): FastifyReply {
   return reply.code(error.httpStatus).send({ ...error.toBody(), hint: error.hint });
 }
 
-/** Answers a request over a rate limit (core/rate-limit.ts): 429 TOO_MANY_REQUESTS with Retry-After. */
+/** Answers a request over a rate limit (core/http/rate-limit.ts): 429 TOO_MANY_REQUESTS with Retry-After. */
 export const refuseRateLimited: RefuseRequest = (_request, reply, refusal) =>
   sendError(reply, new GatewayError('TOO_MANY_REQUESTS', refusal.message, { retryAfterSec: refusal.retryAfterSec }));
 
 /**
  * The GatewayError for anything that failed while a request was read or
  * routed: a body over the route's limit (413), bad JSON, a body nested too
- * deep or holding an ill-formed string (core/json-body.ts), a wrong content
+ * deep or holding an ill-formed string (core/http/json-body.ts), a wrong content
  * type (400), or an unexpected failure (500).
  */
 export function requestError(err: Error & { statusCode?: number }, request: FastifyRequest): GatewayError {
@@ -128,7 +128,7 @@ async function handle(
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
-  // The query as a plain object: the parser's has a prototype of its own, which the check for text that is not (core/well-formed.ts) does not enter.
+  // The query as a plain object: the parser's has a prototype of its own, which the check for text that is not (core/values/well-formed.ts) does not enter.
   const input = def.method === 'GET' ? { ...(request.query as object) } : (request.body ?? {});
   const principal = request.principal ?? ANONYMOUS;
   const result = await registry.call(def, input, { principal, sourceIp: request.ip, logger: request.log as unknown as Logger });

@@ -1,7 +1,7 @@
 /**
  * Online backup and restore of a data directory (docs/operations.md,
  * "Backup and restore"), of what the build's parts declare they keep there
- * (core/kept-files.ts: each role's database and files, each plugin's and
+ * (core/backup/kept-files.ts: each role's database and files, each plugin's and
  * driver's, the runtime's); this file names none of them.
  *
  * Backup copies each declared database found in the data directory with
@@ -28,8 +28,8 @@ import { copyFileSync, createReadStream, existsSync, mkdirSync, readdirSync, rea
 import { dirname, join, resolve } from 'node:path';
 import sqlite3 from 'sqlite3';
 import { isKeptPath, type KeptPlan } from './kept-files.js';
-import { DIRECTORY_MODE, FILE_MODE, prepareDataDirectory, restrictDataDirectory } from './store/data-directory.js';
-import { DataLock } from './store/data-lock.js';
+import { DIRECTORY_MODE, FILE_MODE, prepareDataDirectory, restrictDataDirectory } from '../store/data-directory.js';
+import { DataLock } from '../store/data-lock.js';
 
 export const MANIFEST_FILE = 'manifest.json';
 export const MANIFEST_FORMAT = 1;

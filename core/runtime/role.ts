@@ -11,16 +11,16 @@
  * section that prints it once, naming each console's login.
  */
 import type { Logger } from 'pino';
-import { rolesPart, RUNTIME_CONFIG, type GatewayConfig } from '../config/schema.js';
+import { rolesPart, RUNTIME_CONFIG, type GatewayConfig } from '../../config/schema.js';
 import type { Command } from './commands.js';
-import { keptPlan, RUNTIME_KEEPS, type KeptFiles, type KeptPlan } from './kept-files.js';
-import { RUNTIME_OWNER, type ConfigPart, type OwnedConfigPart } from './config-parts.js';
-import type { GatewayLink } from './gateway-link/types.js';
+import { keptPlan, RUNTIME_KEEPS, type KeptFiles, type KeptPlan } from '../backup/kept-files.js';
+import { RUNTIME_OWNER, type ConfigPart, type OwnedConfigPart } from '../config/config-parts.js';
+import type { GatewayLink } from '../gateway-link/types.js';
 import type { Plugin } from './plugin-host.js';
 import type { StopPart } from './process-signals.js';
-import { SHARED_ADMIN_PASSWORD_ENV, SharedFirstPassword } from './auth/first-admin.js';
+import { SHARED_ADMIN_PASSWORD_ENV, SharedFirstPassword } from '../auth/first-admin.js';
 import { sharedPasswordLines } from './startup-banner.js';
-import { inRole } from './telemetry/tracing.js';
+import { inRole } from '../telemetry/tracing.js';
 import { StartCancelled } from './start-cancelled.js';
 
 /** What a role that started offers the roles that start after it. */
@@ -70,13 +70,13 @@ export interface RoleDefinition {
   readonly firstAdministrator?: { readonly console: string };
   /** Lower stops first: a role stops before the roles it calls (programs 10, gateway 20, cloud 30). */
   readonly stopRank: number;
-  /** The role's own parts of the configuration (its listener, its store; core/config-parts.ts); its plugins declare theirs. */
+  /** The role's own parts of the configuration (its listener, its store; core/config/config-parts.ts); its plugins declare theirs. */
   readonly config: readonly ConfigPart[];
   /** The role's plugins (its composition root, compose.ts), booted in dependency order. */
   readonly plugins: readonly Plugin<never>[];
   /** The wing's own commands (`core/main.ts <name>`); its plugins declare theirs. */
   readonly commands: readonly Command[];
-  /** Files the role itself keeps in the data directory besides `databaseFile` (core/kept-files.ts); its plugins declare theirs. */
+  /** Files the role itself keeps in the data directory besides `databaseFile` (core/backup/kept-files.ts); its plugins declare theirs. */
   readonly keeps?: KeptFiles;
   /**
    * The PostgreSQL connection string the role's database is on with this
@@ -93,7 +93,7 @@ export function defineRole(definition: RoleDefinition): RoleDefinition {
   return definition;
 }
 
-/** The parts a plugin declares: none, one, or a list (core/plugin-host.ts). */
+/** The parts a plugin declares: none, one, or a list (core/runtime/plugin-host.ts). */
 export function pluginParts(plugin: Plugin<never>): readonly ConfigPart[] {
   const { config } = plugin;
   return config === undefined ? [] : Array.isArray(config) ? config : [config as ConfigPart];
@@ -135,7 +135,7 @@ export function commandsOf(roles: readonly RoleDefinition[], runtime: readonly C
 }
 
 /**
- * What a build keeps in the data directory (core/kept-files.ts): per role
+ * What a build keeps in the data directory (core/backup/kept-files.ts): per role
  * its database, its own files and its plugins', then the runtime's; each
  * path once.
  */

@@ -3,7 +3,7 @@
  * (`RoleDefinition.config`) or a plugin (`config` of definePlugin) declares
  * the fields of the configuration it reads, as it declares its migrations.
  * The file is parsed once, by one schema assembled from every part of every
- * role compiled in (core/roles/index.ts, core/role.ts `configPartsOf`), so a
+ * role compiled in (core/roles/index.ts, core/runtime/role.ts `configPartsOf`), so a
  * mistake anywhere stops the start with its path, whichever roles run.
  *
  * Assembly: the parts of one section merge into one strict object; a
@@ -11,7 +11,7 @@
  * defaults. Two parts declaring the same field stop the start naming both.
  * Each part's `check` runs on the whole parsed config. A part may still
  * read old spellings of its fields (`aliases`) and let environment
- * variables override them (`env`); core/config.ts applies both before the
+ * variables override them (`env`); core/config/config.ts applies both before the
  * schema reads the file. A key no part declares is refused.
  */
 import { z } from 'zod';

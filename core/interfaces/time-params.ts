@@ -1,12 +1,12 @@
 /**
  * The one parser for time parameters (`start`/`end` of a history window).
  * Every form is resolved in the gateway's time zone, never the process's:
- * wall-clock work goes through core/time.ts (Intl with an explicit zone) and
+ * wall-clock work goes through core/values/time.ts (Intl with an explicit zone) and
  * calendar arithmetic through Date.UTC. See docs/time-parameters.md.
  */
 import { z } from 'zod';
 import { GatewayError } from './errors.js';
-import { formatInZone, wallTime, zonedToInstant } from './time.js';
+import { formatInZone, wallTime, zonedToInstant } from '../values/time.js';
 
 type WallTime = Parameters<typeof zonedToInstant>[0];
 

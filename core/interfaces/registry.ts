@@ -19,8 +19,8 @@ import { z } from 'zod';
 import type { Logger } from 'pino';
 import { GatewayError, toGatewayError, type ErrorName } from './errors.js';
 import { describeIssues, parseOrThrow } from './schema-errors.js';
-import { inInterfaceSpan } from './telemetry/calls.js';
-import { tracingEnabled } from './telemetry/tracing.js';
+import { inInterfaceSpan } from '../telemetry/calls.js';
+import { tracingEnabled } from '../telemetry/tracing.js';
 
 /** Who is calling. */
 export interface Principal {
@@ -59,7 +59,7 @@ export interface InterfaceEntry<I extends z.ZodType = z.ZodType, O extends z.Zod
   input: I;
   /** What the answer's data is: shown in the OpenAPI document, and checked under the test suite (see the file header). */
   output: O;
-  /** The errors of the table (core/errors.ts) this interface answers besides those any interface may (authentication, permission, validation, limits). */
+  /** The errors of the table (core/interfaces/errors.ts) this interface answers besides those any interface may (authentication, permission, validation, limits). */
   errors: readonly ErrorName[];
   /** Permission key; defaults to the path. `null` marks a public interface that needs no credentials. */
   permission?: string | null;

@@ -3,18 +3,18 @@
  * `--config FILE`), its old spellings moved to their new paths, the
  * environment overrides the parts declare (GATEWAY_PORT, GATEWAY_DATA_DIR,
  * PROGRAMS_PORT, …), then the schema: every part the runtime, the roles and
- * their plugins declare (core/config-parts.ts; core/roles/index.ts binds every part of the build
+ * their plugins declare (core/config/config-parts.ts; core/roles/index.ts binds every part of the build
  * to these functions). `--role` selects the services to run over the file's
  * `roles`. A mistake is a ConfigError naming the file, the path as the file
  * wrote it, what was found and what is accepted.
  */
 import { readFileSync } from 'node:fs';
 import { resolve, join } from 'node:path';
-import type { GatewayConfig } from '../config/schema.js';
+import type { GatewayConfig } from '../../config/schema.js';
 import { assembleConfig, type OwnedConfigPart } from './config-parts.js';
 import { applyEnvironment, issuesAsWritten, moveOldSpellings, oldSpellingNotice } from './config-overrides.js';
-import { describeFound, describeIssues } from './schema-errors.js';
-import { PACKAGE_ROOT } from './package-root.js';
+import { describeFound, describeIssues } from '../interfaces/schema-errors.js';
+import { PACKAGE_ROOT } from '../runtime/package-root.js';
 import { ConfigError } from './config-error.js';
 
 export const DEFAULT_CONFIG_FILE = join(PACKAGE_ROOT, 'config', 'default.json');

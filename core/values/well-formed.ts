@@ -6,12 +6,12 @@
  * `"\u0000"`, a query's `%00`), which PostgreSQL's text cannot store and C
  * code reads as the end of the string: no text field takes it, on either
  * engine (bytes travel as base64). Every input surface refuses such strings
- * where it parses its input (core/json-body.ts, core/schema-errors.ts, the
+ * where it parses its input (core/http/json-body.ts, core/interfaces/schema-errors.ts, the
  * query and path of core/rest/serve.ts), so no handler ever sees one; this
  * module finds them and names where they are and why.
  */
-import { QUOTE_MAX_CHARS } from './errors.js';
-import { formatPath } from './field-path.js';
+import { QUOTE_MAX_CHARS } from '../interfaces/errors.js';
+import { formatPath } from '../interfaces/field-path.js';
 
 // In a /u regex a well-formed surrogate pair is one code point, so this finds only lone halves.
 const LONE_SURROGATE = /\p{Cs}/u;

@@ -11,8 +11,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { hashSecret, secretMatches } from './auth/bearer-tokens.js';
-import { FILE_MODE } from './store/data-directory.js';
+import { hashSecret, secretMatches } from '../auth/bearer-tokens.js';
+import { FILE_MODE } from '../store/data-directory.js';
 
 export const METRICS_TOKEN_FILE = 'metrics-token.sha256';
 export const METRICS_TOKEN_VARIABLE = 'METRICS_TOKEN';

@@ -15,7 +15,7 @@
  * Prometheus' conventions (seconds, bytes, `_total` for counters).
  *
  * `GET /metrics` serves the text exposition format to a caller presenting
- * the metrics token (core/metrics-token.ts); anyone else gets 401.
+ * the metrics token (core/telemetry/metrics-token.ts); anyone else gets 401.
  * docs/operations.md, "Metrics".
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';

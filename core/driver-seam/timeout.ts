@@ -1,5 +1,5 @@
 /** Bounds a driver request in time; the timer never outlives the request. */
-import { GatewayError } from './errors.js';
+import { GatewayError } from '../interfaces/errors.js';
 
 /** Rejects with DRIVER_TIMEOUT when `request` has not settled within `timeoutMs`; `setting` names where the bound is configured. */
 export function withTimeout<T>(request: Promise<T>, timeoutMs: number, what: string, setting: string): Promise<T> {

@@ -1,9 +1,9 @@
 /**
- * The commands `backup` and `restore` of core/main.ts (core/commands.ts):
+ * The commands `backup` and `restore` of core/main.ts (core/runtime/commands.ts):
  * `npm run backup -- --out DIR [--data-dir D] [--config FILE]` and
- * `npm run restore -- DIR [--data-dir D] [--config FILE]` (core/backup.ts;
+ * `npm run restore -- DIR [--data-dir D] [--config FILE]` (core/backup/backup.ts;
  * docs/operations.md, "Backup and restore"), of what the build's parts
- * declare they keep (core/kept-files.ts, given by core/main.ts). The data
+ * declare they keep (core/backup/kept-files.ts, given by core/main.ts). The data
  * directory is `--data-dir`, else the one `npm start` would use (the config
  * file and GATEWAY_DATA_DIR, read as `npm start` reads them). Backup runs
  * while the roles run, and names each role database that is on PostgreSQL
@@ -12,12 +12,12 @@
  * arguments or config.
  */
 import { join, resolve } from 'node:path';
-import type { GatewayConfig } from '../config/schema.js';
+import type { GatewayConfig } from '../../config/schema.js';
 import { BackupRefused, backupDataDirectory, restoreDataDirectory, type ManifestEntry } from './backup.js';
-import type { Command, CommandIO } from './commands.js';
+import type { Command, CommandIO } from '../runtime/commands.js';
 import type { KeptPlan } from './kept-files.js';
-import { DataLockError } from './store/data-lock.js';
-import { describePostgres } from './store/postgres-database.js';
+import { DataLockError } from '../store/data-lock.js';
+import { describePostgres } from '../store/postgres-database.js';
 
 const USAGE = [
   'usage: npm run backup -- --out DIR [--data-dir DIR] [--config FILE]',

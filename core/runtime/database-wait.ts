@@ -7,7 +7,7 @@
  * with backoff (BACKOFF_FIRST_MS doubling up to BACKOFF_MAX_MS, with jitter
  * so several instances do not knock together), for as long as it takes:
  * the process never exits for it. Meanwhile the role's listener answers the
- * probes only (core/waiting-listener.ts, opened at the first failure):
+ * probes only (core/http/waiting-listener.ts, opened at the first failure):
  * `/healthz` 200, `/readyz` 503 with `database: unavailable` and the reason
  * in a few words; the log says the reason when it changes and, every
  * LOG_EVERY_MS while it lasts, that it still waits. A stop signal ends the
@@ -19,7 +19,7 @@
 import type { Logger } from 'pino';
 import type { Readiness } from './health.js';
 import { StartCancelled } from './start-cancelled.js';
-import { unavailableReason } from './store/database-unavailable.js';
+import { unavailableReason } from '../store/database-unavailable.js';
 
 export const BACKOFF_FIRST_MS = 500;
 export const BACKOFF_MAX_MS = 15_000;

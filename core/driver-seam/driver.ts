@@ -5,8 +5,8 @@
  */
 import type { z } from 'zod';
 import type { Logger } from 'pino';
-import { GatewayError } from './errors.js';
-import type { KeptFiles } from './kept-files.js';
+import { GatewayError } from '../interfaces/errors.js';
+import type { KeptFiles } from '../backup/kept-files.js';
 
 /** Every item family a driver may read. A client declares the subset it supports. */
 export const ITEM_FAMILIES = [
@@ -263,7 +263,7 @@ export interface DriverFactory<Options = unknown> {
   /** Parses `driverOptions` of a machine config using this scheme. */
   configSchema: z.ZodType<Options>;
   create(machine: DriverMachine & { driverOptions: Options }, deps: DriverDeps): DriverClient;
-  /** Files the driver keeps in the data directory (`deps.dataDir`), which backup copies (core/kept-files.ts). */
+  /** Files the driver keeps in the data directory (`deps.dataDir`), which backup copies (core/backup/kept-files.ts). */
   keeps?: KeptFiles;
 }
 

@@ -3,7 +3,7 @@
  * directory, or the PostgreSQL pool of its `databaseUrl`, with the role's
  * base schema applied. On PostgreSQL, given a place to wait
  * (`whileWaiting`, as `npm start` gives), a server that does not answer is
- * waited for (core/database-wait.ts), also when it goes away again between
+ * waited for (core/runtime/database-wait.ts), also when it goes away again between
  * the connection and the schema; without one (tests, a role built in a
  * program of its own) the failure is thrown at once.
  */
@@ -11,11 +11,11 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { openWhenAnswering } from './database-wait.js';
 import type { Readiness } from './health.js';
-import { SqliteDatabase } from './store/database.js';
-import { DatabaseUnavailableError } from './store/database-unavailable.js';
-import { applyMigrations, BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
-import { describePostgres, PostgresDatabase } from './store/postgres-database.js';
-import type { SqlDatabase } from './store/sql-database.js';
+import { SqliteDatabase } from '../store/database.js';
+import { DatabaseUnavailableError } from '../store/database-unavailable.js';
+import { applyMigrations, BASE_SCHEMA_OWNER, type Migration } from '../store/migrations.js';
+import { describePostgres, PostgresDatabase } from '../store/postgres-database.js';
+import type { SqlDatabase } from '../store/sql-database.js';
 
 /** Where a role waits for its database at start, and what ends the wait. */
 export interface WhileWaiting {
@@ -24,7 +24,7 @@ export interface WhileWaiting {
   port: number;
   /** Ends the wait (a stop signal during the start). */
   signal?: AbortSignal;
-  /** Pauses between attempts (core/database-wait.ts); tests shorten them. */
+  /** Pauses between attempts (core/runtime/database-wait.ts); tests shorten them. */
   backoff?: { firstMs: number; maxMs: number };
 }
 

@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import { GatewayError, quote } from './errors.js';
 import { clipKey as clip, formatPath } from './field-path.js';
-import { findIllFormed, illFormedLine } from './well-formed.js';
+import { findIllFormed, illFormedLine } from '../values/well-formed.js';
 
 /** Issues described in one message; the rest are counted, so the message stays small whatever the input. */
 export const MAX_DESCRIBED_ISSUES = 5;
@@ -121,7 +121,7 @@ function clipMessage(text: string): string {
  * Parses `raw` with `schema`, or throws INVALID_PARAMETER naming each field,
  * what was found and what is accepted. A string that is not well-formed
  * Unicode, as a value or a field name, is refused first, whatever the
- * schema, so no handler of any transport sees one (core/well-formed.ts).
+ * schema, so no handler of any transport sees one (core/values/well-formed.ts).
  */
 export function parseOrThrow<S extends z.ZodType>(schema: S, raw: unknown, prefix = ''): z.output<S> {
   const illFormed = findIllFormed(raw);

@@ -7,7 +7,7 @@
  */
 import { isAscii, isUtf8 } from 'node:buffer';
 import { z } from 'zod';
-import type { ProgramByteLimits } from './driver.js';
+import type { ProgramByteLimits } from '../driver-seam/driver.js';
 
 /**
  * Program bytes inside an interface's input or answer. A caller in the same

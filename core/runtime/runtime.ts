@@ -10,18 +10,18 @@
  * role opens (a TlsError naming the wrong file stops the start), the role
  * builds its app with `serverOptions()` so it serves HTTPS, and from
  * `listen` on the pair is reloaded on a file change or SIGHUP
- * (core/tls.ts); every answer then carries Strict-Transport-Security.
+ * (core/http/tls.ts); every answer then carries Strict-Transport-Security.
  *
  * Every answer of every role's app carries the security headers of
- * core/response-headers.ts (nosniff, no-store unless the route sets a cache
+ * core/http/response-headers.ts (nosniff, no-store unless the route sets a cache
  * policy, a page policy for HTML), and it also answers, from `startPlugins` on:
- * - `/healthz` and `/readyz` (core/health.ts): ready once the database
+ * - `/healthz` and `/readyz` (core/runtime/health.ts): ready once the database
  *   answers, the plugins started and the listener is up, plus whatever
  *   checks the role adds (`readiness.add`); not ready from the moment a
  *   stop begins;
- * - `/metrics` (core/metrics.ts) for the metrics token, from the role's
+ * - `/metrics` (core/telemetry/metrics.ts) for the metrics token, from the role's
  *   own registry (`metrics`), which counts and times every request;
- * - with `rateLimits`, the request limits of core/rate-limit.ts, refused in
+ * - with `rateLimits`, the request limits of core/http/rate-limit.ts, refused in
  *   the surface's format by `refuse` (the gateway's `{errorCode, errorMsg}`
  *   unless told).
  *
@@ -42,24 +42,24 @@ import { Server as TlsServer } from 'node:tls';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { PluginHost, type Plugin, type PluginHostOptions } from './plugin-host.js';
-import type { SqliteDatabase } from './store/database.js';
-import type { SqlDatabase } from './store/sql-database.js';
-import { unavailableReason } from './store/database-unavailable.js';
+import type { SqliteDatabase } from '../store/database.js';
+import type { SqlDatabase } from '../store/sql-database.js';
+import { unavailableReason } from '../store/database-unavailable.js';
 import { openWhenAnswering } from './database-wait.js';
 import { openRoleDatabase, type RoleDatabaseSpec, type WhileWaiting } from './role-database.js';
-import { WaitingListener } from './waiting-listener.js';
-import { prepareDataDirectory, restrictDataDirectory } from './store/data-directory.js';
-import { DataLock } from './store/data-lock.js';
-import { applyMigrations, type Migration } from './store/migrations.js';
-import { HSTS_HEADER, TlsSource, type TlsFiles, type TlsPolicy, type TlsServerOptions } from './tls.js';
-import { installResponseHeaders } from './response-headers.js';
+import { WaitingListener } from '../http/waiting-listener.js';
+import { prepareDataDirectory, restrictDataDirectory } from '../store/data-directory.js';
+import { DataLock } from '../store/data-lock.js';
+import { applyMigrations, type Migration } from '../store/migrations.js';
+import { HSTS_HEADER, TlsSource, type TlsFiles, type TlsPolicy, type TlsServerOptions } from '../http/tls.js';
+import { installResponseHeaders } from '../http/response-headers.js';
 import { Readiness, serveProbes, type ReadinessCheck } from './health.js';
-import { RoleMetrics, serveMetrics } from './metrics.js';
-import { loadMetricsToken, type MetricsToken } from './metrics-token.js';
-import { installRateLimits, type RateLimitSettings, type RefuseRequest } from './rate-limit.js';
-import { refuseRateLimited } from './http-server.js';
-import { systemTimeZone } from './time.js';
-import type { GatewayConfig } from '../config/schema.js';
+import { RoleMetrics, serveMetrics } from '../telemetry/metrics.js';
+import { loadMetricsToken, type MetricsToken } from '../telemetry/metrics-token.js';
+import { installRateLimits, type RateLimitSettings, type RefuseRequest } from '../http/rate-limit.js';
+import { refuseRateLimited } from '../http/http-server.js';
+import { systemTimeZone } from '../values/time.js';
+import type { GatewayConfig } from '../../config/schema.js';
 
 /** Where every role of a process keeps its files and which zone its wall-clock computations use. */
 export interface RuntimeSettings {
@@ -88,17 +88,17 @@ export interface RoleRuntimeOptions {
   baseMigrations?: readonly Migration[];
   /** Serve HTTPS with this certificate and key (PEM files); plain HTTP without. */
   tls?: TlsFiles;
-  /** The protocol versions and TLS 1.2 suites offered (the configuration's `tls`); the modern default of core/tls.ts without. */
+  /** The protocol versions and TLS 1.2 suites offered (the configuration's `tls`); the modern default of core/http/tls.ts without. */
   tlsPolicy?: TlsPolicy;
   /** The metrics token of the configuration (`metricsToken`, METRICS_TOKEN); one made at the first start when absent or empty. */
   metricsToken?: string;
-  /** Limit requests as these settings say (core/rate-limit.ts); no limits without. */
+  /** Limit requests as these settings say (core/http/rate-limit.ts); no limits without. */
   rateLimits?: RateLimitSettings;
   /** How the role's surface answers a request over a limit; the gateway's error format unless told. */
   refuse?: RefuseRequest;
   /**
    * Wait for a database that does not answer at start (PostgreSQL), serving
-   * the probes on this address meanwhile (core/database-wait.ts); without,
+   * the probes on this address meanwhile (core/runtime/database-wait.ts); without,
    * a database that does not answer fails the open at once.
    */
   whileWaiting?: WhileWaiting;

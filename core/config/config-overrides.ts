@@ -1,13 +1,13 @@
 /**
  * What happens to the file's object before the schema reads it
- * (core/config.ts `parseConfig`): the old spellings the parts still read
+ * (core/config/config.ts `parseConfig`): the old spellings the parts still read
  * are moved to their new paths, then the environment variables the parts
  * declare override their fields. After the schema, a mistake in a value
  * the file gave under an old spelling is named by that spelling.
  */
 import type { z } from 'zod';
 import type { ConfigAlias, ConfigOverride } from './config-parts.js';
-import { describeFound } from './schema-errors.js';
+import { describeFound } from '../interfaces/schema-errors.js';
 
 type Json = Record<string, unknown>;
 

@@ -5,7 +5,7 @@
  * (`RoleDefinition.commands`) or by a plugin (`commands` of definePlugin), so
  * it lives beside the code it drives and reaches into no other plugin.
  */
-import type { LoadedConfig } from './config.js';
+import type { LoadedConfig } from '../config/config.js';
 
 /** Where a command writes. */
 export interface CommandOutput {

@@ -10,13 +10,13 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { Command } from './commands.js';
-import type { KeptFiles } from './kept-files.js';
-import { configWrites as configWritesOf } from './config.js';
-import { readPart, type ConfigPart, type PartSettings } from './config-parts.js';
-import type { ToolDefinition } from './mcp/tools.js';
-import { BASE_SCHEMA_OWNER, type Migration } from './store/migrations.js';
+import type { KeptFiles } from '../backup/kept-files.js';
+import { configWrites as configWritesOf } from '../config/config.js';
+import { readPart, type ConfigPart, type PartSettings } from '../config/config-parts.js';
+import type { ToolDefinition } from '../mcp/tools.js';
+import { BASE_SCHEMA_OWNER, type Migration } from '../store/migrations.js';
 import { Readiness } from './health.js';
-import { RoleMetrics } from './metrics.js';
+import { RoleMetrics } from '../telemetry/metrics.js';
 
 /**
  * What every plugin is given by its role's runtime besides the role's
@@ -48,7 +48,7 @@ export interface Plugin<Ctx> {
   /** Schema changes of the tables this plugin owns, recorded under its name; they run before any plugin registers. */
   migrations: readonly Migration[];
   /**
-   * The part of the configuration this plugin reads (core/config-parts.ts),
+   * The part of the configuration this plugin reads (core/config/config-parts.ts),
    * if any, or its parts when it reads fields of several sections; given to
    * register() as `settings` (the fields of all its parts together, each
    * name once).
@@ -56,9 +56,9 @@ export interface Plugin<Ctx> {
   config?: ConfigPart | readonly ConfigPart[];
   /** MCP tools this plugin contributes; registered in boot order before any plugin registers. */
   tools: readonly ToolDefinition[];
-  /** Commands of this plugin, run as `core/main.ts <name>` instead of starting the roles (core/commands.ts). */
+  /** Commands of this plugin, run as `core/main.ts <name>` instead of starting the roles (core/runtime/commands.ts). */
   commands: readonly Command[];
-  /** Files this plugin keeps in the data directory, which backup copies and restore puts back (core/kept-files.ts). */
+  /** Files this plugin keeps in the data directory, which backup copies and restore puts back (core/backup/kept-files.ts). */
   keeps?: KeptFiles;
   register(ctx: Ctx & { logger: Logger } & RoleFacilities & Partial<PartAccess<unknown>>): Promise<PluginHandle | void> | PluginHandle | void;
 }
