@@ -174,3 +174,13 @@ describe('house rules on function length', () => {
     expect(unexplained).toEqual([]);
   });
 });
+
+describe('house rules on the layout of core/', () => {
+  it('core/ holds folders and its entry point only, and docs/architecture.md names every folder, so that `ls core` reads as a map of the runtime', () => {
+    const entries = readdirSync(join(ROOT, 'core'), { withFileTypes: true });
+    expect(entries.filter((e) => !e.isDirectory()).map((e) => e.name)).toEqual(['main.ts']);
+    const map = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8').split('## What is where in core/')[1]?.split('\n## ')[0] ?? '';
+    const unnamed = entries.filter((e) => e.isDirectory() && !map.includes(`\`${e.name}/\``)).map((e) => e.name);
+    expect(unnamed).toEqual([]);
+  });
+});
