@@ -132,7 +132,7 @@ describe('/api/db/query', () => {
       [where([{ field: 'data.state', op: '=', value: 'x', extra: 1 }]), [/extra/]],
       ['where=data.state%3Dalarm', [/where/, /JSON array/]],
       ['fields=password', [/fields\[0\]/, /machineID, class, data, data\.<path>/]],
-      ['classes=Nope', [/classes: found "Nope"/, /AlarmHistory, AlarmLog, CNCStatus, Count, Heartbeat, State/]],
+      ['classes=Nope', [/classes: found "Nope"/, /AlarmHistory, AlarmLog, CNCStatus, Count, Heartbeat, Motion, State/]],
       ['order=sideways', [/order/, /asc/, /desc/]],
     ];
     for (const [params, patterns] of cases) {
