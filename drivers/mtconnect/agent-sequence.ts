@@ -4,7 +4,9 @@
  * reads and the first sequence it has not read). The new observations in
  * sequence order, none read twice; or why it must start over: from /probe
  * when the instanceId changed (the agent restarted and lost its buffer),
- * from /current on OUT_OF_RANGE (what it wants next left the buffer).
+ * from /current on OUT_OF_RANGE (what it wants next left the buffer). When
+ * the header's deviceModelChangeTime moved (the agent's devices gained or
+ * lost data items), it probes again and carries on from the same sequence.
  */
 import { inSequenceOrder, type AgentError, type StreamObservation, type StreamsDocument } from './streams.js';
 
@@ -18,9 +20,11 @@ export type SampleOutcome = { kind: 'ok' } | { kind: 'failed'; reason: string } 
 export interface Position {
   instanceId: number | undefined;
   next: number | undefined;
+  /** The deviceModelChangeTime of the probe the reader holds, when the agent gave one. */
+  modelChangedAt?: string | undefined;
 }
 
-export type Judged = { kind: 'ok'; observations: StreamObservation[]; next: number } | Exclude<SampleOutcome, { kind: 'ok' }>;
+export type Judged = { kind: 'ok'; observations: StreamObservation[]; next: number } | { kind: 'model'; reason: string } | Exclude<SampleOutcome, { kind: 'ok' }>;
 
 /** What a /sample answer means at `position`; `where` names the agent in reasons. */
 export function judgeSample(document: StreamsDocument, position: Position, where: string, describe: (errors: readonly AgentError[]) => string): Judged {
@@ -29,6 +33,9 @@ export function judgeSample(document: StreamsDocument, position: Position, where
   const instance = document.kind === 'error' ? document.instanceId : document.header.instanceId;
   if (restarted(instance)) {
     return { kind: 'restart', reason: `mtconnect: ${where} restarted (instanceId ${position.instanceId} → ${instance}); starting over from /probe` };
+  }
+  if (document.kind === 'streams' && position.modelChangedAt !== undefined && document.header.deviceModelChangeTime !== undefined && document.header.deviceModelChangeTime !== position.modelChangedAt) {
+    return { kind: 'model', reason: `mtconnect: ${where} changed its device model (deviceModelChangeTime ${position.modelChangedAt} → ${document.header.deviceModelChangeTime}); probing it again` };
   }
   if (document.kind === 'error') {
     const reason = `mtconnect: ${where} answered /sample?from=${position.next} with ${describe(document.errors)}`;

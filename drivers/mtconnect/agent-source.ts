@@ -50,6 +50,9 @@ export class AgentSource implements MtconnectSource {
   private index: DataItemIndex | undefined;
   private roles_: Roles | undefined;
   private instanceId: number | undefined;
+  private modelChangedAt: string | undefined;
+  /** The agent's device model changed since the probe: probe again before reading on, from the same sequence. */
+  private modelStale = false;
   /** The first sequence number not yet read. */
   private next: number | undefined;
   private http: http.Agent;
@@ -108,6 +111,7 @@ export class AgentSource implements MtconnectSource {
     if (this.closed) throw new GatewayError('MACHINE_NOT_CONNECTED', 'mtconnect: client closed');
     this.stop();
     const session = ++this.session;
+    if (this.model && this.modelStale) await this.probeAgain();
     if (this.model && this.instanceId !== undefined && this.next !== undefined) {
       const resumed = await this.sample(session);
       if (resumed.kind === 'ok') return this.opened('resumed', session);
@@ -160,6 +164,8 @@ export class AgentSource implements MtconnectSource {
     this.index = undefined;
     this.roles_ = undefined;
     this.instanceId = undefined;
+    this.modelChangedAt = undefined;
+    this.modelStale = false;
     this.next = undefined;
     this.store.clear();
   }
@@ -195,6 +201,7 @@ export class AgentSource implements MtconnectSource {
     const answer = await this.get(url);
     let model: DeviceModel;
     let instanceId: number | undefined;
+    let modelChangedAt: string | undefined;
     try {
       const parsed = parseProbeAnswer(answer.text, this.limits);
       if (parsed.kind === 'error') {
@@ -203,6 +210,7 @@ export class AgentSource implements MtconnectSource {
       }
       model = pickDevice(parsed.devices, this.settings.device, `the agent's /probe`);
       instanceId = parsed.devices.instanceId;
+      modelChangedAt = parsed.devices.deviceModelChangeTime;
     } catch (error) {
       if (error instanceof XmlProblem) throw this.fail('/probe', `HTTP ${answer.status}, ${error.message}`);
       throw error;
@@ -211,6 +219,16 @@ export class AgentSource implements MtconnectSource {
     this.index = new DataItemIndex(model);
     this.roles_ = rolesOf(model);
     this.instanceId = instanceId;
+    this.modelChangedAt = modelChangedAt;
+  }
+
+  /** The device model changed, the agent did not restart: the new model, and on from the same sequence (else from the start). */
+  private async probeAgain(): Promise<void> {
+    const { instanceId, next } = this;
+    this.modelStale = false;
+    await this.probe();
+    if (this.instanceId !== instanceId) this.forget();
+    else this.next = next;
   }
 
   private async current(): Promise<void> {
@@ -296,8 +314,12 @@ export class AgentSource implements MtconnectSource {
 
   /** Applies a /sample answer: its new observations, or why sampling must start over. */
   private applySample(document: StreamsDocument): SampleOutcome {
-    const judged = judgeSample(document, { instanceId: this.instanceId, next: this.next }, this.where, (errors) => this.describeErrors(errors));
+    const judged = judgeSample(document, { instanceId: this.instanceId, next: this.next, modelChangedAt: this.modelChangedAt }, this.where, (errors) => this.describeErrors(errors));
     if (judged.kind === 'current') this.next = undefined;
+    if (judged.kind === 'model') {
+      this.modelStale = true;
+      return { kind: 'failed', reason: judged.reason };
+    }
     if (judged.kind !== 'ok') return judged;
     for (const observation of judged.observations) this.ingest(observation, true);
     this.next = judged.next;

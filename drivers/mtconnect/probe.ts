@@ -10,6 +10,8 @@ import { integerAttribute, readXml, XmlProblem, type XmlElement, type XmlLimits 
 export interface DevicesDocument {
   /** The agent's instanceId from the Header; undefined in a Devices file without one. */
   instanceId: number | undefined;
+  /** The Header's deviceModelChangeTime (when the agent's model last changed); undefined in a Devices file without one. */
+  deviceModelChangeTime?: string | undefined;
   /** The machines described; an agent's own `Agent` device is left out. */
   devices: DeviceModel[];
 }
@@ -26,6 +28,7 @@ interface ComponentFrame {
 export function parseDevices(text: string, limits?: XmlLimits): DevicesDocument {
   let root: string | undefined;
   let instanceId: number | undefined;
+  let deviceModelChangeTime: string | undefined;
   const devices: Array<{ name: string; uuid?: string; dataItems: DataItem[]; agent: boolean }> = [];
   const components: ComponentFrame[] = [];
   const path: string[] = [];
@@ -38,7 +41,10 @@ export function parseDevices(text: string, limits?: XmlLimits): DevicesDocument 
       root = e.name;
       return false;
     }
-    if (e.name === 'Header' && e.depth === 1) instanceId = integerAttribute(e.attributes, 'instanceId');
+    if (e.name === 'Header' && e.depth === 1) {
+      instanceId = integerAttribute(e.attributes, 'instanceId');
+      deviceModelChangeTime = e.attributes.deviceModelChangeTime?.slice(0, 64);
+    }
     if (parent === 'Devices' || parent === 'Components') {
       components.push({ type: e.name, id: e.attributes.id, name: e.attributes.name, depth: e.depth });
       if (parent === 'Devices') {
@@ -65,7 +71,7 @@ export function parseDevices(text: string, limits?: XmlLimits): DevicesDocument 
   readXml(text, { open, close }, limits);
   if (root !== 'MTConnectDevices') throw new XmlProblem(`not an MTConnectDevices document (root <${root ?? 'none'}>)`);
   // The Agent device describes the agent itself (its adapters' connections), not a machine.
-  return { instanceId, devices: devices.filter((d) => !d.agent).map(({ agent: _agent, ...device }) => device) };
+  return { instanceId, deviceModelChangeTime, devices: devices.filter((d) => !d.agent).map(({ agent: _agent, ...device }) => device) };
 }
 
 function dataItemOf(e: XmlElement, component: ComponentFrame | undefined): DataItem {

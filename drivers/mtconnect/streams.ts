@@ -30,6 +30,8 @@ export interface StreamObservation {
 
 export interface StreamsHeader {
   instanceId: number;
+  /** When the agent's device model last changed (MTConnect 1.7 and later); a reader probes again when it moves. */
+  deviceModelChangeTime?: string;
   nextSequence: number;
   firstSequence: number;
   lastSequence: number;
@@ -52,7 +54,8 @@ function header(e: XmlElement): StreamsHeader {
   const missing = numbers.filter((_, i) => values[i] === undefined);
   if (missing.length > 0) throw new XmlProblem(`the Header has no whole-number ${missing.join(', ')}`);
   const [instanceId, nextSequence, firstSequence, lastSequence] = values as number[];
-  return { instanceId: instanceId!, nextSequence: nextSequence!, firstSequence: firstSequence!, lastSequence: lastSequence! };
+  const changed = e.attributes.deviceModelChangeTime?.slice(0, 64);
+  return { instanceId: instanceId!, nextSequence: nextSequence!, firstSequence: firstSequence!, lastSequence: lastSequence!, ...(changed ? { deviceModelChangeTime: changed } : {}) };
 }
 
 function observationOf(e: XmlElement, category: Category): StreamObservation {

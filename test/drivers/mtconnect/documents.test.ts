@@ -73,7 +73,7 @@ describe('MTConnect documents', () => {
   it('reads a streams document: its header, and each observation with sequence, time, value and condition fields', () => {
     const doc = parseStreams(STREAMS);
     if (doc.kind !== 'streams') throw new Error('expected streams');
-    expect(doc.header).toEqual({ instanceId: 1700000000, nextSequence: 45, firstSequence: 1, lastSequence: 44 });
+    expect(doc.header).toEqual({ deviceModelChangeTime: '2026-01-05T08:00:00Z', instanceId: 1700000000, nextSequence: 45, firstSequence: 1, lastSequence: 44 });
     expect(doc.observations).toEqual([
       { dataItemId: 'execution', type: 'EXECUTION', category: 'EVENT', sequence: 40, timestamp: '2026-01-05T08:00:00.123456Z', value: 'FEED_HOLD' },
       { dataItemId: 'part_count', type: 'PART_COUNT', subType: 'ALL', category: 'EVENT', sequence: 41, timestamp: '2026-01-05T08:00:00.000000Z', value: '121' },
