@@ -65,15 +65,17 @@ export class WaitingListener {
 
   private async answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const path = (request.url ?? '/').split('?')[0];
+    // Every answer closes its connection: the real app takes this port over, and a client must not be holding an idle
+    // keep-alive connection to this listener then (a request sent on it as it closes would fail as "other side closed").
+    response.setHeader('connection', 'close');
     const probe = request.method === 'GET' || request.method === 'HEAD';
     if (probe && path === HEALTH_PATH) return this.send(response, 200, 'application/json; charset=utf-8', { status: 'ok' });
     if (probe && path === READY_PATH) {
       const { status, body } = readinessAnswer(await this.readiness.report());
       return this.send(response, status, 'application/json; charset=utf-8', body);
     }
+    // A body on its way is not read: the connection closes after the answer, as every answer's does.
     response.setHeader('retry-after', String(WAITING_RETRY_AFTER_SEC));
-    // A body on its way is not read: the connection closes after the answer.
-    if (request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined) response.setHeader('connection', 'close');
     return this.send(response, 503, 'application/problem+json', {
       type: 'https://cnc-gateway.dev/problems/service-unavailable',
       title: 'The service is temporarily unavailable',
