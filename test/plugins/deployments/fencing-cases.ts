@@ -24,8 +24,9 @@ import type { FleetMachine } from '../../../plugins/gateways/service.js';
 import type { EngineUnderTest } from '../../fixtures/database-engines.js';
 import { deploymentInstance, type DeploymentInstance } from '../../fixtures/deployment-instance.js';
 import { startDeploymentProcess, type StartedTransfer } from '../../fixtures/deployment-process.js';
-import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
-import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../../fixtures/scripted-machine.js';
+import type { TestGateway } from '../../fixtures/gateway.js';
+import { startScriptedGateway } from '../../fixtures/scripted-gateway.js';
+import { scriptedMachine } from '../../fixtures/scripted-machine.js';
 import { until } from '../../fixtures/until.js';
 import { batchOf } from './store-cases.js';
 
@@ -46,9 +47,7 @@ export function fencingCases(engine: EngineUnderTest, prefix: string): void {
     const dir = mkdtempSync(join(tmpdir(), 'fencing-'));
 
     beforeAll(async () => {
-      gw = await startTestGateway({ machines: MACHINES.map(scriptedMachineConfig) }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });
-      url = await gw.gateway.listen({ host: '127.0.0.1', port: 0 });
-      key = ((await gw.request('POST', '/api/security/secret-key/create', { username: 'admin', label: 'program service' })).body.data as { key: string }).key;
+      ({ gw, url, key } = await startScriptedGateway(MACHINES));
       for (const id of MACHINES) scriptedMachine(id).uploadDelayMs = 300;
     }, 30_000);
     afterAll(async () => {

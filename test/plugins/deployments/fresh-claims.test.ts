@@ -13,8 +13,9 @@ import type { DeploymentRow } from '../../../plugins/deployments/store.js';
 import type { FleetMachine } from '../../../plugins/gateways/service.js';
 import { sqliteEngine } from '../../fixtures/database-engines.js';
 import { deploymentInstance } from '../../fixtures/deployment-instance.js';
-import { startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
-import { DRIVERS_WITH_SCRIPTED, scriptedMachine, scriptedMachineConfig } from '../../fixtures/scripted-machine.js';
+import type { TestGateway } from '../../fixtures/gateway.js';
+import { startScriptedGateway } from '../../fixtures/scripted-gateway.js';
+import { scriptedMachine } from '../../fixtures/scripted-machine.js';
 import { until } from '../../fixtures/until.js';
 import { batchOf } from './store-cases.js';
 
@@ -31,9 +32,9 @@ describe('claimed deployments', () => {
   let link: HttpGatewayLink;
 
   beforeAll(async () => {
-    gw = await startTestGateway({ machines: MACHINES.map(scriptedMachineConfig) }, undefined, { drivers: DRIVERS_WITH_SCRIPTED });
-    const url = await gw.gateway.listen({ host: '127.0.0.1', port: 0 });
-    const key = ((await gw.request('POST', '/api/security/secret-key/create', { username: 'admin', label: 'program service' })).body.data as { key: string }).key;
+    const started = await startScriptedGateway(MACHINES);
+    gw = started.gw;
+    const { url, key } = started;
     link = new HttpGatewayLink(url, key);
   }, 30_000);
   afterAll(async () => {
