@@ -48,6 +48,11 @@ export class SerialisedAnswer {
   text(): string {
     return JSON.parse(`"${Buffer.concat(this.parts as Buffer[]).toString()}"`) as string;
   }
+
+  /** The answer as the value its text is, so JSON.stringify of it (a renderer without splicing, a test) gives that text. */
+  toJSON(): unknown {
+    return JSON.parse(this.text()) as unknown;
+  }
 }
 
 export class FrozenAnswers {

@@ -7,11 +7,19 @@
  * authorised on its own and a forbidden one becomes a `Forbidden:` message
  * in every entry (its statusError or connection.error) while the others
  * still answer. `fleetEntry` is the one place an entry is built (GW-15).
+ *
+ * The answer is returned as its serialised parts (core/mcp/frozen-answers.ts),
+ * byte for byte the JSON of the merged object. The status and health rows the
+ * interfaces answer are the same frozen objects until the machine changes
+ * (core/roles/gateway/fleet/rows.ts), so an entry built from rows that all
+ * answered is serialised once and its text kept beside the status row it was
+ * built from; a poll of an unchanged fleet serialises only the summary.
  */
 import { DERIVED_STATES } from '../../core/roles/gateway/fleet/derive-state.js';
 import type { HealthEntry, ListedMachine, StatusEntry, TaskDataEntry, Changes } from '../../core/roles/gateway/api-outputs.js';
 import { CONFIGURATION } from '../../core/roles/gateway/contract/configuration.js';
 import { TASK_DATA } from '../../core/roles/gateway/contract/task-data.js';
+import { literalContent, SerialisedAnswer } from '../../core/mcp/frozen-answers.js';
 import { ToolFailure, type Section, type ToolCaller } from './tool-runtime.js';
 
 type Meta = Pick<ListedMachine, 'machineID' | 'name' | 'isActive'>;
@@ -60,7 +68,24 @@ function fleetEntry(sections: Sections, machineID: string, meta: Meta | undefine
   return entry;
 }
 
-export async function fleetStatus(caller: ToolCaller, groupID: string | undefined): Promise<Record<string, unknown>> {
+/** The serialised entry built from a status row, with the machine's name and activity and the health row it was built with. */
+const serialisedEntries = new WeakMap<StatusEntry, { name: string; isActive: boolean; health: HealthEntry; bytes: Buffer }>();
+
+/** An entry's text as escaped JSON-string-literal content: kept per frozen status row while every section answered and the other two inputs are the same. */
+function entryBytes(sections: Sections, machineID: string, meta: Meta | undefined, h: HealthEntry | undefined, t: StatusEntry | undefined): Buffer {
+  // Only rows that cannot change in place (the fleet's rows are frozen and replaced on a change) are kept by.
+  const keepable = sections.machines.ok && sections.tasks.ok && sections.health.ok && meta !== undefined && h !== undefined && t !== undefined && Object.isFrozen(t) && Object.isFrozen(h);
+  if (!keepable) return literalContent(JSON.stringify(fleetEntry(sections, machineID, meta, h, t)));
+  const kept = serialisedEntries.get(t);
+  if (kept && kept.health === h && kept.name === meta.name && kept.isActive === meta.isActive) return kept.bytes;
+  const bytes = literalContent(JSON.stringify(fleetEntry(sections, machineID, meta, h, t)));
+  serialisedEntries.set(t, { name: meta.name, isActive: meta.isActive, health: h, bytes });
+  return bytes;
+}
+
+const COMMA = Buffer.from(',');
+
+export async function fleetStatus(caller: ToolCaller, groupID: string | undefined): Promise<Record<string, unknown> | SerialisedAnswer> {
   const errors: Record<string, string> = {};
   let machineIDs: string[] | undefined;
   if (groupID !== undefined) {
@@ -91,11 +116,19 @@ export async function fleetStatus(caller: ToolCaller, groupID: string | undefine
   const healthOf = rowsOf(healthRows);
 
   const summary: Record<string, number> = Object.fromEntries(DERIVED_STATES.map((s) => [s, 0]));
-  const entries = order.map((machineID, i) => {
+  const parts: Buffer[] = [];
+  order.forEach((machineID, i) => {
     const found = taskOf(i, machineID);
     const t = isStatus(found) ? found : undefined;
     if (t) summary[t.state] = (summary[t.state] ?? 0) + 1;
-    return fleetEntry(sections, machineID, metaOf(i, machineID), healthOf(i, machineID), t);
+    if (i > 0) parts.push(COMMA);
+    parts.push(entryBytes(sections, machineID, metaOf(i, machineID), healthOf(i, machineID), t));
   });
-  return { ...(groupID !== undefined ? { groupID } : {}), summary: { total: order.length, ...summary }, machines: entries, ...(Object.keys(errors).length ? { errors } : {}) };
+  // Serialised as JSON.stringify would the object {groupID?, summary, machines, errors?}.
+  const head = { ...(groupID !== undefined ? { groupID } : {}), summary: { total: order.length, ...summary } };
+  return new SerialisedAnswer([
+    literalContent(`${JSON.stringify(head).slice(0, -1)},"machines":[`),
+    ...parts,
+    literalContent(Object.keys(errors).length ? `],"errors":${JSON.stringify(errors)}}` : ']}'),
+  ]);
 }

@@ -15,6 +15,25 @@ export function defined<T extends Record<string, unknown>>(input: T): T {
   return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as T;
 }
 
+/**
+ * `project` made once per answer object and frozen: for interfaces that hand
+ * out the same frozen answer until their data changes (the configuration's
+ * machine list), so a tool's answer made from it is the same frozen object
+ * too, whose text core/mcp/frozen-answers.ts then keeps. A new answer object
+ * is projected afresh; an answer no longer handed out is forgotten with it.
+ */
+export function projectedOnce<A extends object, R extends object>(project: (answer: A) => R): (answer: A) => Readonly<R> {
+  const made = new WeakMap<A, Readonly<R>>();
+  return (answer) => {
+    let result = made.get(answer);
+    if (result === undefined) {
+      result = Object.freeze(project(answer));
+      made.set(answer, result);
+    }
+    return result;
+  };
+}
+
 /** "machineID or groupID, one of them": both or neither is a validation error listing the accepted forms. */
 export function oneTarget(entry: InterfaceEntry, input: { machineID?: string | undefined; groupID?: string | undefined }): { kind: 'machine'; id: string } | { kind: 'group'; id: string } {
   if (input.machineID !== undefined && input.groupID !== undefined) {

@@ -4,7 +4,8 @@ import type { GatewayError } from '../../../core/interfaces/errors.js';
 import type { InterfaceEntry } from '../../../core/interfaces/registry.js';
 import { CONFIGURATION } from '../../../core/roles/gateway/contract/configuration.js';
 import { LIVE_READS } from '../../../core/roles/gateway/contract/live-reads.js';
-import { defineTool, defined, ToolFailure, type ToolDefinition } from '../tool-runtime.js';
+import { defineTool, defined, projectedOnce, ToolFailure, type ToolDefinition } from '../tool-runtime.js';
+import type { ListedMachine } from '../../../core/roles/gateway/api-outputs.js';
 import { machineID } from './params.js';
 
 export const READ_MACHINE_ITEMS = {
@@ -20,6 +21,21 @@ export const READ_MACHINE_ITEMS = {
 type ReadMachineItem = keyof typeof READ_MACHINE_ITEMS;
 const ITEM_NAMES = Object.keys(READ_MACHINE_ITEMS) as [ReadMachineItem, ...ReadMachineItem[]];
 
+/** list_machines' answer from the configuration's list, which is the same frozen list until the fleet changes: made and serialised once per list. */
+const listMachines = projectedOnce((machines: readonly ListedMachine[]) => {
+  const rows = machines.map((m) => ({
+    machineID: m.machineID,
+    name: m.name,
+    system: m.system,
+    model: m.model,
+    machineType: m.machineType,
+    ip: m.ip,
+    port: m.port,
+    isActive: m.isActive,
+  }));
+  return { count: rows.length, machines: rows };
+});
+
 export const MACHINE_TOOLS: readonly ToolDefinition[] = [
   defineTool({
     name: 'list_machines',
@@ -28,18 +44,7 @@ export const MACHINE_TOOLS: readonly ToolDefinition[] = [
     input: z.object({}).strict(),
     primary: CONFIGURATION.machines,
     async run(_input, caller) {
-      const machines = await caller.call(CONFIGURATION.machines);
-      const rows = machines.map((m) => ({
-        machineID: m.machineID,
-        name: m.name,
-        system: m.system,
-        model: m.model,
-        machineType: m.machineType,
-        ip: m.ip,
-        port: m.port,
-        isActive: m.isActive,
-      }));
-      return { count: rows.length, machines: rows };
+      return listMachines(await caller.call(CONFIGURATION.machines));
     },
   }),
   defineTool({

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../../core/interfaces/errors.js';
 import { ANONYMOUS, type InterfaceEntry } from '../../../core/interfaces/registry.js';
 import type { SimulatorClient } from '../../../drivers/simulator/client.js';
+import type { SerialisedAnswer } from '../../../core/mcp/frozen-answers.js';
 import { fleetStatus } from '../../../plugins/mcp/fleet-status.js';
 import { createToolCaller, sectionMessage, type Section, type ToolCaller } from '../../../plugins/mcp/tool-runtime.js';
 import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
@@ -98,6 +99,31 @@ describe('get_fleet_status from sections it does not control', () => {
     f.tasks[6]!.reason = 'running: executing a program';
     f.health[7]!.connection = { state: 'online', errorCode: 0, error: null, since: 3 };
     expect(await text(f)).toBe(expectedText(f));
+  });
+
+  it('GW-53 rows frozen and replaced on a change, as the fleet gives them: each entry is serialised once while its rows stay, and the answer follows every replacement', async () => {
+    const f = fleet(20);
+    const freezeRows = () => {
+      f.tasks.forEach((t, i) => (f.tasks[i] = Object.freeze({ ...t })));
+      f.health.forEach((h, i) => (f.health[i] = Object.freeze({ ...h })));
+    };
+    freezeRows();
+    const parts = async () => ((await fleetStatus(f.caller, undefined)) as SerialisedAnswer).parts;
+    const first = await parts();
+    const second = await parts();
+    // The head (the summary) is made at each call; every machine's entry is the same bytes.
+    expect(second.slice(1, -1).every((part, k) => part === first[k + 1])).toBe(true);
+    expect(await text(f)).toBe(expectedText(f));
+
+    f.tasks[3] = Object.freeze({ ...f.tasks[3]!, data: { status: f.status(3, 2000) } });
+    f.tasks[6] = Object.freeze({ ...f.tasks[6]!, state: 'alarm', reason: 'alarm: an alarm of level alarm is active' });
+    f.health[7] = Object.freeze({ ...f.health[7]!, connection: { state: 'reconnecting', errorCode: 1101, error: 'connection refused', since: 2 } });
+    f.machines[9] = { ...f.machines[9]!, name: 'Mill "nine"' };
+    expect(await text(f)).toBe(expectedText(f));
+    const third = await parts();
+    // Entries 3, 6, 7 and 9 are new bytes (parts alternate entry, comma); the rest are kept.
+    const changed = first.slice(1, -1).flatMap((part, k) => (k % 2 === 0 && third[k + 1] !== part ? [k / 2] : []));
+    expect(changed).toEqual([3, 6, 7, 9]);
   });
 
   it('GW-53 a renamed machine and a group filter give their own answers', async () => {
