@@ -13,6 +13,13 @@
  * packet size is skipped and counted, never retried; sequence numbers the
  * history no longer has (retention was faster than the outage) are counted
  * as lost and logged.
+ *
+ * Rows are read READ_ROWS at a time whenever the queue of messages not yet
+ * handed to the broker is empty and there is room in flight, not only as
+ * many as there is room for: a drained queue is refilled by one read while
+ * the messages already in flight are acknowledged, instead of one small
+ * read per acknowledgement, which kept a backlog's drain waiting on the
+ * database. The queue holds at most one read's messages.
  */
 import type { IClientPublishOptions, IConnackPacket, MqttClient } from 'mqtt';
 import type { Logger } from 'pino';
@@ -261,7 +268,7 @@ export class Forwarder {
         this.queue(births, this.window.add(this.readPos, births.length));
         continue;
       }
-      const batch = await this.deps.source.next(this.readPos, Math.min(READ_ROWS, room));
+      const batch = await this.deps.source.next(this.readPos, READ_ROWS);
       if (!batch || this.session !== s) return;
       await this.format.prepare(batch.rows);
       if (this.session !== s) return;
