@@ -1,0 +1,143 @@
+/**
+ * The running program's vault version in the MTConnect agent, end to end: a
+ * real program service deploys a published version through its in-process
+ * gateway link to a simulated machine, the machine runs that file, and the
+ * agent's /current shows the vault program name and the version hash on the
+ * machine's Path (valid against the 2.7 schema); a machine running a file
+ * that is not from the vault, and the same file written again without a
+ * vault version, show UNAVAILABLE; the version survives a gateway restart.
+ *
+ * The simulated machines run their schedule's program (a day-long cycle, so
+ * it does not change during the test) and the deployment writes a file of
+ * that name: a restarted simulator starts its schedule over from the same
+ * seed, so the machine runs the same program after the gateway's restart.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
+import { assignmentsPlugin } from '../../../plugins/assignments/index.js';
+import { deploymentsPlugin } from '../../../plugins/deployments/index.js';
+import { gatewaysPlugin } from '../../../plugins/gateways/index.js';
+import { vaultPlugin } from '../../../plugins/vault/index.js';
+import { webhooksPlugin } from '../../../plugins/webhooks/index.js';
+import { simMachine, startTestGateway, type TestGateway } from '../../fixtures/gateway.js';
+import { schemaErrors } from '../../fixtures/mtconnect/validate.js';
+import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, type Session } from '../../fixtures/programs-accounts.js';
+import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
+import { until } from '../../fixtures/until.js';
+import { observationsOf } from './agent-fixture.js';
+
+const DIR = '//CNC_MEM/USER/PATH1/';
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+/** A steady machine: no alarms, setups or emergency stops, and one program for a day. */
+const machine = (machineID: string, seed: number) =>
+  simMachine(machineID, { driverOptions: { seed, machineType: 'mill', system: 'FANUC', setupRate: 0, alarmRate: 0, estopRate: 0, cycleTimeSec: 86_400 } });
+const MACHINES = [machine('VA', 11), machine('VB', 12)];
+
+const dataDir = mkdtempSync(join(tmpdir(), 'gw-vault-'));
+let gw: TestGateway;
+let svc: TestProgramService;
+let admin: Session;
+
+const post = (path: string, body?: unknown) => svc.request('POST', path, { cookie: admin.cookie, headers: admin.headers, ...(body !== undefined ? { body } : {}) });
+const get = (path: string) => svc.request('GET', path, { cookie: admin.cookie });
+
+const startGateway = () => startTestGateway({ machines: MACHINES, history: { flushIntervalMs: 20 } }, dataDir);
+
+/** The agent's /current of the Path items that matter here, by data item id, and the document. */
+async function pathNow(): Promise<{ xml: string; values: Record<string, string> }> {
+  const url = gw.gateway.context.services.get('mtconnect-agent').url;
+  const xml = await (await fetch(`${url}/current?path=//Path`)).text();
+  return { xml, values: Object.fromEntries(observationsOf(xml).map((o) => [o.id, o.value])) };
+}
+
+/** The program the machine runs, as the gateway reads it. */
+async function runningProgram(machineID: string): Promise<string> {
+  const read = await gw.request('GET', `/api/cnc/readCNCStatusDetails?machineID=${machineID}`);
+  return String((read.body.data as { program?: unknown }).program ?? '');
+}
+
+async function settle(id: string): Promise<{ status: string; reason: string | null; sha256: string }> {
+  return until('the deployment finished', async () => (await get(`/api/v1/deployments/${id}`)).body, (d) => d.status === 'Succeeded' || d.status === 'Failed', 30_000);
+}
+
+beforeAll(async () => {
+  gw = await startGateway();
+  svc = await startTestProgramService({
+    plugins: [TEST_ACCOUNTS, vaultPlugin, gatewaysPlugin, assignmentsPlugin, deploymentsPlugin, webhooksPlugin],
+    env: { PROGRAMS_ADMIN_PASSWORD: TEST_PROGRAMS_ADMIN_PASSWORD },
+    localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces),
+  });
+  admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
+  await until('the machines online', () => ['VA', 'VB'].map((id) => gw.gateway.fleet.connectionState(id)), (s) => s.every((c) => c === 'online'), 30_000);
+}, 60_000);
+
+afterAll(async () => {
+  await svc?.stop();
+  await gw?.stop();
+});
+
+describe('the running program\'s vault version in the MTConnect agent', () => {
+  let running: string;
+  let hash: string;
+
+  it('a version deployed through the program service to the file the machine runs shows its vault name and hash on the Path; a machine running a file not from the vault shows UNAVAILABLE; the document is valid', async () => {
+    running = await until('a running program', () => runningProgram('VA'), (p) => p !== '');
+    const libraryId = (await post('/api/v1/libraries', { name: 'Brackets', approvalPolicy: { mode: 'autoRelease' } })).body.id;
+    const machines = Object.fromEntries((await get('/api/v1/machines?limit=100')).body.items.map((m: { id: string; machineId: string }) => [m.machineId, m.id]));
+    const programId = (await post('/api/v1/programs', { libraryId, name: 'bracket-op10', controller: 'fanuc' })).body.id;
+    const content = Buffer.from(`%\n${running} (BRACKET OP10)\nG90 G54\nM30\n%\n`);
+    hash = sha(content);
+    const upload = await post(`/api/v1/programs/${programId}/versions`, { contentBase64: content.toString('base64'), notes: 'op 10' });
+    const version = (await post(`/api/v1/versions/${upload.body.id}/submit`)).body.version;
+    expect(version.state).toBe('published');
+    // VA gets the file it runs; VB gets the same version under a name it does not run.
+    const toVA = await post('/api/v1/machine-assignments', { programId, machineId: machines.VA, dir: DIR, transform: { fileName: running } });
+    const toVB = await post('/api/v1/machine-assignments', { programId, machineId: machines.VB, dir: DIR, transform: { fileName: 'O9876' } });
+    expect([toVA.status, toVB.status]).toEqual([201, 201]);
+    const batch = await post('/api/v1/deployments', { versionId: version.id, assignmentIds: [toVA.body.id, toVB.body.id], isTrial: false, trialHours: null });
+    expect(batch.status).toBe(201);
+    for (const d of batch.body.deployments as { id: string }[]) expect(await settle(d.id)).toMatchObject({ status: 'Succeeded', sha256: hash });
+    expect(await runningProgram('VA')).toBe(running);
+    expect(await runningProgram('VB')).not.toBe('O9876');
+
+    const { xml, values } = await until('the vault version on VA\'s Path', pathNow, (p) => p.values.VA_vault_program === 'bracket-op10');
+    expect(values).toMatchObject({ VA_program: running, VA_vault_program: 'bracket-op10', VA_vault_hash: hash, VB_vault_program: 'UNAVAILABLE', VB_vault_hash: 'UNAVAILABLE' });
+    const elements = Object.fromEntries(observationsOf(xml).map((o) => [o.id, o.element]));
+    expect([elements.VA_vault_program, elements.VA_vault_hash]).toEqual(['ProgramHeader', 'ProgramComment']);
+    expect(await schemaErrors('Streams', xml)).toEqual([]);
+    const url = gw.gateway.context.services.get('mtconnect-agent').url;
+    const probe = await (await fetch(`${url}/VA/probe`)).text();
+    expect(probe).toMatch(/<DataItem [^>]*id="VA_vault_program"[^>]*type="PROGRAM_HEADER"/);
+    expect(probe).toMatch(/<DataItem [^>]*id="VA_vault_hash"[^>]*type="PROGRAM_COMMENT"/);
+    expect(await schemaErrors('Devices', probe)).toEqual([]);
+  }, 90_000);
+
+  it('survives a gateway restart: the restarted gateway serves the same vault version, and the observation made before it keeps its sequence number', async () => {
+    const before = observationsOf((await pathNow()).xml).find((o) => o.id === 'VA_vault_hash');
+    expect(before?.value).toBe(hash);
+    await svc.stop();
+    await gw.stop();
+    gw = await startGateway();
+    expect(await until('the same program running', () => runningProgram('VA'), (p) => p !== '')).toBe(running);
+    const after = await until('the vault version after the restart', pathNow, (p) => p.values.VA_vault_hash === hash);
+    expect(after.values.VA_vault_program).toBe('bracket-op10');
+    // The machine was offline while the gateway was down: its items turned UNAVAILABLE and back, each a new observation.
+    expect(observationsOf(after.xml).find((o) => o.id === 'VA_vault_hash')?.seq).toBeGreaterThan(before?.seq ?? Infinity);
+    const url = gw.gateway.context.services.get('mtconnect-agent').url;
+    const past = await (await fetch(`${url}/VA/sample?from=${before?.seq}&count=1&path=${encodeURIComponent('//DataItem[@type="PROGRAM_COMMENT"]')}`)).text();
+    expect(observationsOf(past).map((o) => [o.seq, o.value])).toEqual([[before?.seq, hash]]);
+  }, 90_000);
+
+  it('the same file written again without a vault version (an upload through the gateway\'s API) is no vault version: UNAVAILABLE', async () => {
+    const up = await gw.request('POST', '/api/file/program/upload', { machineID: 'VA', dir: DIR, name: running, content: `%\n${running} (EDITED)\nM30\n%\n` });
+    expect(up.body.errorCode).toBe(0);
+    const { xml, values } = await until('the vault version gone', pathNow, (p) => p.values.VA_vault_program === 'UNAVAILABLE');
+    expect(values.VA_vault_hash).toBe('UNAVAILABLE');
+    expect(values.VA_program).toBe(running);
+    expect(await schemaErrors('Streams', xml)).toEqual([]);
+  }, 60_000);
+});
