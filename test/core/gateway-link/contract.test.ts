@@ -162,7 +162,7 @@ describe.each(implementations)('gateway link (%s)', (_name, make) => {
 
   it('PV-33 an upload names the vault version it writes: the gateway keeps it for the file once written, not for an upload refused as superseded, and an upload naming none says the file is no version any more', async () => {
     const link = make();
-    const name = `O${_name === 'http' ? 4131 : 4132}`;
+    const name = `O${_name === 'http' ? 4151 : 4152}`;
     const content = Buffer.from(`%\n${name} (VAULT)\nM30\n%\n`);
     const lease = `dep_vault_${_name}`;
     const start = Date.now() - 1000;

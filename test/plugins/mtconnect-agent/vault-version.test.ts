@@ -7,10 +7,15 @@
  * that is not from the vault, and the same file written again without a
  * vault version, show UNAVAILABLE; the version survives a gateway restart.
  *
- * The simulated machines run their schedule's program (a day-long cycle, so
- * it does not change during the test) and the deployment writes a file of
- * that name: a restarted simulator starts its schedule over from the same
- * seed, so the machine runs the same program after the gateway's restart.
+ * VA is a simulated machine told to run the program last written to it, so
+ * it runs the deployed file from then on. VC runs its schedule's program (a
+ * day-long cycle, so it does not change during the test) and the deployment
+ * writes a file of that name: a restarted simulator starts its schedule over
+ * from the same seed, so VC runs the same program after the gateway's
+ * restart, where VA, its memory gone with the simulator, runs its schedule's.
+ * VB gets the version under a name it does not run. After the restart the
+ * agent first shows what the history said before it; the test waits for the
+ * machines' first status rows after the restart.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -33,9 +38,10 @@ import { observationsOf } from './agent-fixture.js';
 const DIR = '//CNC_MEM/USER/PATH1/';
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 /** A steady machine: no alarms, setups or emergency stops, and one program for a day. */
-const machine = (machineID: string, seed: number) =>
-  simMachine(machineID, { driverOptions: { seed, machineType: 'mill', system: 'FANUC', setupRate: 0, alarmRate: 0, estopRate: 0, cycleTimeSec: 86_400 } });
-const MACHINES = [machine('VA', 11), machine('VB', 12)];
+const machine = (machineID: string, seed: number, runsLastProgram = false) =>
+  simMachine(machineID, { driverOptions: { seed, machineType: 'mill', system: 'FANUC', setupRate: 0, alarmRate: 0, estopRate: 0, cycleTimeSec: 86_400, runsLastProgram } });
+const MACHINES = [machine('VA', 11, true), machine('VB', 12), machine('VC', 13)];
+const DEPLOYED = 'O4801';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gw-vault-'));
 let gw: TestGateway;
@@ -72,7 +78,7 @@ beforeAll(async () => {
     localGateway: new InProcessGatewayLink(gw.gateway.context.interfaces),
   });
   admin = await login(svc, 'admin', TEST_PROGRAMS_ADMIN_PASSWORD);
-  await until('the machines online', () => ['VA', 'VB'].map((id) => gw.gateway.fleet.connectionState(id)), (s) => s.every((c) => c === 'online'), 30_000);
+  await until('the machines online', () => ['VA', 'VB', 'VC'].map((id) => gw.gateway.fleet.connectionState(id)), (s) => s.every((c) => c === 'online'), 30_000);
 }, 60_000);
 
 afterAll(async () => {
@@ -84,28 +90,34 @@ describe('the running program\'s vault version in the MTConnect agent', () => {
   let running: string;
   let hash: string;
 
-  it('a version deployed through the program service to the file the machine runs shows its vault name and hash on the Path; a machine running a file not from the vault shows UNAVAILABLE; the document is valid', async () => {
-    running = await until('a running program', () => runningProgram('VA'), (p) => p !== '');
+  it('a version deployed through the program service to a machine that then runs it shows its vault name and hash on the Path; a machine running a file not from the vault shows UNAVAILABLE; the document is valid', async () => {
+    running = await until('a running program', () => runningProgram('VC'), (p) => p !== '');
+    expect(await runningProgram('VA')).not.toBe(DEPLOYED);
     const libraryId = (await post('/api/v1/libraries', { name: 'Brackets', approvalPolicy: { mode: 'autoRelease' } })).body.id;
     const machines = Object.fromEntries((await get('/api/v1/machines?limit=100')).body.items.map((m: { id: string; machineId: string }) => [m.machineId, m.id]));
     const programId = (await post('/api/v1/programs', { libraryId, name: 'bracket-op10', controller: 'fanuc' })).body.id;
-    const content = Buffer.from(`%\n${running} (BRACKET OP10)\nG90 G54\nM30\n%\n`);
+    const content = Buffer.from('%\nO4801 (BRACKET OP10)\nG90 G54\nM30\n%\n');
     hash = sha(content);
     const upload = await post(`/api/v1/programs/${programId}/versions`, { contentBase64: content.toString('base64'), notes: 'op 10' });
     const version = (await post(`/api/v1/versions/${upload.body.id}/submit`)).body.version;
     expect(version.state).toBe('published');
-    // VA gets the file it runs; VB gets the same version under a name it does not run.
-    const toVA = await post('/api/v1/machine-assignments', { programId, machineId: machines.VA, dir: DIR, transform: { fileName: running } });
-    const toVB = await post('/api/v1/machine-assignments', { programId, machineId: machines.VB, dir: DIR, transform: { fileName: 'O9876' } });
-    expect([toVA.status, toVB.status]).toEqual([201, 201]);
-    const batch = await post('/api/v1/deployments', { versionId: version.id, assignmentIds: [toVA.body.id, toVB.body.id], isTrial: false, trialHours: null });
+    // VA runs what it is given; VB gets the version under a name it does not run; VC gets the file it runs.
+    const assignments = await Promise.all([
+      post('/api/v1/machine-assignments', { programId, machineId: machines.VA, dir: DIR, transform: { fileName: DEPLOYED } }),
+      post('/api/v1/machine-assignments', { programId, machineId: machines.VB, dir: DIR, transform: { fileName: 'O9876' } }),
+      post('/api/v1/machine-assignments', { programId, machineId: machines.VC, dir: DIR, transform: { fileName: running } }),
+    ]);
+    expect(assignments.map((a) => a.status)).toEqual([201, 201, 201]);
+    const batch = await post('/api/v1/deployments', { versionId: version.id, assignmentIds: assignments.map((a) => a.body.id), isTrial: false, trialHours: null });
     expect(batch.status).toBe(201);
     for (const d of batch.body.deployments as { id: string }[]) expect(await settle(d.id)).toMatchObject({ status: 'Succeeded', sha256: hash });
-    expect(await runningProgram('VA')).toBe(running);
+    expect([await runningProgram('VA'), await runningProgram('VC')]).toEqual([DEPLOYED, running]);
     expect(await runningProgram('VB')).not.toBe('O9876');
 
-    const { xml, values } = await until('the vault version on VA\'s Path', pathNow, (p) => p.values.VA_vault_program === 'bracket-op10');
-    expect(values).toMatchObject({ VA_program: running, VA_vault_program: 'bracket-op10', VA_vault_hash: hash, VB_vault_program: 'UNAVAILABLE', VB_vault_hash: 'UNAVAILABLE' });
+    const vaultOn = (id: string, v: Record<string, string>) => [v[`${id}_vault_program`], v[`${id}_vault_hash`]];
+    const { xml, values } = await until('the vault version on VA\'s and VC\'s Paths', pathNow, (p) => p.values.VA_vault_program === 'bracket-op10' && p.values.VC_vault_program === 'bracket-op10');
+    expect([values.VA_program, values.VC_program]).toEqual([DEPLOYED, running]);
+    expect([vaultOn('VA', values), vaultOn('VB', values), vaultOn('VC', values)]).toEqual([['bracket-op10', hash], ['UNAVAILABLE', 'UNAVAILABLE'], ['bracket-op10', hash]]);
     const elements = Object.fromEntries(observationsOf(xml).map((o) => [o.id, o.element]));
     expect([elements.VA_vault_program, elements.VA_vault_hash]).toEqual(['ProgramHeader', 'ProgramComment']);
     expect(await schemaErrors('Streams', xml)).toEqual([]);
@@ -116,28 +128,33 @@ describe('the running program\'s vault version in the MTConnect agent', () => {
     expect(await schemaErrors('Devices', probe)).toEqual([]);
   }, 90_000);
 
-  it('survives a gateway restart: the restarted gateway serves the same vault version, and the observation made before it keeps its sequence number', async () => {
-    const before = observationsOf((await pathNow()).xml).find((o) => o.id === 'VA_vault_hash');
+  it('survives a gateway restart: the restarted gateway serves the same vault version while the machine runs the file, and the observation made before it keeps its sequence number', async () => {
+    const before = observationsOf((await pathNow()).xml).find((o) => o.id === 'VC_vault_hash');
     expect(before?.value).toBe(hash);
     await svc.stop();
     await gw.stop();
+    const restarted = Date.now();
     gw = await startGateway();
-    expect(await until('the same program running', () => runningProgram('VA'), (p) => p !== '')).toBe(running);
-    const after = await until('the vault version after the restart', pathNow, (p) => p.values.VA_vault_hash === hash);
-    expect(after.values.VA_vault_program).toBe('bracket-op10');
-    // The machine was offline while the gateway was down: its items turned UNAVAILABLE and back, each a new observation.
-    expect(observationsOf(after.xml).find((o) => o.id === 'VA_vault_hash')?.seq).toBeGreaterThan(before?.seq ?? Infinity);
+    expect(await until('the same program running', () => runningProgram('VC'), (p) => p !== '')).toBe(running);
+    const stateRowsSince = (machineID: string) =>
+      gw.gateway.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM history WHERE machine_id = ? AND class = 'State' AND ts >= ?", [machineID, restarted]);
+    await until('State rows after the restart', () => Promise.all(['VA', 'VC'].map(async (id) => (await stateRowsSince(id))?.n ?? 0)), (n) => n.every((c) => c > 0));
+    const after = await until('the machines current again', pathNow, (p) => p.values.VC_program === running && ![undefined, 'UNAVAILABLE', DEPLOYED].includes(p.values.VA_program));
+    expect(after.values.VC_vault_hash).toBe(hash);
+    expect(after.values.VC_vault_program).toBe('bracket-op10');
+    // VA's simulator lost the file with the restart and runs its schedule's program: not the vault's.
+    expect(after.values.VA_program).not.toBe(DEPLOYED);
+    expect([after.values.VA_vault_program, after.values.VA_vault_hash]).toEqual(['UNAVAILABLE', 'UNAVAILABLE']);
     const url = gw.gateway.context.services.get('mtconnect-agent').url;
-    const past = await (await fetch(`${url}/VA/sample?from=${before?.seq}&count=1&path=${encodeURIComponent('//DataItem[@type="PROGRAM_COMMENT"]')}`)).text();
+    const past = await (await fetch(`${url}/VC/sample?from=${before?.seq}&count=1&path=${encodeURIComponent('//DataItem[@type="PROGRAM_COMMENT"]')}`)).text();
     expect(observationsOf(past).map((o) => [o.seq, o.value])).toEqual([[before?.seq, hash]]);
   }, 90_000);
 
   it('the same file written again without a vault version (an upload through the gateway\'s API) is no vault version: UNAVAILABLE', async () => {
-    const up = await gw.request('POST', '/api/file/program/upload', { machineID: 'VA', dir: DIR, name: running, content: `%\n${running} (EDITED)\nM30\n%\n` });
+    const up = await gw.request('POST', '/api/file/program/upload', { machineID: 'VC', dir: DIR, name: running, content: `%\n${running} (EDITED)\nM30\n%\n` });
     expect(up.body.errorCode).toBe(0);
-    const { xml, values } = await until('the vault version gone', pathNow, (p) => p.values.VA_vault_program === 'UNAVAILABLE');
-    expect(values.VA_vault_hash).toBe('UNAVAILABLE');
-    expect(values.VA_program).toBe(running);
+    const { xml, values } = await until('the vault version gone', pathNow, (p) => p.values.VC_vault_program === 'UNAVAILABLE' && p.values.VC_program === running);
+    expect(values.VC_vault_hash).toBe('UNAVAILABLE');
     expect(await schemaErrors('Streams', xml)).toEqual([]);
   }, 60_000);
 });
