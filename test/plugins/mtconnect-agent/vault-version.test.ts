@@ -33,7 +33,8 @@ import { schemaErrors } from '../../fixtures/mtconnect/validate.js';
 import { login, TEST_ACCOUNTS, TEST_PROGRAMS_ADMIN_PASSWORD, type Session } from '../../fixtures/programs-accounts.js';
 import { startTestProgramService, type TestProgramService } from '../../fixtures/programs.js';
 import { until } from '../../fixtures/until.js';
-import { observationsOf } from './agent-fixture.js';
+import { GatewayReader } from '../../../plugins/mtconnect-agent/gateway-reader.js';
+import { headerOf, observationsOf } from './agent-fixture.js';
 
 const DIR = '//CNC_MEM/USER/PATH1/';
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -150,11 +151,32 @@ describe('the running program\'s vault version in the MTConnect agent', () => {
     expect(observationsOf(past).map((o) => [o.seq, o.value])).toEqual([[before?.seq, hash]]);
   }, 90_000);
 
-  it('the same file written again without a vault version (an upload through the gateway\'s API) is no vault version: UNAVAILABLE', async () => {
+  it('the same file written again without a vault version (an upload through the gateway\'s API) is no vault version: UNAVAILABLE, in /current and in a /sample read from before it', async () => {
+    const from = headerOf((await pathNow()).xml).nextSequence;
     const up = await gw.request('POST', '/api/file/program/upload', { machineID: 'VC', dir: DIR, name: running, content: `%\n${running} (EDITED)\nM30\n%\n` });
     expect(up.body.errorCode).toBe(0);
     const { xml, values } = await until('the vault version gone', pathNow, (p) => p.values.VC_vault_program === 'UNAVAILABLE' && p.values.VC_program === running);
     expect(values.VC_vault_hash).toBe('UNAVAILABLE');
+    // A page read afresh from before the upload rebuilds VC's state from the history (the file's last ProgramVersion row among it), so the upload's row is a change.
+    const url = gw.gateway.context.services.get('mtconnect-agent').url;
+    const path = encodeURIComponent('//DataItem[@type="PROGRAM_HEADER"]|//DataItem[@type="PROGRAM_COMMENT"]');
+    const page = await (await fetch(`${url}/VC/sample?from=${from}&count=10&path=${path}`)).text();
+    expect(observationsOf(page).map((o) => [o.id, o.value])).toEqual([['VC_vault_program', 'UNAVAILABLE'], ['VC_vault_hash', 'UNAVAILABLE']]);
     expect(await schemaErrors('Streams', xml)).toEqual([]);
   }, 60_000);
+
+  it('a replay started at any position reads, per machine, the last ProgramVersion row of each file name written before it, oldest first', async () => {
+    const ctx = gw.gateway.context;
+    const pv = (name: string, version?: number) => ({ machineID: 'VB', cls: 'ProgramVersion', ts: Date.now(), data: { dir: DIR, name, ...(version ? { program: 'flange', version, sha256: String(version).repeat(64) } : {}) } });
+    const seqs = [pv('X1', 1), pv('X2', 1), pv('X1', 2), pv('X3', 4), pv('X3')].map((row) => ctx.history.push(row));
+    const later = ctx.history.push(pv('X2', 9));
+    await ctx.history.flush();
+    const rows = (await new GatewayReader(ctx).programVersionRowsBefore(['VB', 'VA'], later, Date.now() + 1000)).get('VB') ?? [];
+    const mine = rows.filter((r) => /^X\d$/.test(String((JSON.parse(r.data) as { name: string }).name)));
+    expect(mine.map((r) => [r.seq, JSON.parse(r.data)])).toEqual([
+      [seqs[1], { dir: DIR, name: 'X2', program: 'flange', version: 1, sha256: '1'.repeat(64) }],
+      [seqs[2], { dir: DIR, name: 'X1', program: 'flange', version: 2, sha256: '2'.repeat(64) }],
+      [seqs[4], { dir: DIR, name: 'X3' }],
+    ]);
+  });
 });
