@@ -102,16 +102,21 @@ describe('the running program\'s vault version in the MTConnect agent', () => {
     const upload = await post(`/api/v1/programs/${programId}/versions`, { contentBase64: content.toString('base64'), notes: 'op 10' });
     const version = (await post(`/api/v1/versions/${upload.body.id}/submit`)).body.version;
     expect(version.state).toBe('published');
-    // VA runs what it is given; VB gets the version under a name it does not run; VC gets the file it runs.
+    // VA runs what it is given; VB gets the version renumbered (other bytes, the same version) under a name it does not run; VC gets the file it runs.
     const assignments = await Promise.all([
       post('/api/v1/machine-assignments', { programId, machineId: machines.VA, dir: DIR, transform: { fileName: DEPLOYED } }),
-      post('/api/v1/machine-assignments', { programId, machineId: machines.VB, dir: DIR, transform: { fileName: 'O9876' } }),
+      post('/api/v1/machine-assignments', { programId, machineId: machines.VB, dir: DIR, transform: { programNumber: 9876 } }),
       post('/api/v1/machine-assignments', { programId, machineId: machines.VC, dir: DIR, transform: { fileName: running } }),
     ]);
     expect(assignments.map((a) => a.status)).toEqual([201, 201, 201]);
     const batch = await post('/api/v1/deployments', { versionId: version.id, assignmentIds: assignments.map((a) => a.body.id), isTrial: false, trialHours: null });
     expect(batch.status).toBe(201);
-    for (const d of batch.body.deployments as { id: string }[]) expect(await settle(d.id)).toMatchObject({ status: 'Succeeded', sha256: hash });
+    const done = await Promise.all((batch.body.deployments as { id: string }[]).map((d) => settle(d.id)));
+    expect(done.map((d) => [d.status, d.sha256 === hash])).toEqual([['Succeeded', true], ['Succeeded', false], ['Succeeded', true]]);
+    // The renumbered file is still the vault's version: its row names the version's hash, not the bytes'.
+    await gw.gateway.context.history.flush();
+    const kept = await gw.request('GET', `/api/history/machine?machineID=VB&type=ProgramVersion&start=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}`);
+    expect((kept.body.data as { data: { data: unknown }[] }).data.map((r) => r.data)).toEqual([{ dir: DIR, name: 'O9876', program: 'bracket-op10', version: 1, sha256: hash }]);
     expect([await runningProgram('VA'), await runningProgram('VC')]).toEqual([DEPLOYED, running]);
     expect(await runningProgram('VB')).not.toBe('O9876');
 

@@ -3,9 +3,10 @@
  * service uploads a version of a vault program, it says which (the upload's
  * `vault` field, docs/api.md), and once the machine took the file the
  * gateway keeps it as a history row of this class; an upload that names no
- * version leaves one too, saying the file is no vault version any more. The row is the record
- * that survives a restart, and a history row so that the MTConnect agent
- * numbers what it changes like any observation (docs/mtconnect.md).
+ * version leaves one too, saying the file is no vault version any more.
+ * The row is the record that survives a restart, and a history row so that
+ * the MTConnect agent numbers what it changes like any observation
+ * (docs/mtconnect.md).
  */
 
 /** The history class of a program file's vault identity. */
