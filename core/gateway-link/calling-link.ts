@@ -13,7 +13,7 @@ import { HISTORY } from '../roles/gateway/contract/history.js';
 import { LIVE_READS } from '../roles/gateway/contract/live-reads.js';
 import { PROGRAM_FILES } from '../roles/gateway/contract/program-files.js';
 import { SYSTEM } from '../roles/gateway/contract/system.js';
-import { GatewayLinkError, type FencingToken, type LinkCurrentProgram, type LinkFence, type LinkFenceAnswer, type LinkGroup, type LinkHistoryRow, type LinkIdentity, type LinkMachine, type LinkProgramCapability, type LinkProgramFile, type LinkTransfer } from './types.js';
+import { GatewayLinkError, type FencingToken, type LinkCurrentProgram, type LinkFence, type LinkFenceAnswer, type LinkGroup, type LinkHistoryRow, type LinkIdentity, type LinkMachine, type LinkProgramCapability, type LinkProgramFile, type LinkTransfer, type LinkVaultVersion } from './types.js';
 
 /** Longest program directory taken from a gateway, as the service bounds a machine's programDir. */
 const PROGRAM_DIR_MAX = 1024;
@@ -54,8 +54,8 @@ export abstract class CallingGatewayLink {
     return (await this.call(LIVE_READS.readProgramList, { machineID, ...(dir ? { dirAtCNC: dir } : {}) })).programs;
   }
 
-  async uploadProgram(machineID: string, dir: string, name: string, content: Buffer, fence?: FencingToken): Promise<LinkTransfer> {
-    const { size, sha256 } = await this.call(PROGRAM_FILES.upload, { machineID, dir, name, contentBase64: new ProgramBytes(content), ...fenceInput(fence) });
+  async uploadProgram(machineID: string, dir: string, name: string, content: Buffer, fence?: FencingToken, vault?: LinkVaultVersion): Promise<LinkTransfer> {
+    const { size, sha256 } = await this.call(PROGRAM_FILES.upload, { machineID, dir, name, contentBase64: new ProgramBytes(content), ...fenceInput(fence), ...(vault ? { vault } : {}) });
     return { size, sha256 };
   }
 

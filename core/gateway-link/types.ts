@@ -93,6 +93,13 @@ export interface FencingToken {
   epoch: number;
 }
 
+/** The vault version a program file is, sent with its upload: the program's name in the vault, the version's number and its content SHA-256. */
+export interface LinkVaultVersion {
+  program: string;
+  version: number;
+  sha256: string;
+}
+
 /** A program file with the fencing token its transfers will carry, as announced before them. */
 export interface LinkFence {
   machineID: string;
@@ -151,8 +158,11 @@ export interface GatewayLink {
   listMachines(): Promise<LinkMachine[]>;
   listGroups(): Promise<LinkGroup[]>;
   listPrograms(machineID: string, dir?: string): Promise<LinkProgramFile[]>;
-  /** With `fence`, refused (kind `superseded`) when the gateway has seen a newer epoch of its lease for this machine file. */
-  uploadProgram(machineID: string, dir: string, name: string, content: Buffer, fence?: FencingToken): Promise<LinkTransfer>;
+  /**
+   * With `fence`, refused (kind `superseded`) when the gateway has seen a newer epoch of its lease for this machine file;
+   * with `vault`, the gateway keeps which vault version the file is once the machine took it.
+   */
+  uploadProgram(machineID: string, dir: string, name: string, content: Buffer, fence?: FencingToken, vault?: LinkVaultVersion): Promise<LinkTransfer>;
   /** With `fence`, as `uploadProgram`: a read under a superseded epoch is refused too. */
   downloadProgram(machineID: string, dir: string, name: string, fence?: FencingToken): Promise<{ content: Buffer } & LinkTransfer>;
   /** A read-back that compares hashes: the gateway reads the file from the machine and answers its size and SHA-256, not its bytes; `fence` as for a download. */

@@ -23,6 +23,7 @@ import { failure, linkFailure } from './step-failures.js';
 import { StepFencing } from './step-fencing.js';
 import type { DeploymentRepository, DeploymentRow } from './store.js';
 import { TransferSpans, type DeploymentStep, type TraceCarrier } from './trace.js';
+import { vaultVersionOf } from './vault-version.js';
 
 export type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['gateway-machines']['machine']>>>;
 
@@ -176,6 +177,7 @@ export class DeploymentRunner {
     // A restored promise actor runs again with the input it had before the restart, so the runner keeps this itself.
     const resumed = this.resumed.delete(id) || input.resumed;
     const content = await this.content(row.sha256);
+    const vault = await vaultVersionOf(this.ctx, row);
     await this.fencing.open(id, epoch, !resumed);
     const fence = { lease: id, epoch };
     const file = { machineID: machine.machineId, dir: row.dir, name: row.fileName, fence };
@@ -197,7 +199,7 @@ export class DeploymentRunner {
         });
         if (there?.sha256 === row.sha256) return false;
       }
-      await this.fencing.call(link, file, 'transfer', this.step(id, 'upload', machine, () => link.uploadProgram(machine.machineId, row.dir, row.fileName, content, fence)));
+      await this.fencing.call(link, file, 'transfer', this.step(id, 'upload', machine, () => link.uploadProgram(machine.machineId, row.dir, row.fileName, content, fence, vault)));
       return true;
     });
     if (sent && resumed) await this.fencing.open(id, epoch, true);

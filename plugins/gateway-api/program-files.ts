@@ -5,7 +5,9 @@
  * (program-capabilities.ts). The program version service deploys through
  * these. Names and directories are checked so that a request cannot step
  * outside the directory it names. Transfers of one machine file run one at a
- * time, and a caller's fencing token is checked (program-fences.ts).
+ * time, and a caller's fencing token is checked (program-fences.ts). Every
+ * upload the machine took leaves a ProgramVersion history row: the vault
+ * version the file now is, when the upload named one, else none.
  */
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { DriverClient } from '../../core/driver-seam/driver.js';
@@ -15,6 +17,7 @@ import {
   ProgramBytes, bytesOf, describeRefusedByte, findRefusedByte, programText, type ProgramEncoding,
 } from '../../core/values/program-bytes.js';
 import { MAX_PROGRAM_BYTES, PROGRAM_FILES } from '../../core/roles/gateway/contract/program-files.js';
+import { PROGRAM_VERSION_CLASS, type ProgramVersionData } from '../../core/roles/gateway/history/program-version.js';
 import { activeMachineSnapshot, requestMachine } from './machine-reads.js';
 import { defineProgramCapabilities } from './program-capabilities.js';
 import { ProgramFences } from './program-fences.js';
@@ -51,6 +54,11 @@ export function programAnswer(bytes: Buffer, withText = true): { content?: strin
   return { ...(text ? { content: text.text, encoding: text.encoding } : {}), contentBase64: new ProgramBytes(bytes), size: bytes.length, sha256: sha256Hex(bytes) };
 }
 
+/** Keeps which vault version a program file now is, or that it is none (core/roles/gateway/history/program-version.ts). */
+function recordProgramVersion(ctx: GatewayContext, machineID: string, data: ProgramVersionData): void {
+  ctx.history.push({ machineID, cls: PROGRAM_VERSION_CLASS, ts: ctx.now(), data });
+}
+
 /** The fencing token a transfer's input carries (the contract refuses half of one), or none. */
 const fenceOf = (body: { fenceLease?: string | undefined; fenceEpoch?: number | undefined }) =>
   body.fenceLease !== undefined && body.fenceEpoch !== undefined ? { lease: body.fenceLease, epoch: body.fenceEpoch } : undefined;
@@ -69,12 +77,15 @@ export function defineProgramFileInterfaces(ctx: GatewayContext): void {
 
   ctx.interfaces.implement(PROGRAM_FILES.upload, {
     bodyLimit: PROGRAM_UPLOAD_BODY_LIMIT,
-    handler: ({ machineID, dir, name, content, contentBase64, ...fence }, call) => {
+    handler: ({ machineID, dir, name, content, contentBase64, vault, ...fence }, call) => {
       const program = programContent({ content, contentBase64 });
       return fences.run({ machineID, dir, name }, fenceOf(fence), () =>
         requestMachine(ctx, { machineID, family: 'programFiles', what: `upload of ${quote(name)} to ${quote(dir)}`, logger: call.logger }, async ({ client }) => {
           checkDriverCarries(client, machineID, program);
           await client.uploadProgram(dir, name, program.bytes);
+          // Only a file the machine took: a refused upload (superseded, unreachable, a driver error) threw before this.
+          // One without a vault version is recorded too: the file is no longer the version written before.
+          recordProgramVersion(ctx, machineID, { dir, name, ...(vault ?? {}) });
           return { machineID, dir, name, size: program.bytes.length, sha256: sha256Hex(program.bytes) };
         }));
     },

@@ -13,9 +13,11 @@ import type { ToolLifeRecord } from '../../core/driver-seam/driver.js';
 import type { GatewayContext } from '../../core/roles/gateway/context.js';
 import type { MachineConfig } from '../../core/roles/gateway/machine-config.js';
 import { readAfterSeq, type SequencedRow } from '../../core/roles/gateway/history/sequence.js';
+import { PROGRAM_VERSION_CLASS } from '../../core/roles/gateway/history/program-version.js';
+import { MAX_VAULT_FILES } from './vault-versions.js';
 
 /** The history classes whose rows give observations (docs/architecture.md, "History written by the actor"). */
-export const REPLAY_CLASSES = ['CNCStatus', 'State', 'Count', 'Motion', 'AlarmLog', 'Heartbeat'] as const;
+export const REPLAY_CLASSES = ['CNCStatus', 'State', 'Count', 'Motion', 'AlarmLog', 'Heartbeat', PROGRAM_VERSION_CLASS] as const;
 
 /** The classes whose last row before a position holds all a replay needs of them. */
 const LAST_ROW_CLASSES = ['CNCStatus', 'State', 'Count', 'Motion'] as const;
@@ -127,6 +129,27 @@ export class GatewayReader {
     for (const row of rows) {
       const packed = row.alarms === null ? [] : (JSON.parse(row.alarms) as [number, number, string][]);
       out.set(row.machineID, packed.map(([seq, ts, data]) => ({ seq, ts, data, machineID: row.machineID, cls: 'AlarmLog' })).reverse());
+    }
+    return out;
+  }
+
+  /**
+   * Each machine's last ProgramVersion row per file name with seq < beforeSeq
+   * and ts ≤ beforeTs, of the MAX_VAULT_FILES file names written last, oldest
+   * first: one statement, an index range per machine (a machine gets a few
+   * such rows a day, one per file deployed).
+   */
+  async programVersionRowsBefore(machineIDs: readonly string[], beforeSeq: number, beforeTs: number): Promise<Map<string, SequencedRow[]>> {
+    const out = new Map<string, SequencedRow[]>();
+    if (machineIDs.length === 0) return out;
+    // SQLite takes a bare column of a MAX() aggregate from the row holding the maximum: each name's last row.
+    const rows = await this.ctx.db.all<{ machineID: string; versions: string | null }>(
+      `SELECT m.value AS machineID, (SELECT json_group_array(json_array(v.seq, v.ts, v.data)) FROM (SELECT MAX(h.seq) AS seq, h.ts, h.data FROM history h WHERE h.machine_id = m.value AND h.class = '${PROGRAM_VERSION_CLASS}' AND h.ts <= ?1 AND h.seq < ?2 GROUP BY json_extract(h.data, '$.name') ORDER BY seq DESC LIMIT ${MAX_VAULT_FILES}) v) AS versions FROM json_each(?3) m`,
+      [beforeTs, beforeSeq, JSON.stringify(machineIDs)],
+    );
+    for (const row of rows) {
+      const packed = row.versions === null ? [] : (JSON.parse(row.versions) as [number, number, string][]);
+      out.set(row.machineID, packed.map(([seq, ts, data]) => ({ seq, ts, data, machineID: row.machineID, cls: PROGRAM_VERSION_CLASS })).sort((a, b) => a.seq - b.seq));
     }
     return out;
   }

@@ -1,6 +1,7 @@
 /**
  * A replay started at any position of the history: each machine's last
- * State, CNCStatus, Count and Motion rows before it and its last AlarmLog rows
+ * State, CNCStatus, Count and Motion rows before it, its last AlarmLog rows
+ * and the last ProgramVersion row of each file name
  * (gateway-reader.ts), replayed in sequence order, give what the rows before
  * the position said. Where the last observation of each data item matters
  * (/current), the replay starts RECENT_ROWS rows earlier and replays them:
@@ -40,11 +41,15 @@ export async function replaysAt(
 ): Promise<Map<string, MachineReplay>> {
   const replays = new Map<string, MachineReplay>();
   if (machineIDs.length === 0) return replays;
-  const [lastRows, alarmRows] = await Promise.all([reader.lastRowsBefore(machineIDs, position, ts), reader.alarmRowsBefore(machineIDs.filter(alarmsOf), position, ts)]);
+  const [lastRows, alarmRows, versionRows] = await Promise.all([
+    reader.lastRowsBefore(machineIDs, position, ts),
+    reader.alarmRowsBefore(machineIDs.filter(alarmsOf), position, ts),
+    reader.programVersionRowsBefore(machineIDs, position, ts),
+  ]);
   machineIDs.forEach((machineID) => {
     const replay = new MachineReplay(machineID);
     const last = lastRows.get(machineID) ?? {};
-    const rows = [...(alarmRows.get(machineID) ?? []), ...[last.CNCStatus, last.State, last.Count, last.Motion].filter((r): r is SequencedRow => r !== undefined)];
+    const rows = [...(alarmRows.get(machineID) ?? []), ...(versionRows.get(machineID) ?? []), ...[last.CNCStatus, last.State, last.Count, last.Motion].filter((r): r is SequencedRow => r !== undefined)];
     rows.sort((a, b) => a.seq - b.seq);
     for (const row of rows) replay.apply(parseRow(row), () => undefined);
     replays.set(machineID, replay);

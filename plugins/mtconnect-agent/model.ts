@@ -2,7 +2,7 @@
  * The agent's device model: the `Agent` device (its availability, and an
  * Adapter per machine with the connection of its driver), and one `Device`
  * per active machine with a Controller (emergency stop, mode, the SYSTEM
- * condition) and a Path (execution, program, part count, tool number), and
+ * condition) and a Path (execution, program and its vault version, part count, tool number), and
  * the Axes the driver reads (motion-items.ts). Element ids are
  * the machineID made a valid XML ID (see `idBase`) and a suffix, so they are
  * stable and unique. Rebuilt when the fleet's machines change.
@@ -78,6 +78,9 @@ const CONTROLLER_ITEMS: ItemSpec[] = [
 const PATH_ITEMS: ItemSpec[] = [
   ['exec', 'exec', 'EXECUTION', 'EVENT', 'execution'],
   ['program', 'program', 'PROGRAM', 'EVENT', 'program'],
+  // The running program's vault version (vault-versions.ts): 2.7 has no type of its own for either, so two string events of the Path.
+  ['vaultProgram', 'vault_program', 'PROGRAM_HEADER', 'EVENT', 'vault_program'],
+  ['vaultHash', 'vault_hash', 'PROGRAM_COMMENT', 'EVENT', 'vault_hash'],
 ];
 const COUNT_ITEMS: ItemSpec[] = [['partCount', 'partcount', 'PART_COUNT', 'EVENT', 'part_count']];
 

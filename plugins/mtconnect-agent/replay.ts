@@ -14,8 +14,10 @@
  * rows before it, machine-state.ts), so a client reads the same observations
  * under the same numbers whichever way it asks.
  */
+import { PROGRAM_VERSION_CLASS } from '../../core/roles/gateway/history/program-version.js';
 import { MotionState, type MotionItem } from './motion-items.js';
 import { observationSeq } from './sequence-numbers.js';
+import { VaultVersions } from './vault-versions.js';
 import {
   availabilityValue,
   conditionLevel,
@@ -28,16 +30,21 @@ import {
   UNAVAILABLE,
 } from './value-map.js';
 
-/** The data items of a machine with one value at a time, each at its fixed slot. */
-export const VALUE_SLOTS = { avail: 0, state: 1, estop: 2, mode: 3, exec: 4, program: 5, partCount: 6, connection: 7 } as const;
+/**
+ * The data items of a machine with one value at a time, each at its fixed
+ * slot. The running program's vault version (vault-versions.ts) takes slot 9
+ * and the last alarm slot: a State row can change every item, the condition
+ * and the motion items at once, and those were the slots it left.
+ */
+export const VALUE_SLOTS = { avail: 0, state: 1, estop: 2, mode: 3, exec: 4, program: 5, partCount: 6, connection: 7, vaultProgram: 9, vaultHash: 49 } as const;
 export type ValueItem = keyof typeof VALUE_SLOTS;
 export const VALUE_ITEMS = Object.keys(VALUE_SLOTS) as ValueItem[];
 /** The SYSTEM condition's Normal or Unavailable. */
 export const CONDITION_SLOT = 8;
 /** Alarms shown by one row take the slots from here on. */
 export const FIRST_ALARM_SLOT = 10;
-/** Alarms one row can show (the slots up to the motion items'); more open alarms than this are not shown again after an outage. */
-export const MAX_ALARMS_PER_ROW = 40;
+/** Alarms one row can show (the slots up to the vault version's hash); more open alarms than this are not shown again after an outage. */
+export const MAX_ALARMS_PER_ROW = 39;
 
 export type ConditionLevel = 'Normal' | 'Warning' | 'Fault' | 'Unavailable';
 
@@ -98,6 +105,8 @@ export class MachineReplay {
   conditionBase: Observation | undefined;
   /** The axis positions, spindle and tool of the last Motion row, and their last observations. */
   readonly motion = new MotionState();
+  /** The vault version of each program file the gateway wrote to the machine, by file name. */
+  readonly vault = new VaultVersions();
   /** While a row is applied only up to a sequence number (`apply`'s throughSeq), observations beyond it are not made. */
   private limit = Infinity;
 
@@ -121,6 +130,11 @@ export class MachineReplay {
         return { value: connectionStatusValue(this.connection) };
       case 'partCount':
         return { value: availabilityValue(this.derived) === UNAVAILABLE || this.partCount === undefined ? UNAVAILABLE : String(this.partCount) };
+      case 'vaultProgram':
+      case 'vaultHash': {
+        const running = this.current && this.status ? this.vault.running(this.status.program) : undefined;
+        return { value: running ? (item === 'vaultProgram' ? running.program : running.sha256) : UNAVAILABLE };
+      }
       default:
         return { value: this.current && this.status ? statusItemValue(this.status, item) : UNAVAILABLE };
     }
@@ -167,6 +181,9 @@ export class MachineReplay {
         break;
       case 'Heartbeat':
         if (this.current) this.heal(row, emit, FIRST_ALARM_SLOT);
+        break;
+      case PROGRAM_VERSION_CLASS:
+        this.vault.recorded(row.data);
         break;
       default:
         return;
@@ -282,7 +299,7 @@ export class MachineReplay {
 }
 
 /** A status data item's value from a CNCStatus row's data. */
-function statusItemValue(status: Record<string, unknown>, item: Exclude<ValueItem, 'avail' | 'state' | 'connection' | 'partCount'>): string {
+function statusItemValue(status: Record<string, unknown>, item: Exclude<ValueItem, 'avail' | 'state' | 'connection' | 'partCount' | 'vaultProgram' | 'vaultHash'>): string {
   switch (item) {
     case 'estop':
       return emergencyStopValue(status.emergency);

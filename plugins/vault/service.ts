@@ -24,9 +24,18 @@ export interface VaultVersionForUse {
   content: Buffer;
 }
 
+/** Which vault version a file is: the program's name, the version's number and its content SHA-256. */
+export interface VaultVersionIdentity {
+  program: string;
+  number: number;
+  sha256: string;
+}
+
 export interface VaultVersions {
   /** The version with its program and content; undefined when missing or outside `principal`'s library scope. */
   version(versionId: string, principal: RestPrincipal): Promise<VaultVersionForUse | undefined>;
+  /** The version's program name, number and content SHA-256 without its content (what a deployment tells the gateway); undefined as for `version`. */
+  identity(versionId: string, principal: RestPrincipal): Promise<VaultVersionIdentity | undefined>;
   /** The program; undefined when missing or outside the scope. */
   program(programId: string, principal: RestPrincipal): Promise<VaultVersionForUse['program'] | undefined>;
   /** The newest published version of a program, or undefined. */
@@ -78,6 +87,11 @@ export function vaultVersions(store: VaultStore): VaultVersions {
   };
   return {
     version,
+    async identity(versionId, principal) {
+      const v = await store.version(versionId);
+      const p = v ? await program(v.programId, principal) : undefined;
+      return v && p ? { program: p.name, number: v.number, sha256: v.sha256 } : undefined;
+    },
     program,
     async latestPublished(programId, principal) {
       if (!(await program(programId, principal))) return undefined;

@@ -160,6 +160,25 @@ describe.each(implementations)('gateway link (%s)', (_name, make) => {
     expect((await link.uploadProgram('M1', DIR, name, content, { lease, epoch: 3 })).sha256).toBe(sha(content));
   });
 
+  it('PV-33 an upload names the vault version it writes: the gateway keeps it for the file once written, not for an upload refused as superseded, and an upload naming none says the file is no version any more', async () => {
+    const link = make();
+    const name = `O${_name === 'http' ? 4151 : 4152}`;
+    const content = Buffer.from(`%\n${name} (VAULT)\nM30\n%\n`);
+    const lease = `dep_vault_${_name}`;
+    const start = Date.now() - 1000;
+    const vault = { program: `bracket-${_name}`, version: 3, sha256: sha(content) };
+    expect(await link.uploadProgram('M1', DIR, name, content, { lease, epoch: 2 }, vault)).toEqual({ size: content.length, sha256: sha(content) });
+    const stale = { program: `bracket-${_name}`, version: 2, sha256: sha(Buffer.from('old')) };
+    expect((await failure(link.uploadProgram('M1', DIR, name, Buffer.from('%\nOLD\n%\n'), { lease, epoch: 1 }, stale))).kind).toBe('superseded');
+    expect((await link.uploadProgram('M1', DIR, name, content)).sha256).toBe(sha(content));
+    await gw.gateway.context.history.flush();
+    const rows = (await link.history('M1', 'ProgramVersion', start, Date.now() + 1000, 100)).rows.map((r) => r.data).filter((d) => d.name === name);
+    expect(rows).toEqual([{ dir: DIR, name, ...vault }, { dir: DIR, name }]);
+    const refused = await failure(link.uploadProgram('M1', DIR, name, content, undefined, { program: 'x', version: 0, sha256: 'abc' }));
+    expect(refused.kind).toBe('rejected');
+    expect(refused.message).toMatch(/vault\.version/);
+  });
+
   it('PV-33 maps the gateway\'s errors to what a caller can do: not-found, rejected', async () => {
     const link = make();
     expect((await failure(link.listPrograms('NOPE'))).kind).toBe('not-found');

@@ -1,7 +1,8 @@
 /**
  * A deployment to a second gateway reached over HTTP with a secret key, whose
  * machine is driven through the FOCAS bridge simulator (a real TCP peer): the
- * program reaches the controller's directory and is read back from it.
+ * program reaches the controller's directory and is read back from it, and
+ * the gateway learns which vault version the file is.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningSimulator } from '../../../drivers/protocol-simulator.js';
@@ -61,5 +62,10 @@ describe('a deployment through a remote gateway to a FOCAS machine', () => {
     expect(d.readBackSha256).toBe(d.sha256);
     const files = await svc.request('GET', `/api/v1/machines/${machine.id}/files?dir=${encodeURIComponent('//CNC_MEM/USER/PATH1/')}`, { cookie: admin.cookie });
     expect(files.body.files.map((f: { name: string }) => f.name)).toContain('O7001');
+    // The upload told the gateway which vault version the file is (its ProgramVersion history row).
+    await remote.gateway.context.history.flush();
+    const start = new Date(Date.now() - 3_600_000).toISOString();
+    const kept = await remote.request('GET', `/api/history/machine?machineID=${MC.machineID}&type=ProgramVersion&start=${encodeURIComponent(start)}`);
+    expect((kept.body.data as { data: { data: unknown }[] }).data.map((r) => r.data)).toEqual([{ dir: '//CNC_MEM/USER/PATH1/', name: 'O7001', program: 'O7001', version: 1, sha256: d.sha256 }]);
   });
 });

@@ -41,7 +41,7 @@ describe('MTConnect documents valid against the 2.7 schemas', () => {
     const controller = m01.Components.Controller;
     expect(types(controller)).toEqual(['EMERGENCY_STOP', 'CONTROLLER_MODE', 'SYSTEM']);
     // The simulator reads every family: the tool number on the path, and the axes and spindle.
-    expect(types(controller.Components.Path)).toEqual(['EXECUTION', 'PROGRAM', 'PART_COUNT', 'TOOL_NUMBER']);
+    expect(types(controller.Components.Path)).toEqual(['EXECUTION', 'PROGRAM', 'PROGRAM_HEADER', 'PROGRAM_COMMENT', 'PART_COUNT', 'TOOL_NUMBER']);
     const axes = m01.Components.Axes.Components;
     expect(list(axes.Linear).flatMap(types)).toEqual(list(axes.Linear).map(() => 'POSITION'));
     expect(types(list(axes.Rotary).find((r) => r['@_name'] === 'spindle'))).toEqual(['ROTARY_VELOCITY', 'LOAD']);

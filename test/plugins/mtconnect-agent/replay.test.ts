@@ -40,6 +40,8 @@ describe('MTConnect observations replayed from history rows', () => {
       'program@5=UNAVAILABLE',
       'partCount@6=UNAVAILABLE',
       'connection@7=ESTABLISHED',
+      'vaultProgram@9=UNAVAILABLE',
+      'vaultHash@49=UNAVAILABLE',
       'system@8=Unavailable',
     ]);
     // Each observation's sequence number is the row's seq × 100 + its slot.
@@ -112,6 +114,43 @@ describe('MTConnect observations replayed from history rows', () => {
     expect(brief(out)).toEqual(['state@1=running: because', 'estop@2=ARMED', 'mode@3=AUTOMATIC']);
     expect(r.last.exec?.seq).toBe(first.seq * 100 + 4);
     expect(r.conditionNow()[0]?.level).toBe('Unavailable');
+  });
+
+  it('the running program\'s vault version: shown while the machine runs the file the gateway last wrote from the vault, UNAVAILABLE otherwise', () => {
+    const r = new MachineReplay('M1');
+    run(r, row('CNCStatus', status({ program: 'O1000' })));
+    run(r, state('running'));
+    const hash = 'a'.repeat(64);
+    // A file the machine does not run changes nothing.
+    expect(run(r, row('ProgramVersion', { dir: '//CNC_MEM/USER/PATH1/', name: 'O2000', program: 'flange', version: 1, sha256: 'b'.repeat(64) }))).toEqual([]);
+    const written = row('ProgramVersion', { dir: '//CNC_MEM/USER/PATH1/', name: 'O1000', program: 'bracket-op10', version: 4, sha256: hash });
+    expect(brief(run(r, written))).toEqual(['vaultProgram@9=bracket-op10', `vaultHash@49=${hash}`]);
+    expect([r.last.vaultProgram?.seq, r.last.vaultHash?.seq]).toEqual([written.seq * 100 + 9, written.seq * 100 + 49]);
+    // The machine runs another file, then the vault's again.
+    expect(brief(run(r, row('CNCStatus', status({ program: 'O3000' }))))).toEqual(['program@5=O3000', 'vaultProgram@9=UNAVAILABLE', 'vaultHash@49=UNAVAILABLE']);
+    expect(brief(run(r, row('CNCStatus', status({ program: 'O2000' }))))).toEqual(['program@5=O2000', 'vaultProgram@9=flange', `vaultHash@49=${'b'.repeat(64)}`]);
+    expect(brief(run(r, row('CNCStatus', status({ program: 'O1000' }))))).toEqual(['program@5=O1000', 'vaultProgram@9=bracket-op10', `vaultHash@49=${hash}`]);
+    // Not current: UNAVAILABLE like the program; current again: shown again.
+    expect(brief(run(r, state('offline', 'backoff')))).toContain('vaultHash@49=UNAVAILABLE');
+    expect(brief(run(r, state('running')))).toEqual(expect.arrayContaining(['vaultProgram@9=bracket-op10', `vaultHash@49=${hash}`]));
+    // The file written again without a vault version is no version any more.
+    expect(brief(run(r, row('ProgramVersion', { dir: '//CNC_MEM/USER/PATH1/', name: 'O1000' })))).toEqual(['vaultProgram@9=UNAVAILABLE', 'vaultHash@49=UNAVAILABLE']);
+  });
+
+  it('a State row that changes every item, the vault version, the condition with the most alarms it shows and the motion items gives each observation its own sequence number', () => {
+    const r = new MachineReplay('M1');
+    run(r, row('CNCStatus', status({ alarmLevel: 'alarm', alarmStatus: true })));
+    run(r, row('ProgramVersion', { dir: '/', name: 'O1000', program: 'bracket', version: 1, sha256: 'c'.repeat(64) }));
+    run(r, row('Motion', { toolNumber: 3, spindleSpeed: 1200, spindleLoad: 40, axes: Array.from({ length: 47 }, (_, i) => ({ axis: `A${i}`, unit: 'mm', machine: i })) }));
+    for (let i = 0; i < 60; i++) run(r, row('AlarmLog', { event: 'start', code: String(i), message: `ALARM ${i}`, level: 'alarm', since: 1 }));
+    const back = state('alarm');
+    const out = run(r, back);
+    const slots = out.map((o) => o.seq - back.seq * 100);
+    expect(new Set(slots).size).toBe(slots.length);
+    expect(Math.max(...slots)).toBeLessThan(100);
+    expect(out.filter((o) => o.item === 'system')).toHaveLength(39);
+    expect(brief(out.filter((o) => o.item === 'vaultProgram' || o.item === 'vaultHash'))).toEqual(['vaultProgram@9=bracket', `vaultHash@49=${'c'.repeat(64)}`]);
+    expect(out.filter((o) => String(o.item).startsWith('axis:'))).toHaveLength(47);
   });
 
   it('maps the normalised execution states and operating modes to MTConnect values', () => {

@@ -242,11 +242,11 @@ describe('MTConnect reads of one running agent', () => {
     const ids = async (path: string) => [...new Set(observationsOf((await agent.get(`/sample?from=${h.firstSequence}&count=10000&path=${encodeURIComponent(path)}`)).body).map((o) => o.id))].sort();
     expect(await ids('//DataItem[@type="EXECUTION"]')).toEqual(['M01_exec', 'M02_exec']);
     expect(await ids('//DataItem[@category="CONDITION"]')).toEqual(['M01_system', 'M02_system']);
-    expect(await ids("//Device[@name='M02']//Path")).toEqual(['M02_exec', 'M02_partcount', 'M02_program', 'M02_tool']);
+    expect(await ids("//Device[@name='M02']//Path")).toEqual(['M02_exec', 'M02_partcount', 'M02_program', 'M02_tool', 'M02_vault_hash', 'M02_vault_program']);
     expect(await ids('//Adapter|//Device/DataItems/DataItem[@type="AVAILABILITY"]')).toEqual(['M01_avail', 'M01_connection', 'M02_avail', 'M02_connection']);
     // A component selects every data item below it, its Path's among them.
     const m01 = (await agent.get('/M01/current?path=//Controller')).body;
-    expect([...new Set(observationsOf(m01).map((o) => o.id))].sort()).toEqual(['M01_estop', 'M01_exec', 'M01_mode', 'M01_partcount', 'M01_program', 'M01_system', 'M01_tool']);
+    expect([...new Set(observationsOf(m01).map((o) => o.id))].sort()).toEqual(['M01_estop', 'M01_exec', 'M01_mode', 'M01_partcount', 'M01_program', 'M01_system', 'M01_tool', 'M01_vault_hash', 'M01_vault_program']);
   });
 
   it('a reader behind the oldest row the history keeps gets OUT_OF_RANGE, polling or streaming, and starts over from /current', async () => {

@@ -74,10 +74,26 @@ const fencesInput = z
 
 const sha256Output = z.string().regex(/^[0-9a-f]{64}$/);
 
+/** The vault version an upload writes, as the program service names it; the gateway keeps it for the file once written. */
+const vaultVersionInput = z
+  .strictObject({
+    program: z
+      .string()
+      .min(1)
+      .max(255)
+      .refine((text) => !hasControlCharacter(text), { error: 'must not contain control characters' })
+      .describe("the program's name in the vault"),
+    version: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).describe("the version's number in the vault"),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/, { error: 'must be 64 lower-case hexadecimal digits' }).describe("the version's content SHA-256, as the vault stores it"),
+  })
+  .optional()
+  .describe('the vault version this file is, when the program service deploys one: once the machine took the file, the gateway keeps it for the file, and its MTConnect agent serves it while the machine runs the file');
+
 const uploadInput = z
   .object({
     ...fileInput,
     ...fenceInput,
+    vault: vaultVersionInput,
     content: z.string().optional().describe('the program as text, sent as its UTF-8 bytes; or give contentBase64'),
     contentBase64: programBytesInput('the program\'s bytes as base64, any bytes (Latin-1 comments, CR/LF/CRLF, tape characters); or give content').optional(),
   })
