@@ -74,7 +74,10 @@ export class DeploymentRunner {
     this.claims = new GatewayClaims(async (room, limit) => {
       const at = performance.now();
       const claimed = await claimDeployments(this.ctx.db, this.repo.lease, this.ctx.now(), { limit, perGroup: room });
-      if (claimed.length > 0) this.logger.debug({ deployments: claimed.length, holder: this.repo.lease.holder }, 'deployments claimed');
+      // One that had started elsewhere (it has a snapshot) is a takeover, worth an operator's notice; the rest is the routine share of a batch.
+      const takenOver = claimed.filter((r) => r.snapshot !== null).length;
+      if (takenOver > 0) this.logger.info({ deployments: takenOver, holder: this.repo.lease.holder }, 'deployments taken over from an instance whose lease ended');
+      else if (claimed.length > 0) this.logger.debug({ deployments: claimed.length, holder: this.repo.lease.holder }, 'deployments claimed');
       await this.resumeClaimed(claimed, at);
       return claimed;
     }, TRANSFERS_PER_GATEWAY, options.claimLimit ?? CLAIM_LIMIT, (err) => this.logger.warn({ err }, 'deployments not claimed; tried again at the lease keeper\'s next pass'));
