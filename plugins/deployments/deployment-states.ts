@@ -17,12 +17,24 @@ import { COLUMNS, rowOf, type DeploymentRow, type Release, type TimelineEntry } 
 /** One row of a round's VALUES list: its numbers cast, since PostgreSQL would take an untyped parameter there as text. */
 const CHANGE_ROW = '(?, CAST(? AS BIGINT), ?, ?, ?, ?, CAST(? AS INTEGER), ?, CAST(? AS BIGINT), CAST(? AS BIGINT))';
 /**
- * Least time between the starts of two rounds, ms: changes that trickle in
- * (an instance with few deployments running, or with its work spread over
- * processes) go into one transaction per 50 ms instead of one each, at most
- * 50 ms later. A deployment's steps take seconds.
+ * Least time between the starts of two rounds of opened transfers, ms:
+ * openings that trickle in (an instance with few deployments running, or
+ * with its work spread over processes) go into one statement per 50 ms
+ * instead of one each, at most 50 ms later (a transfer waits for its opening).
  */
 export const ROUND_GAP_MS = 50;
+
+/**
+ * Least time between the starts of two rounds of state changes, ms. Nothing
+ * waits for a state to be stored (the transfer slot is free, and the next
+ * step runs, as soon as the step ends), so these rounds gather longer: a
+ * round with final statuses is some seven round trips (its transaction, the
+ * rows, the audit chain's lock, head and records, the releases), paid once
+ * per 250 ms instead of for every second deployment when an instance is
+ * lightly loaded. A final status is stored at most this much later; a
+ * deployment's steps take seconds.
+ */
+export const STATE_ROUND_GAP_MS = 250;
 
 /** One opened transfer of a round: the deployment, its epoch, the transfers it counts. */
 const OPEN_ROW = '(?, CAST(? AS BIGINT), CAST(? AS INTEGER))';
@@ -123,7 +135,7 @@ export class DeploymentStates {
         });
       }
     }
-  }, { gapMs: ROUND_GAP_MS });
+  }, { gapMs: STATE_ROUND_GAP_MS });
 
   /**
    * Opened transfers, in rounds of their own (a transfer waits for its

@@ -47,27 +47,54 @@ export interface LeasedTable {
 export const DEPLOYMENTS: LeasedTable = { table: 'deploy_deployments', columns: COLUMNS };
 export const TRIALS: LeasedTable = { table: 'deploy_trials', columns: '*' };
 
+/** What one claim may take. */
+export interface ClaimOptions {
+  /** Every unfinished row, whoever held it (a SQLite database's previous run, at start). */
+  everything?: boolean;
+  /** Rows at most (CLAIM_LIMIT unless given). */
+  limit?: number;
+  /**
+   * At most `most` rows per value of `column` (a deployment's gateway), less
+   * what this instance holds of that value already (`held`): an instance
+   * claims what it can start soon, and the rest stays claimable by the others.
+   */
+  perGroup?: { column: string; most: number; held: ReadonlyMap<string, number> };
+}
+
 /**
  * Claims unfinished rows of `t` for `lease.holder`: those whose lease has
  * ended (or that nobody held), or with `everything` every unfinished one (a
  * SQLite database has one process, so at start whatever is unfinished was
- * left by this data directory's previous run). Each claim raises the row's
- * epoch by one. Answers the rows as claimed, with their new epoch.
+ * left by this data directory's previous run), the oldest first. Each claim
+ * raises the row's epoch by one. One statement, one round trip: on
+ * PostgreSQL it locks the rows it takes (`SKIP LOCKED`: another instance's
+ * claim at the same moment takes others, never the same) and checks again
+ * that their lease has ended. Answers the rows as claimed, with their new epoch.
  */
-export async function claimRows(
-  db: SqlDatabase, t: LeasedTable, lease: Lease, now: number, options: { everything?: boolean; limit?: number } = {},
-): Promise<Record<string, unknown>[]> {
-  return db.write(async (tx) => {
-    const expired = options.everything ? '' : ' AND (lease_until IS NULL OR lease_until < ?)';
-    const rows = await tx.all(
-      `SELECT ${t.columns} FROM ${t.table} WHERE finished_at IS NULL${expired} ORDER BY created_at, id${options.everything ? '' : ' LIMIT ?'}${tx.dialect.claimRows}`,
-      options.everything ? [] : [now, options.limit ?? CLAIM_LIMIT],
-    );
-    if (rows.length === 0) return [];
-    const ids = rows.map((r) => String(r.id));
-    await tx.run(`UPDATE ${t.table} SET holder = ?, lease_until = ?, lease_epoch = lease_epoch + 1 WHERE id IN (${tx.dialect.textsOf})`, [lease.holder, now + lease.ms, JSON.stringify(ids)]);
-    return rows.map((r) => ({ ...r, holder: lease.holder, lease_epoch: Number(r.lease_epoch ?? 0) + 1 }));
-  }, { transaction: true });
+export async function claimRows(db: SqlDatabase, t: LeasedTable, lease: Lease, now: number, options: ClaimOptions = {}): Promise<Record<string, unknown>[]> {
+  const claimable = `finished_at IS NULL${options.everything ? '' : ' AND (lease_until IS NULL OR lease_until < ?)'}`;
+  const claimableParams = options.everything ? [] : [now];
+  let chosen = '';
+  const chosenParams: (string | number)[] = [];
+  if (options.perGroup) {
+    const { column, most, held } = options.perGroup;
+    const known = [...held].filter(([, n]) => n > 0);
+    // Rows are ranked within their group, the oldest first; a group takes as many as it has room for here.
+    const room = known.length > 0 ? `CASE ${column} ${known.map(() => 'WHEN ? THEN CAST(? AS INTEGER)').join(' ')} ELSE CAST(? AS INTEGER) END` : 'CAST(? AS INTEGER)';
+    chosen = ` AND id IN (SELECT id FROM (SELECT id, ${column}, ROW_NUMBER() OVER (PARTITION BY ${column} ORDER BY created_at, id) AS claim_rank FROM ${t.table} WHERE ${claimable}) ranked WHERE claim_rank <= ${room})`;
+    chosenParams.push(...claimableParams, ...known.flatMap(([group, n]) => [group, most - n]), most);
+  }
+  // The rows are picked (and on PostgreSQL locked) once, in a WITH, so the limit holds: a subquery in the UPDATE's WHERE may be run again.
+  const rows = await db.write((tx) => tx.all(
+    `WITH picked(pid) AS (SELECT id FROM ${t.table} WHERE ${claimable}${chosen} ORDER BY created_at, id${options.everything ? '' : ' LIMIT ?'}${tx.dialect.claimRows})
+     UPDATE ${t.table} SET holder = ?, lease_until = ?, lease_epoch = lease_epoch + 1
+     FROM picked WHERE ${t.table}.id = picked.pid AND ${claimable}
+     RETURNING ${t.columns}`,
+    [...claimableParams, ...chosenParams, ...(options.everything ? [] : [options.limit ?? CLAIM_LIMIT]), lease.holder, now + lease.ms, ...claimableParams],
+  ));
+  // RETURNING keeps no order: the oldest first, as claimed.
+  return rows.sort((a, b) => Number(a.created_at) - Number(b.created_at) || (String(a.id) < String(b.id) ? -1 : String(a.id) > String(b.id) ? 1 : 0))
+    .map((r) => ({ ...r, lease_epoch: Number(r.lease_epoch) }));
 }
 
 /**
@@ -110,7 +137,7 @@ export async function raiseEpoch(db: SqlDatabase, t: LeasedTable, lease: Lease, 
 }
 
 /** Claims unfinished deployments (see `claimRows`). */
-export async function claimDeployments(db: SqlDatabase, lease: Lease, now: number, options: { everything?: boolean; limit?: number } = {}): Promise<DeploymentRow[]> {
+export async function claimDeployments(db: SqlDatabase, lease: Lease, now: number, options: ClaimOptions = {}): Promise<DeploymentRow[]> {
   return (await claimRows(db, DEPLOYMENTS, lease, now, options)).map(rowOf);
 }
 

@@ -17,7 +17,8 @@ import type { ProgramsServices } from '../../core/roles/programs/context.js';
 import { SYSTEM } from './common.js';
 import type { ProgramsContext } from '../../core/roles/programs/context.js';
 import type { SqlDatabase } from '../../core/store/sql-database.js';
-import { claimDeployments, keepLeases, raiseDeploymentEpoch, releaseDeployments } from './lease.js';
+import { GatewayClaims } from './gateway-claims.js';
+import { CLAIM_LIMIT, claimDeployments, keepLeases, raiseDeploymentEpoch, releaseDeployments } from './lease.js';
 import { DEPLOYMENT_MACHINE_VERSION, deploymentMachine, isStepFailure, statusOf, type StepFailure } from './machine.js';
 import { failure, linkFailure } from './step-failures.js';
 import { StepFencing } from './step-fencing.js';
@@ -71,7 +72,20 @@ export class DeploymentRunner {
   ) {
     this.takeOverAtStart = options.takeOverAtStart ?? ctx.db.dialect.engine === 'sqlite';
     this.fencing = new StepFencing(repo, ctx.now, (id, epoch) => this.lost(id, epoch), (id, epoch, highest) => this.aheadAtGateway(id, epoch, highest));
+    this.claims = new GatewayClaims(async (room, limit) => {
+      const at = performance.now();
+      const claimed = await claimDeployments(this.ctx.db, this.repo.lease, this.ctx.now(), { limit, perGroup: room });
+      // One that had started elsewhere (it has a snapshot) is a takeover, worth an operator's notice; the rest is the routine share of a batch.
+      const takenOver = claimed.filter((r) => r.snapshot !== null).length;
+      if (takenOver > 0) this.logger.info({ deployments: takenOver, holder: this.repo.lease.holder }, 'deployments taken over from an instance whose lease ended');
+      else if (claimed.length > 0) this.logger.debug({ deployments: claimed.length, holder: this.repo.lease.holder }, 'deployments claimed');
+      await this.resumeClaimed(claimed, at);
+      return claimed;
+    }, TRANSFERS_PER_GATEWAY, options.claimLimit ?? CLAIM_LIMIT, (err) => this.logger.warn({ err }, 'deployments not claimed; tried again at the lease keeper\'s next pass'));
   }
+
+  /** What this instance claims of the deployments whose lease ended: per gateway, what it can start soon (gateway-claims.ts). */
+  private readonly claims: GatewayClaims;
 
   /** How each step is fenced under its epoch (step-fencing.ts). */
   private readonly fencing: StepFencing;
@@ -284,6 +298,7 @@ export class DeploymentRunner {
     // Confirmed when it was stored: the lease stored with it runs from its creation.
     if (this.repo.held.epochOf(deploymentId) === undefined) this.repo.held.hold(deploymentId, known?.row.leaseEpoch ?? 1, performance.now() - Math.max(0, this.ctx.now() - (known?.row.updatedAt ?? this.ctx.now())));
     const actor = createActor(this.machine(), { input: { deploymentId, deadline } });
+    this.claims.started(deploymentId, known?.row.gatewayId ?? this.claimedRows.get(deploymentId)?.gatewayId);
     this.run(deploymentId, actor, known?.row.trace ?? trace, this.resumed.has(deploymentId));
   }
 
@@ -293,15 +308,17 @@ export class DeploymentRunner {
    * from its snapshot, and keeps the leases from then on.
    */
   async resumeAll(): Promise<number> {
-    const at = performance.now();
-    const open = await claimDeployments(this.ctx.db, this.repo.lease, this.ctx.now(), { everything: this.takeOverAtStart, ...this.claimLimit() });
-    await this.resumeClaimed(open, at);
+    let resumed: number;
+    if (this.takeOverAtStart) {
+      const at = performance.now();
+      const open = await claimDeployments(this.ctx.db, this.repo.lease, this.ctx.now(), { everything: true });
+      await this.resumeClaimed(open, at);
+      resumed = open.length;
+    } else {
+      resumed = await this.claims.claim();
+    }
     this.keeper = keepLeases(this.repo.lease, (renew) => this.tend(renew));
-    return open.length;
-  }
-
-  private claimLimit(): { limit?: number } {
-    return this.options.claimLimit ? { limit: this.options.claimLimit } : {};
+    return resumed;
   }
 
   /**
@@ -338,6 +355,7 @@ export class DeploymentRunner {
       }
       const snapshot = JSON.parse(row.snapshot) as SnapshotFrom<typeof deploymentMachine>;
       const actor = createActor(this.machine(), { snapshot: snapshot as never, input: { deploymentId: row.id, deadline: row.deadline } });
+      this.claims.started(row.id, row.gatewayId);
       this.run(row.id, actor, row.trace, true);
     }
   }
@@ -356,14 +374,8 @@ export class DeploymentRunner {
         const held = await this.repo.held.renew();
         for (const id of running) if (held.get(id) !== this.repo.held.epochOf(id)) this.drop(id);
       }
-      for (;;) {
-        if (this.stopping) return;
-        const at = performance.now();
-        const claimed = await claimDeployments(this.ctx.db, this.repo.lease, this.ctx.now(), this.claimLimit());
-        if (claimed.length > 0) this.logger.info({ deployments: claimed.length, holder: this.repo.lease.holder }, 'deployments taken over from an instance whose lease ended');
-        await this.resumeClaimed(claimed, at);
-        if (claimed.length === 0) return;
-      }
+      if (this.stopping) return;
+      await this.claims.claim();
     } catch (err) {
       this.logger.warn({ err }, 'deployment leases not kept this round; tried again next round');
     }
@@ -373,6 +385,7 @@ export class DeploymentRunner {
   private drop(id: string): void {
     const actor = this.actors.get(id);
     this.actors.delete(id);
+    this.claims.ended(id);
     this.targets.delete(id);
     this.slotWaits.delete(id);
     this.resumed.delete(id);
@@ -406,6 +419,7 @@ export class DeploymentRunner {
           ? this.repo.finish(id, epoch, status, status === 'Failed' ? snapshot.context.lastError : null, this.ctx.now(), persisted, snapshot.context.readBackSha256 ?? null).then((row) => {
             if (this.actors.get(id) === actor) {
               this.actors.delete(id);
+              this.claims.ended(id);
               this.repo.held.forget(id);
             }
             this.targets.delete(id);
@@ -435,11 +449,12 @@ export class DeploymentRunner {
   async stop(options: { release?: boolean } = { release: true }): Promise<void> {
     this.stopping = true;
     const keeping = this.keeper?.stop();
+    const claiming = this.claims.stop();
     for (const actor of this.actors.values()) actor.stop();
     this.spans.endAll('stopped');
     this.slotWaits.clear();
     this.actors.clear();
-    await Promise.allSettled([...this.writes, keeping]);
+    await Promise.allSettled([...this.writes, keeping, claiming]);
     if (options.release) await releaseDeployments(this.ctx.db, this.repo.lease).catch((err: unknown) => this.logger.warn({ err }, 'deployment leases not released'));
   }
 }

@@ -22,7 +22,8 @@
  * at the stop, the most uploads seen at once at one gateway (the ideal counts
  * TRANSFERS_PER_GATEWAY; each instance takes that many, and a scripted
  * machine is no slower for more at its gateway, so two instances may beat
- * the ideal of one), and what the deployments cost: PostgreSQL round trips per
+ * the ideal of one), how the work was shared (per instance, the deployments
+ * it finished and when it finished its last), and what the deployments cost: PostgreSQL round trips per
  * deployment by what they were for, CPU per deployment (of the processes that
  * run instances: in phases 1–3 and 5 that is this process, gateways
  * included), and the longest event-loop delay. The deployment runners are
@@ -138,6 +139,8 @@ interface PhaseResult {
   inFlightAtStop: number | null;
   /** The most uploads seen under way at once at one gateway (sampled with the progress): TRANSFERS_PER_GATEWAY per instance at most. */
   mostAtOneGateway: number;
+  /** Per instance (by holder), the deployments it finished and when it finished its last one, ms after the batch was stored. */
+  perInstance: { holder: string; finished: number; lastMs: number }[];
   costs: Costs;
 }
 
@@ -207,10 +210,14 @@ async function runPhase(location: DatabaseLocation, n: number, processes: boolea
   const processCosts = (await Promise.all(made.map((i) => i.costs()))).filter((c): c is Costs => c !== undefined);
   const costs = processes ? sumCosts(processCosts) : take();
   const failed = Number((await monitor.get<{ n: number }>("SELECT COUNT(*) AS n FROM deploy_deployments WHERE batch_id = ? AND status <> 'Succeeded'", [`bat_${run}`]))?.n ?? 0);
+  const byHolder = await monitor.all<{ holder: string; n: number; last: number }>(
+    'SELECT holder, COUNT(*) AS n, MAX(finished_at) AS last FROM deploy_deployments WHERE batch_id = ? GROUP BY holder ORDER BY holder', [`bat_${run}`],
+  );
+  const perInstance = byHolder.map((h) => ({ holder: String(h.holder), finished: Number(h.n), lastMs: Number(h.last) - now }));
   for (const i of made) if (i !== victim) await i.stop();
   await monitor.close();
   const beyondOne = fleet.reduce((s, m) => s + Math.max(0, scriptedMachine(m.machineId).uploads - 1), 0);
-  return { ms, takeoverMs, failed, beyondOne, inFlightAtStop, mostAtOneGateway, costs };
+  return { ms, takeoverMs, failed, beyondOne, inFlightAtStop, mostAtOneGateway, perInstance, costs };
 }
 
 /** Round trips per deployment, the kinds that cost most first. */
@@ -293,10 +300,12 @@ export async function run(args: string[]): Promise<void> {
       if (r.inFlightAtStop !== null) rows.push(['   transfers in flight at the stop', String(r.inFlightAtStop), '']);
       // The ideal counts TRANSFERS_PER_GATEWAY at once; several instances each take that many, and the scripted machines do not slow down for it.
       rows.push(['   most uploads at once at one gateway (sampled)', String(r.mostAtOneGateway), `<= ${TRANSFERS_PER_GATEWAY} per instance`]);
+      // How the work was shared: an instance that finishes long before the other had less of it.
+      rows.push(['   deployments finished per instance, the last at', r.perInstance.map((p) => `${p.holder.slice(p.holder.lastIndexOf('-') + 1)}: ${p.finished} by ${(p.lastMs / 1000).toFixed(1)} s`).join(', '), '']);
       if (r.takeoverMs !== null) rows.push(['   takeover after the holder of most stopped', `${(r.takeoverMs / 1000).toFixed(1)} s`, `<= lease + 2 s = ${((leaseMs + 2000) / 1000).toFixed(1)} s`]);
       rows.push([`   round trips per deployment`, roundTripsLine(r.costs, fleet.length), '']);
       rows.push([`   CPU per deployment${processes ? ' (instances\' processes)' : ' (this process, gateways included)'} / event loop max, p99`, `${(r.costs.cpuMs / fleet.length).toFixed(1)} ms / ${r.costs.loopMaxMs} ms, ${r.costs.loopP99Ms} ms`, '']);
-      figures[key] = { ms: Math.round(r.ms), ratio: Number((r.ms / ideal).toFixed(2)), failed: r.failed, uploadsBeyondOne: r.beyondOne, inFlightAtStop: r.inFlightAtStop, mostAtOneGateway: r.mostAtOneGateway, takeoverMs: r.takeoverMs === null ? null : Math.round(r.takeoverMs), costs: r.costs };
+      figures[key] = { ms: Math.round(r.ms), ratio: Number((r.ms / ideal).toFixed(2)), failed: r.failed, uploadsBeyondOne: r.beyondOne, inFlightAtStop: r.inFlightAtStop, mostAtOneGateway: r.mostAtOneGateway, perInstance: r.perInstance, takeoverMs: r.takeoverMs === null ? null : Math.round(r.takeoverMs), costs: r.costs };
     };
     await measure(1, 'one instance, SQLite', 'sqlite1', sqlite, 1, false);
     if (postgresUrl) {

@@ -196,7 +196,10 @@ describe('deployments', () => {
     const deadline = Date.now() + 5000;
     while (link.uploads < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(link.uploads).toBe(3);
-    for (const id of ids) expect((await get(`/api/v1/deployments/${id}`)).body.status).toBe('Transferring');
+    // States are stored in rounds (at most 250 ms after they are reached): each shows Transferring, and stays there.
+    const statuses = async () => Promise.all(ids.map(async (id) => (await get(`/api/v1/deployments/${id}`)).body.status as string));
+    for (const until = Date.now() + 5000; (await statuses()).some((s) => s !== 'Transferring') && Date.now() < until;) await new Promise((r) => setTimeout(r, 20));
+    expect(await statuses()).toEqual(ids.map(() => 'Transferring'));
     const dataDir = svc.dataDir;
     await svc.role.stop();
 

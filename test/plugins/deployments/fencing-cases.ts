@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpGatewayLink } from '../../../core/gateway-link/http.js';
 import type { SqlDatabase } from '../../../core/store/sql-database.js';
 import { DEPLOYMENT_MACHINE_VERSION } from '../../../plugins/deployments/machine.js';
+import { TRANSFERS_PER_GATEWAY } from '../../../plugins/deployments/runner.js';
 import type { DeploymentRow } from '../../../plugins/deployments/store.js';
 import type { FleetMachine } from '../../../plugins/gateways/service.js';
 import type { EngineUnderTest } from '../../fixtures/database-engines.js';
@@ -101,7 +102,7 @@ async function stalledHolder({ engine, prefix, fleet, machines: MACHINES, url, k
   const planned = fleet.map((m, i) => ({ id: `dep_${prefix}${tag}${String(i + 1).padStart(2, '0')}`, assignmentId: 'asg_1', machineId: m.id, gatewayId: m.gatewayId, dir: DIR, fileName: 'O1000', content, sha256: sha(content) }));
   await survivor.db.write(async (tx) => {
     await survivor.repo.insertBatch(tx, batchOf(`bat_${prefix}${tag}`, null, Date.now()), planned, DEPLOYMENT_MACHINE_VERSION);
-    // Nobody holds it yet: the process claims all of it.
+    // Nobody holds it yet: the process claims all of it, what it can start soon at a time.
     await tx.run('UPDATE deploy_deployments SET holder = NULL, lease_until = NULL');
   }, { transaction: true });
   const holder = await startDeploymentProcess({
@@ -109,7 +110,10 @@ async function stalledHolder({ engine, prefix, fleet, machines: MACHINES, url, k
   });
   const released = join(dir, `${prefix}-released-${tag}`);
   try {
-    expect((await holder.ask<{ resumed: number }>({ cmd: 'resume' })).resumed).toBe(MACHINES.length);
+    // Its slots at the gateway and as many again; the rest as its deployments end.
+    expect((await holder.ask<{ resumed: number }>({ cmd: 'resume' })).resumed).toBe(2 * TRANSFERS_PER_GATEWAY);
+    const heldBy = async (who: string) => Number((await survivor.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM deploy_deployments WHERE batch_id = ? AND holder = ?', [`bat_${prefix}${tag}`, who]))?.n);
+    await until('the holder holds the whole batch', () => heldBy(`${prefix}-stalling-${tag}`), (n) => n === MACHINES.length);
     expect(await survivor.runner.resumeAll()).toBe(0);
 
     // Mid-batch: some files stored, some uploads under way, the rest waiting for the gateway's slots.

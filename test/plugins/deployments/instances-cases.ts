@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InProcessGatewayLink } from '../../../core/gateway-link/in-process.js';
 import type { SqlDatabase } from '../../../core/store/sql-database.js';
 import { DEPLOYMENT_MACHINE_VERSION } from '../../../plugins/deployments/machine.js';
+import { TRANSFERS_PER_GATEWAY } from '../../../plugins/deployments/runner.js';
 import type { DeploymentRow } from '../../../plugins/deployments/store.js';
 import type { FleetMachine } from '../../../plugins/gateways/service.js';
 import type { EngineUnderTest } from '../../fixtures/database-engines.js';
@@ -59,12 +60,13 @@ export function instancesCases(engine: EngineUnderTest, prefix: string): void {
       const b = await instance(database, `${prefix}-instance-b`);
       const content = Buffer.from(`%\nO1000 (${prefix} LEASES)\n${Array.from({ length: 200 }, (_, i) => `N${i + 1} G01 X${i}. F300`).join('\n')}\nM30\n%\n`);
       const planned = fleet.map((m, i) => ({ id: `dep_${prefix}${String(i + 1).padStart(2, '0')}`, assignmentId: 'asg_1', machineId: m.id, gatewayId: m.gatewayId, dir: DIR, fileName: 'O1000', content, sha256: sha(content) }));
-      // Stored with no holder yet (as by a version before leases): both instances claim it, four at a time.
+      // Stored with no holder yet (as by a version before leases): both instances claim it, each what it can start soon at the
+      // gateway (its transfer slots and as many again, four rows to a statement), the rest left for later claims.
       await a.db.write(async (tx) => {
         await a.repo.insertBatch(tx, batchOf(`bat_${prefix}`, null, Date.now()), planned, DEPLOYMENT_MACHINE_VERSION);
         await tx.run('UPDATE deploy_deployments SET holder = NULL, lease_until = NULL');
       }, { transaction: true });
-      expect(await Promise.all([a.runner.resumeAll(), b.runner.resumeAll()])).toEqual([4, 4]);
+      expect(await Promise.all([a.runner.resumeAll(), b.runner.resumeAll()])).toEqual([2 * TRANSFERS_PER_GATEWAY, 2 * TRANSFERS_PER_GATEWAY]);
 
       // Stop an instance hard once some of its machines have the file and others wait for a transfer slot: no further write, no lease given back.
       let victim: Instance | undefined;
@@ -111,6 +113,48 @@ export function instancesCases(engine: EngineUnderTest, prefix: string): void {
       );
       expect(finals.map((f) => [f.entity_id, Number(f.n)])).toEqual(planned.map((d) => [d.id, 1]));
       await survivor.runner.stop();
+    }, 60_000);
+
+    it('PV-24 instances share each gateway of a batch: an instance claims per gateway only what it can start soon, so another instance transfers at every gateway too', async () => {
+      const database = await engine.fresh();
+      const a = await instance(database, `${prefix}-share-a`);
+      const b = await instance(database, `${prefix}-share-b`);
+      // Two gateway ids (the runner's transfer slots are per gateway), both served by the one test gateway.
+      const gatewayOf = (i: number) => (i < MACHINES.length / 2 ? 'gw_1' : 'gw_2');
+      for (const id of MACHINES) {
+        scriptedMachine(id).files.clear();
+        scriptedMachine(id).uploads = 0;
+      }
+      const content = Buffer.from(`%\nO1001 (${prefix} SHARED)\nG00 X0.\nM30\n%\n`);
+      const planned = fleet.map((m, i) => ({ id: `dep_${prefix}s${String(i + 1).padStart(2, '0')}`, assignmentId: 'asg_1', machineId: m.id, gatewayId: gatewayOf(i), dir: DIR, fileName: 'O1001', content, sha256: sha(content) }));
+      await a.db.write(async (tx) => {
+        await a.repo.insertBatch(tx, batchOf(`bat_${prefix}s`, null, Date.now()), planned, DEPLOYMENT_MACHINE_VERSION);
+        await tx.run('UPDATE deploy_deployments SET holder = NULL, lease_until = NULL');
+      }, { transaction: true });
+      const held = async () => a.db.all<{ holder: string | null; gateway_id: string; n: number }>(
+        'SELECT holder, gateway_id, COUNT(*) AS n FROM deploy_deployments WHERE batch_id = ? GROUP BY holder, gateway_id', [`bat_${prefix}s`],
+      );
+      const most = 2 * TRANSFERS_PER_GATEWAY;
+      const perGateway = MACHINES.length / 2;
+      // The first instance claims alone: its slots and as many again at each gateway, not the whole batch.
+      expect(await a.runner.resumeAll()).toBe(2 * most);
+      expect(new Set((await held()).map((r) => `${r.holder ?? 'nobody'} ${r.gateway_id} ${Number(r.n)}`))).toEqual(new Set([
+        `${a.holder} gw_1 ${most}`, `${a.holder} gw_2 ${most}`, `nobody gw_1 ${perGateway - most}`, `nobody gw_2 ${perGateway - most}`,
+      ]));
+      // The second finds the rest claimable at both gateways.
+      expect(await b.runner.resumeAll()).toBe(2 * (perGateway - most));
+      let rows: DeploymentRow[];
+      for (const deadline = Date.now() + 30_000; ; await sleep(50)) {
+        rows = await all(a, `bat_${prefix}s`);
+        if (rows.every((r) => r.finishedAt !== null)) break;
+        if (Date.now() > deadline) throw new Error(`not finished: ${rows.map((r) => `${r.holder} ${r.status}`).join(', ')}`);
+      }
+      expect(rows.map((r) => r.status)).toEqual(rows.map(() => 'Succeeded'));
+      // Each gateway's deployments were finished by both instances.
+      for (const gatewayId of ['gw_1', 'gw_2']) expect(new Set(rows.filter((r) => r.gatewayId === gatewayId).map((r) => r.holder))).toEqual(new Set([a.holder, b.holder]));
+      for (const id of MACHINES) expect({ id, uploads: scriptedMachine(id).uploads }).toEqual({ id, uploads: 1 });
+      await a.runner.stop();
+      await b.runner.stop();
     }, 60_000);
   });
 }

@@ -153,6 +153,21 @@ export function deploymentStoreCases(engine: EngineUnderTest): void {
       expect((await claimDeployments(db, repo.lease, T0 + 34_001)).map((r) => [r.id, r.leaseEpoch])).toEqual([['dep_0002', 3]]);
     });
 
+    it('claims per gateway at most what it is told, less what the instance holds there already, the oldest first, and leaves the rest claimable', async () => {
+      const { db, repo } = await store();
+      // Nine deployments over three gateways (gw_0, gw_1, gw_2 in turn), stored with their lease already ended.
+      await db.write((tx) => repo.insertBatch(tx, batchOf('bat_1'), planned(9, Buffer.from('z')), DEPLOYMENT_MACHINE_VERSION), { transaction: true });
+      const claimer = leaseOf({ holder: 'claimer', ms: 30_000 });
+      const perGroup = (held: [string, number][]) => ({ column: 'gateway_id', most: 2, held: new Map(held) });
+      // Holding one at gw_0 already and two at gw_1: one more at gw_0, none at gw_1, two at gw_2.
+      const first = await claimDeployments(db, claimer, T0 + 31_000, { perGroup: perGroup([['gw_0', 1], ['gw_1', 2]]) });
+      expect(first.map((r) => [r.id, r.gatewayId, r.holder, r.leaseEpoch])).toEqual([['dep_0001', 'gw_0', 'claimer', 2], ['dep_0003', 'gw_2', 'claimer', 2], ['dep_0006', 'gw_2', 'claimer', 2]]);
+      // The next claim starts from what is left at each gateway; the limit caps the statement.
+      const next = await claimDeployments(db, claimer, T0 + 31_000, { perGroup: perGroup([]), limit: 3 });
+      expect(next.map((r) => r.id)).toEqual(['dep_0002', 'dep_0004', 'dep_0005']);
+      expect((await claimDeployments(db, claimer, T0 + 31_000, { perGroup: perGroup([]) })).map((r) => r.id)).toEqual(['dep_0007', 'dep_0008', 'dep_0009']);
+    });
+
     it('keeps trials: inserted with their batch, their verdict, pull-back, transitions and listings', async () => {
       const { db, repo, trials } = await store();
       const content = Buffer.from('%\nO2000\nM30\n%\n');
