@@ -2,7 +2,7 @@
  * The gateway role's parts of the configuration file (core/config/config-parts.ts):
  * its name and alias (`gateway`), its listener (`communication.host`,
  * `.port`, `.tls`), the history writer's rhythm (`history.flushRows`,
- * `.flushIntervalMs`, `.heartbeatSec`), and the fleet the file names
+ * `.flushIntervalMs`, `.heartbeatSec`, `.motion`), and the fleet the file names
  * (`machines`, `groups`, each ID once and a group's members machines of the
  * file). The wing reads them (`readPart`) and puts what plugins need on the
  * context: `identity`, `heartbeatMs`.
@@ -30,11 +30,23 @@ const LISTENER_FIELDS = {
   rateLimits: rateLimitsField(),
 };
 
+/** Whether the status sample reads the axes, spindle and tool (core/roles/gateway/fleet/motion.ts), and how often a changed reading is recorded. */
+const motionRecordingSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    minIntervalMs: z.number().int().min(0).max(86_400_000).default(0),
+  })
+  .strict();
+
 const HISTORY_WRITER_FIELDS = {
   flushRows: z.number().int().min(1).max(5000).default(500),
   flushIntervalMs: z.number().int().min(10).max(1000).default(750),
   heartbeatSec: z.number().int().min(1).default(60),
+  motion: motionRecordingSchema.default({ enabled: true, minIntervalMs: 0 }),
 };
+
+/** The motion part of the history section. */
+export type MotionRecording = z.output<typeof motionRecordingSchema>;
 
 /** The rules across `machines` and `groups`: each ID once, and a group's members are machines the file lists. */
 function checkFleetEntries(config: Record<string, unknown>, ctx: z.RefinementCtx): void {

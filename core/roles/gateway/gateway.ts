@@ -127,6 +127,7 @@ export class Gateway {
         logger: logger.child({ component: 'fleet' }),
         timeZone,
         heartbeatMs: historyWriter.heartbeatSec * 1000,
+        motion: historyWriter.motion,
         dataDir,
         now,
         onSampleLag: metrics.sampleObserver(options.onSampleLag),

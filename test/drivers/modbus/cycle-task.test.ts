@@ -21,7 +21,7 @@ describe('modbus Cycle task', () => {
     const sim = await startModbusSimulator({ machines: [{ machineID: 'MB-1', seed: 5, machineType: 'mill', system: 'FANUC' }] });
     cleanups.push(() => sim.close());
     const { timeData: _dropped, ...withoutTimeData } = DEFAULT_REGISTER_MAP;
-    const ctx = (client: ReturnType<typeof modbusClient>) => ({ client, hadAlarms: false, tally: new StateTally(Date.now(), 'UTC'), idealCycleTimeSec: undefined, now: Date.now() });
+    const ctx = (client: ReturnType<typeof modbusClient>) => ({ client, hadAlarms: false, readMotion: true, tally: new StateTally(Date.now(), 'UTC'), idealCycleTimeSec: undefined, now: Date.now() });
 
     const full = modbusClient(sim.port, { unitId: 1 });
     cleanups.push(() => full.close());

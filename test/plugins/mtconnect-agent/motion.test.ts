@@ -64,6 +64,45 @@ describe('motion read beside the status sample', () => {
     history.onStatus({ status, alarms: [] }, 4);
     expect(rows.map((r) => [r.cls, r.ts])).toEqual([['CNCStatus', 1], ['Motion', 1], ['Motion', 3]]);
   });
+
+  it('history.motion.minIntervalMs: a change within the interval waits for it, and is recorded then only if the reading still differs from the last row', () => {
+    const rows: HistoryRow[] = [];
+    const history = new MachineHistory('M1', { push: (r) => rows.push(r) }, 5000);
+    const status = { cncStatus: 'STRT', adjustedStatus: 'RUNNING', alarmStatus: false, alarmLevel: 'none', mode: 'AUTO', programStatus: 'running', emergency: false, time: 0 } as const;
+    const at = (x: number) => ({ axes: [{ axis: 'X', machine: x, unit: 'mm' as const }], toolNumber: 3 });
+    const motionRows = () => rows.filter((r) => r.cls === 'Motion').map((r) => [r.ts, (r.data as { axes: { machine: number }[] }).axes[0]!.machine]);
+    history.onStatus({ status, alarms: [], motion: at(1) }, 0);
+    history.onStatus({ status, alarms: [], motion: at(2) }, 1000);
+    history.onStatus({ status, alarms: [], motion: at(3) }, 4999);
+    // The interval has passed: the latest reading, not the one at 1000.
+    history.onStatus({ status, alarms: [], motion: at(3) }, 5000);
+    // Back where the last row says within the interval, and still there after it: nothing to record.
+    history.onStatus({ status, alarms: [], motion: at(4) }, 6000);
+    history.onStatus({ status, alarms: [], motion: at(3) }, 10_000);
+    expect(motionRows()).toEqual([[0, 1], [5000, 3]]);
+  });
+});
+
+describe('history.motion.enabled: false', () => {
+  let off: TestAgent;
+  beforeAll(async () => {
+    off = await startAgent({ history: { flushIntervalMs: 20, motion: { enabled: false } } });
+    await untilMachinesReported(off);
+  }, 60_000);
+  afterAll(() => off?.stop());
+
+  it('the status sample reads no axes, spindle or tool: no Motion rows, and the devices have no Axes', async () => {
+    const db = off.tg.gateway.context.db;
+    const fleet = off.tg.gateway.fleet;
+    // Several status samples (every 200 ms) after the first, and still no Motion row.
+    const sampledAt = () => fleet.snapshot('M01').cache.CNCStatus?.sampledAt ?? 0;
+    const first = await until('a first status sample', sampledAt, (t) => t > 0);
+    await until('three more status samples', sampledAt, (t) => t >= first + 600);
+    expect((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM history WHERE class = 'Motion'"))!.n).toBe(0);
+    expect((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM history WHERE class = 'CNCStatus'"))!.n).toBeGreaterThan(0);
+    const devices = parseXml((await off.get('/probe')).body).MTConnectDevices.Devices;
+    expect(list(devices.Device).map((d) => d.Components?.Axes)).toEqual(list(devices.Device).map(() => undefined));
+  });
 });
 
 let seq = 0;

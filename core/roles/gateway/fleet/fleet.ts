@@ -12,6 +12,7 @@ import { GatewayError } from '../../../interfaces/errors.js';
 import type { DriverRegistry } from './driver-registry.js';
 import type { DerivedState, ConnectionState } from './derive-state.js';
 import { deriveState, derivedValidUntil } from './derive-state.js';
+import type { MotionRecording } from '../config.js';
 import type { HistorySink } from './machine-history.js';
 import { machineActorLogic, type MachineActorRef } from './machine-actor.js';
 import { deriveInputOf, type ConnectionHealth, type MachineContext, type TaskCache } from './machine-actions.js';
@@ -24,6 +25,8 @@ export interface FleetDeps {
   logger: Logger;
   timeZone: string;
   heartbeatMs: number;
+  /** Motion reads and their recording (history.motion); read and recorded at every change when absent. */
+  motion?: MotionRecording;
   dataDir: string;
   now?: () => number;
   onSampleLag?: (task: MachineTaskClass, lagMs: number) => void;
@@ -105,6 +108,7 @@ export class Fleet {
         sink: this.deps.sink,
         timeZone: this.deps.timeZone,
         heartbeatMs: this.deps.heartbeatMs,
+        ...(this.deps.motion ? { motion: this.deps.motion } : {}),
         now: this.now,
         ...(this.deps.onSampleLag ? { onSampleLag: this.deps.onSampleLag } : {}),
         publish: (kind) => {

@@ -11,6 +11,7 @@
  * of other classes that leave no error behind publish nothing.
  */
 import type { AnyActorRef } from 'xstate';
+import type { MotionRecording } from '../config.js';
 import type { MachineConfig, MachineTaskClass } from '../machine-config.js';
 import type { DriverClient } from '../../../driver-seam/driver.js';
 import { GatewayError, toGatewayError, type ErrorName } from '../../../interfaces/errors.js';
@@ -52,6 +53,8 @@ export interface MachineActorDeps {
   sink: HistorySink;
   timeZone: string;
   heartbeatMs: number;
+  /** Motion reads and their recording (history.motion); read and recorded at every change when absent. */
+  motion?: MotionRecording;
   now: () => number;
   /** Random number in [0, 1) for backoff jitter; injectable for tests. */
   random?: () => number;
@@ -129,6 +132,7 @@ export function startSample(context: MachineContext, self: AnyActorRef, task: Ma
     sampler({
       client: context.deps.client,
       hadAlarms: context.history.hasActiveAlarms,
+      readMotion: context.deps.motion?.enabled ?? true,
       tally: context.tally,
       idealCycleTimeSec: context.deps.config.idealCycleTimeSec,
       now: context.deps.now(),

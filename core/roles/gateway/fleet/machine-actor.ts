@@ -127,7 +127,7 @@ export const machineActorLogic = setup({
       connection: { state: 'connecting', since: now, attempts: 0, failures: 0 },
       nextDue,
       dueAt: { ...nextDue },
-      history: new MachineHistory(input.config.machineID, input.sink),
+      history: new MachineHistory(input.config.machineID, input.sink, input.motion?.minIntervalMs ?? 0),
       tally: new StateTally(now, input.timeZone),
     };
   },

@@ -31,7 +31,9 @@ const alarmKey = (a: ActiveAlarm) => `${a.code}\u0000${a.message}`;
 
 export class MachineHistory {
   private lastStatus: CncStatus | undefined;
+  /** The last Motion row written, and when. */
   private lastMotion: MotionSample | undefined;
+  private lastMotionAt = -Infinity;
   private activeAlarms = new Map<string, ActiveAlarm>();
   private lastPartsTotal: number | undefined;
   private lastState: string | undefined;
@@ -39,6 +41,8 @@ export class MachineHistory {
   constructor(
     private readonly machineID: string,
     private readonly sink: HistorySink,
+    /** The least time between two Motion rows (history.motion.minIntervalMs): a change within it is recorded when it has passed, if the reading still differs from the last row. */
+    private readonly motionMinIntervalMs = 0,
   ) {}
 
   get hasActiveAlarms(): boolean {
@@ -52,8 +56,11 @@ export class MachineHistory {
   onStatus(sample: StatusSample, now: number): void {
     if (statusChanged(this.lastStatus, sample.status)) this.write('CNCStatus', now, sample.status);
     this.lastStatus = sample.status;
-    if (sample.motion && motionChanged(this.lastMotion, sample.motion)) this.write('Motion', now, sample.motion);
-    if (sample.motion) this.lastMotion = sample.motion;
+    if (sample.motion && now - this.lastMotionAt >= this.motionMinIntervalMs && motionChanged(this.lastMotion, sample.motion)) {
+      this.write('Motion', now, sample.motion);
+      this.lastMotion = sample.motion;
+      this.lastMotionAt = now;
+    }
     const seen = new Map(sample.alarms.map((a) => [alarmKey(a), a]));
     for (const [key, alarm] of seen) {
       if (this.activeAlarms.has(key)) continue;

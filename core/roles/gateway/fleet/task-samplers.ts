@@ -39,6 +39,8 @@ export interface SamplerContext {
   client: DriverClient;
   /** Whether the previous status sample had active alarms (so their end is observed). */
   hadAlarms: boolean;
+  /** Whether the status sample reads the motion families too (history.motion.enabled). */
+  readMotion: boolean;
   tally: StateTally;
   idealCycleTimeSec: number | undefined;
   now: number;
@@ -47,8 +49,8 @@ export interface SamplerContext {
 type Samplers = { [K in MachineTaskClass]: (ctx: SamplerContext) => Promise<TaskValues[K]> };
 
 export const TASK_SAMPLERS: Samplers = {
-  async CNCStatus({ client, hadAlarms }) {
-    const [status, motion] = await Promise.all([client.read('status'), readMotion(client)]);
+  async CNCStatus({ client, hadAlarms, readMotion: withMotion }) {
+    const [status, motion] = await Promise.all([client.read('status'), withMotion ? readMotion(client) : undefined]);
     const alarmy = status.alarmLevel !== 'none' || status.alarmStatus || status.emergency;
     const alarms = (alarmy || hadAlarms) && client.families.has('alarm') ? await client.read('alarm') : [];
     return motion ? { status, alarms, motion } : { status, alarms };
