@@ -1,6 +1,7 @@
 /** Program bytes at the edges: text for readers, the check of a driver's byte limits, and bytes inside interface answers. */
 import { describe, expect, it } from 'vitest';
-import { ProgramBytes, blockText, bytesOf, describeByte, findRefusedByte, programBytesInput, programText } from '../../core/values/program-bytes.js';
+import { z } from 'zod';
+import { ProgramBytes, blockText, bytesOf, describeByte, findRefusedByte, isBase64, programBytesInput, programText } from '../../core/values/program-bytes.js';
 
 describe('programText', () => {
   it('reads valid UTF-8 as UTF-8, keeping a byte-order mark as a character', () => {
@@ -61,5 +62,16 @@ describe('ProgramBytes', () => {
     expect(bytesOf(field.parse(bytes.toString('base64')))).toEqual(bytes);
     expect(field.safeParse('not base64!').success).toBe(false);
     expect(field.safeParse(bytes).success).toBe(false);
+  });
+});
+
+describe('isBase64', () => {
+  it('decides as zod\'s z.base64() does, without decoding: the alphabet, padding at the end only, a multiple of four, no whitespace', () => {
+    const zod = z.base64();
+    const encoded = [0, 1, 2, 3, 4, 5, 255, 1000].map((n) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 37) & 255)).toString('base64'));
+    const refused = ['A', 'AB=', 'A===', '====', 'AB=C', 'ab cd', 'abc\n', ' abcd', 'ab-_', 'ab+/AB==AB==', 'QU=\u00e9', 'Zm9v\u0000', 'Zm9v\u200b'];
+    for (const text of [...encoded, ...refused, '', 'ab+/', 'AB==', 'QUJD']) expect(isBase64(text), JSON.stringify(text)).toBe(zod.safeParse(text).success);
+    expect(encoded.every(isBase64)).toBe(true);
+    expect(refused.some(isBase64)).toBe(false);
   });
 });

@@ -5,7 +5,7 @@
  * OpenAPI document shows; the test suite checks every answer against them.
  */
 import { z } from 'zod';
-import { ProgramBytes } from '../../values/program-bytes.js';
+import { isBase64, ProgramBytes } from '../../values/program-bytes.js';
 import { FAMILY_VALUES } from './contract/family-values.js';
 import { CONNECTION_STATES, DERIVED_STATES } from './fleet/derive-state.js';
 import { MACHINE_TASK_CLASSES, groupConfigSchema, machineConfigSchema, machineIdSchema } from './machine-config.js';
@@ -87,7 +87,7 @@ export type Changes<E> = { revision: number; full: boolean; entries: E[]; remove
  * their callers the same type.
  */
 export const programBytesOutput = z
-  .custom<ProgramBytes | string>((v) => v instanceof ProgramBytes || (typeof v === 'string' && z.base64().safeParse(v).success), { error: 'expected program bytes (base64 in JSON)' })
+  .custom<ProgramBytes | string>((v) => v instanceof ProgramBytes || (typeof v === 'string' && isBase64(v)), { error: 'expected program bytes (base64 in JSON)' })
   .transform((v) => (v instanceof ProgramBytes ? v : new ProgramBytes(Buffer.from(v, 'base64'))))
   .meta({ type: 'string', contentEncoding: 'base64', description: 'the program\'s bytes, as base64' } as Record<string, unknown>);
 
