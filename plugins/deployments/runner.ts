@@ -24,7 +24,7 @@ import { failure, linkFailure } from './step-failures.js';
 import { StepFencing } from './step-fencing.js';
 import type { DeploymentRepository, DeploymentRow } from './store.js';
 import { TransferSpans, type DeploymentStep, type TraceCarrier } from './trace.js';
-import { vaultVersionOf } from './vault-version.js';
+import { VaultVersions } from './vault-version.js';
 
 export type FleetMachine = NonNullable<Awaited<ReturnType<ProgramsServices['gateway-machines']['machine']>>>;
 
@@ -71,6 +71,7 @@ export class DeploymentRunner {
     private readonly options: RunnerOptions = {},
   ) {
     this.takeOverAtStart = options.takeOverAtStart ?? ctx.db.dialect.engine === 'sqlite';
+    this.vaultVersions = new VaultVersions(ctx);
     this.fencing = new StepFencing(repo, ctx.now, (id, epoch) => this.lost(id, epoch), (id, epoch, highest) => this.aheadAtGateway(id, epoch, highest));
     this.claims = new GatewayClaims(async (room, limit) => {
       const at = performance.now();
@@ -112,6 +113,9 @@ export class DeploymentRunner {
   private readonly claimedRows = new Map<string, DeploymentRow>();
   /** What a deployment's steps need, read once per deployment while it runs. */
   private readonly targets = new Map<string, Promise<Target>>();
+  /** The vault version each deployment names in its upload (vault-version.ts). */
+  private readonly vaultVersions: VaultVersions;
+
   /** The contents being sent, by SHA-256: a batch usually sends one file to every machine. */
   private readonly contents = new Map<string, Promise<Buffer>>();
 
@@ -191,7 +195,7 @@ export class DeploymentRunner {
     // A restored promise actor runs again with the input it had before the restart, so the runner keeps this itself.
     const resumed = this.resumed.delete(id) || input.resumed;
     const content = await this.content(row.sha256);
-    const vault = await vaultVersionOf(this.ctx, row);
+    const vault = await this.vaultVersions.of(row);
     await this.fencing.open(id, epoch, !resumed);
     const fence = { lease: id, epoch };
     const file = { machineID: machine.machineId, dir: row.dir, name: row.fileName, fence };
