@@ -9,7 +9,7 @@ import { AgentError, quoted } from './agent-error.js';
 import { CurrentStreams } from './current-streams.js';
 import { assetsJson, devicesJson, errorJson, streamsJson, streamsJsonOfParts } from './documents-json.js';
 import { assetsXml, devicesXml, errorXml, streamsXml, streamsXmlOfParts } from './documents-xml.js';
-import type { HeaderFacts } from './documents.js';
+import type { Chunks, HeaderFacts } from './documents.js';
 import type { GatewayReader } from './gateway-reader.js';
 import type { LiveState } from './live-state.js';
 import { buildModel, dataItemIdsUnder, findDevice, type ComponentDef, type DeviceModel } from './model.js';
@@ -25,8 +25,8 @@ export type Format = 'xml' | 'json';
 export interface Answer {
   status: number;
   contentType: string;
-  /** The document: text, or its UTF-8 bytes where it was put together from parts kept encoded. */
-  body: string | Buffer;
+  /** The document: text, or its UTF-8 chunks where it was put together from parts (documents.ts, framed). */
+  body: string | Chunks;
 }
 
 /** The content type of each format, as cppagent sends them. */
@@ -115,6 +115,11 @@ export class Agent {
     return sequenceHeader(this.reader, this.live);
   }
 
+  /** Stops the work the agent does between requests. */
+  close(): void {
+    this.currentStreams.close();
+  }
+
   /** /probe. */
   async probe(format: Format, device: ComponentDef | undefined, deviceType: 'Device' | 'Agent' | undefined): Promise<Answer> {
     const model = this.model();
@@ -128,7 +133,7 @@ export class Agent {
   }
 
   /** A Streams document of `observations` with `header`. */
-  streams(format: Format, header: SequenceHeader, observations: Served[]): Buffer {
+  streams(format: Format, header: SequenceHeader, observations: Served[]): Chunks {
     const now = this.reader.now();
     return format === 'json' ? streamsJson(this.facts(), now, header, observations) : streamsXml(this.facts(), now, header, observations);
   }

@@ -7,7 +7,7 @@
  * observation's value is `value`; an empty Streams is `{}`.
  */
 import type { AgentError } from './agent-error.js';
-import { creationTime, elementName, framed, isoTime, runs, SCHEMA_VERSION, sortForPrinting, type DocumentFrame, type HeaderFacts, type ToolAsset } from './documents.js';
+import { creationTime, elementName, framed, isoTime, runs, SCHEMA_VERSION, sortForPrinting, type Chunks, type DocumentFrame, type HeaderFacts, type ToolAsset } from './documents.js';
 import type { ComponentDef, DataItemDef } from './model.js';
 import type { Served } from './served.js';
 import type { SequenceHeader } from './stream-reads.js';
@@ -102,15 +102,15 @@ function streamsJsonFrame(facts: HeaderFacts, now: number, seq: SequenceHeader, 
 
 const COMMA = Buffer.from(',');
 
-/** A Streams document in JSON, as UTF-8: each DeviceStream encoded as it is written, then copied once. */
-export function streamsJson(facts: HeaderFacts, now: number, seq: SequenceHeader, observations: Served[]): Buffer {
+/** A Streams document in JSON, as UTF-8 chunks (documents.ts, framed). */
+export function streamsJson(facts: HeaderFacts, now: number, seq: SequenceHeader, observations: Served[]): Chunks {
   sortForPrinting(observations);
   const parts = runs(observations, (s) => s.def.parent.device).map((byDevice) => Buffer.from(deviceStreamJson(byDevice)));
   return framed(streamsJsonFrame(facts, now, seq, parts.length === 0), parts, COMMA);
 }
 
-/** The Streams document in JSON of DeviceStream objects kept encoded (deviceStreamJson), in document order. */
-export function streamsJsonOfParts(facts: HeaderFacts, now: number, seq: SequenceHeader, parts: readonly Buffer[]): Buffer {
+/** The Streams document in JSON of DeviceStream objects kept (deviceStreamJson), in document order. */
+export function streamsJsonOfParts(facts: HeaderFacts, now: number, seq: SequenceHeader, parts: readonly Buffer[]): Chunks {
   return framed(streamsJsonFrame(facts, now, seq, parts.length === 0), parts, COMMA);
 }
 

@@ -27,24 +27,73 @@ export interface DocumentFrame {
   tail: string;
 }
 
+/** A document as UTF-8 chunks, sent one after the other. */
+export type Chunks = readonly Buffer[];
+
 /**
- * The document of `frame` around `parts`, `separator` between them, as one
- * buffer: the parts were encoded once when written, so a large document is
- * copied once and its text never encoded again.
+ * Chunks of about this many bytes: a document of megabytes is never joined
+ * into one buffer. A buffer of megabytes is a fresh mapping of memory with
+ * the allocator settings the gateway runs with (docs/operations.md): 11 ms
+ * for the 3 MiB of /current of a thousand machines, where copying its parts
+ * into chunks costs 1.
  */
-export function framed(frame: DocumentFrame, parts: readonly Buffer[], separator?: Buffer): Buffer {
-  const chunks: Buffer[] = [Buffer.from(frame.head)];
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * The document of `frame` around `parts` (each a DeviceStream, as UTF-8),
+ * `separator` between them, as chunks of about CHUNK_BYTES: the parts were
+ * encoded once when written, so a request only copies them.
+ */
+export function framed(frame: DocumentFrame, parts: readonly Buffer[], separator?: Buffer): Chunks {
+  const chunks: Buffer[] = [];
+  let group: Buffer[] = [];
+  let size = 0;
+  const add = (b: Buffer) => {
+    group.push(b);
+    size += b.length;
+    if (size >= CHUNK_BYTES) {
+      chunks.push(group.length === 1 ? b : Buffer.concat(group, size));
+      group = [];
+      size = 0;
+    }
+  };
+  add(Buffer.from(frame.head));
   for (let i = 0; i < parts.length; i++) {
-    if (separator && i > 0) chunks.push(separator);
-    chunks.push(parts[i]!);
+    if (separator && i > 0) add(separator);
+    add(parts[i]!);
   }
-  chunks.push(Buffer.from(frame.tail));
-  return Buffer.concat(chunks);
+  add(Buffer.from(frame.tail));
+  if (group.length) chunks.push(Buffer.concat(group, size));
+  return chunks;
 }
 
-/** ISO-8601 UTC with milliseconds, as observations carry their timestamps. */
+/** A document's bytes: its text's in UTF-8, or its chunks'. */
+export function byteLength(document: string | Buffer | Chunks): number {
+  if (!Array.isArray(document)) return Buffer.byteLength(document as string | Buffer);
+  let n = 0;
+  for (const c of document as Chunks) n += c.length;
+  return n;
+}
+
+let isoSecond = NaN;
+let isoPrefix = '';
+/** The last unix ms with a 4-digit year (9999-12-31T23:59:59.999Z). */
+const LAST_PLAIN_YEAR_MS = 253_402_300_799_999;
+
+/**
+ * ISO-8601 UTC with milliseconds, as observations carry their timestamps.
+ * The text up to the second is kept from the last call: observations come
+ * in runs of the same second, and this is written for each of them.
+ */
 export function isoTime(ms: number): string {
-  return new Date(ms).toISOString();
+  if (!Number.isInteger(ms) || ms < 0 || ms > LAST_PLAIN_YEAR_MS) return new Date(ms).toISOString();
+  const milli = ms % 1000;
+  const second = ms - milli;
+  if (second !== isoSecond) {
+    isoPrefix = new Date(second).toISOString().slice(0, 20);
+    isoSecond = second;
+  }
+  return `${isoPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
 
 /** The creation time of a document: now, in whole seconds as cppagent writes it. */
@@ -56,9 +105,23 @@ export function creationTime(now: number): string {
 // eslint-disable-next-line no-control-regex
 const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
-/** `text` with the characters XML cannot carry replaced by U+FFFD. */
+/** `text` with the characters XML cannot carry replaced by U+FFFD (the XML builder escapes it). */
 export function xmlText(text: string): string {
   return text.replace(NOT_XML, '\uFFFD');
+}
+
+const ESCAPED = new RegExp(`[&<>]|${NOT_XML.source}`, 'g');
+const ENTITY: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+
+/**
+ * `text` escaped for XML text and attribute values in one pass: `&`, `<`
+ * and `>` as entities, the characters XML cannot carry replaced by U+FFFD.
+ * For the observations' builder, whose own entity pass (five regular
+ * expressions over every value) is off; it still escapes the quotes of
+ * attribute values.
+ */
+export function xmlEscaped(text: string): string {
+  return text.replace(ESCAPED, (c) => ENTITY[c] ?? '\uFFFD');
 }
 
 const CATEGORY_ORDER = { SAMPLE: 0, EVENT: 1, CONDITION: 2 } as const;
@@ -90,20 +153,28 @@ export function componentOf(def: DataItemDef): ComponentDef {
   return def.parent;
 }
 
-/** Sorts observations in place in the printed order. */
+/** The printing order of data items: by device, component, category and id, as cppagent sorts them. */
+export function comparePrinting(a: DataItemDef, b: DataItemDef): number {
+  const da = a.parent.device.id;
+  const db = b.parent.device.id;
+  if (da !== db) return da < db ? -1 : 1;
+  const ca = a.parent.id;
+  const cb = b.parent.id;
+  if (ca !== cb) return ca < cb ? -1 : 1;
+  const ka = CATEGORY_ORDER[a.category];
+  const kb = CATEGORY_ORDER[b.category];
+  if (ka !== kb) return ka - kb;
+  if (a.id !== b.id) return a.id < b.id ? -1 : 1;
+  return 0;
+}
+
+/** Sorts observations in place in the printed order: by data item (its rank in the model, when it has one), then sequence. */
 export function sortForPrinting(observations: Served[]): Served[] {
   return observations.sort((a, b) => {
-    const da = a.def.parent.device.id;
-    const db = b.def.parent.device.id;
-    if (da !== db) return da < db ? -1 : 1;
-    const ca = a.def.parent.id;
-    const cb = b.def.parent.id;
-    if (ca !== cb) return ca < cb ? -1 : 1;
-    const ka = CATEGORY_ORDER[a.def.category];
-    const kb = CATEGORY_ORDER[b.def.category];
-    if (ka !== kb) return ka - kb;
-    if (a.def.id !== b.def.id) return a.def.id < b.def.id ? -1 : 1;
-    return a.o.seq - b.o.seq;
+    const ra = a.def.rank;
+    const rb = b.def.rank;
+    const byItem = ra !== undefined && rb !== undefined ? ra - rb : comparePrinting(a.def, b.def);
+    return byItem !== 0 ? byItem : a.o.seq - b.o.seq;
   });
 }
 

@@ -62,6 +62,7 @@ export function createMtconnectAgentPlugin(options: MtconnectAgentOptions = {}) 
       try {
         url = await server.listen(settings.host, settings.port);
       } catch (err) {
+        agent.close();
         live.close();
         await server.close();
         throw listenError(settings.host, settings.port, err);
@@ -71,6 +72,7 @@ export function createMtconnectAgentPlugin(options: MtconnectAgentOptions = {}) 
       return {
         async stop() {
           await server.close();
+          agent.close();
           live.close();
         },
       };

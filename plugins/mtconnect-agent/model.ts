@@ -7,6 +7,7 @@
  * the machineID made a valid XML ID (see `idBase`) and a suffix, so they are
  * stable and unique. Rebuilt when the fleet's machines change.
  */
+import { comparePrinting } from './documents.js';
 import type { MachineConfig } from '../../core/roles/gateway/machine-config.js';
 import type { MotionLayout } from './motion-items.js';
 import type { ItemKey, ValueItem } from './replay.js';
@@ -28,6 +29,8 @@ export interface DataItemDef {
   source: ItemSource;
   /** The component (or device) it belongs to. */
   parent: ComponentDef;
+  /** Its place in the printing order of the model's data items (documents.ts, sortForPrinting). */
+  rank?: number;
 }
 
 export interface ComponentDef {
@@ -141,7 +144,14 @@ export function buildModel(
     });
     devices.push(device);
   }
+  rankForPrinting(dataItems.values());
   return { devices, dataItems, byMachine, agentAvailability };
+}
+
+/** Ranks the data items in printing order, so observations are sorted by a number and their sequence. */
+function rankForPrinting(defs: Iterable<DataItemDef>): void {
+  const sorted = [...defs].sort(comparePrinting);
+  for (let i = 0; i < sorted.length; i++) sorted[i]!.rank = i;
 }
 
 type AddMotionItem = (parent: ComponentDef, item: ItemKey, suffix: string, kind: [type: string, category: Category], name: string, extra: Partial<DataItemDef>) => void;

@@ -8,11 +8,13 @@
  * document in the client's format; nothing a client sends gives a 5xx.
  */
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
 import type { Server as TlsServer } from 'node:tls';
 import type { Logger } from 'pino';
 import type { TlsSource } from '../../core/http/tls.js';
 import { AgentError } from './agent-error.js';
 import { type Agent, type Answer, type Format } from './agent.js';
+import { byteLength } from './documents.js';
 import { assetParams, currentParams, deviceTypeParam, formatParam, sampleParams } from './request-params.js';
 import { checkSampleRange } from './stream-reads.js';
 import { StreamSession } from './streaming.js';
@@ -37,7 +39,10 @@ function formatOf(request: FastifyRequest): Format {
 }
 
 function send(reply: FastifyReply, answer: Answer): FastifyReply {
-  return reply.code(answer.status).header('content-type', answer.contentType).header('cache-control', 'no-store, max-age=0').send(answer.body);
+  reply.code(answer.status).header('content-type', answer.contentType).header('cache-control', 'no-store, max-age=0');
+  if (typeof answer.body === 'string') return reply.send(answer.body);
+  // Chunks are written one after the other, never joined (documents.ts, framed); the length is known, so it is said.
+  return reply.header('content-length', byteLength(answer.body)).send(Readable.from(answer.body, { objectMode: false }));
 }
 
 type Fail = (request: FastifyRequest, reply: FastifyReply, err: unknown, document: string) => Promise<FastifyReply>;

@@ -9,7 +9,7 @@ import { AgentError, outOfRange } from './agent-error.js';
 import type { GatewayReader } from './gateway-reader.js';
 import type { LiveState } from './live-state.js';
 import { lastObservationsAt, parseRow, replaysAt } from './machine-state.js';
-import type { DeviceModel } from './model.js';
+import type { DataItemDef, DeviceModel } from './model.js';
 import { VALUE_ITEMS, type MachineReplay } from './replay.js';
 import { filterKeyOf, type Checkpoint, type ReplayCheckpoints } from './replay-checkpoints.js';
 import { observationSeq, rowOfSeq } from './sequence-numbers.js';
@@ -51,26 +51,26 @@ export async function sequenceHeader(reader: GatewayReader, live: LiveState): Pr
 }
 
 /** A replay's last observation of each data item, kept when `wanted` selects it. */
-export function lastObservations(model: DeviceModel, replay: MachineReplay, wanted: (id: string) => boolean, into: Served[]): void {
+export function lastObservations(model: DeviceModel, replay: MachineReplay, wanted: (def: DataItemDef) => boolean, into: Served[]): void {
   const items = model.byMachine.get(replay.machineID);
   if (!items) return;
   for (const item of VALUE_ITEMS) {
     const def = items[item];
     const o = replay.last[item];
-    if (def && o && wanted(def.id)) into.push({ def, o });
+    if (def && o && wanted(def)) into.push({ def, o });
   }
   for (const [item, o] of replay.motion.last) {
     const def = items[item];
-    if (def && wanted(def.id)) into.push({ def, o });
+    if (def && wanted(def)) into.push({ def, o });
   }
   const system = items.system;
-  if (system && wanted(system.id)) for (const o of replay.conditionNow()) into.push({ def: system, o });
+  if (system && wanted(system)) for (const o of replay.conditionNow()) into.push({ def: system, o });
 }
 
 /** /current now: the live state's last observations. */
 export function currentNow(model: DeviceModel, live: LiveState, filter: Set<string> | undefined, agent: Served): Served[] {
-  const wanted = (id: string) => !filter || filter.has(id);
-  const out: Served[] = wanted(agent.def.id) ? [agent] : [];
+  const wanted = (def: DataItemDef) => !filter || filter.has(def.id);
+  const out: Served[] = wanted(agent.def) ? [agent] : [];
   for (const machineID of model.byMachine.keys()) lastObservations(model, live.replay(machineID), wanted, out);
   return out;
 }
@@ -84,8 +84,8 @@ export async function currentAt(reader: GatewayReader, model: DeviceModel, heade
   const replays = await lastObservationsAt(reader, machineIDs, row);
   const [atRow] = await reader.rowsAfter(row - 1, row, 1);
   if (atRow?.seq === row) replays.get(atRow.machineID)?.apply(parseRow(atRow), () => undefined, at);
-  const wanted = (id: string) => !filter || filter.has(id);
-  const out: Served[] = wanted(agent.def.id) && agent.o.seq <= at ? [agent] : [];
+  const wanted = (def: DataItemDef) => !filter || filter.has(def.id);
+  const out: Served[] = wanted(agent.def) && agent.o.seq <= at ? [agent] : [];
   for (const replay of replays.values()) lastObservations(model, replay, wanted, out);
   return out;
 }

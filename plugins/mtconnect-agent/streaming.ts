@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { AgentError, outOfRange } from './agent-error.js';
 import type { Agent, Answer, Format } from './agent.js';
+import { byteLength } from './documents.js';
 import type { Observation } from './replay.js';
 
 export interface SampleStreamParams {
@@ -59,11 +60,12 @@ export class StreamSession {
   /** Sends one part; resolves once the client has taken it (false when the stream closed meanwhile). */
   private async part(answer: Answer): Promise<boolean> {
     if (this.closed) return false;
-    const head = `--${this.boundary}\r\nContent-type: ${answer.contentType}\r\nContent-length: ${Buffer.byteLength(answer.body)}\r\n\r\n`;
+    const head = `--${this.boundary}\r\nContent-type: ${answer.contentType}\r\nContent-length: ${byteLength(answer.body)}\r\n\r\n`;
     // The body as it is (the same bytes for every stream that asked the same), sent with its head in one write.
     this.res.cork();
     this.res.write(head);
-    this.res.write(answer.body);
+    if (typeof answer.body === 'string') this.res.write(answer.body);
+    else for (const chunk of answer.body) this.res.write(chunk);
     const flushed = this.res.write('\r\n');
     this.res.uncork();
     if (!flushed) await new Promise<void>((resolve) => this.waitFor(resolve, (done) => this.res.once('drain', done)));

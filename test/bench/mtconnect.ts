@@ -2,9 +2,12 @@
  * `npm run bench -- mtconnect [--machines 1000] [--warmup 30] [--seconds 30] [--requests 100] [--clients 10]`:
  * the MTConnect agent beside a simulated fleet sampled at 1 Hz.
  *
- *  - `/current` latency over `requests` requests, one after the other (target: p95 ≤ 50 ms);
+ *  - `/current` latency over `requests` requests, one after the other, until the
+ *    last byte has arrived (target: p95 ≤ 50 ms), and until the client has the
+ *    document as text;
  *  - `/sample?count=10000` read from the oldest kept row to the head, page after page:
  *    observations served per second, XML and JSON (target: ≥ 100,000/s);
+ *    both by a client in a child process, as the streaming clients are;
  *  - the CPU the process spends over `seconds` with the fleet alone, then with
  *    `clients` streaming clients at `interval=1000` (in a child process, so
  *    their own parsing is not counted): the difference is the streams' cost
@@ -24,44 +27,45 @@ import { Gateway } from '../../core/roles/gateway/gateway.js';
 import { GATEWAY_PLUGINS } from '../../core/roles/gateway/compose.js';
 import { DRIVERS } from '../../drivers/registry.js';
 import { benchMachines } from './bench-fleet.js';
-import { option, percentile, printTable } from './stats.js';
+import { option, printTable } from './stats.js';
 
-/** A header attribute's number from an XML or JSON Streams document. */
-function headerNumber(body: string, name: string): number {
-  const m = new RegExp(`"?${name}"?[=:]"?(\\d+)`).exec(body);
-  return m ? Number(m[1]) : NaN;
-}
-
-/** Observations in a document: their `sequence` attributes or fields (the header's are nextSequence, firstSequence, lastSequence). */
-function countObservations(body: string): number {
-  return body.match(/"?sequence"?[=:]"?\d/g)?.length ?? 0;
-}
-
-async function currentLatency(url: string, requests: number): Promise<{ p50: number; p95: number; p99: number; observations: number; bytes: number }> {
-  const times: number[] = [];
-  let observations = 0;
-  let bytes = 0;
-  for (let i = 0; i < requests; i++) {
+/**
+ * The requests of `/current` and `/sample`, made by a client in a child
+ * process as an MTConnect client is another program: its reading and
+ * counting of the documents are not the agent's work. It prints one line of
+ * JSON with its figures.
+ */
+const CLIENT = `
+const [url, what, n] = process.argv.slice(1);
+const headerNumber = (body, name) => { const m = new RegExp('"?' + name + '"?[=:]"?(\\\\d+)').exec(body); return m ? Number(m[1]) : NaN; };
+// Observations in a document: their sequence attributes or fields (the header's are nextSequence, firstSequence, lastSequence).
+const countObservations = (body) => body.match(/"?sequence"?[=:]"?\\d/g)?.length ?? 0;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const percentile = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]; };
+if (what === 'current') {
+  // Until the last byte has arrived; then, apart, until the client has it as text (its own work).
+  const times = [], decoded = [];
+  let observations = 0, bytes = 0;
+  for (let i = 0; i < Number(n); i++) {
     const t0 = performance.now();
-    const body = await (await fetch(`${url}/current`)).text();
+    const body = await (await fetch(url + '/current')).arrayBuffer();
     times.push(performance.now() - t0);
-    observations = countObservations(body);
-    bytes = body.length;
+    const text = new TextDecoder().decode(body);
+    decoded.push(performance.now() - t0);
+    observations = countObservations(text);
+    bytes = body.byteLength;
     await sleep(50);
   }
-  return { p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99), observations, bytes };
-}
-
-async function sampleThroughput(url: string, accept: string): Promise<{ observations: number; seconds: number; perSecond: number; requests: number }> {
-  const first = headerNumber(await (await fetch(`${url}/current`)).text(), 'firstSequence');
-  let from = first;
-  let observations = 0;
-  let requests = 0;
-  const t0 = performance.now();
+  const asText = { p50: percentile(decoded, 50), p95: percentile(decoded, 95), p99: percentile(decoded, 99) };
+  console.log(JSON.stringify({ p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99), asText, observations, bytes }));
+} else {
+  const first = headerNumber(await (await fetch(url + '/current')).text(), 'firstSequence');
   // Up to the head as it was when the read began (50 pages at most).
-  const head = headerNumber(await (await fetch(`${url}/current`)).text(), 'nextSequence');
+  const head = headerNumber(await (await fetch(url + '/current')).text(), 'nextSequence');
+  let from = first, observations = 0, requests = 0;
+  const t0 = performance.now();
   while (from < head && requests < 50) {
-    const body = await (await fetch(`${url}/sample?from=${from}&count=10000`, { headers: { accept } })).text();
+    const body = await (await fetch(url + '/sample?from=' + from + '&count=10000', { headers: { accept: what } })).text();
     requests++;
     observations += countObservations(body);
     const next = headerNumber(body, 'nextSequence');
@@ -69,7 +73,36 @@ async function sampleThroughput(url: string, accept: string): Promise<{ observat
     from = next;
   }
   const seconds = (performance.now() - t0) / 1000;
-  return { observations, seconds, perSecond: observations / seconds, requests };
+  console.log(JSON.stringify({ observations, seconds, perSecond: observations / seconds, requests }));
+}
+`;
+
+/** Runs the client of CLIENT for `what` ('current', or the Accept of /sample) and answers its figures. */
+function inClient<T>(url: string, what: string, n = 0): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', CLIENT, url, what, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as T) : reject(new Error(`the ${what} client exited with ${code}`))));
+  });
+}
+
+interface CurrentFigures {
+  p50: number;
+  p95: number;
+  p99: number;
+  /** The same, until the client has decoded the document into text. */
+  asText: { p50: number; p95: number; p99: number };
+  observations: number;
+  bytes: number;
+}
+
+interface SampleFigures {
+  observations: number;
+  seconds: number;
+  perSecond: number;
+  requests: number;
 }
 
 /** Streaming clients in a child process, each reading `/sample?interval=1000` and dropping what it reads. */
@@ -114,10 +147,10 @@ export async function run(args: string[]): Promise<void> {
     process.stdout.write(`mtconnect: ${machines} machines at 1 Hz, agent at ${url}; warming up ${warmup}s\n`);
     await sleep(warmup * 1000);
     process.stdout.write(`/current ${requests} times\n`);
-    const current = await currentLatency(url, requests);
+    const current = await inClient<CurrentFigures>(url, 'current', requests);
     process.stdout.write('/sample?count=10000 from the oldest kept row, XML then JSON\n');
-    const xml = await sampleThroughput(url, 'text/xml');
-    const json = await sampleThroughput(url, 'application/json');
+    const xml = await inClient<SampleFigures>(url, 'text/xml');
+    const json = await inClient<SampleFigures>(url, 'application/json');
     process.stdout.write(`measuring the fleet alone ${seconds}s, then with ${clients} streams ${seconds}s\n`);
     const alone = await cpuOver(seconds);
     child = startClients(url, clients);
@@ -134,6 +167,7 @@ export async function run(args: string[]): Promise<void> {
     };
     printTable(`MTConnect agent beside ${machines} machines at 1 Hz`, [
       ['/current p50 / p95 / p99', `${current.p50.toFixed(1)} / ${current.p95.toFixed(1)} / ${current.p99.toFixed(1)} ms (${current.observations} observations, ${(current.bytes / 1024).toFixed(0)} KiB)`, 'p95 ≤ 50 ms'],
+      ['/current as text p50 / p95 / p99', `${current.asText.p50.toFixed(1)} / ${current.asText.p95.toFixed(1)} / ${current.asText.p99.toFixed(1)} ms`, ''],
       ['/sample?count=10000 XML', `${Math.round(xml.perSecond)} observations/s (${xml.observations} in ${xml.requests} requests)`, '≥ 100,000/s'],
       ['/sample?count=10000 JSON', `${Math.round(json.perSecond)} observations/s (${json.observations} in ${json.requests} requests)`, '≥ 100,000/s'],
       ['CPU: fleet alone', `${alone.toFixed(1)} % of one core`, ''],
