@@ -4,7 +4,9 @@
  *
  *  - `/current` latency over `requests` requests, one after the other, until the
  *    last byte has arrived (target: p95 ≤ 50 ms), and until the client has the
- *    document as text;
+ *    document as text; and, as a baseline in the same process, the same client
+ *    reading the same bytes from a server that keeps them (what moving a
+ *    document of that size costs on this machine beside the fleet);
  *  - `/sample?count=10000` read from the oldest kept row to the head, page after page:
  *    observations served per second, XML and JSON (target: ≥ 100,000/s);
  *    both by a client in a child process, as the streaming clients are;
@@ -21,6 +23,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import Fastify from 'fastify';
 import { pino } from 'pino';
 import { parseConfig } from '../../core/roles/index.js';
 import { Gateway } from '../../core/roles/gateway/gateway.js';
@@ -42,13 +45,14 @@ const headerNumber = (body, name) => { const m = new RegExp('"?' + name + '"?[=:
 const countObservations = (body) => body.match(/"?sequence"?[=:]"?\\d/g)?.length ?? 0;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const percentile = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]; };
-if (what === 'current') {
+if (what === 'current' || what === 'baseline') {
   // Until the last byte has arrived; then, apart, until the client has it as text (its own work).
+  const path = what === 'current' ? '/current' : '/';
   const times = [], decoded = [];
   let observations = 0, bytes = 0;
   for (let i = 0; i < Number(n); i++) {
     const t0 = performance.now();
-    const body = await (await fetch(url + '/current')).arrayBuffer();
+    const body = await (await fetch(url + path)).arrayBuffer();
     times.push(performance.now() - t0);
     const text = new TextDecoder().decode(body);
     decoded.push(performance.now() - t0);
@@ -148,6 +152,12 @@ export async function run(args: string[]): Promise<void> {
     await sleep(warmup * 1000);
     process.stdout.write(`/current ${requests} times\n`);
     const current = await inClient<CurrentFigures>(url, 'current', requests);
+    // The same client reading a document of the same size that costs nothing to make, from this process: what moving the bytes costs here.
+    const baselineServer = Fastify();
+    const kept = Buffer.from(await (await fetch(`${url}/current`)).arrayBuffer());
+    baselineServer.get('/', async (_request, reply) => reply.header('content-type', 'text/xml').send(kept));
+    const baselineUrl = await baselineServer.listen({ host: '127.0.0.1', port: 0 });
+    const baseline = await inClient<CurrentFigures>(baselineUrl, 'baseline', requests).finally(() => baselineServer.close());
     process.stdout.write('/sample?count=10000 from the oldest kept row, XML then JSON\n');
     const xml = await inClient<SampleFigures>(url, 'text/xml');
     const json = await inClient<SampleFigures>(url, 'application/json');
@@ -161,12 +171,14 @@ export async function run(args: string[]): Promise<void> {
     const figures = {
       machines,
       current: { ...current },
+      baseline,
       sampleXml: xml,
       sampleJson: json,
       cpu: { fleetAlonePercent: alone, withStreamsPercent: withStreams, streamsCostPercent: withStreams - alone, streamsOpen: streams },
     };
     printTable(`MTConnect agent beside ${machines} machines at 1 Hz`, [
       ['/current p50 / p95 / p99', `${current.p50.toFixed(1)} / ${current.p95.toFixed(1)} / ${current.p99.toFixed(1)} ms (${current.observations} observations, ${(current.bytes / 1024).toFixed(0)} KiB)`, 'p95 ≤ 50 ms'],
+      ['the same bytes kept (baseline) p50 / p95 / p99', `${baseline.p50.toFixed(1)} / ${baseline.p95.toFixed(1)} / ${baseline.p99.toFixed(1)} ms`, ''],
       ['/current as text p50 / p95 / p99', `${current.asText.p50.toFixed(1)} / ${current.asText.p95.toFixed(1)} / ${current.asText.p99.toFixed(1)} ms`, ''],
       ['/sample?count=10000 XML', `${Math.round(xml.perSecond)} observations/s (${xml.observations} in ${xml.requests} requests)`, '≥ 100,000/s'],
       ['/sample?count=10000 JSON', `${Math.round(json.perSecond)} observations/s (${json.observations} in ${json.requests} requests)`, '≥ 100,000/s'],
