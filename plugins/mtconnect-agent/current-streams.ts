@@ -2,14 +2,22 @@
  * /current of every device from DeviceStream parts kept per device: a
  * machine's part is written again only after the live state applied one of
  * its observations (or the device model changed), so /current of a thousand
- * machines joins a thousand kept strings instead of writing every
- * observation of every machine each time. Each part is kept encoded (UTF-8):
- * a request copies the kept bytes into the document's chunks (documents.ts,
- * framed), and its text is never encoded again. Within a part, each observation's XML element is kept as long as
- * the observation is the data item's last: a machine sampled again writes
- * only the elements of what changed (at 1 Hz, its positions and loads), and
- * the part is put together around the others as they were written. Requests
- * with a filter or `at=` are written whole (stream-reads.ts).
+ * machines joins a thousand kept parts instead of writing every observation
+ * of every machine each time. Each part is kept encoded (UTF-8): a request
+ * copies the kept bytes into the document's chunks (documents.ts, framed),
+ * and its text is never encoded again. Requests with a filter or `at=` are
+ * written whole (stream-reads.ts).
+ *
+ * Within a part, each observation's XML element is kept as long as the
+ * observation is its data item's last: a machine sampled again writes only
+ * the elements of what changed (at 1 Hz, its positions, loads and speeds),
+ * and the part is put together around the others as they were written.
+ *
+ * While a client polls /current (a request of a format in the last
+ * WARM_MS), the parts a commit made stale are written again soon after it,
+ * TURN_MS at a time between other work, rather than by the next request: at
+ * 1 Hz a commit changes most machines, and the request after it waited for
+ * all their parts. A request still writes what is left.
  */
 import { deviceStreamJson } from './documents-json.js';
 import { deviceStreamXml, observationXml } from './documents-xml.js';
@@ -98,6 +106,7 @@ export class CurrentStreams {
     const until = performance.now() + TURN_MS;
     for (const key of this.stale) {
       this.stale.delete(key);
+      if (key !== AGENT && !model.byMachine.has(key)) continue;
       for (const format of formats) {
         if (!this.parts[format].has(key)) this.parts[format].set(key, this.write(format, model, key, agent));
       }
