@@ -5,7 +5,7 @@
  * sorts them), the tool life assets, and the text rule (characters XML 1.0
  * cannot carry are replaced, so a driver's text never breaks a document).
  */
-import type { ComponentDef, DataItemDef, DeviceModel } from './model.js';
+import { comparePrinting, type ComponentDef, type DataItemDef, type DeviceModel } from './model.js';
 import type { Served } from './served.js';
 
 /** The MTConnect version of the documents and their schemas. */
@@ -124,8 +124,6 @@ export function xmlEscaped(text: string): string {
   return text.replace(ESCAPED, (c) => ENTITY[c] ?? '\uFFFD');
 }
 
-const CATEGORY_ORDER = { SAMPLE: 0, EVENT: 1, CONDITION: 2 } as const;
-
 /** An observation's element name: the condition's level, else the data item's type in CamelCase (EXECUTION → Execution). */
 export function elementName(served: Served): string {
   if (served.def.category === 'CONDITION') return served.o.level ?? 'Unavailable';
@@ -151,21 +149,6 @@ export function camel(type: string): string {
 /** The component stream an observation goes to: the data item's component (or device). */
 export function componentOf(def: DataItemDef): ComponentDef {
   return def.parent;
-}
-
-/** The printing order of data items: by device, component, category and id, as cppagent sorts them. */
-export function comparePrinting(a: DataItemDef, b: DataItemDef): number {
-  const da = a.parent.device.id;
-  const db = b.parent.device.id;
-  if (da !== db) return da < db ? -1 : 1;
-  const ca = a.parent.id;
-  const cb = b.parent.id;
-  if (ca !== cb) return ca < cb ? -1 : 1;
-  const ka = CATEGORY_ORDER[a.category];
-  const kb = CATEGORY_ORDER[b.category];
-  if (ka !== kb) return ka - kb;
-  if (a.id !== b.id) return a.id < b.id ? -1 : 1;
-  return 0;
 }
 
 /** Sorts observations in place in the printed order: by data item (its rank in the model, when it has one), then sequence. */

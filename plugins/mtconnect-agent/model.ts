@@ -7,7 +7,6 @@
  * the machineID made a valid XML ID (see `idBase`) and a suffix, so they are
  * stable and unique. Rebuilt when the fleet's machines change.
  */
-import { comparePrinting } from './documents.js';
 import type { MachineConfig } from '../../core/roles/gateway/machine-config.js';
 import type { MotionLayout } from './motion-items.js';
 import type { ItemKey, ValueItem } from './replay.js';
@@ -146,6 +145,23 @@ export function buildModel(
   }
   rankForPrinting(dataItems.values());
   return { devices, dataItems, byMachine, agentAvailability };
+}
+
+const CATEGORY_ORDER = { SAMPLE: 0, EVENT: 1, CONDITION: 2 } as const;
+
+/** The printing order of data items: by device, component, category and id, as cppagent sorts them. */
+export function comparePrinting(a: DataItemDef, b: DataItemDef): number {
+  const da = a.parent.device.id;
+  const db = b.parent.device.id;
+  if (da !== db) return da < db ? -1 : 1;
+  const ca = a.parent.id;
+  const cb = b.parent.id;
+  if (ca !== cb) return ca < cb ? -1 : 1;
+  const ka = CATEGORY_ORDER[a.category];
+  const kb = CATEGORY_ORDER[b.category];
+  if (ka !== kb) return ka - kb;
+  if (a.id !== b.id) return a.id < b.id ? -1 : 1;
+  return 0;
 }
 
 /** Ranks the data items in printing order, so observations are sorted by a number and their sequence. */
