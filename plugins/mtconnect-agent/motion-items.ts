@@ -84,6 +84,11 @@ interface MotionValue {
 export class MotionState {
   private data: Record<string, unknown> | undefined;
   private axes: AxisLayout[] = [];
+  /** Each axis's item, in the order of `axes`. */
+  private axisItems: MotionItem[] = [];
+  private key = '';
+  /** The values last shown and whether the status was current then: the next row's values before it. */
+  private shown: { current: boolean; values: MotionValue[] } | undefined;
   /** The last observation of each motion item. */
   readonly last = new Map<MotionItem, MotionObservation>();
 
@@ -94,38 +99,48 @@ export class MotionState {
     return { tool: 'toolNumber' in d, spindleSpeed: 'spindleSpeed' in d, spindleLoad: 'spindleLoad' in d, axes: this.axes };
   }
 
-  /** The layout as a string: equal strings, equal layouts. */
+  /** The layout as a string: equal strings, equal layouts. Made once per row. */
   layoutKey(): string {
-    const l = this.layout();
-    return l ? `${Number(l.tool)}${Number(l.spindleSpeed)}${Number(l.spindleLoad)}${l.axes.map((a) => `\u0000${a.axis}\u0001${a.unit}`).join('')}` : '';
+    return this.key;
   }
 
   /** A Motion row: its values become the items', and those that changed are observed. */
   apply(row: MotionRow, current: boolean, emit: Emit): void {
-    const before = this.values(current);
+    const before = this.shown?.current === current ? this.shown.values : this.values(current);
     this.data = row.data;
     const axes = row.data.axes;
     if (Array.isArray(axes)) {
-      this.axes = axes.slice(0, MAX_AXES).flatMap((a: unknown) => {
+      const read = axes.slice(0, MAX_AXES).flatMap((a: unknown) => {
         const { axis, unit } = (a ?? {}) as { axis?: unknown; unit?: unknown };
         return typeof axis === 'string' ? [{ axis, unit: typeof unit === 'string' ? unit : 'mm' }] : [];
       });
+      if (read.length !== this.axes.length || read.some((a, i) => a.axis !== this.axes[i]!.axis || a.unit !== this.axes[i]!.unit)) {
+        this.axes = read;
+        this.axisItems = read.map(({ axis }) => `axis:${axis}` as const);
+      }
     }
-    this.emitChanged(row, before, this.values(current), emit);
+    const l = this.layout()!;
+    this.key = `${Number(l.tool)}${Number(l.spindleSpeed)}${Number(l.spindleLoad)}${l.axes.map((a) => `\u0000${a.axis}\u0001${a.unit}`).join('')}`;
+    this.show(row, before, current, emit);
   }
 
   /** The status turned current or not current: every item shows its value, or UNAVAILABLE. */
   turned(row: MotionRow, current: boolean, emit: Emit): void {
-    this.emitChanged(row, this.values(!current), this.values(current), emit);
+    this.show(row, this.values(!current), current, emit);
   }
 
-  private emitChanged(row: MotionRow, before: MotionValue[], after: MotionValue[], emit: Emit): void {
-    const was = new Map(before.map((v) => [v.item, v.value]));
-    for (const { item, slot, value } of after) {
-      if (was.get(item) === value) continue;
+  /** Observes the items whose values now differ from `before`. */
+  private show(row: MotionRow, before: MotionValue[], current: boolean, emit: Emit): void {
+    const after = this.values(current);
+    for (let i = 0; i < after.length; i++) {
+      const { item, slot, value } = after[i]!;
+      // The same layout lists the items in the same order; a new one is looked up.
+      const was = before[i]?.item === item ? before[i]!.value : before.find((v) => v.item === item)?.value;
+      if (was === value) continue;
       const o: MotionObservation = { machineID: row.machineID, item, seq: observationSeq(row.seq, slot), ts: row.ts, value };
       if (emit(o)) this.last.set(item, o);
     }
+    this.shown = { current, values: after };
   }
 
   /** Each item's value and slot now. */
@@ -138,10 +153,13 @@ export class MotionState {
     if ('spindleSpeed' in d) out.push({ item: 'spindleSpeed', slot: FIRST_MOTION_SLOT + 1, value: shown(d.spindleSpeed, numberValue) });
     if ('spindleLoad' in d) out.push({ item: 'spindleLoad', slot: FIRST_MOTION_SLOT + 2, value: shown(d.spindleLoad, numberValue) });
     const read = Array.isArray(d.axes) ? (d.axes as unknown[]) : undefined;
-    this.axes.forEach(({ axis }, i) => {
-      const entry = read?.find((a) => (a as { axis?: unknown } | null)?.axis === axis);
-      out.push({ item: `axis:${axis}`, slot: FIRST_MOTION_SLOT + 3 + i, value: shown(entry, positionValue) });
-    });
+    const axisOf = (a: unknown) => (a as { axis?: unknown } | null)?.axis;
+    for (let i = 0; i < this.axes.length; i++) {
+      const axis = this.axes[i]!.axis;
+      // The driver gives its axes in the same order each time; another order is looked up.
+      const entry = read && axisOf(read[i]) === axis ? read[i] : read?.find((a) => axisOf(a) === axis);
+      out.push({ item: this.axisItems[i]!, slot: FIRST_MOTION_SLOT + 3 + i, value: shown(entry, positionValue) });
+    }
     return out;
   }
 }

@@ -135,6 +135,24 @@ describe('MTConnect motion observations replayed from Motion rows', () => {
     expect(r.motion.layout()).toEqual({ tool: true, spindleSpeed: true, spindleLoad: true, axes: [{ axis: 'X', unit: 'inch' }, { axis: 'B', unit: 'deg' }] });
   });
 
+  it('axes read in another order are a new layout in which each keeps its item; a new axis is a new item and a new layout', () => {
+    const r = new MachineReplay('M1');
+    run(r, row('CNCStatus', running));
+    run(r, row('State', { state: 'running', reason: 'running: x', connection: 'online' }));
+    run(r, row('Motion', { axes: [{ axis: 'X', machine: 1, unit: 'mm' }, { axis: 'Y', machine: 2, unit: 'mm' }] }));
+    const key = r.motion.layoutKey();
+    // The same axes in another order, Y changed: only Y is observed, at the slot of its place in the new order.
+    expect(brief(run(r, row('Motion', { axes: [{ axis: 'Y', machine: 3, unit: 'mm' }, { axis: 'X', machine: 1, unit: 'mm' }] })))).toEqual([`axis:Y@${FIRST_MOTION_SLOT + 3}=3`]);
+    expect(r.motion.layoutKey()).not.toBe(key);
+    // Back in the first order, nothing changed: nothing is observed, and the layout is the first one again.
+    expect(brief(run(r, row('Motion', { axes: [{ axis: 'X', machine: 1, unit: 'mm' }, { axis: 'Y', machine: 3, unit: 'mm' }] })))).toEqual([]);
+    expect(r.motion.layoutKey()).toBe(key);
+    // A third axis: a new item at the next slot, and a new layout.
+    expect(brief(run(r, row('Motion', { axes: [{ axis: 'X', machine: 1, unit: 'mm' }, { axis: 'Y', machine: 3, unit: 'mm' }, { axis: 'Z', machine: -4, unit: 'mm' }] })))).toEqual([`axis:Z@${FIRST_MOTION_SLOT + 5}=-4`]);
+    expect(r.motion.layoutKey()).not.toBe(key);
+    expect(r.motion.layout()?.axes.map((a) => a.axis)).toEqual(['X', 'Y', 'Z']);
+  });
+
   it('the motion items are UNAVAILABLE while the status is not current, on the State row, and show their values again after', () => {
     const r = new MachineReplay('M1');
     run(r, row('CNCStatus', running));
