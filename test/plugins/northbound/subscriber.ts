@@ -16,6 +16,8 @@ export interface Recorded {
   topic: string;
   payload: Buffer;
   retain: boolean;
+  /** The broker sent it again (a QoS 1 message it had in flight to this subscriber). */
+  dup: boolean;
 }
 
 export interface Subscriber {
@@ -28,7 +30,7 @@ export interface Subscriber {
 export async function subscribe(url: string, topics: string[], options: IClientOptions = {}): Promise<Subscriber> {
   const client = await connectAsync(url, { protocolVersion: 4, reconnectPeriod: 100, ...options });
   const messages: Recorded[] = [];
-  client.on('message', (topic, payload, packet) => messages.push({ topic, payload, retain: packet.retain }));
+  client.on('message', (topic, payload, packet) => messages.push({ topic, payload, retain: packet.retain, dup: packet.dup }));
   await client.subscribeAsync(topics, { qos: 1 });
   return { client, messages, close: () => client.endAsync(true) };
 }
@@ -96,6 +98,8 @@ export interface SparkplugMessage {
   type: string;
   device?: string;
   payload: UPayload;
+  /** The broker sent it again; a broken rule names it, so a failure shows whether repeats caused it. */
+  dup?: boolean;
 }
 
 /** The Sparkplug messages of one edge node, decoded with sparkplug-payload (throws on one that does not decode). */
@@ -106,7 +110,7 @@ export function sparkplugMessages(messages: readonly Recorded[], groupId: string
     .filter((m) => m.topic.startsWith(prefix) && m.topic.split('/')[3] === edgeNodeId && !/^(NCMD|DCMD)$/.test(m.topic.split('/')[2] ?? ''))
     .map((m) => {
       const [, , type, , device] = m.topic.split('/');
-      return { type: type as string, ...(device ? { device } : {}), payload: sparkplug.decodePayload(m.payload) };
+      return { type: type as string, ...(device ? { device } : {}), ...(m.dup ? { dup: true } : {}), payload: sparkplug.decodePayload(m.payload) };
     });
 }
 
@@ -125,7 +129,7 @@ export function sparkplugRuleBreaks(decoded: readonly SparkplugMessage[]): strin
   let bdSeq: number | undefined;
   const born = new Set<string>();
   decoded.forEach((m, i) => {
-    const where = `message ${i} (${m.type}${m.device ? ` ${m.device}` : ''})`;
+    const where = `message ${i} (${m.type}${m.device ? ` ${m.device}` : ''}${m.dup ? ', sent again' : ''})`;
     const metric = (name: string) => m.payload.metrics?.find((x) => x.name === name);
     if (m.type === 'NDEATH') {
       if (m.payload.seq !== undefined && m.payload.seq !== null) breaks.push(`${where}: an NDEATH carries no seq`);
