@@ -5,7 +5,7 @@
  * sorts them), the tool life assets, and the text rule (characters XML 1.0
  * cannot carry are replaced, so a driver's text never breaks a document).
  */
-import { comparePrinting, type ComponentDef, type DataItemDef, type DeviceModel } from './model.js';
+import { comparePrinting, type ComponentDef, type DeviceModel } from './model.js';
 import type { Served } from './served.js';
 
 /** The MTConnect version of the documents and their schemas. */
@@ -68,10 +68,10 @@ export function framed(frame: DocumentFrame, parts: readonly Buffer[], separator
 }
 
 /** A document's bytes: its text's in UTF-8, or its chunks'. */
-export function byteLength(document: string | Buffer | Chunks): number {
-  if (!Array.isArray(document)) return Buffer.byteLength(document as string | Buffer);
+export function byteLength(document: string | Chunks): number {
+  if (typeof document === 'string') return Buffer.byteLength(document);
   let n = 0;
-  for (const c of document as Chunks) n += c.length;
+  for (const c of document) n += c.length;
   return n;
 }
 
@@ -144,11 +144,6 @@ export function camel(type: string): string {
     camelCache.set(type, name);
   }
   return name;
-}
-
-/** The component stream an observation goes to: the data item's component (or device). */
-export function componentOf(def: DataItemDef): ComponentDef {
-  return def.parent;
 }
 
 /** Sorts observations in place in the printed order: by data item (its rank in the model, when it has one), then sequence. */
